@@ -1,0 +1,42 @@
+# Set-up and checks. Every target installs what it needs first (venvs, the package, its extras).
+PYTHON_VERSIONS ?= 3.11 3.12 3.13
+PYTEST_ARGS ?= -x -q
+SHELL := /bin/bash
+
+.PHONY: test demo bench clean
+
+# .venv-X.Y/.stamp is rebuilt when pyproject.toml changes.
+.venv-%/.stamp: pyproject.toml
+	@py=$$(scripts/find-python $*); \
+	if [ -z "$$py" ]; then echo "python$* not found"; exit 1; fi; \
+	rm -rf .venv-$*; "$$py" -m venv .venv-$* && \
+	.venv-$*/bin/python -m pip install -q --upgrade pip && \
+	.venv-$*/bin/python -m pip install -q -e '.[test]' && touch $@
+
+test:
+	@ran=0; failed=""; \
+	for v in $(PYTHON_VERSIONS); do \
+	  if [ -z "$$(scripts/find-python $$v)" ]; then echo "== Python $$v: not found, skipped"; continue; fi; \
+	  echo "== Python $$v"; \
+	  if ! $(MAKE) -s .venv-$$v/.stamp; then failed="$$failed $$v(setup)"; continue; fi; \
+	  ran=$$((ran+1)); \
+	  .venv-$$v/bin/python -m pytest $(PYTEST_ARGS) tests || failed="$$failed $$v"; \
+	done; \
+	if [ $$ran -eq 0 ]; then echo "no supported Python (3.11-3.13) found"; exit 1; fi; \
+	if [ -n "$$failed" ]; then echo "FAILED on:$$failed"; exit 1; fi; \
+	echo "all tests passed on $$ran Python version(s)"
+
+.venv/.stamp: pyproject.toml
+	@py=""; for v in 3.11 3.13 3.12; do py=$$(scripts/find-python $$v); [ -n "$$py" ] && break; done; \
+	if [ -z "$$py" ]; then echo "no supported Python (3.11-3.13) found"; exit 1; fi; \
+	rm -rf .venv; "$$py" -m venv .venv && .venv/bin/python -m pip install -q --upgrade pip && \
+	.venv/bin/python -m pip install -q -e '.[test,examples]' && touch $@
+
+demo: .venv/.stamp
+	.venv/bin/python examples/train_mlp.py
+
+bench: .venv/.stamp
+	@for f in benchmarks/*.py; do echo "== $$f"; .venv/bin/python $$f || exit 1; done
+
+clean:
+	rm -rf .venv .venv-* build src/*.egg-info

@@ -1,0 +1,24 @@
+"""runtime: an eager tensor framework with the PaddlePaddle 2.x API, on NumPy (CPU) and CuPy (GPU).
+
+`import runtime as paddle` runs Paddle 2.x model code: tensors, autograd, layers,
+optimizers, data loading and save/load.
+"""
+from . import dtypes as _dtype_mod
+from .autograd import enable_grad, grad, is_grad_enabled, no_grad, set_grad_enabled
+from .dtypes import (bool, complex64, complex128, dtype, float16, float32, float64, get_default_dtype,
+                    int8, int16, int32, int64, is_complex, is_floating_point, is_integer,
+                    set_default_dtype, uint8)
+from .flags import get_flags, set_flags
+from .ops import creation as _creation
+from .ops import math as _math
+from .ops import reduction as _reduction
+from .ops import shape as _shape
+from .ops.creation import *  # noqa: F401,F403
+from .ops.math import *  # noqa: F401,F403
+from .ops.reduction import *  # noqa: F401,F403
+from .ops.shape import *  # noqa: F401,F403
+from .place import (CPUPlace, CUDAPinnedPlace, CUDAPlace, device_count, get_device,
+                    is_compiled_with_cuda, set_device)
+from .tensor import Tensor, to_tensor
+
+__version__ = "0.1.0"

@@ -1,0 +1,70 @@
+"""One recorded op on the eager tape.
+
+A node keeps what its op's gradient rule needs (the input tensors, the output arrays
+when the rule reads outputs, the attributes) and one edge per input to where that
+input's gradient goes: the producing (node, output index), the leaf tensor itself, or
+None. Edges are fixed at record time, so later in-place writes cannot re-route gradients;
+input versions are recorded so such writes are detected instead of giving wrong grads.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = ["Node"]
+
+
+class Node:
+    """The autograd record of one op call (the `ctx` a gradient rule receives)."""
+
+    __slots__ = ("op", "attrs", "_inputs", "_out_arrays", "out_specs", "edges",
+                 "versions", "out_hooks", "released", "needs_input_grad", "__weakref__")
+
+    def __init__(self, op, inputs, attrs, out_arrays, out_specs, edges):
+        self.op = op
+        self.attrs = attrs
+        self._inputs = inputs
+        self._out_arrays = out_arrays if op.save_outputs else None
+        self.out_specs = out_specs
+        self.edges = edges
+        self.versions = tuple(t._version if t is not None else 0 for t in inputs)
+        self.out_hooks = None
+        self.released = False
+        self.needs_input_grad = tuple(e is not None for e in edges)
+
+    @property
+    def inputs(self) -> tuple[Any, ...]:
+        """The op's input tensors (checked unchanged since the forward pass)."""
+        self._check_alive()
+        for t, v in zip(self._inputs, self.versions):
+            if t is not None and t._version != v:
+                raise RuntimeError(
+                    f"a tensor needed to compute the gradient of op '{self.op.name}' was modified "
+                    f"by an in-place operation after it was used (version {v} -> {t._version}); "
+                    "use an out-of-place op or clone() it first")
+        return self._inputs
+
+    @property
+    def outputs(self) -> tuple[Any, ...]:
+        """The op's outputs as tensors still connected to this node (for double backward)."""
+        self._check_alive()
+        if self._out_arrays is None:
+            raise RuntimeError(f"op '{self.op.name}' did not save its outputs (save_outputs=False)")
+        from ..tensor import Tensor  # noqa: PLC0415 - Tensor imports the ops that import us
+        return tuple(Tensor._from_node(a, self, i) for i, a in enumerate(self._out_arrays))
+
+    def _check_alive(self) -> None:
+        if self.released:
+            raise RuntimeError(
+                f"trying to run backward through op '{self.op.name}' a second time, but its saved "
+                "tensors were freed; pass retain_graph=True to the first backward()")
+
+    def release(self) -> None:
+        """Free what the gradient rule needed (after a backward without retain_graph)."""
+        self._inputs = ()
+        self._out_arrays = None
+        self.released = True
+
+    def add_out_hook(self, index: int, hook) -> None:
+        if self.out_hooks is None:
+            self.out_hooks = {}
+        self.out_hooks.setdefault(index, []).append(hook)

@@ -1,0 +1,44 @@
+"""Global framework flags, read by name as Paddle's `set_flags`/`get_flags` do.
+
+Every flag is declared here with its default and a one-line reason, so one module
+documents all knobs (the executor's flags join this table when it lands).
+"""
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = ["set_flags", "get_flags"]
+
+_DEFAULTS: dict[str, tuple[Any, str]] = {
+    "FLAGS_check_nan_inf": (False, "raise when an eager op produces NaN or Inf"),
+    "FLAGS_new_executor_sequential_run": (False, "run static programs on one thread"),
+}
+_values: dict[str, Any] = {k: v for k, (v, _) in _DEFAULTS.items()}
+
+
+def set_flags(flags: dict[str, Any]) -> None:
+    """Set flags from a dict; unknown names raise ValueError (a typo must not pass)."""
+    if not isinstance(flags, dict):
+        raise TypeError(f"set_flags: expected a dict of flag name to value, got {type(flags).__name__}")
+    for name in flags:
+        if name not in _DEFAULTS:
+            raise ValueError(f"set_flags: unknown flag {name!r}; known flags: {sorted(_DEFAULTS)}")
+    for name, value in flags.items():
+        default = _DEFAULTS[name][0]
+        _values[name] = type(default)(value)
+
+
+def get_flags(flags: str | list[str] | tuple[str, ...]) -> dict[str, Any]:
+    """Return {name: value} for one flag name or a list of names."""
+    names = [flags] if isinstance(flags, str) else list(flags)
+    out = {}
+    for name in names:
+        if name not in _DEFAULTS:
+            raise ValueError(f"get_flags: unknown flag {name!r}; known flags: {sorted(_DEFAULTS)}")
+        out[name] = _values[name]
+    return out
+
+
+def flag(name: str) -> Any:
+    """Fast internal read of one flag."""
+    return _values[name]

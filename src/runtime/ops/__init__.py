@@ -1,0 +1,6 @@
+"""The op library. Importing it registers every op; `registry.all_ops()` lists them."""
+from . import dispatch  # noqa: F401 - installs eager dispatch before any op runs
+from . import creation, math, reduction, shape  # noqa: F401
+from .registry import OpDef, Sample, TensorSpec, all_ops, get_op
+
+__all__ = ["OpDef", "Sample", "TensorSpec", "all_ops", "get_op"]

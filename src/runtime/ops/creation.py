@@ -1,0 +1,309 @@
+"""Tensor creation: full/zeros/ones (and *_like), arange, linspace, eye, empty, assign/clone.
+
+Creation ops have no tensor inputs (except *_like, which read only shape and dtype), so
+the static graph can record them as ops (Paddle's fill_constant and friends).
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from .. import dtypes as _dt
+from ..tensor import Tensor, as_tensor, tensor_method
+from . import meta_utils as mu
+from .registry import Sample, TensorSpec, defop
+
+__all__ = ["full", "zeros", "ones", "empty", "full_like", "zeros_like", "ones_like", "empty_like",
+           "arange", "linspace", "eye", "assign", "clone", "numel", "shape", "diag", "tril", "triu",
+           "meshgrid", "diagflat"]
+
+
+def _shape_arg(op: str, shape: Any) -> tuple[int, ...]:
+    """Accept an int, a list/tuple of ints (or 0-D int tensors) or a 1-D int tensor."""
+    if isinstance(shape, Tensor):
+        shape = shape.tolist()
+    if isinstance(shape, (int, np.integer)):
+        shape = [shape]
+    if not isinstance(shape, (list, tuple)):
+        raise TypeError(f"{op}: argument 'shape' must be a list/tuple of ints or a Tensor, "
+                        f"got {type(shape).__name__}")
+    out = []
+    for i, d in enumerate(shape):
+        d = int(d.item()) if isinstance(d, Tensor) else d
+        if not isinstance(d, (int, np.integer)) or isinstance(d, bool) or d < 0:
+            raise ValueError(f"{op}: argument 'shape' must hold non-negative ints, got {d!r} at index {i}")
+        out.append(int(d))
+    return tuple(out)
+
+
+def _dtype_arg(dtype: Any, default: np.dtype) -> np.dtype:
+    return default if dtype is None else _dt.to_np_dtype(dtype)
+
+
+def _full_meta(*, shape: tuple, fill_value: Any, dtype: np.dtype) -> TensorSpec:
+    return TensorSpec(tuple(shape), dtype)
+
+
+_FULL = defop("full", kernel=lambda xp, *, shape, fill_value, dtype: xp.full(shape, fill_value, dtype=dtype),
+              meta=_full_meta, inputs=(), attrs={"shape": (), "fill_value": 0.0, "dtype": np.dtype("float32")},
+              samples=lambda: [Sample((), {"shape": (2, 3), "fill_value": 1.5, "dtype": np.dtype("float32")})])
+
+
+def full(shape: Any, fill_value: Any, dtype: Any = None, name: str | None = None) -> Tensor:
+    """A tensor of `shape` filled with `fill_value` (default dtype: float32 for floats)."""
+    if isinstance(fill_value, Tensor):
+        fill_value = fill_value.item()
+    if dtype is None:
+        if isinstance(fill_value, bool):
+            default = np.dtype(bool)
+        elif isinstance(fill_value, (int, np.integer)):
+            default = np.dtype("int64")
+        else:
+            default = _dt.default_float()
+    return _FULL(shape=_shape_arg("full", shape), fill_value=fill_value,
+                 dtype=_dtype_arg(dtype, default if dtype is None else None))
+
+
+def zeros(shape: Any, dtype: Any = None, name: str | None = None) -> Tensor:
+    return _FULL(shape=_shape_arg("zeros", shape), fill_value=0, dtype=_dtype_arg(dtype, _dt.default_float()))
+
+
+def ones(shape: Any, dtype: Any = None, name: str | None = None) -> Tensor:
+    return _FULL(shape=_shape_arg("ones", shape), fill_value=1, dtype=_dtype_arg(dtype, _dt.default_float()))
+
+
+def empty(shape: Any, dtype: Any = None, name: str | None = None) -> Tensor:
+    """Uninitialised memory is a footgun; we return zeros (Paddle's values are unspecified)."""
+    return zeros(shape, dtype)
+
+
+def _full_like_meta(x: TensorSpec, *, fill_value: Any, dtype: np.dtype | None) -> TensorSpec:
+    return TensorSpec(x.shape, x.dtype if dtype is None else dtype)
+
+
+def _full_like_kernel(xp, x, *, fill_value, dtype):
+    return xp.full(x.shape, fill_value, dtype=x.dtype if dtype is None else dtype)
+
+
+_FULL_LIKE = defop("full_like", kernel=_full_like_kernel, meta=_full_like_meta,
+                   attrs={"fill_value": 0.0, "dtype": None},
+                   samples=lambda: [Sample((np.ones((2, 3)),), {"fill_value": 2.0, "dtype": None})])
+
+
+@tensor_method
+def full_like(x: Tensor, fill_value: Any, dtype: Any = None, name: str | None = None) -> Tensor:
+    x = as_tensor(x, "x", "full_like")
+    return _FULL_LIKE(x, fill_value=fill_value, dtype=None if dtype is None else _dt.to_np_dtype(dtype))
+
+
+def zeros_like(x: Tensor, dtype: Any = None, name: str | None = None) -> Tensor:
+    return full_like(x, 0, dtype)
+
+
+def ones_like(x: Tensor, dtype: Any = None, name: str | None = None) -> Tensor:
+    return full_like(x, 1, dtype)
+
+
+def empty_like(x: Tensor, dtype: Any = None, name: str | None = None) -> Tensor:
+    return full_like(x, 0, dtype)
+
+
+def _arange_meta(*, start: Any, end: Any, step: Any, dtype: np.dtype) -> TensorSpec:
+    if step == 0:
+        raise ValueError("arange: argument 'step' must not be 0")
+    n = max(int(np.ceil((end - start) / step)), 0)
+    return TensorSpec((n,), dtype)
+
+
+_ARANGE = defop("arange", kernel=lambda xp, *, start, end, step, dtype: xp.arange(start, end, step, dtype=dtype),
+                meta=_arange_meta, inputs=(), attrs={"start": 0, "end": 1, "step": 1, "dtype": np.dtype("int64")},
+                samples=lambda: [Sample((), {"start": 0, "end": 5, "step": 1, "dtype": np.dtype("int64")}),
+                                 Sample((), {"start": 0.5, "end": 2.0, "step": 0.25, "dtype": np.dtype("float32")})])
+
+
+def arange(start: Any = 0, end: Any = None, step: Any = 1, dtype: Any = None, name: str | None = None) -> Tensor:
+    """Values in [start, end) spaced by step; int64 for int arguments, else float32."""
+    vals = [v.item() if isinstance(v, Tensor) else v for v in (start, end, step)]
+    start, end, step = vals
+    if end is None:
+        start, end = 0, start
+    if dtype is None:
+        is_int = all(isinstance(v, (int, np.integer)) for v in (start, end, step))
+        dtype = np.dtype("int64") if is_int else _dt.default_float()
+    return _ARANGE(start=start, end=end, step=step, dtype=_dt.to_np_dtype(dtype))
+
+
+def _linspace_meta(*, start: float, stop: float, num: int, dtype: np.dtype) -> TensorSpec:
+    if num < 0:
+        raise ValueError(f"linspace: argument 'num' must be non-negative, got {num}")
+    return TensorSpec((num,), dtype)
+
+
+_LINSPACE = defop("linspace",
+                  kernel=lambda xp, *, start, stop, num, dtype: xp.linspace(start, stop, num).astype(dtype),
+                  meta=_linspace_meta, inputs=(),
+                  attrs={"start": 0.0, "stop": 1.0, "num": 2, "dtype": np.dtype("float32")},
+                  samples=lambda: [Sample((), {"start": 0.0, "stop": 1.0, "num": 5, "dtype": np.dtype("float32")})])
+
+
+def linspace(start: Any, stop: Any, num: Any, dtype: Any = None, name: str | None = None) -> Tensor:
+    """`num` evenly spaced values from start to stop inclusive."""
+    start, stop, num = (v.item() if isinstance(v, Tensor) else v for v in (start, stop, num))
+    if not isinstance(num, (int, np.integer)):
+        raise TypeError(f"linspace: argument 'num' must be an int, got {type(num).__name__}")
+    return _LINSPACE(start=float(start), stop=float(stop), num=int(num),
+                     dtype=_dtype_arg(dtype, _dt.default_float()))
+
+
+def _eye_meta(*, num_rows: int, num_columns: int, dtype: np.dtype) -> TensorSpec:
+    return TensorSpec((num_rows, num_columns), dtype)
+
+
+_EYE = defop("eye", kernel=lambda xp, *, num_rows, num_columns, dtype: xp.eye(num_rows, num_columns, dtype=dtype),
+             meta=_eye_meta, inputs=(), attrs={"num_rows": 1, "num_columns": 1, "dtype": np.dtype("float32")},
+             samples=lambda: [Sample((), {"num_rows": 3, "num_columns": 4, "dtype": np.dtype("float32")})])
+
+
+def eye(num_rows: int, num_columns: int | None = None, dtype: Any = None, name: str | None = None) -> Tensor:
+    """The identity matrix (num_rows x num_columns)."""
+    for arg, v in (("num_rows", num_rows), ("num_columns", num_columns)):
+        if v is not None and (not isinstance(v, (int, np.integer)) or v < 0):
+            raise ValueError(f"eye: argument '{arg}' must be a non-negative int, got {v!r}")
+    return _EYE(num_rows=int(num_rows), num_columns=int(num_rows if num_columns is None else num_columns),
+                dtype=_dtype_arg(dtype, _dt.default_float()))
+
+
+_ASSIGN = defop("assign", kernel=lambda xp, x: x.copy(), meta=mu.same, grad=lambda ctx, g: (g,),
+                samples=lambda: [Sample((np.arange(6.0).reshape(2, 3),))])
+
+
+def assign(x: Any, output: Tensor | None = None) -> Tensor:
+    """Copy `x` (a tensor, array or Python data) into a new tensor, or into `output` in place."""
+    src = x if isinstance(x, Tensor) else Tensor._wrap(np.asarray(x) if not isinstance(x, (list, tuple, float, int))
+                                                        else Tensor(x)._data)
+    out = _ASSIGN(src)
+    if output is None:
+        return out
+    output.set_value(out)
+    return output
+
+
+@tensor_method
+def clone(x: Tensor) -> Tensor:
+    """A differentiable copy."""
+    return _ASSIGN(as_tensor(x, "x", "clone"))
+
+
+@tensor_method
+def numel(x: Tensor, name: str | None = None) -> Tensor:
+    """The number of elements, as a 0-D int64 tensor."""
+    return Tensor._wrap(np.asarray(as_tensor(x, "x", "numel").size, dtype=np.int64))
+
+
+def shape(input: Tensor) -> Tensor:  # noqa: A002 - Paddle's argument name
+    """The shape as a 1-D int32 tensor (Paddle's `paddle.shape`)."""
+    return Tensor._wrap(np.asarray(as_tensor(input, "input", "shape")._data.shape, dtype=np.int32))
+
+
+def _tri_meta(name: str):
+    def meta(x: TensorSpec, *, diagonal: int) -> TensorSpec:
+        if len(x.shape) < 2:
+            raise ValueError(f"{name}: argument 'x' must have at least 2 dimensions, got shape {mu.shape_str(x.shape)}")
+        return x
+    return meta
+
+
+_TRIL = defop("tril", kernel=lambda xp, x, *, diagonal: xp.tril(x, diagonal), meta=_tri_meta("tril"),
+              grad=lambda ctx, g: (tril(g, ctx.attrs["diagonal"]),), attrs={"diagonal": 0},
+              samples=lambda: [Sample((np.random.default_rng(0).normal(size=(3, 4)),), {"diagonal": 0})])
+_TRIU = defop("triu", kernel=lambda xp, x, *, diagonal: xp.triu(x, diagonal), meta=_tri_meta("triu"),
+              grad=lambda ctx, g: (triu(g, ctx.attrs["diagonal"]),), attrs={"diagonal": 0},
+              samples=lambda: [Sample((np.random.default_rng(0).normal(size=(4, 3)),), {"diagonal": 1})])
+
+
+@tensor_method
+def tril(x: Tensor, diagonal: int = 0, name: str | None = None) -> Tensor:
+    """Lower triangle (elements above `diagonal` set to 0)."""
+    return _TRIL(as_tensor(x, "x", "tril"), diagonal=int(diagonal))
+
+
+@tensor_method
+def triu(x: Tensor, diagonal: int = 0, name: str | None = None) -> Tensor:
+    """Upper triangle (elements below `diagonal` set to 0)."""
+    return _TRIU(as_tensor(x, "x", "triu"), diagonal=int(diagonal))
+
+
+def _diag_meta(x: TensorSpec, *, offset: int, padding_value: float) -> TensorSpec:
+    if len(x.shape) == 1:
+        n = x.shape[0] + abs(offset)
+        return TensorSpec((n, n), x.dtype)
+    if len(x.shape) == 2:
+        r, c = x.shape
+        n = max(0, min(r, c - offset) if offset >= 0 else min(r + offset, c))
+        return TensorSpec((n,), x.dtype)
+    raise ValueError(f"diag: argument 'x' must be 1-D or 2-D, got shape {mu.shape_str(x.shape)}")
+
+
+def _diag_kernel(xp, x, *, offset, padding_value):
+    if x.ndim == 1:
+        out = xp.diag(x, offset)
+        if padding_value != 0:
+            mask = xp.diag(xp.ones_like(x, dtype=bool), offset)
+            out = xp.where(mask, out, xp.asarray(padding_value, dtype=x.dtype))
+        return out
+    return xp.diagonal(x, offset).copy()
+
+
+def _g_diag(ctx, g):
+    (x,) = ctx.inputs
+    off = ctx.attrs["offset"]
+    if len(x.shape) == 1:
+        return (diag(g, off),)
+    return (_DIAG_EMBED(g, offset=off, rows=x.shape[0], cols=x.shape[1]),)
+
+
+def _diag_embed_meta(x: TensorSpec, *, offset: int, rows: int, cols: int) -> TensorSpec:
+    return TensorSpec((rows, cols), x.dtype)
+
+
+def _diag_embed_kernel(xp, x, *, offset, rows, cols):
+    out = xp.zeros((rows, cols), dtype=x.dtype)
+    idx = xp.arange(x.shape[0])
+    r, c = (idx, idx + offset) if offset >= 0 else (idx - offset, idx)
+    out[r, c] = x
+    return out
+
+
+_DIAG_EMBED = defop("diag_embed_2d", kernel=_diag_embed_kernel, meta=_diag_embed_meta,
+                    grad=lambda ctx, g: (diag(g, ctx.attrs["offset"]),),
+                    attrs={"offset": 0, "rows": 1, "cols": 1},
+                    samples=lambda: [Sample((np.arange(3.0),), {"offset": 1, "rows": 3, "cols": 4})])
+_DIAG = defop("diag", kernel=_diag_kernel, meta=_diag_meta, grad=_g_diag,
+              attrs={"offset": 0, "padding_value": 0.0},
+              samples=lambda: [Sample((np.arange(3.0),), {"offset": 1, "padding_value": 0.0}),
+                               Sample((np.arange(12.0).reshape(3, 4),), {"offset": -1, "padding_value": 0.0})])
+
+
+def diag(x: Tensor, offset: int = 0, padding_value: float = 0, name: str | None = None) -> Tensor:
+    """1-D -> a diagonal matrix; 2-D -> its `offset` diagonal."""
+    return _DIAG(as_tensor(x, "x", "diag"), offset=int(offset), padding_value=float(padding_value))
+
+
+def diagflat(x: Tensor, offset: int = 0, name: str | None = None) -> Tensor:
+    from .shape import flatten  # noqa: PLC0415
+    return diag(flatten(as_tensor(x, "x", "diagflat")), offset)
+
+
+def meshgrid(*args: Tensor, name: str | None = None) -> list[Tensor]:
+    """Coordinate grids from 1-D tensors ('ij' indexing, as Paddle)."""
+    if len(args) == 1 and isinstance(args[0], (list, tuple)):
+        args = tuple(args[0])
+    from .shape import expand, reshape  # noqa: PLC0415
+    shape = [t.shape[0] for t in args]
+    outs = []
+    for i, t in enumerate(args):
+        view = [1] * len(args)
+        view[i] = shape[i]
+        outs.append(expand(reshape(t, view), shape))
+    return outs

@@ -1,0 +1,101 @@
+"""Eager dispatch: meta check, kernel, wrap, record on the tape — the hot path of every op.
+
+The meta function always runs before the kernel (so a bad call raises before anything
+changes), but its result is memoised per (input shapes, dtypes, attributes): a meta
+function is a pure function of those, and the cache keeps tiny-op overhead low.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..autograd.grad_mode import state as _grad_state
+from ..autograd.node import Node
+from .. import place as _place
+from ..flags import _values as _flag_values
+from ..tensor import Tensor
+from . import registry
+from .registry import OpDef, TensorSpec
+
+__all__ = ["apply", "run_meta"]
+
+_ndarray = np.ndarray
+_META_CACHE_LIMIT = 4096
+_wrap = Tensor._wrap
+
+
+def run_meta(op: OpDef, specs: tuple, attrs: dict):
+    """Run the op's meta function on specs (no cache); raises what eager code raises."""
+    return op.meta(*specs, **attrs)
+
+
+def _specs(arrays) -> tuple:
+    return tuple(None if a is None else TensorSpec(a.shape, a.dtype) for a in arrays)
+
+
+def apply(op: OpDef, inputs: tuple, attrs: dict):
+    """Run `op` eagerly on Tensors (None allowed for optional inputs)."""
+    # key: attributes, then (shape, dtype) of each input; the meta result is memoised on it
+    key = [tuple(attrs.items())] if attrs else [None]
+    arrays = []
+    requires_grad = False
+    xp = np
+    for t in inputs:
+        if t is None:
+            arrays.append(None)
+            key.append(None)
+            continue
+        a = t._data
+        arrays.append(a)
+        key.append(a.shape)
+        key.append(a.dtype)
+        if not t.stop_gradient:
+            requires_grad = True
+        if type(a) is not _ndarray:
+            xp = _cupy_of(a)
+    if not inputs and _place.current_place().kind == "gpu":
+        xp = _place.array_module(_place.current_place())
+    cache = op.meta_cache
+    try:
+        key = tuple(key)
+        out_meta = cache.get(key)
+    except TypeError:  # an unhashable attribute value: no caching
+        key = None
+        out_meta = None
+    if out_meta is None:
+        out_meta = op.meta(*_specs(arrays), **attrs)
+        if key is not None and len(cache) < _META_CACHE_LIMIT:
+            cache[key] = out_meta
+    out = op.kernel(xp, *arrays, **attrs)
+    if type(out_meta) is tuple:
+        outs = tuple(o if type(o) is _ndarray else xp.asarray(o) for o in out)
+    else:
+        outs = (out if type(out) is _ndarray else xp.asarray(out),)
+    if _flag_values["FLAGS_check_nan_inf"]:
+        _check_nan_inf(op, outs)
+
+    if not (requires_grad and op.grad is not None and _grad_state.enabled):
+        if len(outs) == 1 and type(out_meta) is not tuple:
+            return _wrap(outs[0])
+        return tuple(_wrap(o) for o in outs)
+    edges = tuple(None if (t is None or t.stop_gradient) else t._edge() for t in inputs)
+    multi = type(out_meta) is tuple
+    node = Node(op, inputs, attrs, outs, out_meta if multi else (out_meta,), edges)
+    nondiff = op.nondiff_outputs
+    results = tuple(_wrap(o) if i in nondiff or o.dtype.kind not in "fc"
+                    else Tensor._from_node(o, node, i) for i, o in enumerate(outs))
+    return results if multi else results[0]
+
+
+def _cupy_of(a):
+    import cupy  # noqa: PLC0415 - only reached for CuPy arrays
+    return cupy
+
+
+def _check_nan_inf(op: OpDef, outs) -> None:
+    for i, o in enumerate(outs):
+        if o.dtype.kind in "fc" and not bool(np.isfinite(o).all()):
+            raise RuntimeError(f"op '{op.name}' produced NaN or Inf in output {i} "
+                               "(FLAGS_check_nan_inf is set)")
+
+
+registry._apply = apply

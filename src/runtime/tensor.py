@@ -1,0 +1,364 @@
+"""The eager Tensor: an array (NumPy or CuPy) plus autograd bookkeeping.
+
+Methods and magic methods that compute are bound here by the op modules
+(`tensor_method`), so each op's public function is written once and reached both as
+`paddle.add(x, y)` and as `x + y` / `x.add(y)`.
+"""
+from __future__ import annotations
+
+import copy
+import itertools
+from typing import Any, Callable
+
+import numpy as np
+
+from . import dtypes as _dt
+from .place import Place, array_module, place_of_array, to_place
+
+__all__ = ["Tensor", "to_tensor", "tensor_method", "as_tensor"]
+
+_ndarray = np.ndarray
+_name_counter = itertools.count()
+
+
+class Tensor:
+    """A multi-dimensional array with gradient tracking, as `paddle.Tensor`."""
+
+    __slots__ = ("_data", "stop_gradient", "_node", "_oidx", "_grad", "_grad_owned",
+                 "_name", "_version", "_hooks", "persistable", "__weakref__")
+    # numpy must defer to our reflected operators (np.float32(2) * t -> t.__rmul__)
+    __array_ufunc__ = None
+
+    def __init__(self, data: Any = None, dtype: Any = None, place: Any = None,
+                 stop_gradient: bool = True, name: str | None = None):
+        arr = _to_array(np.zeros((0,), np.float32) if data is None else data, dtype, place, "Tensor")
+        self._init(arr, stop_gradient)
+        self._name = name
+
+    def _init(self, arr, stop_gradient: bool = True) -> None:
+        self._data = arr
+        self.stop_gradient = stop_gradient
+        self._node = None
+        self._oidx = 0
+        self._grad = None
+        self._grad_owned = False
+        self._name = None
+        self._version = 0
+        self._hooks = None
+        self.persistable = False
+
+    @classmethod
+    def _wrap(cls, arr) -> "Tensor":
+        """A new stop-gradient tensor over `arr` (no copy)."""
+        t = object.__new__(cls)
+        t._init(arr)
+        return t
+
+    @classmethod
+    def _from_node(cls, arr, node, index: int) -> "Tensor":
+        """A non-leaf tensor: output `index` of autograd `node`."""
+        t = object.__new__(cls)
+        t._init(arr, False)
+        t._node = node
+        t._oidx = index
+        return t
+
+    def _edge(self):
+        """Where this tensor's gradient goes: (node, output index), or the leaf itself."""
+        node = self._node
+        return self if node is None else (node, self._oidx)
+
+    # ----- metadata -----
+    @property
+    def shape(self) -> list[int]:
+        return list(self._data.shape)
+
+    @property
+    def dtype(self) -> _dt.dtype:
+        return _dt.from_np_dtype(self._data.dtype)
+
+    @property
+    def place(self) -> Place:
+        return place_of_array(self._data)
+
+    @property
+    def ndim(self) -> int:
+        return self._data.ndim
+
+    @property
+    def size(self) -> int:
+        return int(self._data.size)
+
+    @property
+    def is_leaf(self) -> bool:
+        return self._node is None
+
+    @property
+    def name(self) -> str:
+        if self._name is None:
+            self._name = f"generated_tensor_{next(_name_counter)}"
+        return self._name
+
+    @name.setter
+    def name(self, value: str) -> None:
+        self._name = value
+
+    @property
+    def grad(self) -> "Tensor | None":
+        return self._grad
+
+    @grad.setter
+    def grad(self, value: "Tensor | None") -> None:
+        if value is not None:
+            value = as_tensor(value, "grad", "Tensor.grad")
+            if value._data.shape != self._data.shape:
+                raise ValueError(f"Tensor.grad: expected shape {self.shape}, got {value.shape}")
+        self._grad = value
+        self._grad_owned = False
+
+    def dim(self) -> int:
+        return self._data.ndim
+
+    def ndimension(self) -> int:
+        return self._data.ndim
+
+    # ----- conversion to Python / NumPy -----
+    def numpy(self) -> np.ndarray:
+        """A NumPy copy of the values (host memory)."""
+        a = self._data
+        return a.copy() if type(a) is _ndarray else a.get()
+
+    def __array__(self, dtype=None, copy=None):
+        a = self.numpy()
+        return a if dtype is None else a.astype(dtype)
+
+    def item(self, *args: int):
+        """The value of a one-element tensor (or of the element at `args`) as a Python scalar."""
+        if args:
+            return self._data[args].item() if len(args) > 1 else self._data.flat[args[0]].item()
+        if self._data.size != 1:
+            raise ValueError(f"Tensor.item: only a tensor with one element can be converted to a "
+                             f"Python scalar, got shape {self.shape}")
+        return self._data.item()
+
+    def tolist(self) -> Any:
+        return self._data.tolist()
+
+    def __bool__(self) -> bool:
+        if self._data.size != 1:
+            raise ValueError(f"The truth value of a Tensor with {self._data.size} elements is ambiguous "
+                             f"(shape {self.shape}); only a tensor with one element can be used as a bool. "
+                             "Use .any() or .all()")
+        return bool(self._data.item())
+
+    def __float__(self) -> float:
+        return float(self.item())
+
+    def __int__(self) -> int:
+        return int(self.item())
+
+    def __complex__(self) -> complex:
+        return complex(self.item())
+
+    def __index__(self) -> int:
+        if self._data.dtype.kind not in "iu":
+            raise TypeError(f"only integer tensors can be used as an index, got {self.dtype}")
+        return int(self.item())
+
+    def __len__(self) -> int:
+        if self._data.ndim == 0:
+            raise TypeError("len() of a 0-D tensor")
+        return self._data.shape[0]
+
+    __hash__ = object.__hash__
+
+    def __iter__(self):
+        if self._data.ndim == 0:
+            raise TypeError("iteration over a 0-D tensor")
+        for i in range(self._data.shape[0]):
+            yield self[i]
+
+    def __repr__(self) -> str:
+        body = np.array2string(np.asarray(self.numpy()), separator=", ", prefix=" " * 7,
+                               max_line_width=100, threshold=1000)
+        return (f"Tensor(shape={self.shape}, dtype={self.dtype.name}, place={self.place!r}, "
+                f"stop_gradient={self.stop_gradient},\n       {body})")
+
+    __str__ = __repr__
+
+    # ----- autograd entry points -----
+    def backward(self, grad_tensor: "Tensor | None" = None, retain_graph: bool = False) -> None:
+        """Accumulate d(self)/d(leaf) into the `.grad` of every leaf that needs it."""
+        from .autograd.engine import backward  # noqa: PLC0415 - engine imports the ops
+        backward([self], [grad_tensor], retain_graph=retain_graph)
+
+    def clear_gradient(self, set_to_zero: bool = True) -> None:
+        """Zero the gradient in place (default, as Paddle) or drop it."""
+        if self._grad is None:
+            return
+        if set_to_zero:
+            if self._grad_owned:
+                self._grad._data.fill(0)
+            else:
+                xp = array_module(self.place)
+                self._grad = Tensor._wrap(xp.zeros_like(self._data))
+                self._grad_owned = True
+        else:
+            self._grad = None
+            self._grad_owned = False
+
+    clear_grad = clear_gradient
+
+    def register_hook(self, hook: Callable[["Tensor"], "Tensor | None"]) -> "HookRemoveHelper":
+        """Call `hook(grad)` when this tensor's gradient is computed; a returned tensor replaces it."""
+        if self.stop_gradient:
+            raise RuntimeError("register_hook: cannot register a hook on a tensor with stop_gradient=True")
+        if not callable(hook):
+            raise TypeError(f"register_hook: hook must be callable, got {type(hook).__name__}")
+        if self._node is None:
+            if self._hooks is None:
+                self._hooks = []
+            self._hooks.append(hook)
+            hooks = self._hooks
+        else:
+            self._node.add_out_hook(self._oidx, hook)
+            hooks = self._node.out_hooks[self._oidx]
+        return HookRemoveHelper(hooks, hook)
+
+    def detach(self) -> "Tensor":
+        """A stop-gradient tensor sharing this tensor's memory."""
+        return Tensor._wrap(self._data)
+
+    def detach_(self) -> "Tensor":
+        self._node = None
+        self.stop_gradient = True
+        return self
+
+    def set_value(self, value: Any) -> None:
+        """Overwrite the values in place (no autograd), keeping shape and dtype."""
+        arr = _to_array(value, None, None, "set_value")
+        if tuple(arr.shape) != self._data.shape:
+            raise ValueError(f"set_value: expected a value of shape {self.shape}, got {list(arr.shape)}")
+        xp = array_module(self.place)
+        self._data[...] = xp.asarray(arr).astype(self._data.dtype, copy=False)
+        self._version += 1
+
+    def _replace_data(self, arr) -> None:
+        """Swap in a new array of the same shape (optimizer / in-place op writes)."""
+        self._data = arr
+        self._version += 1
+
+    def cpu(self) -> "Tensor":
+        if type(self._data) is _ndarray:
+            return self
+        t = Tensor._wrap(self._data.get())
+        t.stop_gradient = self.stop_gradient
+        return t
+
+    def cuda(self, device_id: int = 0, blocking: bool = True) -> "Tensor":
+        from .place import CUDAPlace  # noqa: PLC0415
+        xp = array_module(CUDAPlace(device_id))
+        with xp.cuda.Device(device_id):
+            t = Tensor._wrap(xp.asarray(self._data))
+        t.stop_gradient = self.stop_gradient
+        return t
+
+    def __deepcopy__(self, memo: dict) -> "Tensor":
+        new = object.__new__(type(self))
+        new._init(self._data.copy(), self.stop_gradient)
+        new.persistable = self.persistable
+        new._name = self._name
+        for slot in getattr(type(self), "__slots__", ()):
+            if slot not in Tensor.__slots__ and hasattr(self, slot):
+                setattr(new, slot, copy.deepcopy(getattr(self, slot), memo))
+        memo[id(self)] = new
+        return new
+
+
+class HookRemoveHelper:
+    """Returned by `register_hook`; `.remove()` unregisters the hook."""
+
+    def __init__(self, hooks: list, hook: Callable):
+        self._hooks = hooks
+        self._hook = hook
+
+    def remove(self) -> bool:
+        try:
+            self._hooks.remove(self._hook)
+            return True
+        except ValueError:
+            return False
+
+
+def tensor_method(fn: Callable | None = None, *, names: tuple[str, ...] = ()):
+    """Bind a public function as a Tensor method under its own name and `names`."""
+    def bind(f: Callable) -> Callable:
+        for n in (f.__name__, *names):
+            setattr(Tensor, n, f)
+        return f
+    return bind(fn) if fn is not None else bind
+
+
+def _to_array(data: Any, dtype: Any, place: Any, api: str):
+    """Convert data to an array on `place` with Paddle's default dtypes."""
+    target = to_place(place) if place is not None else None
+    if isinstance(data, Tensor):
+        arr = data._data
+        if target is not None and target != data.place:
+            arr = array_module(target).asarray(arr) if target.kind == "gpu" else data.numpy()
+        else:
+            arr = arr.copy()
+        return arr if dtype is None else arr.astype(_dt.to_np_dtype(dtype))
+    if isinstance(data, (list, tuple)) and data and any(isinstance(d, Tensor) for d in _flat(data)):
+        data = _nested_numpy(data)
+    if isinstance(data, _ndarray) or (hasattr(data, "__cuda_array_interface__")):
+        arr = data.copy()
+    else:
+        try:
+            arr = np.array(data)
+        except ValueError as e:
+            raise ValueError(f"{api}: data has an inhomogeneous (ragged) shape: {e}") from None
+        if arr.dtype == object:
+            raise TypeError(f"{api}: cannot convert data of type {type(data).__name__} to a tensor")
+        if arr.dtype.kind == "f":
+            arr = arr.astype(_dt.default_float())
+        elif arr.dtype.kind == "c":
+            arr = arr.astype(np.complex64)
+        elif arr.dtype.kind in "iu" and not isinstance(data, np.generic):
+            arr = arr.astype(np.int64)
+        elif arr.dtype.kind in "US":
+            raise TypeError(f"{api}: cannot convert strings to a tensor")
+    if dtype is not None:
+        arr = arr.astype(_dt.to_np_dtype(dtype), copy=False)
+    if target is not None and target.kind == "gpu":
+        arr = array_module(target).asarray(arr)
+    elif target is not None and type(arr) is not _ndarray:
+        arr = arr.get()
+    return arr
+
+
+def _flat(seq):
+    for d in seq:
+        if isinstance(d, (list, tuple)):
+            yield from _flat(d)
+        else:
+            yield d
+
+
+def _nested_numpy(seq):
+    return [_nested_numpy(d) if isinstance(d, (list, tuple)) else
+            (d.numpy() if isinstance(d, Tensor) else d) for d in seq]
+
+
+def to_tensor(data: Any, dtype: Any = None, place: Any = None, stop_gradient: bool = True) -> Tensor:
+    """Create a tensor from Python data, a NumPy array or a Tensor (always copies)."""
+    t = Tensor._wrap(_to_array(data, dtype, place, "to_tensor"))
+    t.stop_gradient = stop_gradient
+    return t
+
+
+def as_tensor(x: Any, arg: str, op: str) -> Tensor:
+    """`x` itself if a Tensor, else a clear TypeError naming the op and argument."""
+    if isinstance(x, Tensor):
+        return x
+    raise TypeError(f"{op}: argument '{arg}' must be a Tensor, got {type(x).__name__}")
