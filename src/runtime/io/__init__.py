@@ -1,0 +1,1 @@
+"""`paddle.io`: Dataset, TensorDataset, DataLoader and samplers."""

@@ -1,0 +1,1 @@
+"""`paddle.linalg` namespace."""

@@ -1,0 +1,2 @@
+"""Gradient clipping: ClipGradByGlobalNorm, ClipGradByNorm, ClipGradByValue."""
+__all__: list[str] = []

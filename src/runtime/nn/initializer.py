@@ -1,0 +1,1 @@
+"""Parameter initialisers with Paddle's names and defaults."""

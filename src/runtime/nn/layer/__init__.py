@@ -1,0 +1,2 @@
+"""Layers (`paddle.nn.Layer` and its subclasses)."""
+__all__: list[str] = []

@@ -1,0 +1,4 @@
+"""Resizing: interpolate / upsample (nearest, bilinear)."""
+from __future__ import annotations
+
+__all__: list[str] = []

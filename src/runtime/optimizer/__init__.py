@@ -1,0 +1,1 @@
+"""`paddle.optimizer`: SGD, Momentum, Adam, AdamW, RMSProp and `lr` schedulers."""

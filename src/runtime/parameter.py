@@ -1,0 +1,51 @@
+"""Parameters: persistable tensors that require grad and carry optimiser settings."""
+from __future__ import annotations
+
+from typing import Any
+
+from .tensor import Tensor
+
+__all__ = ["Parameter"]
+
+
+class Parameter(Tensor):
+    """A trainable tensor (Paddle's EagerParamBase): stop_gradient=False, persistable=True."""
+
+    __slots__ = ("optimize_attr", "regularizer", "need_clip", "is_distributed", "do_model_average")
+
+    def __init__(self, data: Any, dtype: Any = None, name: str | None = None, trainable: bool = True,
+                 optimize_attr: dict | None = None, regularizer: Any = None, need_clip: bool = True):
+        super().__init__(data, dtype=dtype, stop_gradient=not trainable, name=name)
+        self.persistable = True
+        self.optimize_attr = {"learning_rate": 1.0} if optimize_attr is None else dict(optimize_attr)
+        self.regularizer = regularizer
+        self.need_clip = need_clip
+        self.is_distributed = False
+        self.do_model_average = None
+
+    @classmethod
+    def _from_array(cls, arr, name: str | None = None, trainable: bool = True) -> "Parameter":
+        """Wrap an existing array without copying (initialisers create the array)."""
+        p = object.__new__(cls)
+        p._init(arr, not trainable)
+        p._name = name
+        p.persistable = True
+        p.optimize_attr = {"learning_rate": 1.0}
+        p.regularizer = None
+        p.need_clip = True
+        p.is_distributed = False
+        p.do_model_average = None
+        return p
+
+    @property
+    def trainable(self) -> bool:
+        return not self.stop_gradient
+
+    @trainable.setter
+    def trainable(self, value: bool) -> None:
+        self.stop_gradient = not value
+
+    def __repr__(self) -> str:
+        return "Parameter containing:\n" + super().__repr__()
+
+    __str__ = __repr__
