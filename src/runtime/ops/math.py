@@ -693,19 +693,26 @@ def increment(x: Tensor, value: float = 1.0, name: str | None = None) -> Tensor:
     x = as_tensor(x, "x", "increment")
     if x.size != 1:
         raise ValueError(f"increment: argument 'x' must have exactly one element, got shape {x.shape}")
-    return _inplace(x, add(x, value), "increment")
+    return _inplace(x, add, "increment", value)
 
 
 # ---------------------------------------------------------------- Tensor methods and operators
-def _inplace(self: Tensor, result: Tensor, api: str) -> Tensor:
-    """Make `self` hold `result` (an in-place op): shape and dtype must not change."""
-    if result._data.shape != self._data.shape:
-        raise ValueError(f"{api}: the in-place result has shape {result.shape}, which differs from the "
-                         f"tensor's shape {self.shape} (broadcasting may not grow an in-place target)")
+def _inplace(self: Tensor, fn, api: str, *args: Any, **kwargs: Any) -> Tensor:
+    """Run `fn(self, *args)` and make `self` hold the result (an in-place op).
+
+    The op sees a shadow of `self` (same data and autograd edge, its own version), so the
+    node that produced the new value does not see its own input as modified.
+    """
     from ..autograd.grad_mode import is_grad_enabled  # noqa: PLC0415
     if is_grad_enabled() and self._node is None and not self.stop_gradient:
         raise ValueError(f"{api}: a leaf tensor that requires grad (stop_gradient=False) cannot be "
                          "modified in place; wrap it in paddle.no_grad() or use the out-of-place op")
+    shadow = Tensor._wrap(self._data)
+    shadow.stop_gradient, shadow._node, shadow._oidx = self.stop_gradient, self._node, self._oidx
+    result = fn(shadow, *args, **kwargs)
+    if result._data.shape != self._data.shape:
+        raise ValueError(f"{api}: the in-place result has shape {result.shape}, which differs from the "
+                         f"tensor's shape {self.shape} (broadcasting may not grow an in-place target)")
     data = result._data if result._data.dtype == self._data.dtype else result._data.astype(self._data.dtype)
     if self._node is None and result._node is None:
         self._data[...] = data
@@ -734,7 +741,7 @@ def _method_or_notimpl(fn):
 
 def _inplace_method(fn, api: str):
     def method(self, other):
-        return _inplace(self, fn(self, other), api)
+        return _inplace(self, fn, api, other)
     method.__name__ = api
     return method
 
@@ -764,5 +771,5 @@ for _fn in (add, subtract, multiply, divide, floor_divide, remainder, mod, floor
 for _name in ("add", "subtract", "multiply", "divide", "clip", "scale", "exp", "sqrt", "tanh", "sigmoid",
               "abs", "neg", "floor", "ceil", "round", "pow", "remainder", "square", "reciprocal", "log"):
     _api = globals()[_name]
-    setattr(Tensor, _name + "_", (lambda f, n: lambda self, *a, **k: _inplace(self, f(self, *a, **k), n + "_"))(_api, _name))
+    setattr(Tensor, _name + "_", (lambda f, n: lambda self, *a, **k: _inplace(self, f, n, *a, **k))(_api, _name + "_"))
 Tensor.astype = lambda self, dtype: cast(self, dtype)
