@@ -1,0 +1,57 @@
+"""Timing harness for benchmarks (WORKLOADS.md method): round-robin blocks, median of means.
+
+BLAS/OpenMP threads are pinned to one (override with BENCH_THREADS) BEFORE NumPy loads, so
+the NumPy floor and `runtime` use the same number of threads; the setting is printed.
+"""
+from __future__ import annotations
+
+import os
+import statistics
+import time
+from typing import Callable
+
+THREADS = os.environ.get("BENCH_THREADS", "1")
+for _var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
+    os.environ[_var] = THREADS
+
+
+def describe() -> str:
+    """A line naming the thread settings and library versions used for the run."""
+    import numpy as np  # noqa: PLC0415 - must load after the thread variables are set
+    import platform  # noqa: PLC0415
+    return (f"python {platform.python_version()}, numpy {np.__version__}, "
+            f"BLAS/OMP threads = {THREADS} (OMP/MKL/OPENBLAS_NUM_THREADS)")
+
+
+def _calls_per_block(fn: Callable[[], object], block_s: float) -> int:
+    n = 1
+    while True:
+        t0 = time.perf_counter()
+        for _ in range(n):
+            fn()
+        dt = time.perf_counter() - t0
+        if dt >= block_s / 4 or n >= 1 << 22:
+            return max(1, int(n * block_s / max(dt, 1e-9)))
+        n *= 2
+
+
+def bench(variants: dict[str, Callable[[], object]], rounds: int = 21, block_s: float = 0.05) -> dict[str, float]:
+    """Median over rounds of the per-call mean time (seconds) of each variant, timed round robin."""
+    for fn in variants.values():  # warm up
+        fn()
+    sizes = {name: _calls_per_block(fn, block_s) for name, fn in variants.items()}
+    samples: dict[str, list[float]] = {name: [] for name in variants}
+    for _ in range(rounds):
+        for name, fn in variants.items():
+            n = sizes[name]
+            t0 = time.perf_counter()
+            for _ in range(n):
+                fn()
+            samples[name].append((time.perf_counter() - t0) / n)
+    return {name: statistics.median(v) for name, v in samples.items()}
+
+
+def fmt_time(seconds: float) -> str:
+    if seconds < 1e-3:
+        return f"{seconds * 1e6:9.2f} us"
+    return f"{seconds * 1e3:9.3f} ms"
