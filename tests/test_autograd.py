@@ -180,3 +180,23 @@ def test_mixed_precision_gradient_casts_back_to_leaf_dtype():
     (x * y).sum().backward()
     assert x.grad.dtype == paddle.float32 and y.grad.dtype == paddle.float64
     np.testing.assert_allclose(x.grad.numpy(), [3.0, 4.0])
+
+
+def test_clear_grad_then_backward_gives_fresh_gradient_in_same_grad_tensor():
+    x = _leaf([1.0, 2.0])
+    (x * 3.0).sum().backward()
+    g = x.grad
+    x.clear_grad()
+    (x * 5.0).sum().backward()
+    assert x.grad is g
+    np.testing.assert_allclose(g.numpy(), [5.0, 5.0])
+    (x * 1.0).sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), [6.0, 6.0])
+
+
+def test_shared_gradient_arrays_are_not_aliased_between_leaves():
+    a, b = _leaf([1.0]), _leaf([2.0])
+    (a + b).sum().backward()  # both leaves receive the same upstream gradient
+    (a * 4.0).sum().backward()
+    np.testing.assert_allclose(a.grad.numpy(), [5.0])
+    np.testing.assert_allclose(b.grad.numpy(), [1.0])

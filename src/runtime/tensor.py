@@ -24,7 +24,10 @@ _name_counter = itertools.count()
 class Tensor:
     """A multi-dimensional array with gradient tracking, as `paddle.Tensor`."""
 
-    __slots__ = ("_data", "stop_gradient", "_node", "_oidx", "_grad", "_grad_owned",
+    # _grad_owned: the grad array belongs to this tensor alone (may be updated in place);
+    # _grad_zero: clear_grad() zeroed it lazily (materialised on read, replaced on the next
+    # backward), so a training step pays no pass over the gradients to zero them.
+    __slots__ = ("_data", "stop_gradient", "_node", "_oidx", "_grad", "_grad_owned", "_grad_zero",
                  "_name", "_version", "_hooks", "persistable", "__weakref__")
     # numpy must defer to our reflected operators (np.float32(2) * t -> t.__rmul__)
     __array_ufunc__ = None
@@ -42,6 +45,7 @@ class Tensor:
         self._oidx = 0
         self._grad = None
         self._grad_owned = False
+        self._grad_zero = False
         self._name = None
         self._version = 0
         self._hooks = None
@@ -105,7 +109,15 @@ class Tensor:
 
     @property
     def grad(self) -> "Tensor | None":
-        return self._grad
+        g = self._grad
+        if g is not None and self._grad_zero:
+            if self._grad_owned:
+                g._data.fill(0)
+            else:
+                g._data = array_module(self.place).zeros_like(self._data)
+                self._grad_owned = True
+            self._grad_zero = False
+        return g
 
     @grad.setter
     def grad(self, value: "Tensor | None") -> None:
@@ -115,6 +127,7 @@ class Tensor:
                 raise ValueError(f"Tensor.grad: expected shape {self.shape}, got {value.shape}")
         self._grad = value
         self._grad_owned = False
+        self._grad_zero = False
 
     def dim(self) -> int:
         return self._data.ndim
@@ -197,15 +210,11 @@ class Tensor:
         if self._grad is None:
             return
         if set_to_zero:
-            if self._grad_owned:
-                self._grad._data.fill(0)
-            else:
-                xp = array_module(self.place)
-                self._grad = Tensor._wrap(xp.zeros_like(self._data))
-                self._grad_owned = True
+            self._grad_zero = True
         else:
             self._grad = None
             self._grad_owned = False
+            self._grad_zero = False
 
     clear_grad = clear_gradient
 

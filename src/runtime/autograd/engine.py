@@ -146,15 +146,20 @@ def backward(tensors: Sequence[Tensor], grad_tensors: Sequence | None = None,
 
 
 def _store_leaf_grad(leaf: Tensor, g: Tensor) -> None:
-    if g._data.dtype != leaf._data.dtype:
-        g = Tensor._wrap(g._data.astype(leaf._data.dtype))
-    if leaf._grad is None:
-        leaf._grad = Tensor._wrap(g._data)
+    """Accumulate into leaf.grad as Paddle does; the grad Tensor object stays the same."""
+    data = g._data if g._data.dtype == leaf._data.dtype else g._data.astype(leaf._data.dtype)
+    current = leaf._grad
+    if current is None:
+        leaf._grad = Tensor._wrap(data)
         leaf._grad_owned = False
+    elif leaf._grad_zero:
+        current._data = data
+        leaf._grad_owned = False
+        leaf._grad_zero = False
     elif leaf._grad_owned:
-        leaf._grad._data += g._data
+        current._data += data
     else:
-        leaf._grad = Tensor._wrap(leaf._grad._data + g._data)
+        current._data = current._data + data
         leaf._grad_owned = True
 
 
