@@ -15,7 +15,7 @@ import numpy as np
 from . import dtypes as _dt
 from .place import Place, array_module, place_of_array, to_place
 
-__all__ = ["Tensor", "to_tensor", "tensor_method", "as_tensor"]
+__all__ = ["Tensor", "to_tensor", "tensor_method", "as_tensor", "is_tensor"]
 
 _ndarray = np.ndarray
 _name_counter = itertools.count()
@@ -371,3 +371,8 @@ def as_tensor(x: Any, arg: str, op: str) -> Tensor:
     if isinstance(x, Tensor):
         return x
     raise TypeError(f"{op}: argument '{arg}' must be a Tensor, got {type(x).__name__}")
+
+
+def is_tensor(x: Any) -> bool:
+    """True for runtime Tensors (and Parameters)."""
+    return isinstance(x, Tensor)
