@@ -1,0 +1,224 @@
+"""Attention and Transformer layers: MultiHeadAttention, TransformerEncoderLayer, TransformerEncoder.
+
+Inputs are batch-first [batch, seq_len, embed_dim]. An attention mask broadcasts to
+[batch, num_heads, len_q, len_k]: a bool (or int) mask keeps True positions and masks False
+ones, a float mask is added to the attention scores, as in Paddle.
+"""
+from __future__ import annotations
+
+import collections
+import copy
+from typing import Any
+
+from ... import dtypes as _dt
+from ...ops import creation as _creation
+from ...ops import linalg as _linalg
+from ...ops import math as _math
+from ...ops import shape as _shape
+from ...tensor import Tensor
+from .. import functional as F
+from ..param_attr import ParamAttr
+from .common import Dropout, Linear
+from .container import LayerList
+from .layers import Layer
+from .norm import LayerNorm
+
+__all__ = ["MultiHeadAttention", "TransformerEncoderLayer", "TransformerEncoder"]
+
+
+def _convert_attention_mask(attn_mask: Tensor | None, dtype: Any) -> Tensor | None:
+    """A bool/int mask (True = keep) becomes additive 0 / -1e9; a float mask is cast to `dtype`."""
+    if attn_mask is None or attn_mask.dtype == dtype:
+        return attn_mask
+    if not _dt.is_floating_point(attn_mask):
+        return (_math.cast(attn_mask, dtype) - 1.0) * 1e9
+    return _math.cast(attn_mask, dtype)
+
+
+def _convert_param_attr_to_list(param_attr: Any, n: int) -> list:
+    """One attr per sublayer: a list is taken as is, a single attr is copied (named attrs get _i suffixes)."""
+    if isinstance(param_attr, (list, tuple)):
+        if len(param_attr) != n:
+            raise ValueError(f"length of param_attr should be {n} when it is a list/tuple, got {len(param_attr)}")
+        return [False if a is False else ParamAttr._to_attr(None if a is True else a) for a in param_attr]
+    if isinstance(param_attr, bool):
+        return [ParamAttr._to_attr(None) if param_attr else False for _ in range(n)]
+    attr = ParamAttr._to_attr(param_attr)
+    attrs = []
+    for i in range(n):
+        attr_i = copy.deepcopy(attr)
+        if attr.name:
+            attr_i.name = f"{attr.name}_{i}"
+        attrs.append(attr_i)
+    return attrs
+
+
+class MultiHeadAttention(Layer):
+    """Scaled dot-product attention over `num_heads` heads with q/k/v/out projections."""
+
+    Cache = collections.namedtuple("Cache", ["k", "v"])
+    StaticCache = collections.namedtuple("StaticCache", ["k", "v"])
+
+    def __init__(self, embed_dim: int, num_heads: int, dropout: float = 0.0, kdim: int | None = None,
+                 vdim: int | None = None, need_weights: bool = False, weight_attr: Any = None,
+                 bias_attr: Any = None):
+        super().__init__()
+        for arg, v in (("embed_dim", embed_dim), ("num_heads", num_heads)):
+            if isinstance(v, bool) or not isinstance(v, int) or v <= 0:
+                raise ValueError(f"MultiHeadAttention: argument '{arg}' must be a positive int, got {v!r}")
+        if embed_dim % num_heads:
+            raise ValueError(f"MultiHeadAttention: embed_dim ({embed_dim}) must be divisible by num_heads ({num_heads})")
+        self.embed_dim = embed_dim
+        self.kdim = embed_dim if kdim is None else kdim
+        self.vdim = embed_dim if vdim is None else vdim
+        self.num_heads = num_heads
+        self.dropout = dropout
+        self.need_weights = need_weights
+        self.head_dim = embed_dim // num_heads
+        self.q_proj = Linear(embed_dim, embed_dim, weight_attr, bias_attr=bias_attr)
+        self.k_proj = Linear(self.kdim, embed_dim, weight_attr, bias_attr=bias_attr)
+        self.v_proj = Linear(self.vdim, embed_dim, weight_attr, bias_attr=bias_attr)
+        self.out_proj = Linear(embed_dim, embed_dim, weight_attr, bias_attr=bias_attr)
+
+    def _split_heads(self, x: Tensor) -> Tensor:
+        """[B, L, E] -> [B, H, L, D]."""
+        return _shape.transpose(_shape.reshape(x, [0, 0, self.num_heads, self.head_dim]), [0, 2, 1, 3])
+
+    def compute_kv(self, key: Tensor, value: Tensor) -> tuple[Tensor, Tensor]:
+        """Projected keys and values, split into heads."""
+        return self._split_heads(self.k_proj(key)), self._split_heads(self.v_proj(value))
+
+    def gen_cache(self, key: Tensor, value: Tensor | None = None, type: Any = Cache) -> Any:  # noqa: A002
+        """A StaticCache of projected key/value, or an (empty or given) incremental Cache."""
+        if type == MultiHeadAttention.StaticCache:
+            return self.StaticCache(*self.compute_kv(key, value))
+        if value is None:
+            shape = [key.shape[0], self.num_heads, 0, self.head_dim]
+            return self.Cache(_creation.full(shape, 0, dtype=key.dtype), _creation.full(shape, 0, dtype=key.dtype))
+        return self.Cache(key, value)
+
+    def _prepare_qkv(self, query: Tensor, key: Tensor, value: Tensor, cache: Any) -> tuple:
+        q = self._split_heads(self.q_proj(query))
+        if isinstance(cache, self.StaticCache):
+            k, v = cache.k, cache.v
+        else:
+            k, v = self.compute_kv(key, value)
+        if isinstance(cache, self.Cache):
+            k = _shape.concat([cache.k, k], axis=2)
+            v = _shape.concat([cache.v, v], axis=2)
+            cache = self.Cache(k, v)
+        return q, k, v, cache
+
+    def forward(self, query: Tensor, key: Tensor | None = None, value: Tensor | None = None,
+                attn_mask: Tensor | None = None, cache: Any = None) -> Any:
+        key = query if key is None else key
+        value = query if value is None else value
+        q, k, v, cache = self._prepare_qkv(query, key, value, cache)
+        product = _linalg.matmul(q * (self.head_dim ** -0.5), k, transpose_y=True)
+        if attn_mask is not None:
+            product = product + _convert_attention_mask(attn_mask, product.dtype)
+        weights = F.softmax(product)
+        if self.dropout:
+            weights = F.dropout(weights, self.dropout, training=self.training, mode="upscale_in_train")
+        out = _shape.transpose(_linalg.matmul(weights, v), [0, 2, 1, 3])
+        out = self.out_proj(_shape.reshape(out, [0, 0, self.embed_dim]))
+        outs = [out]
+        if self.need_weights:
+            outs.append(weights)
+        if cache is not None:
+            outs.append(cache)
+        return out if len(outs) == 1 else tuple(outs)
+
+    def extra_repr(self) -> str:
+        return f"embed_dim={self.embed_dim}, num_heads={self.num_heads}, dropout={self.dropout}"
+
+
+class TransformerEncoderLayer(Layer):
+    """Self-attention then a feed-forward block, each with residual, dropout and LayerNorm (pre or post)."""
+
+    def __init__(self, d_model: int, nhead: int, dim_feedforward: int, dropout: float = 0.1,
+                 activation: str = "relu", attn_dropout: float | None = None, act_dropout: float | None = None,
+                 normalize_before: bool = False, weight_attr: Any = None, bias_attr: Any = None,
+                 layer_norm_eps: float = 1e-05):
+        self._config = {"d_model": d_model, "nhead": nhead, "dim_feedforward": dim_feedforward,
+                        "dropout": dropout, "activation": activation, "attn_dropout": attn_dropout,
+                        "act_dropout": act_dropout, "normalize_before": normalize_before,
+                        "weight_attr": weight_attr, "bias_attr": bias_attr, "layer_norm_eps": layer_norm_eps}
+        super().__init__()
+        for arg, v in (("d_model", d_model), ("nhead", nhead), ("dim_feedforward", dim_feedforward)):
+            if isinstance(v, bool) or not isinstance(v, int) or v <= 0:
+                raise ValueError(f"TransformerEncoderLayer: argument '{arg}' must be a positive int, got {v!r}")
+        if not hasattr(F, activation):
+            raise ValueError(f"TransformerEncoderLayer: unknown activation {activation!r}")
+        attn_dropout = dropout if attn_dropout is None else attn_dropout
+        act_dropout = dropout if act_dropout is None else act_dropout
+        self.normalize_before = normalize_before
+        weight_attrs = _convert_param_attr_to_list(weight_attr, 2)
+        bias_attrs = _convert_param_attr_to_list(bias_attr, 2)
+        self.self_attn = MultiHeadAttention(d_model, nhead, dropout=attn_dropout, weight_attr=weight_attrs[0],
+                                            bias_attr=bias_attrs[0])
+        self.linear1 = Linear(d_model, dim_feedforward, weight_attrs[1], bias_attr=bias_attrs[1])
+        self.dropout = Dropout(act_dropout, mode="upscale_in_train")
+        self.linear2 = Linear(dim_feedforward, d_model, weight_attrs[1], bias_attr=bias_attrs[1])
+        self.norm1 = LayerNorm(d_model, epsilon=layer_norm_eps)
+        self.norm2 = LayerNorm(d_model, epsilon=layer_norm_eps)
+        self.dropout1 = Dropout(dropout, mode="upscale_in_train")
+        self.dropout2 = Dropout(dropout, mode="upscale_in_train")
+        self.activation = getattr(F, activation)
+
+    def forward(self, src: Tensor, src_mask: Tensor | None = None, cache: Any = None) -> Any:
+        src_mask = _convert_attention_mask(src_mask, src.dtype)
+        residual = src
+        if self.normalize_before:
+            src = self.norm1(src)
+        if cache is None:
+            src = self.self_attn(src, src, src, src_mask)
+        else:
+            src, incremental_cache = self.self_attn(src, src, src, src_mask, cache)
+        src = residual + self.dropout1(src)
+        if not self.normalize_before:
+            src = self.norm1(src)
+        residual = src
+        if self.normalize_before:
+            src = self.norm2(src)
+        src = self.linear2(self.dropout(self.activation(self.linear1(src))))
+        src = residual + self.dropout2(src)
+        if not self.normalize_before:
+            src = self.norm2(src)
+        return src if cache is None else (src, incremental_cache)
+
+    def gen_cache(self, src: Tensor) -> Any:
+        """An empty incremental cache for this layer's self-attention."""
+        return self.self_attn.gen_cache(src, type=self.self_attn.Cache)
+
+
+class TransformerEncoder(Layer):
+    """`num_layers` encoder layers: the given one first, then fresh ones built from its configuration
+    (so each layer has its own parameters and names), and an optional final norm."""
+
+    def __init__(self, encoder_layer: TransformerEncoderLayer, num_layers: int, norm: Layer | None = None):
+        super().__init__()
+        if isinstance(num_layers, bool) or not isinstance(num_layers, int) or num_layers <= 0:
+            raise ValueError(f"TransformerEncoder: argument 'num_layers' must be a positive int, got {num_layers!r}")
+        self.layers = LayerList([encoder_layer if i == 0 else type(encoder_layer)(**encoder_layer._config)
+                                 for i in range(num_layers)])
+        self.num_layers = num_layers
+        self.norm = norm
+
+    def forward(self, src: Tensor, src_mask: Tensor | None = None, cache: list | None = None) -> Any:
+        src_mask = _convert_attention_mask(src_mask, src.dtype)
+        output = src
+        new_caches = []
+        for i, layer in enumerate(self.layers):
+            if cache is None:
+                output = layer(output, src_mask=src_mask)
+            else:
+                output, new_cache = layer(output, src_mask=src_mask, cache=cache[i])
+                new_caches.append(new_cache)
+        if self.norm is not None:
+            output = self.norm(output)
+        return output if cache is None else (output, new_caches)
+
+    def gen_cache(self, src: Tensor) -> list:
+        """One incremental cache per layer."""
+        return [layer.gen_cache(src) for layer in self.layers]
