@@ -1,25 +1,40 @@
 """Shape ops: reshape, transpose, flatten, squeeze/unsqueeze, expand, broadcast_to, tile,
-concat, stack, split, chunk, unbind, slice, flip, roll, pad (constant), cast lives in math."""
+concat, stack, split, chunk, unbind, slice, strided_slice, flip, roll (cast lives in math).
+
+Ops that only re-label the dimensions (reshape, squeeze, unsqueeze, flatten, transpose,
+split, unbind, flip) return NumPy views, so, as in Paddle's dygraph mode, the output
+shares data with the input.
+"""
 from __future__ import annotations
 
 from typing import Any
 
 import numpy as np
 
+from ..autograd.grad_mode import is_grad_enabled
 from ..tensor import Tensor, as_tensor, tensor_method
+from . import indexing
 from . import meta_utils as mu
+from .grad_utils import unbroadcast
 from .registry import Sample, TensorSpec, defop
 
-__all__ = ["reshape", "expand"]
+__all__ = ["reshape", "expand", "transpose", "moveaxis", "flatten", "squeeze", "unsqueeze", "expand_as",
+           "broadcast_to", "broadcast_tensors", "broadcast_shape", "tile", "concat", "stack", "split",
+           "chunk", "unbind", "unstack", "slice", "strided_slice", "flip", "roll", "view",
+           "reshape_", "squeeze_", "unsqueeze_", "flatten_"]
 
 _rng = np.random.default_rng(11)
+
+
+def _normal(*shape):
+    return _rng.normal(size=shape)
 
 
 def _ints(op: str, arg: str, value: Any) -> tuple[int, ...]:
     """A list/tuple of ints (0-D tensors allowed) or a 1-D int tensor, as a tuple."""
     if isinstance(value, Tensor):
         value = value.tolist()
-    if isinstance(value, (int, np.integer)):
+    if isinstance(value, (int, np.integer)) and not isinstance(value, bool):
         value = [value]
     if not isinstance(value, (list, tuple)):
         raise TypeError(f"{op}: argument '{arg}' must be a list or tuple of ints, got {type(value).__name__}")
@@ -32,6 +47,26 @@ def _ints(op: str, arg: str, value: Any) -> tuple[int, ...]:
     return tuple(out)
 
 
+def _int(op: str, arg: str, value: Any) -> int:
+    """One int (a 1-element int tensor allowed), else TypeError naming the argument."""
+    if isinstance(value, Tensor):
+        value = value.item()
+    if not isinstance(value, (int, np.integer)) or isinstance(value, bool):
+        raise TypeError(f"{op}: argument '{arg}' must be an int, got {type(value).__name__}")
+    return int(value)
+
+
+def _numel(shape) -> int:
+    """Element count, -1 when any dimension is unknown."""
+    return -1 if -1 in shape else int(np.prod(shape, dtype=np.int64))
+
+
+def _g_reshape_back(ctx, g):
+    """Gradient of every op that only re-labels dimensions: reshape back to the input."""
+    return (reshape(g, ctx.inputs[0].shape),)
+
+
+# ---------------------------------------------------------------- reshape family (views)
 def _reshape_meta(x: TensorSpec, *, shape: tuple) -> TensorSpec:
     out = [x.shape[i] if d == 0 else d for i, d in enumerate(shape)]
     if out.count(-1) > 1:
@@ -53,10 +88,9 @@ def _reshape_kernel(xp, x, *, shape):
     return x.reshape(_reshape_meta(x, shape=shape).shape)
 
 
-_RESHAPE = defop("reshape", kernel=_reshape_kernel, meta=_reshape_meta,
-                 grad=lambda ctx, g: (reshape(g, ctx.inputs[0].shape),), attrs={"shape": ()},
-                 samples=lambda: [Sample((_rng.normal(size=(2, 6)),), {"shape": (3, -1)}),
-                                  Sample((_rng.normal(size=(2, 3, 4)),), {"shape": (0, -1)})])
+_RESHAPE = defop("reshape", kernel=_reshape_kernel, meta=_reshape_meta, grad=_g_reshape_back, attrs={"shape": ()},
+                 samples=lambda: [Sample((_normal(2, 6),), {"shape": (3, -1)}),
+                                  Sample((_normal(2, 3, 4),), {"shape": (0, -1)})])
 
 
 @tensor_method
@@ -65,6 +99,166 @@ def reshape(x: Tensor, shape: Any, name: str | None = None) -> Tensor:
     return _RESHAPE(as_tensor(x, "x", "reshape"), shape=_ints("reshape", "shape", shape))
 
 
+def _squeeze_meta(x: TensorSpec, *, axis: tuple | None) -> TensorSpec:
+    if axis is None:
+        return TensorSpec(tuple(d for d in x.shape if d != 1), x.dtype)
+    axes = {mu.normalize_axis("squeeze", a, len(x.shape)) for a in axis}
+    return TensorSpec(tuple(d for i, d in enumerate(x.shape) if not (i in axes and d == 1)), x.dtype)
+
+
+def _unsqueeze_meta(x: TensorSpec, *, axis: tuple) -> TensorSpec:
+    shape = list(x.shape)
+    for a in axis:  # one at a time, each relative to the shape grown so far (as Paddle)
+        n = len(shape)
+        if not -(n + 1) <= a <= n:
+            raise ValueError(f"unsqueeze: argument 'axis' = {a} is out of range for a tensor with {n} "
+                             f"dimension(s) (expected {-(n + 1)} <= axis <= {n})")
+        shape.insert(a + n + 1 if a < 0 else a, 1)
+    return TensorSpec(tuple(shape), x.dtype)
+
+
+def _flatten_meta(x: TensorSpec, *, start_axis: int, stop_axis: int) -> TensorSpec:
+    if not x.shape:
+        return TensorSpec((1,), x.dtype)
+    n = len(x.shape)
+    start = mu.normalize_axis("flatten", start_axis, n, "start_axis")
+    stop = mu.normalize_axis("flatten", stop_axis, n, "stop_axis")
+    if start > stop:
+        raise ValueError(f"flatten: argument 'start_axis' ({start_axis}) must not come after "
+                         f"argument 'stop_axis' ({stop_axis}) for a tensor with {n} dimension(s)")
+    return TensorSpec(x.shape[:start] + (_numel(x.shape[start:stop + 1]),) + x.shape[stop + 1:], x.dtype)
+
+
+_SQUEEZE = defop("squeeze", kernel=lambda xp, x, *, axis: x.reshape(_squeeze_meta(x, axis=axis).shape),
+                 meta=_squeeze_meta, grad=_g_reshape_back, attrs={"axis": None},
+                 samples=lambda: [Sample((_normal(1, 3, 1, 2),), {"axis": None}),
+                                  Sample((_normal(1, 3, 1, 2),), {"axis": (0, 1, -2)})])
+_UNSQUEEZE = defop("unsqueeze", kernel=lambda xp, x, *, axis: x.reshape(_unsqueeze_meta(x, axis=axis).shape),
+                   meta=_unsqueeze_meta, grad=_g_reshape_back, attrs={"axis": ()},
+                   samples=lambda: [Sample((_normal(3, 2),), {"axis": (0, 2, -1)})])
+_FLATTEN = defop("flatten", kernel=lambda xp, x, *, start_axis, stop_axis: x.reshape(
+                     _flatten_meta(x, start_axis=start_axis, stop_axis=stop_axis).shape),
+                 meta=_flatten_meta, grad=_g_reshape_back, attrs={"start_axis": 0, "stop_axis": -1},
+                 samples=lambda: [Sample((_normal(2, 3, 4, 2),), {"start_axis": 1, "stop_axis": 2}),
+                                  Sample((_normal(2, 3),), {"start_axis": 0, "stop_axis": -1})])
+
+
+def _axes_attr(op: str, axis: Any) -> tuple[int, ...] | None:
+    return None if axis is None else _ints(op, "axis", axis)
+
+
+@tensor_method
+def squeeze(x: Tensor, axis: Any = None, name: str | None = None) -> Tensor:
+    """Drop dimensions of size 1 (only those in `axis` when given; others in `axis` stay)."""
+    return _SQUEEZE(as_tensor(x, "x", "squeeze"), axis=_axes_attr("squeeze", axis))
+
+
+@tensor_method
+def unsqueeze(x: Tensor, axis: Any, name: str | None = None) -> Tensor:
+    """Insert dimensions of size 1 at `axis` (an int or a list, applied in order)."""
+    return _UNSQUEEZE(as_tensor(x, "x", "unsqueeze"), axis=_ints("unsqueeze", "axis", axis))
+
+
+@tensor_method
+def flatten(x: Tensor, start_axis: int = 0, stop_axis: int = -1, name: str | None = None) -> Tensor:
+    """Merge dimensions start_axis..stop_axis (inclusive) into one."""
+    return _FLATTEN(as_tensor(x, "x", "flatten"), start_axis=_int("flatten", "start_axis", start_axis),
+                    stop_axis=_int("flatten", "stop_axis", stop_axis))
+
+
+@tensor_method
+def view(x: Tensor, shape_or_dtype: Any, name: str | None = None) -> Tensor:
+    """A reshaped view sharing x's data (Paddle's `view` with a shape)."""
+    if not isinstance(shape_or_dtype, (list, tuple, Tensor)):
+        raise TypeError(f"view: argument 'shape_or_dtype' must be a list or tuple of ints "
+                        f"(viewing as another dtype is not supported), got {type(shape_or_dtype).__name__}")
+    return reshape(x, shape_or_dtype)
+
+
+def _inplace_view(x: Tensor, fn, api: str, *args: Any) -> Tensor:
+    """Make `x` itself hold `fn(x, *args)` (a shape-changing in-place op such as reshape_)."""
+    x = as_tensor(x, "x", api)
+    if is_grad_enabled() and x._node is None and not x.stop_gradient:
+        raise ValueError(f"{api}: a leaf tensor that requires grad (stop_gradient=False) cannot be "
+                         "modified in place; wrap it in paddle.no_grad() or use the out-of-place op")
+    shadow = Tensor._wrap(x._data)  # the op's node keeps the shadow, so x's new version does not flag it
+    shadow.stop_gradient, shadow._node, shadow._oidx = x.stop_gradient, x._node, x._oidx
+    result = fn(shadow, *args)
+    x._data, x._node, x._oidx = result._data, result._node, result._oidx
+    if result._node is not None:
+        x.stop_gradient = False
+    x._version += 1
+    return x
+
+
+@tensor_method
+def reshape_(x: Tensor, shape: Any, name: str | None = None) -> Tensor:
+    return _inplace_view(x, reshape, "reshape_", shape)
+
+
+@tensor_method
+def squeeze_(x: Tensor, axis: Any = None, name: str | None = None) -> Tensor:
+    return _inplace_view(x, squeeze, "squeeze_", axis)
+
+
+@tensor_method
+def unsqueeze_(x: Tensor, axis: Any, name: str | None = None) -> Tensor:
+    return _inplace_view(x, unsqueeze, "unsqueeze_", axis)
+
+
+@tensor_method
+def flatten_(x: Tensor, start_axis: int = 0, stop_axis: int = -1, name: str | None = None) -> Tensor:
+    return _inplace_view(x, flatten, "flatten_", start_axis, stop_axis)
+
+
+# ---------------------------------------------------------------- transpose
+def _transpose_meta(x: TensorSpec, *, perm: tuple) -> TensorSpec:
+    n = len(x.shape)
+    if sorted(a % n if n and -n <= a < n else a for a in perm) != list(range(n)):
+        raise ValueError(f"transpose: argument 'perm' {list(perm)} must be a permutation of the "
+                         f"{n} dimensions of x {mu.shape_str(x.shape)}")
+    return TensorSpec(tuple(x.shape[a] for a in perm), x.dtype)
+
+
+def _g_transpose(ctx, g):
+    perm = [a % len(ctx.attrs["perm"]) for a in ctx.attrs["perm"]]
+    return (transpose(g, [perm.index(i) for i in range(len(perm))]),)
+
+
+_TRANSPOSE = defop("transpose", kernel=lambda xp, x, *, perm: xp.transpose(x, perm), meta=_transpose_meta,
+                   grad=_g_transpose, attrs={"perm": ()},
+                   samples=lambda: [Sample((_normal(2, 3, 4),), {"perm": (2, 0, 1)}),
+                                    Sample((_normal(3, 4),), {"perm": (-1, 0)})])
+
+
+@tensor_method
+def transpose(x: Tensor, perm: Any, name: str | None = None) -> Tensor:
+    """Permute the dimensions: output dim i is input dim perm[i]."""
+    return _TRANSPOSE(as_tensor(x, "x", "transpose"), perm=_ints("transpose", "perm", perm))
+
+
+@tensor_method
+def moveaxis(x: Tensor, source: Any, destination: Any, name: str | None = None) -> Tensor:
+    """Move the dimensions `source` to the positions `destination` (others keep their order)."""
+    x = as_tensor(x, "x", "moveaxis")
+    n = x.ndim
+    src = [mu.normalize_axis("moveaxis", a, n, "source") for a in _ints("moveaxis", "source", source)]
+    dst = [mu.normalize_axis("moveaxis", a, n, "destination") for a in _ints("moveaxis", "destination", destination)]
+    if len(src) != len(dst):
+        raise ValueError(f"moveaxis: arguments 'source' {src} and 'destination' {dst} must have the same length")
+    if len(set(src)) != len(src) or len(set(dst)) != len(dst):
+        raise ValueError(f"moveaxis: 'source' {src} and 'destination' {dst} must not repeat an axis")
+    perm = [a for a in range(n) if a not in src]
+    for d, s in sorted(zip(dst, src)):
+        perm.insert(d, s)
+    return transpose(x, perm)
+
+
+Tensor.T = property(lambda self: transpose(self, list(range(self.ndim - 1, -1, -1))),
+                    doc="The tensor with all dimensions reversed.")
+
+
+# ---------------------------------------------------------------- expand, broadcast, tile
 def _expand_meta(x: TensorSpec, *, shape: tuple) -> TensorSpec:
     if len(shape) < len(x.shape):
         raise ValueError(f"expand: argument 'shape' {list(shape)} has fewer dimensions than x "
@@ -88,16 +282,309 @@ def _expand_kernel(xp, x, *, shape):
     return xp.broadcast_to(x, _expand_meta(x, shape=shape).shape).copy()
 
 
-def _g_expand(ctx, g):
-    from .grad_utils import unbroadcast  # noqa: PLC0415
-    return (unbroadcast(g, ctx.inputs[0]),)
-
-
-_EXPAND = defop("expand", kernel=_expand_kernel, meta=_expand_meta, grad=_g_expand, attrs={"shape": ()},
-                samples=lambda: [Sample((_rng.normal(size=(3, 1)),), {"shape": (2, 3, 4)})])
+_EXPAND = defop("expand", kernel=_expand_kernel, meta=_expand_meta,
+                grad=lambda ctx, g: (unbroadcast(g, ctx.inputs[0]),), attrs={"shape": ()},
+                samples=lambda: [Sample((_normal(3, 1),), {"shape": (2, 3, 4)})])
 
 
 @tensor_method
 def expand(x: Tensor, shape: Any, name: str | None = None) -> Tensor:
     """Broadcast x to `shape` (-1 keeps a dimension)."""
     return _EXPAND(as_tensor(x, "x", "expand"), shape=_ints("expand", "shape", shape))
+
+
+@tensor_method
+def broadcast_to(x: Tensor, shape: Any, name: str | None = None) -> Tensor:
+    """Broadcast x to `shape` (same as expand)."""
+    return _EXPAND(as_tensor(x, "x", "broadcast_to"), shape=_ints("broadcast_to", "shape", shape))
+
+
+@tensor_method
+def expand_as(x: Tensor, y: Tensor, name: str | None = None) -> Tensor:
+    """Broadcast x to the shape of y."""
+    return _EXPAND(as_tensor(x, "x", "expand_as"), shape=tuple(as_tensor(y, "y", "expand_as").shape))
+
+
+def broadcast_shape(x_shape: Any, y_shape: Any) -> list[int]:
+    """The shape two tensors of these shapes broadcast to."""
+    return list(mu.broadcast_shape("broadcast_shape", _ints("broadcast_shape", "x_shape", x_shape),
+                                   _ints("broadcast_shape", "y_shape", y_shape), ("x_shape", "y_shape")))
+
+
+def broadcast_tensors(input: Any, name: str | None = None) -> list[Tensor]:  # noqa: A002 - Paddle's name
+    """Broadcast every tensor of the list to their common shape."""
+    if not isinstance(input, (list, tuple)) or not input:
+        raise TypeError("broadcast_tensors: argument 'input' must be a non-empty list of Tensors")
+    tensors = [as_tensor(t, f"input[{i}]", "broadcast_tensors") for i, t in enumerate(input)]
+    shape: tuple = ()
+    for i, t in enumerate(tensors):
+        shape = mu.broadcast_shape("broadcast_tensors", shape, t._data.shape, ("the inputs before it", f"input[{i}]"))
+    return [t if t._data.shape == shape else _EXPAND(t, shape=shape) for t in tensors]
+
+
+def _tile_meta(x: TensorSpec, *, repeat_times: tuple) -> TensorSpec:
+    if any(r < 0 for r in repeat_times):
+        raise ValueError(f"tile: argument 'repeat_times' {list(repeat_times)} must hold non-negative ints")
+    n = max(len(x.shape), len(repeat_times))
+    shape = (1,) * (n - len(x.shape)) + tuple(x.shape)
+    reps = (1,) * (n - len(repeat_times)) + tuple(repeat_times)
+    return TensorSpec(tuple(-1 if d == -1 else d * r for d, r in zip(shape, reps)), x.dtype)
+
+
+def _g_tile(ctx, g):
+    from .reduction import sum as _sum  # noqa: PLC0415 - reduction is a sibling op family
+    x = ctx.inputs[0]
+    reps = ctx.attrs["repeat_times"]
+    n = max(x.ndim, len(reps))
+    shape = [1] * (n - x.ndim) + x.shape
+    reps = [1] * (n - len(reps)) + list(reps)
+    inter = [v for r, d in zip(reps, shape) for v in (r, d)]  # (r0, d0, r1, d1, ...)
+    return (reshape(_sum(reshape(g, inter), axis=list(range(0, 2 * n, 2))), x.shape),)
+
+
+_TILE = defop("tile", kernel=lambda xp, x, *, repeat_times: xp.tile(x, repeat_times), meta=_tile_meta,
+              grad=_g_tile, attrs={"repeat_times": ()},
+              samples=lambda: [Sample((_normal(2, 3),), {"repeat_times": (2, 1, 3)}),
+                               Sample((_normal(2, 3, 2),), {"repeat_times": (2,)})])
+
+
+@tensor_method
+def tile(x: Tensor, repeat_times: Any, name: str | None = None) -> Tensor:
+    """Repeat x `repeat_times[i]` times along dimension i (shorter lists pad with 1 on the left)."""
+    return _TILE(as_tensor(x, "x", "tile"), repeat_times=_ints("tile", "repeat_times", repeat_times))
+
+
+# ---------------------------------------------------------------- concat / stack / split / unbind
+def _same_dtypes(op: str, arg: str, xs: tuple) -> None:
+    for i, s in enumerate(xs[1:], 1):
+        if s.dtype != xs[0].dtype:
+            raise TypeError(f"{op}: all tensors in argument '{arg}' must have the same dtype, but {arg}[0] "
+                            f"is {xs[0].dtype.name} and {arg}[{i}] is {s.dtype.name}")
+
+
+def _concat_meta(*x: TensorSpec, axis: int) -> TensorSpec:
+    if not x:
+        raise ValueError("concat: argument 'x' must hold at least one tensor")
+    _same_dtypes("concat", "x", x)
+    first = x[0].shape
+    if not first:
+        raise ValueError("concat: cannot concatenate 0-D tensors; use stack")
+    a = mu.normalize_axis("concat", axis, len(first))
+    total = 0
+    for i, s in enumerate(x):
+        if len(s.shape) != len(first) or any(d != e and -1 not in (d, e)
+                                             for j, (d, e) in enumerate(zip(s.shape, first)) if j != a):
+            raise ValueError(f"concat: x[{i}] has shape {mu.shape_str(s.shape)}, which does not match x[0] "
+                             f"{mu.shape_str(first)} outside dimension {a}")
+        total = -1 if -1 in (total, s.shape[a]) else total + s.shape[a]
+    return TensorSpec(first[:a] + (total,) + first[a + 1:], x[0].dtype)
+
+
+def _g_concat(ctx, g):
+    sizes = tuple(t.shape[ctx.attrs["axis"]] for t in ctx.inputs)
+    return _SPLIT(g, num_or_sections=sizes, axis=ctx.attrs["axis"])
+
+
+_CONCAT = defop("concat", kernel=lambda xp, *x, axis: xp.concatenate(x, axis=axis), meta=_concat_meta,
+                grad=_g_concat, inputs=("*x",), attrs={"axis": 0},
+                samples=lambda: [Sample((_normal(2, 3), _normal(2, 1), _normal(2, 2)), {"axis": 1}),
+                                 Sample((_normal(2, 3), _normal(1, 3)), {"axis": -2})])
+
+
+def _tensor_list(op: str, arg: str, x: Any) -> list[Tensor]:
+    if isinstance(x, Tensor) or not isinstance(x, (list, tuple)):
+        raise TypeError(f"{op}: argument '{arg}' must be a list or tuple of Tensors, got {type(x).__name__}")
+    return [as_tensor(t, f"{arg}[{i}]", op) for i, t in enumerate(x)]
+
+
+def concat(x: Any, axis: Any = 0, name: str | None = None) -> Tensor:
+    """Join tensors along an existing dimension."""
+    return _CONCAT(*_tensor_list("concat", "x", x), axis=_int("concat", "axis", axis))
+
+
+def _stack_meta(*x: TensorSpec, axis: int) -> TensorSpec:
+    if not x:
+        raise ValueError("stack: argument 'x' must hold at least one tensor")
+    _same_dtypes("stack", "x", x)
+    for i, s in enumerate(x):
+        if s.shape != x[0].shape:
+            raise ValueError(f"stack: all tensors must have the same shape, but x[0] is "
+                             f"{mu.shape_str(x[0].shape)} and x[{i}] is {mu.shape_str(s.shape)}")
+    a = mu.normalize_axis("stack", axis, len(x[0].shape) + 1)
+    return TensorSpec(x[0].shape[:a] + (len(x),) + x[0].shape[a:], x[0].dtype)
+
+
+_STACK = defop("stack", kernel=lambda xp, *x, axis: xp.stack(x, axis=axis), meta=_stack_meta,
+               grad=lambda ctx, g: _UNBIND(g, axis=ctx.attrs["axis"]), inputs=("*x",), attrs={"axis": 0},
+               samples=lambda: [Sample((_normal(2, 3), _normal(2, 3), _normal(2, 3)), {"axis": 1}),
+                                Sample((_normal(3), _normal(3)), {"axis": -1})])
+
+
+def stack(x: Any, axis: int = 0, name: str | None = None) -> Tensor:
+    """Join same-shaped tensors along a new dimension."""
+    return _STACK(*_tensor_list("stack", "x", x), axis=_int("stack", "axis", axis))
+
+
+def _split_sizes(x: TensorSpec, num_or_sections: Any, axis: int) -> tuple[int, ...]:
+    a = mu.normalize_axis("split", axis, len(x.shape))
+    dim = x.shape[a]
+    if isinstance(num_or_sections, int):
+        n = num_or_sections
+        if n <= 0:
+            raise ValueError(f"split: argument 'num_or_sections' must be positive, got {n}")
+        if dim == -1:
+            return (-1,) * n
+        if dim % n:
+            raise ValueError(f"split: dimension {a} of x {mu.shape_str(x.shape)} ({dim}) is not divisible "
+                             f"into {n} equal sections")
+        return (dim // n,) * n
+    sections = list(num_or_sections)
+    if sections.count(-1) > 1:
+        raise ValueError(f"split: argument 'num_or_sections' {sections} may contain -1 at most once")
+    if any(s < -1 for s in sections):
+        raise ValueError(f"split: argument 'num_or_sections' {sections} must hold sizes >= 0 (or one -1)")
+    if dim != -1:
+        known = sum(s for s in sections if s != -1)
+        if -1 in sections and known <= dim:
+            sections[sections.index(-1)] = dim - known
+        elif known != dim:
+            raise ValueError(f"split: the sections {list(num_or_sections)} do not add up to dimension {a} "
+                             f"of x {mu.shape_str(x.shape)} ({dim})")
+    return tuple(sections)
+
+
+def _split_meta(x: TensorSpec, *, num_or_sections: Any, axis: int) -> tuple:
+    a = mu.normalize_axis("split", axis, len(x.shape))
+    return tuple(TensorSpec(x.shape[:a] + (s,) + x.shape[a + 1:], x.dtype)
+                 for s in _split_sizes(x, num_or_sections, axis))
+
+
+def _split_kernel(xp, x, *, num_or_sections, axis):
+    bounds = np.cumsum(_split_sizes(x, num_or_sections, axis))[:-1]
+    return tuple(xp.split(x, bounds.tolist(), axis=axis))
+
+
+_SPLIT = defop("split", kernel=_split_kernel, meta=_split_meta,
+               grad=lambda ctx, *gs: (_CONCAT(*gs, axis=ctx.attrs["axis"]),),
+               attrs={"num_or_sections": 1, "axis": 0},
+               samples=lambda: [Sample((_normal(4, 3),), {"num_or_sections": 2, "axis": 0}),
+                                Sample((_normal(2, 6),), {"num_or_sections": (1, -1, 2), "axis": -1})])
+
+
+@tensor_method
+def split(x: Tensor, num_or_sections: Any, axis: Any = 0, name: str | None = None) -> list[Tensor]:
+    """Cut x along `axis` into `num_or_sections` equal parts, or parts of the listed sizes (one may be -1)."""
+    x = as_tensor(x, "x", "split")
+    if isinstance(num_or_sections, (list, tuple)):
+        spec = _ints("split", "num_or_sections", num_or_sections)
+    else:
+        spec = _int("split", "num_or_sections", num_or_sections)
+    return list(_SPLIT(x, num_or_sections=spec, axis=_int("split", "axis", axis)))
+
+
+@tensor_method
+def chunk(x: Tensor, chunks: int, axis: Any = 0, name: str | None = None) -> list[Tensor]:
+    """Split x into `chunks` equal parts along `axis`."""
+    return split(x, _int("chunk", "chunks", chunks), axis)
+
+
+def _unbind_meta(x: TensorSpec, *, axis: int) -> tuple:
+    a = mu.normalize_axis("unbind", axis, len(x.shape))
+    if x.shape[a] == -1:
+        raise ValueError(f"unbind: dimension {a} of x {mu.shape_str(x.shape)} must be known")
+    return (TensorSpec(x.shape[:a] + x.shape[a + 1:], x.dtype),) * x.shape[a]
+
+
+_UNBIND = defop("unbind", kernel=lambda xp, x, *, axis: tuple(xp.moveaxis(x, axis, 0)), meta=_unbind_meta,
+                grad=lambda ctx, *gs: (_STACK(*gs, axis=ctx.attrs["axis"]),), attrs={"axis": 0},
+                samples=lambda: [Sample((_normal(3, 2),), {"axis": 0}), Sample((_normal(2, 3, 2),), {"axis": -2})])
+
+
+@tensor_method
+def unbind(input: Tensor, axis: int = 0) -> list[Tensor]:  # noqa: A002 - Paddle's name
+    """The slices of `input` along `axis`, each without that dimension."""
+    return list(_UNBIND(as_tensor(input, "input", "unbind"), axis=_int("unbind", "axis", axis)))
+
+
+@tensor_method
+def unstack(x: Tensor, axis: int = 0, num: int | None = None) -> list[Tensor]:
+    """Same as unbind; `num`, when given, must equal the size of dimension `axis`."""
+    x = as_tensor(x, "x", "unstack")
+    out = list(_UNBIND(x, axis=_int("unstack", "axis", axis)))
+    if num is not None and num != len(out):
+        raise ValueError(f"unstack: argument 'num' ({num}) must equal the size of dimension {axis} of x "
+                         f"{x.shape} ({len(out)})")
+    return out
+
+
+# ---------------------------------------------------------------- slice / strided_slice (getitem)
+def _slice_args(op: str, input: Tensor, axes: Any, pieces: dict) -> tuple:  # noqa: A002
+    axes = _ints(op, "axes", axes)
+    lists = {k: _ints(op, k, v) for k, v in pieces.items()}
+    for k, v in lists.items():
+        if len(v) != len(axes):
+            raise ValueError(f"{op}: argument '{k}' {list(v)} must have one entry per axis in 'axes' {list(axes)}")
+    return axes, lists
+
+
+@tensor_method
+def slice(input: Tensor, axes: Any, starts: Any, ends: Any) -> Tensor:  # noqa: A001,A002 - Paddle's names
+    """input[starts[i]:ends[i]] along each axes[i] (bounds clamp to the dimension, as Python slices)."""
+    input = as_tensor(input, "input", "slice")
+    axes, v = _slice_args("slice", input, axes, {"starts": starts, "ends": ends})
+    return indexing.slice_axes(input, axes, v["starts"], v["ends"], (1,) * len(axes), "slice")
+
+
+@tensor_method
+def strided_slice(x: Tensor, axes: Any, starts: Any, ends: Any, strides: Any, name: str | None = None) -> Tensor:
+    """x[starts[i]:ends[i]:strides[i]] along each axes[i] (negative strides walk backwards)."""
+    x = as_tensor(x, "x", "strided_slice")
+    axes, v = _slice_args("strided_slice", x, axes, {"starts": starts, "ends": ends, "strides": strides})
+    return indexing.slice_axes(x, axes, v["starts"], v["ends"], v["strides"], "strided_slice")
+
+
+# ---------------------------------------------------------------- flip / roll
+def _flip_meta(x: TensorSpec, *, axis: tuple) -> TensorSpec:
+    mu.normalize_axes("flip", axis, len(x.shape))
+    return x
+
+
+_FLIP = defop("flip", kernel=lambda xp, x, *, axis: xp.flip(x, axis), meta=_flip_meta,
+              grad=lambda ctx, g: (flip(g, ctx.attrs["axis"]),), attrs={"axis": ()},
+              samples=lambda: [Sample((_normal(3, 4),), {"axis": (0, -1)}), Sample((_normal(2, 3, 2),), {"axis": (1,)})])
+
+
+@tensor_method
+def flip(x: Tensor, axis: Any, name: str | None = None) -> Tensor:
+    """Reverse the order of elements along the given axes."""
+    return _FLIP(as_tensor(x, "x", "flip"), axis=_ints("flip", "axis", axis))
+
+
+def _roll_meta(x: TensorSpec, *, shifts: tuple, axis: tuple | None) -> TensorSpec:
+    if axis is None:
+        if len(shifts) != 1:
+            raise ValueError(f"roll: argument 'shifts' {list(shifts)} must be a single int when 'axis' is None")
+    else:
+        if len(shifts) != len(axis):
+            raise ValueError(f"roll: arguments 'shifts' {list(shifts)} and 'axis' {list(axis)} must have "
+                             "the same length")
+        for a in axis:
+            mu.normalize_axis("roll", a, len(x.shape))
+    return x
+
+
+def _roll_kernel(xp, x, *, shifts, axis):
+    return xp.roll(x, shifts[0]) if axis is None else xp.roll(x, shifts, axis)
+
+
+_ROLL = defop("roll", kernel=_roll_kernel, meta=_roll_meta,
+              grad=lambda ctx, g: (roll(g, [-s for s in ctx.attrs["shifts"]], ctx.attrs["axis"]),),
+              attrs={"shifts": (), "axis": None},
+              samples=lambda: [Sample((_normal(3, 4),), {"shifts": (1, -2), "axis": (0, 1)}),
+                               Sample((_normal(3, 4),), {"shifts": (5,), "axis": None})])
+
+
+@tensor_method
+def roll(x: Tensor, shifts: Any, axis: Any = None, name: str | None = None) -> Tensor:
+    """Shift elements cyclically along `axis` (None: over the flattened tensor, shape kept)."""
+    return _ROLL(as_tensor(x, "x", "roll"), shifts=_ints("roll", "shifts", shifts), axis=_axes_attr("roll", axis))
