@@ -190,10 +190,16 @@ class Layer:
     # ----- attribute routing
     def __getattr__(self, name: str) -> Any:
         d = self.__dict__
-        for store in ("_parameters", "_sub_layers", "_buffers"):
-            values = d.get(store)
-            if values is not None and name in values:
-                return values[name]
+        params = d.get("_parameters")
+        if params is not None:
+            if name in params:
+                return params[name]
+            layers = d["_sub_layers"]
+            if name in layers:
+                return layers[name]
+            buffers = d["_buffers"]
+            if name in buffers:
+                return buffers[name]
         raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
 
     def __setattr__(self, name: str, value: Any) -> None:
