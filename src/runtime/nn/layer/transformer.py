@@ -1,4 +1,5 @@
-"""Attention and Transformer layers: MultiHeadAttention, TransformerEncoderLayer, TransformerEncoder.
+"""Attention and Transformer layers: MultiHeadAttention, TransformerEncoder(Layer),
+TransformerDecoder(Layer), Transformer.
 
 Inputs are batch-first [batch, seq_len, embed_dim]. An attention mask broadcasts to
 [batch, num_heads, len_q, len_k]: a bool (or int) mask keeps True positions and masks False
@@ -23,7 +24,8 @@ from .container import LayerList
 from .layers import Layer
 from .norm import LayerNorm
 
-__all__ = ["MultiHeadAttention", "TransformerEncoderLayer", "TransformerEncoder"]
+__all__ = ["MultiHeadAttention", "TransformerEncoderLayer", "TransformerEncoder", "TransformerDecoderLayer",
+           "TransformerDecoder", "Transformer"]
 
 
 def _convert_attention_mask(attn_mask: Tensor | None, dtype: Any) -> Tensor | None:
@@ -53,6 +55,18 @@ def _convert_param_attr_to_list(param_attr: Any, n: int) -> list:
     return attrs
 
 
+def _check_sizes(layer: str, **sizes: Any) -> None:
+    for arg, v in sizes.items():
+        if isinstance(v, bool) or not isinstance(v, int) or v <= 0:
+            raise ValueError(f"{layer}: argument '{arg}' must be a positive int, got {v!r}")
+
+
+def _stack(layer: Layer, num_layers: int, owner: str) -> LayerList:
+    """`layer` then num_layers-1 fresh layers built from its configuration (own parameters and names)."""
+    _check_sizes(owner, num_layers=num_layers)
+    return LayerList([layer if i == 0 else type(layer)(**layer._config) for i in range(num_layers)])
+
+
 class MultiHeadAttention(Layer):
     """Scaled dot-product attention over `num_heads` heads with q/k/v/out projections."""
 
@@ -63,9 +77,7 @@ class MultiHeadAttention(Layer):
                  vdim: int | None = None, need_weights: bool = False, weight_attr: Any = None,
                  bias_attr: Any = None):
         super().__init__()
-        for arg, v in (("embed_dim", embed_dim), ("num_heads", num_heads)):
-            if isinstance(v, bool) or not isinstance(v, int) or v <= 0:
-                raise ValueError(f"MultiHeadAttention: argument '{arg}' must be a positive int, got {v!r}")
+        _check_sizes("MultiHeadAttention", embed_dim=embed_dim, num_heads=num_heads)
         if embed_dim % num_heads:
             raise ValueError(f"MultiHeadAttention: embed_dim ({embed_dim}) must be divisible by num_heads ({num_heads})")
         self.embed_dim = embed_dim
@@ -145,11 +157,9 @@ class TransformerEncoderLayer(Layer):
                         "act_dropout": act_dropout, "normalize_before": normalize_before,
                         "weight_attr": weight_attr, "bias_attr": bias_attr, "layer_norm_eps": layer_norm_eps}
         super().__init__()
-        for arg, v in (("d_model", d_model), ("nhead", nhead), ("dim_feedforward", dim_feedforward)):
-            if isinstance(v, bool) or not isinstance(v, int) or v <= 0:
-                raise ValueError(f"TransformerEncoderLayer: argument '{arg}' must be a positive int, got {v!r}")
+        _check_sizes(type(self).__name__, d_model=d_model, nhead=nhead, dim_feedforward=dim_feedforward)
         if not hasattr(F, activation):
-            raise ValueError(f"TransformerEncoderLayer: unknown activation {activation!r}")
+            raise ValueError(f"{type(self).__name__}: unknown activation {activation!r}")
         attn_dropout = dropout if attn_dropout is None else attn_dropout
         act_dropout = dropout if act_dropout is None else act_dropout
         self.normalize_before = normalize_before
@@ -198,10 +208,7 @@ class TransformerEncoder(Layer):
 
     def __init__(self, encoder_layer: TransformerEncoderLayer, num_layers: int, norm: Layer | None = None):
         super().__init__()
-        if isinstance(num_layers, bool) or not isinstance(num_layers, int) or num_layers <= 0:
-            raise ValueError(f"TransformerEncoder: argument 'num_layers' must be a positive int, got {num_layers!r}")
-        self.layers = LayerList([encoder_layer if i == 0 else type(encoder_layer)(**encoder_layer._config)
-                                 for i in range(num_layers)])
+        self.layers = _stack(encoder_layer, num_layers, "TransformerEncoder")
         self.num_layers = num_layers
         self.norm = norm
 
@@ -222,3 +229,165 @@ class TransformerEncoder(Layer):
     def gen_cache(self, src: Tensor) -> list:
         """One incremental cache per layer."""
         return [layer.gen_cache(src) for layer in self.layers]
+
+
+class TransformerDecoderLayer(Layer):
+    """Self-attention, cross-attention over `memory`, then a feed-forward block, each with residual,
+    dropout and LayerNorm (pre or post)."""
+
+    def __init__(self, d_model: int, nhead: int, dim_feedforward: int, dropout: float = 0.1,
+                 activation: str = "relu", attn_dropout: float | None = None, act_dropout: float | None = None,
+                 normalize_before: bool = False, weight_attr: Any = None, bias_attr: Any = None,
+                 layer_norm_eps: float = 1e-05):
+        self._config = {"d_model": d_model, "nhead": nhead, "dim_feedforward": dim_feedforward,
+                        "dropout": dropout, "activation": activation, "attn_dropout": attn_dropout,
+                        "act_dropout": act_dropout, "normalize_before": normalize_before,
+                        "weight_attr": weight_attr, "bias_attr": bias_attr, "layer_norm_eps": layer_norm_eps}
+        super().__init__()
+        _check_sizes(type(self).__name__, d_model=d_model, nhead=nhead, dim_feedforward=dim_feedforward)
+        if not hasattr(F, activation):
+            raise ValueError(f"{type(self).__name__}: unknown activation {activation!r}")
+        attn_dropout = dropout if attn_dropout is None else attn_dropout
+        act_dropout = dropout if act_dropout is None else act_dropout
+        self.normalize_before = normalize_before
+        weight_attrs = _convert_param_attr_to_list(weight_attr, 3)
+        bias_attrs = _convert_param_attr_to_list(bias_attr, 3)
+        self.self_attn = MultiHeadAttention(d_model, nhead, dropout=attn_dropout, weight_attr=weight_attrs[0],
+                                            bias_attr=bias_attrs[0])
+        self.cross_attn = MultiHeadAttention(d_model, nhead, dropout=attn_dropout, weight_attr=weight_attrs[1],
+                                             bias_attr=bias_attrs[1])
+        self.linear1 = Linear(d_model, dim_feedforward, weight_attrs[2], bias_attr=bias_attrs[2])
+        self.dropout = Dropout(act_dropout, mode="upscale_in_train")
+        self.linear2 = Linear(dim_feedforward, d_model, weight_attrs[2], bias_attr=bias_attrs[2])
+        self.norm1 = LayerNorm(d_model, epsilon=layer_norm_eps)
+        self.norm2 = LayerNorm(d_model, epsilon=layer_norm_eps)
+        self.norm3 = LayerNorm(d_model, epsilon=layer_norm_eps)
+        self.dropout1 = Dropout(dropout, mode="upscale_in_train")
+        self.dropout2 = Dropout(dropout, mode="upscale_in_train")
+        self.dropout3 = Dropout(dropout, mode="upscale_in_train")
+        self.activation = getattr(F, activation)
+
+    def forward(self, tgt: Tensor, memory: Tensor, tgt_mask: Tensor | None = None,
+                memory_mask: Tensor | None = None, cache: Any = None) -> Any:
+        tgt_mask = _convert_attention_mask(tgt_mask, tgt.dtype)
+        memory_mask = _convert_attention_mask(memory_mask, memory.dtype)
+        residual = tgt
+        if self.normalize_before:
+            tgt = self.norm1(tgt)
+        if cache is None:
+            tgt = self.self_attn(tgt, tgt, tgt, tgt_mask, None)
+        else:
+            tgt, incremental_cache = self.self_attn(tgt, tgt, tgt, tgt_mask, cache[0])
+        tgt = residual + self.dropout1(tgt)
+        if not self.normalize_before:
+            tgt = self.norm1(tgt)
+        residual = tgt
+        if self.normalize_before:
+            tgt = self.norm2(tgt)
+        if cache is None:
+            tgt = self.cross_attn(tgt, memory, memory, memory_mask, None)
+        else:
+            tgt, static_cache = self.cross_attn(tgt, memory, memory, memory_mask, cache[1])
+        tgt = residual + self.dropout2(tgt)
+        if not self.normalize_before:
+            tgt = self.norm2(tgt)
+        residual = tgt
+        if self.normalize_before:
+            tgt = self.norm3(tgt)
+        tgt = self.linear2(self.dropout(self.activation(self.linear1(tgt))))
+        tgt = residual + self.dropout3(tgt)
+        if not self.normalize_before:
+            tgt = self.norm3(tgt)
+        return tgt if cache is None else (tgt, (incremental_cache, static_cache))
+
+    def gen_cache(self, memory: Tensor) -> tuple:
+        """(empty incremental self-attention cache, static cross-attention cache of `memory`)."""
+        incremental = self.self_attn.gen_cache(memory, type=self.self_attn.Cache)
+        static = self.cross_attn.gen_cache(memory, memory, type=self.cross_attn.StaticCache)
+        return incremental, static
+
+
+class TransformerDecoder(Layer):
+    """`num_layers` decoder layers (the given one, then fresh ones from its configuration) and an
+    optional final norm."""
+
+    def __init__(self, decoder_layer: TransformerDecoderLayer, num_layers: int, norm: Layer | None = None):
+        super().__init__()
+        self.layers = _stack(decoder_layer, num_layers, "TransformerDecoder")
+        self.num_layers = num_layers
+        self.norm = norm
+
+    def forward(self, tgt: Tensor, memory: Tensor, tgt_mask: Tensor | None = None,
+                memory_mask: Tensor | None = None, cache: list | None = None) -> Any:
+        tgt_mask = _convert_attention_mask(tgt_mask, tgt.dtype)
+        memory_mask = _convert_attention_mask(memory_mask, memory.dtype)
+        output = tgt
+        new_caches = []
+        for i, layer in enumerate(self.layers):
+            if cache is None:
+                output = layer(output, memory, tgt_mask=tgt_mask, memory_mask=memory_mask, cache=None)
+            else:
+                output, new_cache = layer(output, memory, tgt_mask=tgt_mask, memory_mask=memory_mask,
+                                          cache=cache[i])
+                new_caches.append(new_cache)
+        if self.norm is not None:
+            output = self.norm(output)
+        return output if cache is None else (output, new_caches)
+
+    def gen_cache(self, memory: Tensor, do_zip: bool = False) -> list:
+        """One (incremental, static) cache pair per layer (zipped into two lists when do_zip)."""
+        cache = [layer.gen_cache(memory) for layer in self.layers]
+        return list(zip(*cache)) if do_zip else cache
+
+
+def _split_attr(attr: Any, api: str) -> tuple[Any, Any]:
+    """Transformer's weight_attr / bias_attr: one value for all, or 1-3 entries (encoder gets 2, decoder 3)."""
+    if not isinstance(attr, (list, tuple)):
+        return attr, attr
+    if len(attr) == 1:
+        return [attr[0]] * 2, [attr[0]] * 3
+    if len(attr) == 2:
+        return list(attr), [attr[0], attr[0], attr[-1]]
+    if len(attr) == 3:
+        return [attr[0], attr[-1]], list(attr)
+    raise ValueError(f"Transformer: length of {api} should be 1, 2 or 3 when it is a list/tuple, got {len(attr)}")
+
+
+class Transformer(Layer):
+    """An encoder-decoder Transformer (each stack with a final LayerNorm), or custom encoder/decoder."""
+
+    def __init__(self, d_model: int = 512, nhead: int = 8, num_encoder_layers: int = 6, num_decoder_layers: int = 6,
+                 dim_feedforward: int = 2048, dropout: float = 0.1, activation: str = "relu",
+                 attn_dropout: float | None = None, act_dropout: float | None = None, normalize_before: bool = False,
+                 weight_attr: Any = None, bias_attr: Any = None, custom_encoder: Layer | None = None,
+                 custom_decoder: Layer | None = None):
+        super().__init__()
+        enc_weight, dec_weight = _split_attr(weight_attr, "weight_attr")
+        enc_bias, dec_bias = _split_attr(bias_attr, "bias_attr")
+        settings = (d_model, nhead, dim_feedforward, dropout, activation, attn_dropout, act_dropout, normalize_before)
+        if custom_encoder is not None:
+            self.encoder = custom_encoder
+        elif num_encoder_layers > 0:
+            self.encoder = TransformerEncoder(TransformerEncoderLayer(*settings, enc_weight, enc_bias),
+                                              num_encoder_layers, LayerNorm(d_model))
+        else:
+            self.encoder = None
+        if custom_decoder is not None:
+            self.decoder = custom_decoder
+        else:
+            self.decoder = TransformerDecoder(TransformerDecoderLayer(*settings, dec_weight, dec_bias),
+                                              num_decoder_layers, LayerNorm(d_model))
+        self.d_model = d_model
+        self.nhead = nhead
+
+    def forward(self, src: Tensor, tgt: Tensor, src_mask: Tensor | None = None, tgt_mask: Tensor | None = None,
+                memory_mask: Tensor | None = None) -> Tensor:
+        src_mask = _convert_attention_mask(src_mask, src.dtype)
+        memory = src if self.encoder is None else self.encoder(src, src_mask=src_mask)
+        tgt_mask = _convert_attention_mask(tgt_mask, tgt.dtype)
+        memory_mask = _convert_attention_mask(memory_mask, memory.dtype)
+        return self.decoder(tgt, memory, tgt_mask=tgt_mask, memory_mask=memory_mask)
+
+    def generate_square_subsequent_mask(self, length: int) -> Tensor:
+        """[length, length] additive causal mask: 0 on and below the diagonal, -inf above."""
+        return _creation.triu(_creation.full([length, length], -float("inf"), dtype=_dt.get_default_dtype()), 1)
