@@ -158,3 +158,12 @@ def test_layer_default_initializers():
     assert emb._padding_idx == 8 and not np.any(emb.weight.numpy()[8]) and np.all(emb.weight.numpy()[:8] != 0)
     prelu = nn.PReLU(3, init=0.1)
     np.testing.assert_allclose(prelu._weight.numpy(), [0.1] * 3)
+
+
+@pytest.mark.parametrize("shape", [[6, 4], [3, 8], [4, 2, 3]])
+def test_orthogonal_rows_or_columns_are_orthonormal(shape):
+    q = I.Orthogonal(gain=2.0)(_param(shape, "float64")).numpy().reshape(shape[0], -1)
+    gram = q @ q.T if q.shape[0] <= q.shape[1] else q.T @ q
+    np.testing.assert_allclose(gram, 4.0 * np.eye(min(q.shape)), atol=1e-10)
+    with pytest.raises(ValueError, match="2 or more dimensions"):
+        I.Orthogonal()(_param([3]))

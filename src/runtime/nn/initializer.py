@@ -16,7 +16,7 @@ from .. import dtypes as _dt
 from ..tensor import Tensor
 
 __all__ = ["Initializer", "Constant", "Uniform", "Normal", "TruncatedNormal", "XavierUniform",
-           "XavierNormal", "KaimingUniform", "KaimingNormal", "Assign", "calculate_gain",
+           "XavierNormal", "KaimingUniform", "KaimingNormal", "Assign", "Orthogonal", "calculate_gain",
            "set_global_initializer"]
 
 _TRUNCATED_MAX_ROUNDS = 100
@@ -230,6 +230,30 @@ class Assign(Initializer):
 
     def __repr__(self) -> str:
         return f"Assign(shape={list(np.shape(self._value))})"
+
+
+class Orthogonal(Initializer):
+    """A (semi-)orthogonal matrix times gain, from the QR of a Gaussian matrix; shape [rows, *rest]
+    is treated as rows x prod(rest)."""
+
+    def __init__(self, gain: float = 1.0, name: str | None = None):
+        self._gain = float(gain)
+
+    def _generate(self, shape, dtype):
+        from ..ops.creation import diag  # noqa: PLC0415
+        from ..ops.linalg import qr  # noqa: PLC0415
+        from ..ops.math import scale, sign  # noqa: PLC0415
+        from ..ops.random import randn  # noqa: PLC0415
+        from ..ops.shape import reshape, transpose  # noqa: PLC0415
+        if len(shape) < 2:
+            raise ValueError(f"Orthogonal: only a parameter with 2 or more dimensions can be initialised, "
+                             f"got shape {list(shape)}")
+        rows, cols = shape[0], int(np.prod(shape[1:]))
+        q, r = qr(randn([max(rows, cols), min(rows, cols)], dtype=dtype))
+        q = q * sign(diag(r))  # makes the factorisation unique, so q is uniformly distributed
+        if rows < cols:
+            q = transpose(q, [1, 0])
+        return reshape(scale(q, scale=self._gain), list(shape))
 
 
 _global_weight: Initializer | None = None
