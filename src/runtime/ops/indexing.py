@@ -30,6 +30,7 @@ __all__ = ["gather", "gather_nd", "index_select", "scatter", "scatter_", "scatte
 _rng = np.random.default_rng(5)
 _ndarray = np.ndarray
 _FULL_SLICE = ("slice", None, None, None)
+_META_CACHE_LIMIT = 4096
 
 
 def _normal(*shape):
@@ -50,10 +51,20 @@ def _scatter_add(xp, out, key, values) -> None:
 
 
 # ---------------------------------------------------------------- index templates
+_BASIC_KEYS: dict = {}  # template without tensors -> its NumPy index (slices are not hashable before 3.12)
+
+
 def _key(template: tuple, arrays: tuple) -> tuple:
     """The NumPy index a template stands for, with `arrays` in the tensor places."""
-    return tuple(it if type(it) is not tuple else
-                 builtins.slice(it[1], it[2], it[3]) if it[0] == "slice" else arrays[it[1]] for it in template)
+    if not arrays:
+        key = _BASIC_KEYS.get(template)
+        if key is not None:
+            return key
+    key = tuple([it if type(it) is not tuple else builtins.slice(it[1], it[2], it[3]) if it[0] == "slice"
+                 else arrays[it[1]] for it in template])
+    if not arrays and len(_BASIC_KEYS) < _META_CACHE_LIMIT:
+        _BASIC_KEYS[template] = key
+    return key
 
 
 def _slice_bound(v: Any, api: str):
@@ -86,6 +97,8 @@ def _index_tensor(item: Any, like, api: str) -> Tensor:
 
 def _parse(key: Any, like, api: str) -> tuple[tuple, list]:
     """Split an index into (template, index tensors)."""
+    if type(key) is int:
+        return (key,), []
     if type(key) is not tuple:
         key = (key,)
     template: list = []
@@ -216,6 +229,8 @@ def _index(x: Tensor, template: tuple, tensors: list) -> Tensor:
     if any(t._data.dtype.kind == "b" for t in tensors):
         if len(template) == 1 and tensors[0]._data.shape == x._data.shape:
             return search.masked_select(x, tensors[0])
+        _index_shape("getitem", x._data.shape, template,  # masks must fit before nonzero drops their shape
+                     tuple(TensorSpec(t._data.shape, t._data.dtype) for t in tensors), True)
         items: list = []
         ints: list = []
         for it in template:
@@ -359,10 +374,15 @@ def _setitem(self: Tensor, key: Any, value: Any) -> None:
     if is_grad_enabled() and not (self.stop_gradient and value.stop_gradient):
         math._inplace(self, _SETITEM, "__setitem__", value, *tensors, index=template)
         return
-    # nothing to record: check as the op would, then write straight into the buffer
-    _setitem_meta(TensorSpec(a.shape, a.dtype), TensorSpec(value._data.shape, value._data.dtype),
-                  *(TensorSpec(t._data.shape, t._data.dtype) for t in tensors), index=template)
-    a[_key(template, tuple(t._data for t in tensors))] = value._data
+    # nothing to record: check as the op would (memoised as eager dispatch does), then write in place
+    arrays = (a, value._data, *(t._data for t in tensors))
+    key = ((("index", template),),) + tuple(v for arr in arrays for v in (arr.shape, arr.dtype))
+    cache = _SETITEM.meta_cache
+    if key not in cache:
+        spec = _setitem_meta(*(TensorSpec(arr.shape, arr.dtype) for arr in arrays), index=template)
+        if len(cache) < _META_CACHE_LIMIT:
+            cache[key] = spec
+    a[_key(template, arrays[2:])] = value._data
     self._version += 1
 
 

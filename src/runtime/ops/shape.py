@@ -7,6 +7,9 @@ shares data with the input.
 """
 from __future__ import annotations
 
+import builtins
+import itertools
+import math as _pymath
 from typing import Any
 
 import numpy as np
@@ -58,7 +61,7 @@ def _int(op: str, arg: str, value: Any) -> int:
 
 def _numel(shape) -> int:
     """Element count, -1 when any dimension is unknown."""
-    return -1 if -1 in shape else int(np.prod(shape, dtype=np.int64))
+    return -1 if -1 in shape else _pymath.prod(shape)
 
 
 def _g_reshape_back(ctx, g):
@@ -71,8 +74,8 @@ def _reshape_meta(x: TensorSpec, *, shape: tuple) -> TensorSpec:
     out = [x.shape[i] if d == 0 else d for i, d in enumerate(shape)]
     if out.count(-1) > 1:
         raise ValueError(f"reshape: argument 'shape' {list(shape)} may contain -1 at most once")
-    known = int(np.prod([d for d in out if d != -1]))
-    total = int(np.prod(x.shape))
+    known = _pymath.prod(d for d in out if d != -1)
+    total = _pymath.prod(x.shape)
     if -1 in out:
         if known == 0 or total % known:
             raise ValueError(f"reshape: cannot reshape a tensor of shape {mu.shape_str(x.shape)} "
@@ -85,7 +88,9 @@ def _reshape_meta(x: TensorSpec, *, shape: tuple) -> TensorSpec:
 
 
 def _reshape_kernel(xp, x, *, shape):
-    return x.reshape(_reshape_meta(x, shape=shape).shape)
+    if 0 in shape:  # 0 copies the input dimension; -1 NumPy infers itself
+        shape = tuple(x.shape[i] if d == 0 else d for i, d in enumerate(shape))
+    return x.reshape(shape)
 
 
 _RESHAPE = defop("reshape", kernel=_reshape_kernel, meta=_reshape_meta, grad=_g_reshape_back, attrs={"shape": ()},
@@ -460,8 +465,9 @@ def _split_meta(x: TensorSpec, *, num_or_sections: Any, axis: int) -> tuple:
 
 
 def _split_kernel(xp, x, *, num_or_sections, axis):
-    bounds = np.cumsum(_split_sizes(x, num_or_sections, axis))[:-1]
-    return tuple(xp.split(x, bounds.tolist(), axis=axis))
+    lead = (builtins.slice(None),) * (axis % x.ndim)
+    bounds = [0, *itertools.accumulate(_split_sizes(x, num_or_sections, axis))]
+    return tuple(x[lead + (builtins.slice(s, e),)] for s, e in zip(bounds, bounds[1:]))
 
 
 _SPLIT = defop("split", kernel=_split_kernel, meta=_split_meta,
