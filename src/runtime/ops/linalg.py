@@ -630,8 +630,8 @@ def _solve_meta(x: TensorSpec, y: TensorSpec) -> TensorSpec:
 
 
 def _solve_kernel(xp, x, y):
-    if y.ndim == 1:
-        return xp.linalg.solve(x, y[..., None])[..., 0] if x.ndim > 2 else xp.linalg.solve(x, y)
+    if y.ndim == 1:  # a vector: solve for one column, spelled out so no NumPy version reads it as a stack
+        return xp.linalg.solve(x, xp.broadcast_to(y[:, None], x.shape[:-1] + (1,)))[..., 0]
     if x.shape[:-2] != y.shape[:-2]:
         batch = np.broadcast_shapes(x.shape[:-2], y.shape[:-2])
         x = xp.broadcast_to(x, batch + x.shape[-2:])

@@ -335,7 +335,7 @@ def _logsumexp_meta(x: TensorSpec, *, axis: Any, keepdim: bool) -> TensorSpec:
 def _logsumexp_kernel(xp, x, *, axis, keepdim):
     ax = _np_axis(axis, x.ndim)
     m = xp.max(x, axis=ax, keepdims=True)
-    m = xp.where(xp.isfinite(m), m, 0)
+    m = xp.where(xp.isfinite(m), m, xp.zeros_like(m))
     with np.errstate(divide="ignore"):  # an all -inf slice gives -inf, as it should
         out = xp.log(xp.sum(xp.exp(x - m), axis=ax, keepdims=True)) + m
     if not keepdim:
