@@ -1,4 +1,682 @@
-"""Losses: cross_entropy, mse_loss, l1_loss, smooth_l1_loss, binary_cross_entropy(_with_logits), nll_loss, kl_div."""
+"""Losses: cross_entropy (hard/soft labels, class weights, ignore_index, label smoothing),
+softmax_with_cross_entropy, nll_loss, mse/l1/smooth_l1, binary cross-entropy (with logits),
+kl_div and a few margin losses, with Paddle's reduction rules.
+
+Hard-label cross-entropy with softmax is ONE op (log-softmax, pick, weight, reduce) whose
+gradient is ONE fused op, (softmax - onehot) * coefficient; that fused op has its own
+gradient rule, so double backward still works. `nll_loss` is the same pick without the
+softmax; its gradient is a scatter that does not depend on the input's values.
+"""
 from __future__ import annotations
 
-__all__: list[str] = []
+from typing import Any
+
+import numpy as np
+
+from ..tensor import Tensor, as_tensor
+from . import math as _m
+from . import meta_utils as mu
+from .registry import Sample, TensorSpec, defop
+
+__all__ = ["cross_entropy", "softmax_with_cross_entropy", "nll_loss", "mse_loss", "l1_loss", "smooth_l1_loss",
+           "binary_cross_entropy", "binary_cross_entropy_with_logits", "kl_div", "margin_ranking_loss",
+           "hinge_embedding_loss", "soft_margin_loss", "log_loss", "square_error_cost", "sigmoid_focal_loss"]
+
+_rng = np.random.default_rng(5)
+_REDUCTIONS = ("none", "mean", "sum")
+
+
+def _normal(*shape):
+    return _rng.normal(size=shape)
+
+
+def _check_reduction(api: str, reduction: Any, allowed: tuple = _REDUCTIONS) -> str:
+    if reduction not in allowed:
+        raise ValueError(f"{api}: argument 'reduction' must be one of {', '.join(map(repr, allowed))}, "
+                         f"got {reduction!r}")
+    return reduction
+
+
+def _number(api: str, arg: str, v: Any) -> float:
+    if isinstance(v, Tensor):
+        v = v.item()
+    if isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating)):
+        raise TypeError(f"{api}: argument '{arg}' must be a number, got {type(v).__name__}")
+    return float(v)
+
+
+def _reduce(loss: Tensor, reduction: str) -> Tensor:
+    from .reduction import mean, sum as _sum  # noqa: PLC0415
+    if reduction == "mean":
+        return mean(loss)
+    if reduction == "sum":
+        return _sum(loss)
+    return loss
+
+
+def _same_shape(api: str, a: Tensor, b: Tensor, names: tuple[str, str]) -> None:
+    if a.shape != b.shape:
+        raise ValueError(f"{api}: argument '{names[0]}' {a.shape} and argument '{names[1]}' {b.shape} "
+                         "must have the same shape")
+
+
+# ---------------------------------------------------------------- hard labels: shared pieces
+_HARD_ATTRS = {"axis": -1, "ignore_index": -100, "reduction": "mean", "keepdim": False, "mean_over_valid": False}
+
+
+def _hard_label_meta(op: str, x: TensorSpec, label: TensorSpec, weight: TensorSpec | None, axis: int,
+                     reduction: str, keepdim: bool) -> TensorSpec:
+    """Check logits/label/weight of a hard-label loss and give the loss's spec."""
+    mu.require_float(op, x, "input")
+    ax = mu.normalize_axis(op, axis, len(x.shape))
+    if label.dtype.kind not in "iu":
+        raise TypeError(f"{op}: argument 'label' must be an int64 or int32 tensor of class indices, got "
+                        f"{label.dtype.name} (pass soft_label=True for probability labels)")
+    batch = tuple(x.shape[:ax]) + tuple(x.shape[ax + 1:])
+    keep = tuple(x.shape[:ax]) + (1,) + tuple(x.shape[ax + 1:])
+    if tuple(label.shape) not in (batch, keep):
+        raise ValueError(f"{op}: argument 'label' has shape {mu.shape_str(label.shape)}, but input "
+                         f"{mu.shape_str(x.shape)} (classes on axis {ax}) needs {mu.shape_str(batch)} or "
+                         f"{mu.shape_str(keep)}")
+    if weight is not None:
+        if tuple(weight.shape) != (x.shape[ax],):
+            raise ValueError(f"{op}: argument 'weight' must have shape [{x.shape[ax]}] (one weight per class), "
+                             f"got {mu.shape_str(weight.shape)}")
+        if weight.dtype != x.dtype:
+            raise TypeError(f"{op}: argument 'weight' has dtype {weight.dtype.name} but input has {x.dtype.name}")
+    if reduction != "none":
+        return TensorSpec((), x.dtype)
+    return TensorSpec(keep if keepdim else batch, x.dtype)
+
+
+def _classes_last(xp, x, axis: int):
+    """x with its class axis moved last (a view), and the normalised axis."""
+    ax = axis % x.ndim
+    return (x if ax == x.ndim - 1 else xp.moveaxis(x, ax, -1)), ax
+
+
+def _hard_labels(xp, op: str, label, weight, x, ignore_index: int, reduction: str, mean_over_valid: bool):
+    """(labels safe to index with, per-sample weights or None, mean denominator) of a hard-label loss.
+
+    Raises ValueError naming an out-of-range label (labels equal to ignore_index are skipped).
+    """
+    classes = x.shape[-1]
+    lab = label.reshape(x.shape[:-1])
+    valid = None
+    if lab.size:
+        lo, hi = int(lab.min()), int(lab.max())
+        if lo < 0 or hi >= classes or 0 <= ignore_index < classes:
+            valid = lab != ignore_index
+            bad = valid & ((lab < 0) | (lab >= classes))
+            if bool(bad.any()):
+                value = int(lab[bad].reshape(-1)[0])
+                raise ValueError(f"{op}: label value {value} is out of range [0, {classes}) for an input with "
+                                 f"{classes} classes (ignore_index={ignore_index})")
+            lab = xp.where(valid, lab, 0)
+    sample_w = None
+    if weight is not None:
+        sample_w = weight[lab]
+        if valid is not None:
+            sample_w = sample_w * valid
+    elif valid is not None:
+        sample_w = valid.astype(x.dtype)
+    denom = 1.0
+    if reduction == "mean":
+        if sample_w is not None and (weight is not None or mean_over_valid):
+            denom = float(sample_w.sum())
+        else:
+            denom = float(lab.size)
+        denom = denom or 1.0  # Paddle divides by (total + (total == 0))
+    return lab, sample_w, denom
+
+
+def _finish(xp, loss, sample_w, denom: float, reduction: str, keep_shape: tuple | None, dtype):
+    """Weight, reduce and shape per-sample losses."""
+    if sample_w is not None:
+        loss = loss * sample_w
+    if reduction == "none":
+        return (loss if keep_shape is None else loss.reshape(keep_shape)).astype(dtype, copy=False)
+    total = loss.sum()
+    return xp.asarray(total / denom if reduction == "mean" else total, dtype=dtype)
+
+
+def _keep_shape(x, ax: int, keepdim: bool) -> tuple | None:
+    return tuple(x.shape[:ax]) + (1,) + tuple(x.shape[ax + 1:]) if keepdim else None
+
+
+def _coefficient(xp, out_grad, sample_w, denom: float, reduction: str, batch_shape: tuple):
+    """d loss / d (per-sample loss): the out grad spread over samples, weighted, over the denominator."""
+    if reduction == "none":
+        c = out_grad.reshape(batch_shape)
+    else:
+        c = out_grad.reshape(()) / denom if reduction == "mean" else out_grad.reshape(())
+    return c if sample_w is None else c * sample_w
+
+
+def _sub_at_labels(xp, p, lab, c):
+    """p[..., lab] -= c on a classes-last array (made contiguous, so the write lands in it)."""
+    p = xp.ascontiguousarray(p)
+    flat = p.reshape(-1, p.shape[-1])
+    flat[xp.arange(flat.shape[0]), lab.reshape(-1)] -= c if getattr(c, "ndim", 0) == 0 else c.reshape(-1)
+    return p
+
+
+def _restore_axis(xp, p, ax: int):
+    return p if ax == p.ndim - 1 else xp.ascontiguousarray(xp.moveaxis(p, -1, ax))
+
+
+def _linear_in_g(gg, unit, g, axis: int, reduction: str) -> Tensor:
+    """Gradient w.r.t. g of an op linear in g: <gg, op(g = 1)>, summed back to g's shape."""
+    from .reduction import sum as _sum  # noqa: PLC0415
+    from .shape import reshape  # noqa: PLC0415
+    prod = _m.multiply(gg, unit)
+    return reshape(_sum(prod, axis=axis) if reduction == "none" else _sum(prod), list(g.shape))
+
+
+# ---------------------------------------------------------------- fused softmax cross-entropy
+def _ce_meta(logits, label, weight, *, axis, ignore_index, reduction, keepdim, mean_over_valid):
+    return _hard_label_meta("cross_entropy", logits, label, weight, axis, reduction, keepdim)
+
+
+def _ce_kernel(xp, logits, label, weight, *, axis, ignore_index, reduction, keepdim, mean_over_valid):
+    x, ax = _classes_last(xp, logits, axis)
+    lab, sample_w, denom = _hard_labels(xp, "cross_entropy", label, weight, x, ignore_index, reduction,
+                                        mean_over_valid)
+    z = x - x.max(axis=-1, keepdims=True)
+    picked = xp.take_along_axis(z, lab[..., None], axis=-1)[..., 0]
+    xp.exp(z, out=z)
+    loss = xp.log(z.sum(axis=-1)) - picked
+    return _finish(xp, loss, sample_w, denom, reduction, _keep_shape(logits, ax, keepdim), logits.dtype)
+
+
+def _ce_grad_kernel(xp, logits, label, weight, out_grad, *, axis, ignore_index, reduction, keepdim,
+                    mean_over_valid):
+    x, ax = _classes_last(xp, logits, axis)
+    lab, sample_w, denom = _hard_labels(xp, "cross_entropy", label, weight, x, ignore_index, reduction,
+                                        mean_over_valid)
+    c = _coefficient(xp, out_grad, sample_w, denom, reduction, x.shape[:-1])
+    p = x - x.max(axis=-1, keepdims=True)
+    xp.exp(p, out=p)
+    s = p.sum(axis=-1, keepdims=True)
+    p *= (c[..., None] if c.ndim else c) / s
+    return _restore_axis(xp, _sub_at_labels(xp, p, lab, c), ax)
+
+
+def _g_ce(ctx, g):
+    logits, label, weight = ctx.inputs
+    return _CE_GRAD(logits, label, weight, g, **ctx.attrs), None, None
+
+
+def _g_ce_grad(ctx, gg):
+    """out = c * (softmax(logits) - onehot), c linear in g."""
+    from .activation import softmax  # noqa: PLC0415
+    from .reduction import sum as _sum  # noqa: PLC0415
+    logits, label, weight, g = ctx.inputs
+    a = ctx.attrs
+    ax = a["axis"] % len(logits.shape)
+    glogits = gout = None
+    if ctx.needs_input_grad[0]:
+        c = _m.neg(_sum(_NLL_GRAD(logits, label, weight, g, **a), axis=ax, keepdim=True))
+        p = softmax(logits, axis=ax)
+        jvp = _m.multiply(p, _m.subtract(gg, _sum(_m.multiply(gg, p), axis=ax, keepdim=True)))
+        glogits = _m.multiply(c, jvp)
+    if ctx.needs_input_grad[3]:
+        from .creation import ones_like  # noqa: PLC0415
+        gout = _linear_in_g(gg, _CE_GRAD(logits, label, weight, ones_like(g), **a), g, ax, a["reduction"])
+    return glogits, None, None, gout
+
+
+# ---------------------------------------------------------------- nll (pick of log-probabilities)
+def _nll_meta(input, label, weight, *, axis, ignore_index, reduction, keepdim, mean_over_valid):  # noqa: A002
+    return _hard_label_meta("nll_loss", input, label, weight, axis, reduction, keepdim)
+
+
+def _nll_kernel(xp, input, label, weight, *, axis, ignore_index, reduction, keepdim, mean_over_valid):  # noqa: A002
+    x, ax = _classes_last(xp, input, axis)
+    lab, sample_w, denom = _hard_labels(xp, "nll_loss", label, weight, x, ignore_index, reduction, mean_over_valid)
+    loss = -xp.take_along_axis(x, lab[..., None], axis=-1)[..., 0]
+    return _finish(xp, loss, sample_w, denom, reduction, _keep_shape(input, ax, keepdim), input.dtype)
+
+
+def _nll_grad_meta(input, label, weight, out_grad, **attrs):  # noqa: A002
+    return input
+
+
+def _nll_grad_kernel(xp, input, label, weight, out_grad, *, axis, ignore_index, reduction, keepdim,  # noqa: A002
+                     mean_over_valid):
+    x, ax = _classes_last(xp, input, axis)
+    lab, sample_w, denom = _hard_labels(xp, "nll_loss", label, weight, x, ignore_index, reduction, mean_over_valid)
+    c = _coefficient(xp, out_grad, sample_w, denom, reduction, x.shape[:-1])
+    out = xp.zeros(x.shape, dtype=input.dtype)
+    return _restore_axis(xp, _sub_at_labels(xp, out, lab, c), ax)
+
+
+def _g_nll(ctx, g):
+    x, label, weight = ctx.inputs
+    return _NLL_GRAD(x, label, weight, g, **ctx.attrs), None, None
+
+
+def _g_nll_grad(ctx, gg):
+    from .creation import ones_like  # noqa: PLC0415
+    x, label, weight, g = ctx.inputs
+    a = ctx.attrs
+    gout = None
+    if ctx.needs_input_grad[3]:
+        unit = _NLL_GRAD(x, label, weight, ones_like(g), **a)
+        gout = _linear_in_g(gg, unit, g, a["axis"] % len(x.shape), a["reduction"])
+    return None, None, None, gout
+
+
+def _signed_attrs(fn):
+    """Meta/grad helpers taking the shared hard-label attributes by keyword."""
+    import inspect  # noqa: PLC0415
+    params = [inspect.Parameter(n, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+              for n in ("input", "label", "weight", "out_grad")]
+    params += [inspect.Parameter(a, inspect.Parameter.KEYWORD_ONLY) for a in _HARD_ATTRS]
+    fn.__signature__ = inspect.Signature(params)
+    return fn
+
+
+def _hard_samples(reductions=("mean", "none", "sum"), with_grad=False, positive=False):
+    def make():
+        out = []
+        for i, red in enumerate(reductions):
+            x = _rng.uniform(-3.0, -0.2, (4, 5)) if positive else _normal(4, 5)
+            lab = np.array([0, 3, 4, 1])
+            w = _rng.uniform(0.5, 2.0, 5) if i != 1 else None
+            attrs = dict(_HARD_ATTRS, reduction=red, ignore_index=3 if i == 0 else -100, keepdim=i == 2,
+                         mean_over_valid=i == 0)
+            lab_in = lab.reshape(4, 1) if i == 2 else lab
+            inputs = (x, lab_in, w)
+            if with_grad:
+                inputs += (_normal() if red != "none" else _normal(*((4, 1) if i == 2 else (4,))),)
+            out.append(Sample(inputs, attrs, grad_inputs=(0, 3) if with_grad else (0,)))
+        x3 = _rng.uniform(-3.0, -0.2, (2, 3, 4)) if positive else _normal(2, 3, 4)
+        lab3 = np.array([[0, 2, 1, 1], [2, 0, 0, 1]])
+        inputs3 = (x3, lab3, None) + ((_normal(),) if with_grad else ())
+        out.append(Sample(inputs3, dict(_HARD_ATTRS, axis=1, reduction="mean"),
+                          grad_inputs=(0, 3) if with_grad else (0,)))
+        return out
+    return make
+
+
+_CE = defop("cross_entropy_with_softmax", kernel=_ce_kernel, meta=_ce_meta, grad=_g_ce, attrs=dict(_HARD_ATTRS),
+            inputs=("logits", "label", "weight"), samples=_hard_samples())
+_CE_GRAD = defop("cross_entropy_with_softmax_grad", kernel=_ce_grad_kernel,
+                 meta=_signed_attrs(lambda input, label, weight, out_grad, **a: input),  # noqa: A002
+                 grad=_g_ce_grad, attrs=dict(_HARD_ATTRS), inputs=("logits", "label", "weight", "out_grad"),
+                 samples=_hard_samples(with_grad=True))
+_NLL = defop("nll_loss", kernel=_nll_kernel, meta=_nll_meta, grad=_g_nll, attrs=dict(_HARD_ATTRS),
+             inputs=("input", "label", "weight"), samples=_hard_samples(positive=True))
+_NLL_GRAD = defop("nll_loss_grad", kernel=_nll_grad_kernel, meta=_signed_attrs(_nll_grad_meta),
+                  grad=_g_nll_grad, attrs=dict(_HARD_ATTRS), inputs=("input", "label", "weight", "out_grad"),
+                  samples=_hard_samples(with_grad=True, positive=True))
+
+
+# ---------------------------------------------------------------- cross_entropy and friends
+def _weight_arg(api: str, weight: Any) -> Tensor | None:
+    return None if weight is None else as_tensor(weight, "weight", api)
+
+
+def _int_arg(api: str, arg: str, v: Any) -> int:
+    if isinstance(v, bool) or not isinstance(v, (int, np.integer)):
+        raise TypeError(f"{api}: argument '{arg}' must be an int, got {type(v).__name__}")
+    return int(v)
+
+
+def _soft_cross_entropy(api: str, input: Tensor, label: Tensor, weight: Tensor | None, ax: int,  # noqa: A002
+                        reduction: str, use_softmax: bool) -> Tensor:
+    """-sum(label * log p) over the class axis (kept, as Paddle does), weighted by label @ weight."""
+    from .activation import log_softmax  # noqa: PLC0415
+    from .reduction import sum as _sum  # noqa: PLC0415
+    from .shape import reshape  # noqa: PLC0415
+    if label.dtype.np_dtype.kind != "f":
+        raise TypeError(f"{api}: with soft labels, argument 'label' must be a floating tensor of probabilities, "
+                        f"got {label.dtype}")
+    _same_shape(api, input, label, ("input", "label"))
+    logp = log_softmax(input, axis=ax) if use_softmax else _m.log(input)
+    loss = _m.neg(_sum(_m.multiply(label, logp), axis=ax, keepdim=True))
+    if weight is None:
+        return _reduce(loss, reduction)
+    classes = input.shape[ax]
+    if weight.shape != [classes]:
+        raise ValueError(f"{api}: argument 'weight' must have shape [{classes}] (one weight per class), "
+                         f"got {weight.shape}")
+    wshape = [1] * input.ndim
+    wshape[ax] = classes
+    per_sample = _sum(_m.multiply(label, reshape(weight, wshape)), axis=ax, keepdim=True)
+    loss = _m.multiply(loss, per_sample)
+    if reduction != "mean":
+        return _reduce(loss, reduction)
+    total = _sum(per_sample)
+    return _m.divide(_sum(loss), _m.add(total, _m.cast(_m.equal(total, 0.0), total.dtype)))
+
+
+def cross_entropy(input: Tensor, label: Tensor, weight: Tensor | None = None, ignore_index: int = -100,  # noqa: A002
+                  reduction: str = "mean", soft_label: bool = False, axis: int = -1, use_softmax: bool = True,
+                  label_smoothing: float = 0.0, name: str | None = None) -> Tensor:
+    """Softmax cross-entropy of logits (or of probabilities with use_softmax=False) against labels."""
+    api = "cross_entropy"
+    input = as_tensor(input, "input", api)
+    label = as_tensor(label, "label", api)
+    weight = _weight_arg(api, weight)
+    _check_reduction(api, reduction)
+    ignore_index = _int_arg(api, "ignore_index", ignore_index)
+    label_smoothing = _number(api, "label_smoothing", label_smoothing)
+    if not 0.0 <= label_smoothing <= 1.0:
+        raise ValueError(f"{api}: argument 'label_smoothing' must be in [0, 1], got {label_smoothing}")
+    if soft_label and ignore_index > 0:
+        raise ValueError(f"{api}: ignore_index ({ignore_index}) applies to hard labels only; with soft_label=True "
+                         "leave it at -100")
+    if input.ndim - label.ndim not in (0, 1):
+        raise ValueError(f"{api}: argument 'label' {label.shape} must have the rank of input {input.shape} "
+                         "or one less")
+    ax = mu.normalize_axis(api, _int_arg(api, "axis", axis), input.ndim)
+    if not soft_label and label_smoothing == 0.0:
+        attrs = {"axis": ax, "ignore_index": ignore_index, "reduction": reduction,
+                 "keepdim": label.ndim == input.ndim, "mean_over_valid": ignore_index >= 0 or weight is not None}
+        if use_softmax:
+            return _CE(input, label, weight, **attrs)
+        return _NLL(_m.log(input), label, weight, **attrs)
+    if not soft_label:  # label smoothing turns hard labels into soft ones
+        from .common import _ONE_HOT  # noqa: PLC0415
+        from .shape import reshape  # noqa: PLC0415
+        if label.ndim == input.ndim:
+            label = reshape(label, [d for i, d in enumerate(label.shape) if i != ax])
+        label = _ONE_HOT(label, num_classes=input.shape[ax], axis=ax, dtype=input._data.dtype)
+        label = _m.add(_m.scale(label, 1.0 - label_smoothing), label_smoothing / input.shape[ax])
+    return _soft_cross_entropy(api, input, label, weight, ax, reduction, use_softmax)
+
+
+def softmax_with_cross_entropy(logits: Tensor, label: Tensor, soft_label: bool = False, ignore_index: int = -100,
+                               numeric_stable_mode: bool = True, return_softmax: bool = False,
+                               axis: int = -1) -> Tensor | tuple[Tensor, Tensor]:
+    """Per-sample softmax cross-entropy, the class axis kept with size 1 (the legacy API)."""
+    api = "softmax_with_cross_entropy"
+    logits = as_tensor(logits, "logits", api)
+    label = as_tensor(label, "label", api)
+    ax = mu.normalize_axis(api, _int_arg(api, "axis", axis), logits.ndim)
+    if soft_label:
+        loss = _soft_cross_entropy(api, logits, label, None, ax, "none", True)
+    else:
+        loss = _CE(logits, label, None, axis=ax, ignore_index=_int_arg(api, "ignore_index", ignore_index),
+                   reduction="none", keepdim=True, mean_over_valid=False)
+    if return_softmax:
+        from .activation import softmax  # noqa: PLC0415
+        return loss, softmax(logits, axis=ax)
+    return loss
+
+
+def nll_loss(input: Tensor, label: Tensor, weight: Tensor | None = None, ignore_index: int = -100,  # noqa: A002
+             reduction: str = "mean", name: str | None = None) -> Tensor:
+    """-input[label] (input holds log-probabilities, classes on axis 1), weighted and reduced."""
+    api = "nll_loss"
+    input = as_tensor(input, "input", api)
+    label = as_tensor(label, "label", api)
+    _check_reduction(api, reduction)
+    if input.ndim < 2:
+        raise ValueError(f"{api}: argument 'input' must be at least 2-D [N, C, ...], got shape {input.shape}")
+    if label.ndim != input.ndim - 1:
+        raise ValueError(f"{api}: argument 'label' {label.shape} must have shape [N, d1, ...] matching input "
+                         f"{input.shape} without its class axis 1")
+    return _NLL(input, label, _weight_arg(api, weight), axis=1, ignore_index=_int_arg(api, "ignore_index", ignore_index),
+                reduction=reduction, keepdim=False, mean_over_valid=True)
+
+
+# ---------------------------------------------------------------- elementwise losses
+def mse_loss(input: Tensor, label: Tensor, reduction: str = "mean", name: str | None = None) -> Tensor:  # noqa: A002
+    """(input - label)^2, reduced."""
+    _check_reduction("mse_loss", reduction)
+    d = _m.subtract(as_tensor(input, "input", "mse_loss"), as_tensor(label, "label", "mse_loss"))
+    return _reduce(_m.square(d), reduction)
+
+
+def square_error_cost(input: Tensor, label: Tensor) -> Tensor:  # noqa: A002
+    """(input - label)^2 elementwise."""
+    return _m.square(_m.subtract(as_tensor(input, "input", "square_error_cost"),
+                                 as_tensor(label, "label", "square_error_cost")))
+
+
+def l1_loss(input: Tensor, label: Tensor, reduction: str = "mean", name: str | None = None) -> Tensor:  # noqa: A002
+    """|input - label|, reduced."""
+    _check_reduction("l1_loss", reduction)
+    d = _m.subtract(as_tensor(input, "input", "l1_loss"), as_tensor(label, "label", "l1_loss"))
+    return _reduce(_m.abs(d), reduction)
+
+
+def _elementwise_pair_meta(op: str):
+    def meta(input: TensorSpec, label: TensorSpec, **_attrs: Any) -> TensorSpec:  # noqa: A002
+        mu.require_float(op, input, "input")
+        mu.require_float(op, label, "label")
+        if tuple(input.shape) != tuple(label.shape):
+            raise ValueError(f"{op}: argument 'input' {mu.shape_str(input.shape)} and argument 'label' "
+                             f"{mu.shape_str(label.shape)} must have the same shape")
+        return TensorSpec(input.shape, mu.promote(input.dtype, label.dtype))
+    return meta
+
+
+def _huber_kernel(xp, input, label, *, delta):  # noqa: A002
+    r = xp.abs(input - label)
+    return xp.where(r <= delta, 0.5 * r * r, delta * (r - 0.5 * delta))
+
+
+def _g_huber(ctx, g):
+    x, y = ctx.inputs
+    d = ctx.attrs["delta"]
+    gr = _m.multiply(g, _m.clip(_m.subtract(x, y), -d, d))
+    return gr, (_m.neg(gr) if ctx.needs_input_grad[1] else None)
+
+
+_HUBER = defop("huber_loss", kernel=_huber_kernel, grad=_g_huber, attrs={"delta": 1.0}, inputs=("input", "label"),
+               meta=lambda input, label, *, delta: _elementwise_pair_meta("smooth_l1_loss")(input, label),  # noqa: A002
+               samples=lambda: [Sample((_normal(3, 4) * 2, _normal(3, 4)), {"delta": 1.0}),
+                                Sample((_normal(5), _normal(5)), {"delta": 0.5})])
+
+
+def smooth_l1_loss(input: Tensor, label: Tensor, reduction: str = "mean", delta: float = 1.0,  # noqa: A002
+                   name: str | None = None) -> Tensor:
+    """Huber loss: 0.5 r^2 where |r| <= delta, else delta * (|r| - 0.5 delta); r = input - label."""
+    _check_reduction("smooth_l1_loss", reduction)
+    delta = _number("smooth_l1_loss", "delta", delta)
+    if delta <= 0:
+        raise ValueError(f"smooth_l1_loss: argument 'delta' must be positive, got {delta}")
+    out = _HUBER(as_tensor(input, "input", "smooth_l1_loss"), as_tensor(label, "label", "smooth_l1_loss"),
+                 delta=delta)
+    return _reduce(out, reduction)
+
+
+_LOG_FLOOR = -100.0  # log terms are clamped here, so a probability of exactly 0 or 1 stays finite
+
+
+def _bce_kernel(xp, input, label):  # noqa: A002
+    if input.size and (float(input.min()) < 0.0 or float(input.max()) > 1.0):
+        raise ValueError("binary_cross_entropy: argument 'input' must hold probabilities in [0, 1] "
+                         f"(got values in [{float(input.min())}, {float(input.max())}]); "
+                         "apply sigmoid first or use binary_cross_entropy_with_logits")
+    with np.errstate(divide="ignore"):
+        log_p = xp.maximum(xp.log(input), _LOG_FLOOR)
+        log_q = xp.maximum(xp.log1p(-input), _LOG_FLOOR)
+    return -(label * log_p + (1.0 - label) * log_q)
+
+
+def _g_bce(ctx, g):
+    x, y = ctx.inputs
+    gx = gy = None
+    if ctx.needs_input_grad[0]:
+        gx = _m.divide(_m.multiply(g, _m.subtract(x, y)), _m.clip(_m.multiply(x, _m.subtract(1.0, x)), min=1e-12))
+    if ctx.needs_input_grad[1]:
+        log_p = _m.maximum(_m.log(x), _LOG_FLOOR)
+        log_q = _m.maximum(_m.log1p(_m.neg(x)), _LOG_FLOOR)
+        gy = _m.multiply(g, _m.subtract(log_q, log_p))
+    return gx, gy
+
+
+_BCE = defop("bce_loss", kernel=_bce_kernel, meta=_elementwise_pair_meta("binary_cross_entropy"), grad=_g_bce,
+             inputs=("input", "label"),
+             samples=lambda: [Sample((_rng.uniform(0.1, 0.9, (3, 4)), _rng.uniform(0, 1, (3, 4))))])
+
+
+def binary_cross_entropy(input: Tensor, label: Tensor, weight: Tensor | None = None,  # noqa: A002
+                         reduction: str = "mean", name: str | None = None) -> Tensor:
+    """-(label log(input) + (1 - label) log(1 - input)) for probabilities, weighted and reduced."""
+    _check_reduction("binary_cross_entropy", reduction)
+    out = _BCE(as_tensor(input, "input", "binary_cross_entropy"), as_tensor(label, "label", "binary_cross_entropy"))
+    if weight is not None:
+        out = _m.multiply(out, as_tensor(weight, "weight", "binary_cross_entropy"))
+    return _reduce(out, reduction)
+
+
+def _bce_logits_meta(logit: TensorSpec, label: TensorSpec, pos_weight: TensorSpec | None) -> TensorSpec:
+    spec = _elementwise_pair_meta("binary_cross_entropy_with_logits")(logit, label)
+    if pos_weight is not None:
+        mu.broadcast_shape("binary_cross_entropy_with_logits", logit.shape, pos_weight.shape, ("logit", "pos_weight"))
+    return spec
+
+
+def _bce_logits_kernel(xp, logit, label, pos_weight):
+    softplus_neg = xp.log1p(xp.exp(-xp.abs(logit))) + xp.maximum(-logit, 0)  # log(1 + exp(-x)), stably
+    if pos_weight is None:
+        return (1.0 - label) * logit + softplus_neg
+    return (1.0 - label) * logit + (1.0 + (pos_weight - 1.0) * label) * softplus_neg
+
+
+def _g_bce_logits(ctx, g):
+    from .activation import softplus  # noqa: PLC0415
+    from .grad_utils import unbroadcast  # noqa: PLC0415
+    x, y, pw = ctx.inputs
+    need = ctx.needs_input_grad
+    s = _m.sigmoid(x)
+    if pw is None:
+        gx = _m.multiply(g, _m.subtract(s, y)) if need[0] else None
+        gy = _m.neg(_m.multiply(g, x)) if need[1] else None
+        return gx, gy, None
+    sp = softplus(_m.neg(x))
+    lw = _m.add(_m.multiply(_m.subtract(pw, 1.0), y), 1.0)
+    gx = _m.multiply(g, _m.subtract(_m.subtract(1.0, y), _m.multiply(lw, _m.subtract(1.0, s)))) if need[0] else None
+    gy = _m.multiply(g, _m.subtract(_m.multiply(_m.subtract(pw, 1.0), sp), x)) if need[1] else None
+    gpw = unbroadcast(_m.multiply(g, _m.multiply(y, sp)), pw) if need[2] else None
+    return gx, gy, gpw
+
+
+_BCE_LOGITS = defop("sigmoid_cross_entropy_with_logits", kernel=_bce_logits_kernel, meta=_bce_logits_meta,
+                    grad=_g_bce_logits, inputs=("logit", "label", "pos_weight"),
+                    samples=lambda: [Sample((_normal(3, 4) * 3, _rng.uniform(0, 1, (3, 4)), None)),
+                                     Sample((_normal(3, 4), _rng.uniform(0, 1, (3, 4)), _rng.uniform(0.5, 2, 4)))])
+
+
+def binary_cross_entropy_with_logits(logit: Tensor, label: Tensor, weight: Tensor | None = None,
+                                     reduction: str = "mean", pos_weight: Tensor | None = None,
+                                     name: str | None = None) -> Tensor:
+    """Sigmoid + binary cross-entropy in one stable formula; pos_weight scales the positive term."""
+    api = "binary_cross_entropy_with_logits"
+    _check_reduction(api, reduction)
+    out = _BCE_LOGITS(as_tensor(logit, "logit", api), as_tensor(label, "label", api),
+                      None if pos_weight is None else as_tensor(pos_weight, "pos_weight", api))
+    if weight is not None:
+        out = _m.multiply(out, as_tensor(weight, "weight", api))
+    return _reduce(out, reduction)
+
+
+def _kldiv_kernel(xp, input, label, *, log_target):  # noqa: A002
+    if log_target:
+        return xp.exp(label) * (label - input)
+    pos = label > 0
+    return xp.where(pos, label * (xp.log(xp.where(pos, label, 1.0)) - input), 0.0)
+
+
+def _g_kldiv(ctx, g):
+    x, y = ctx.inputs
+    need = ctx.needs_input_grad
+    if ctx.attrs["log_target"]:
+        ey = _m.exp(y)
+        return (_m.neg(_m.multiply(g, ey)) if need[0] else None,
+                _m.multiply(g, _m.multiply(ey, _m.add(_m.subtract(y, x), 1.0))) if need[1] else None)
+    pos = _m.greater_than(y, 0.0)
+    gx = _m.where(pos, _m.neg(_m.multiply(g, y)), 0.0) if need[0] else None
+    gy = None
+    if need[1]:
+        logy = _m.log(_m.where(pos, y, 1.0))
+        gy = _m.where(pos, _m.multiply(g, _m.subtract(_m.add(logy, 1.0), x)), 0.0)
+    return gx, gy
+
+
+_KLDIV = defop("kldiv_loss", kernel=_kldiv_kernel, grad=_g_kldiv, attrs={"log_target": False},
+               inputs=("input", "label"),
+               meta=lambda input, label, *, log_target: _elementwise_pair_meta("kl_div")(input, label),  # noqa: A002
+               samples=lambda: [Sample((_normal(3, 4), _rng.uniform(0.1, 1, (3, 4))), {"log_target": False}),
+                                Sample((_normal(3, 4), _normal(3, 4)), {"log_target": True})])
+
+
+def kl_div(input: Tensor, label: Tensor, reduction: str = "mean", log_target: bool = False,  # noqa: A002
+           name: str | None = None) -> Tensor:
+    """label * (log(label) - input) (input holds log-probabilities); 'batchmean' divides the sum by N."""
+    api = "kl_div"
+    _check_reduction(api, reduction, _REDUCTIONS + ("batchmean",))
+    input = as_tensor(input, "input", api)
+    out = _KLDIV(input, as_tensor(label, "label", api), log_target=bool(log_target))
+    if reduction == "batchmean":
+        from .reduction import sum as _sum  # noqa: PLC0415
+        return _m.divide(_sum(out), float(input.shape[0]) if input.ndim else 1.0)
+    return _reduce(out, reduction)
+
+
+# ---------------------------------------------------------------- margin losses (compositions)
+def margin_ranking_loss(input: Tensor, other: Tensor, label: Tensor, margin: float = 0.0,  # noqa: A002
+                        reduction: str = "mean", name: str | None = None) -> Tensor:
+    """max(0, -label * (input - other) + margin), reduced."""
+    from .activation import relu  # noqa: PLC0415
+    api = "margin_ranking_loss"
+    _check_reduction(api, reduction)
+    d = _m.subtract(as_tensor(input, "input", api), as_tensor(other, "other", api))
+    out = relu(_m.add(_m.neg(_m.multiply(as_tensor(label, "label", api), d)), _number(api, "margin", margin)))
+    return _reduce(out, reduction)
+
+
+def hinge_embedding_loss(input: Tensor, label: Tensor, margin: float = 1.0, reduction: str = "mean",  # noqa: A002
+                         name: str | None = None) -> Tensor:
+    """input where label == 1, max(0, margin - input) where label == -1, reduced."""
+    from .activation import relu  # noqa: PLC0415
+    api = "hinge_embedding_loss"
+    _check_reduction(api, reduction)
+    input = as_tensor(input, "input", api)
+    label = as_tensor(label, "label", api)
+    pos = _m.where(_m.equal(label, 1.0), input, 0.0)
+    neg = _m.where(_m.equal(label, -1.0), relu(_m.subtract(_number(api, "margin", margin), input)), 0.0)
+    return _reduce(_m.add(pos, neg), reduction)
+
+
+def soft_margin_loss(input: Tensor, label: Tensor, reduction: str = "mean", name: str | None = None) -> Tensor:  # noqa: A002
+    """log(1 + exp(-label * input)), reduced."""
+    from .activation import softplus  # noqa: PLC0415
+    api = "soft_margin_loss"
+    _check_reduction(api, reduction)
+    out = softplus(_m.neg(_m.multiply(as_tensor(label, "label", api), as_tensor(input, "input", api))))
+    return _reduce(out, reduction)
+
+
+def log_loss(input: Tensor, label: Tensor, epsilon: float = 1e-4, name: str | None = None) -> Tensor:  # noqa: A002
+    """-label log(input + eps) - (1 - label) log(1 - input + eps), elementwise."""
+    input = as_tensor(input, "input", "log_loss")
+    label = as_tensor(label, "label", "log_loss")
+    eps = _number("log_loss", "epsilon", epsilon)
+    pos = _m.multiply(label, _m.log(_m.add(input, eps)))
+    neg = _m.multiply(_m.subtract(1.0, label), _m.log(_m.add(_m.subtract(1.0, input), eps)))
+    return _m.neg(_m.add(pos, neg))
+
+
+def sigmoid_focal_loss(logit: Tensor, label: Tensor, normalizer: Tensor | None = None, alpha: float = 0.25,
+                       gamma: float = 2.0, reduction: str = "sum", name: str | None = None) -> Tensor:
+    """Focal loss: alpha_t (1 - p_t)^gamma * bce_with_logits, optionally divided by normalizer."""
+    api = "sigmoid_focal_loss"
+    _check_reduction(api, reduction)
+    logit = as_tensor(logit, "logit", api)
+    label = as_tensor(label, "label", api)
+    alpha, gamma = _number(api, "alpha", alpha), _number(api, "gamma", gamma)
+    loss = _BCE_LOGITS(logit, label, None)
+    p = _m.sigmoid(logit)
+    p_t = _m.add(_m.multiply(p, label), _m.multiply(_m.subtract(1.0, p), _m.subtract(1.0, label)))
+    alpha_t = _m.add(_m.multiply(label, alpha), _m.multiply(_m.subtract(1.0, label), 1.0 - alpha))
+    loss = _m.multiply(_m.multiply(alpha_t, _m.pow(_m.subtract(1.0, p_t), gamma)), loss)
+    if normalizer is not None:
+        loss = _m.divide(loss, as_tensor(normalizer, "normalizer", api))
+    return _reduce(loss, reduction)
