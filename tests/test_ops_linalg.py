@@ -99,6 +99,12 @@ def test_matmul_double_backward():
     np.testing.assert_allclose(gy.numpy(), numeric_grad(lambda v: float((2 * (a @ v) @ v.T).sum()), b), rtol=1e-6)
 
 
+def test_tensor_methods_are_bound():
+    for name in ("matmul", "mm", "bmm", "dot", "mv", "t", "outer", "inner", "cross", "norm", "dist", "inverse",
+                 "cholesky"):
+        assert getattr(paddle.Tensor, name) is getattr(paddle, name), name
+
+
 def test_bmm_dot_t():
     a, b = n(2, 3, 4), n(2, 4, 5)
     np.testing.assert_allclose(paddle.bmm(t(a), t(b)).numpy(), a @ b)

@@ -190,6 +190,12 @@ def test_double_backward_through_logsumexp_and_std():
     np.testing.assert_allclose(gg.numpy(), p[0] * (np.eye(3)[0] - p), rtol=1e-10)
 
 
+def test_tensor_methods_are_bound():
+    for name in ("sum", "mean", "max", "min", "amax", "amin", "prod", "argmax", "argmin", "all", "any",
+                 "logsumexp", "std", "var", "median", "cumsum", "cumprod", "nansum", "nanmean", "count_nonzero"):
+        assert getattr(paddle.Tensor, name) is getattr(paddle, name), name
+
+
 def test_float32_inputs_stay_float32():
     a = t(X.astype(np.float32))
     for name in ("sum", "mean", "max", "prod", "logsumexp", "std", "var", "cumsum", "median"):

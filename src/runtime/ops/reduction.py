@@ -436,7 +436,7 @@ def _median_weights_kernel(xp, x, *, axis):
     """1 at the middle element of each slice, or 1/2 at each of the two middle ones."""
     xs = x.reshape(-1) if axis is None or x.ndim == 0 else xp.moveaxis(x, axis, -1)
     n = xs.shape[-1]
-    order = xp.argsort(xs, axis=-1, kind="stable")
+    order = xp.argsort(xs, axis=-1)
     lo, hi = order[..., (n - 1) // 2, None], order[..., n // 2, None]
     pos = xp.arange(n)
     w = ((pos == lo).astype(x.dtype) + (pos == hi).astype(x.dtype)) * 0.5
