@@ -162,8 +162,8 @@ def normal(mean: Any = 0.0, std: Any = 1.0, shape: Any = None, name: str | None 
         like = mean if isinstance(mean, Tensor) else std
         out_shape = mu.broadcast_shape("normal", tuple(mean.shape) if isinstance(mean, Tensor) else (),
                                        tuple(std.shape) if isinstance(std, Tensor) else (), ("mean", "std"))
-        z = _GAUSSIAN(shape=out_shape, mean=0.0, std=1.0, seed=0, dtype=like._data.dtype
-                      if like._data.dtype.kind == "f" else _dt.default_float())
+        dtype = like._data.dtype if like._data.dtype.kind == "f" else _dt.default_float()
+        z = _GAUSSIAN(shape=out_shape, mean=0.0, std=1.0, seed=0, dtype=dtype)
         return add(multiply(z, std), mean)
     return _GAUSSIAN(shape=_shape_arg("normal", [1] if shape is None else shape),
                      mean=_number("normal", "mean", mean), std=_number("normal", "std", std), seed=0,
