@@ -1,4 +1,534 @@
-"""Convolutions: conv1d, conv2d, conv2d_transpose (im2col + one matmul, no loops over pixels)."""
+"""Convolutions: conv1d/2d/3d and their transposes, as im2col + one matmul (no loops over pixels).
+
+Three ops form one linear family over any spatial rank (1, 2 or 3, read from the attributes):
+`conv` (one strided view of the padded input, one copy into columns, one batched matmul),
+`conv_transpose` (the input gradient of `conv`: one matmul, then a col2im that adds back each
+of the few kernel taps) and `conv_grad_filter` (the weight gradient: one batched matmul). The
+gradient of each is written with the other two, so double backward comes for free.
+Channel-last layouts move the channel axis inside the kernels (views, no extra copies).
+The argument parsing, window geometry and strided-window helpers are shared with pooling.
+"""
 from __future__ import annotations
 
-__all__: list[str] = []
+import functools
+import math as _pymath
+from typing import Any
+
+import numpy as np
+
+from ..tensor import Tensor, as_tensor
+from . import meta_utils as mu
+from .registry import Sample, TensorSpec, defop
+
+__all__ = ["conv1d", "conv2d", "conv3d", "conv1d_transpose", "conv2d_transpose", "conv3d_transpose"]
+
+_rng = np.random.default_rng(21)
+FORMATS = {1: ("NCL", "NLC"), 2: ("NCHW", "NHWC"), 3: ("NCDHW", "NDHWC")}
+
+
+# ---------------------------------------------------------------- argument parsing (shared with pool)
+def channel_last(api: str, data_format: Any, nd: int) -> bool:
+    """True for the channel-last layout of rank `nd`; ValueError for an unknown layout."""
+    first, last = FORMATS[nd]
+    if data_format == first:
+        return False
+    if data_format == last:
+        return True
+    raise ValueError(f"{api}: argument 'data_format' must be '{first}' or '{last}', got {data_format!r}")
+
+
+def _int(api: str, arg: str, v: Any) -> int:
+    if isinstance(v, Tensor):
+        v = v.item()
+    if isinstance(v, bool) or not isinstance(v, (int, np.integer)):
+        raise TypeError(f"{api}: argument '{arg}' must hold ints, got {v!r}")
+    return int(v)
+
+
+def ntuple(api: str, arg: str, value: Any, nd: int, minimum: int = 1) -> tuple[int, ...]:
+    """An int or a list/tuple of `nd` ints (each >= minimum) as a tuple of `nd` ints."""
+    if isinstance(value, Tensor):
+        value = value.tolist()
+    if isinstance(value, (list, tuple)):
+        if len(value) != nd:
+            raise ValueError(f"{api}: argument '{arg}' must be an int or a list of {nd} ints, got {list(value)}")
+        out = tuple(_int(api, arg, v) for v in value)
+    else:
+        out = (_int(api, arg, value),) * nd
+    if any(v < minimum for v in out):
+        raise ValueError(f"{api}: argument '{arg}' must hold ints >= {minimum}, got {list(out)}")
+    return out
+
+
+def parse_padding(api: str, padding: Any, nd: int, is_channel_last: bool) -> str | tuple[int, ...]:
+    """Paddle's padding forms -> 'SAME' or the flat (before, after) pairs of the spatial dims.
+
+    Accepted: 'SAME' / 'VALID' (any case), an int, `nd` ints (symmetric), `2*nd` ints
+    (before/after per dim), or `nd + 2` pairs including zero pairs for batch and channel.
+    """
+    if isinstance(padding, str):
+        upper = padding.upper()
+        if upper == "SAME":
+            return "SAME"
+        if upper == "VALID":
+            return (0,) * (2 * nd)
+        raise ValueError(f"{api}: argument 'padding' must be 'SAME', 'VALID', an int or a list of ints, "
+                         f"got {padding!r}")
+    if isinstance(padding, Tensor):
+        padding = padding.tolist()
+    if isinstance(padding, (list, tuple)):
+        if len(padding) == nd + 2 and all(isinstance(p, (list, tuple)) for p in padding):
+            if any(len(p) != 2 for p in padding):
+                raise ValueError(f"{api}: argument 'padding' pairs must have 2 ints each, got {list(padding)}")
+            batch_channel = (padding[0], padding[-1]) if is_channel_last else (padding[0], padding[1])
+            if any(_int(api, "padding", v) != 0 for p in batch_channel for v in p):
+                raise ValueError(f"{api}: argument 'padding' {list(padding)} pads the batch or channel "
+                                 "dimension; only spatial dimensions may be padded")
+            spatial = padding[1:-1] if is_channel_last else padding[2:]
+            flat = [v for p in spatial for v in p]
+        elif len(padding) == 2 * nd:
+            flat = list(padding)
+        elif len(padding) == nd:
+            flat = [v for v in padding for _ in (0, 1)]
+        else:
+            raise ValueError(f"{api}: argument 'padding' must be an int, {nd} or {2 * nd} ints, or {nd + 2} "
+                             f"[before, after] pairs, got {list(padding)}")
+    else:
+        flat = [padding] * (2 * nd)
+    out = tuple(_int(api, "padding", v) for v in flat)
+    if any(v < 0 for v in out):
+        raise ValueError(f"{api}: argument 'padding' must hold non-negative ints, got {list(out)}")
+    return out
+
+
+def groups_arg(api: str, groups: Any) -> int:
+    g = _int(api, "groups", groups)
+    if g < 1:
+        raise ValueError(f"{api}: argument 'groups' must be a positive int, got {g}")
+    return g
+
+
+# ---------------------------------------------------------------- window geometry (shared with pool)
+@functools.lru_cache(maxsize=4096)
+def _geometry(size: tuple, kernel: tuple, stride: tuple, padding: Any, dilation: tuple, ceil_mode: bool):
+    nd = len(size)
+    if padding == "SAME":
+        pads = []
+        for s, k, st in zip(size, kernel, stride):
+            total = max((-(-s // st) - 1) * st + k - s, 0) if s >= 0 else 0
+            pads += [total // 2, total - total // 2]
+        padding, dilation = tuple(pads), (1,) * nd
+    out = []
+    for i, (s, k, st, d) in enumerate(zip(size, kernel, stride, dilation)):
+        if s < 0:
+            out.append(-1)
+            continue
+        pb, pa = padding[2 * i], padding[2 * i + 1]
+        span = s + pb + pa - (d * (k - 1) + 1)
+        if span < 0:
+            return padding, dilation, None, (i, s, pb, pa, k, d)
+        out.append((span + (st - 1 if ceil_mode else 0)) // st + 1)
+    return padding, dilation, tuple(out), None
+
+
+def out_geometry(api: str, size: tuple, kernel: tuple, stride: tuple, padding: Any, dilation: tuple,
+                 ceil_mode: bool = False) -> tuple[tuple, tuple, tuple]:
+    """Resolved (flat pads, dilation, output sizes) of windows sliding over spatial `size`.
+
+    'SAME' pads so that out = ceil(size / stride) and, as in Paddle, uses dilation 1.
+    Unknown (-1) sizes give unknown outputs; a window larger than the padded input raises.
+    """
+    pads, dil, out, bad = _geometry(tuple(size), tuple(kernel), stride, padding, dilation, ceil_mode)
+    if bad is not None:
+        i, s, pb, pa, k, d = bad
+        raise ValueError(f"{api}: the window (kernel {k}, dilation {d}) does not fit spatial dimension {i} "
+                         f"of size {s} padded by ({pb}, {pa}); the output size would be non-positive")
+    return pads, dil, out
+
+
+def spatial(shape, is_channel_last: bool) -> tuple:
+    """The spatial sizes of an (N, C, *S) or (N, *S, C) shape."""
+    return tuple(shape[1:-1]) if is_channel_last else tuple(shape[2:])
+
+
+def channels(shape, is_channel_last: bool) -> int:
+    return shape[-1] if is_channel_last else shape[1]
+
+
+def layout(n: int, c: int, sizes: tuple, is_channel_last: bool) -> tuple:
+    """The (N, C, *S) or (N, *S, C) shape."""
+    return (n, *sizes, c) if is_channel_last else (n, c, *sizes)
+
+
+def to_channel_first(xp, a, is_channel_last: bool):
+    return xp.moveaxis(a, -1, 1) if is_channel_last else a
+
+
+def from_channel_first(xp, a, is_channel_last: bool):
+    return xp.moveaxis(a, 1, -1) if is_channel_last else a
+
+
+def windows(xp, x, kernel: tuple, stride: tuple, dilation: tuple, pads: tuple, out: tuple, fill: float = 0):
+    """(N, C, *kernel, *out) strided view of x (N, C, *S) padded with `fill` (no copy unless padded).
+
+    Only the padding the windows reach is materialised (ceil mode may need more at the end).
+    """
+    widths = [(0, 0), (0, 0)]
+    for i, s in enumerate(x.shape[2:]):
+        reach = (out[i] - 1) * stride[i] + dilation[i] * (kernel[i] - 1) + 1
+        widths.append((pads[2 * i], max(reach - s - pads[2 * i], 0)))
+    if any(w != (0, 0) for w in widths):
+        x = xp.pad(x, widths, constant_values=fill)
+    st = x.strides
+    view_strides = (*st[:2], *(st[2 + i] * d for i, d in enumerate(dilation)),
+                    *(st[2 + i] * s for i, s in enumerate(stride)))
+    return xp.lib.stride_tricks.as_strided(x, (*x.shape[:2], *kernel, *out), view_strides)
+
+
+def col2im(xp, cols, size: tuple, kernel: tuple, stride: tuple, dilation: tuple, pads: tuple,
+           per_tap: bool = True):
+    """Adjoint of `windows`: add the (N, C, *kernel, *out) columns back onto (N, C, *size).
+
+    With per_tap=False, `cols` is (N, C, *out) and is added for every tap (average pooling).
+    One strided add per kernel tap (a small fixed count), none per pixel.
+    """
+    nd = len(kernel)
+    out = cols.shape[-nd:]
+    padded = [s + pads[2 * i] + pads[2 * i + 1] for i, s in enumerate(size)]
+    for i in range(nd):  # ceil-mode windows may reach past the padded input
+        padded[i] = max(padded[i], (out[i] - 1) * stride[i] + dilation[i] * (kernel[i] - 1) + 1)
+    buf = xp.zeros((*cols.shape[:2], *padded), dtype=cols.dtype)
+    lead = (slice(None), slice(None))
+    for tap in np.ndindex(*kernel):
+        dst = lead + tuple(slice(t * d, t * d + (o - 1) * s + 1, s)
+                           for t, d, o, s in zip(tap, dilation, out, stride))
+        buf[dst] += cols[lead + tap] if per_tap else cols
+    if not any(pads) and tuple(padded) == tuple(size):
+        return buf
+    return buf[lead + tuple(slice(pads[2 * i], pads[2 * i] + s) for i, s in enumerate(size))]
+
+
+# ---------------------------------------------------------------- meta checks
+def _api(nd: int, suffix: str = "") -> str:
+    return f"conv{nd}d{suffix}"
+
+
+def check_rank(api: str, spec, arg: str, nd: int, what: str) -> None:
+    if len(spec.shape) != nd + 2:
+        raise ValueError(f"{api}: argument '{arg}' must be a {nd + 2}-D tensor ({what}), got shape "
+                         f"{mu.shape_str(spec.shape)}")
+
+
+_W_CONV = "[out_channels, in_channels / groups, *kernel]"
+_W_CONV_T = "[in_channels, out_channels / groups, *kernel]"
+
+
+def _check_operands(api: str, x: TensorSpec, w: TensorSpec, bias: TensorSpec | None, nd: int,
+                    cl: bool, w_arg: str = "weight", w_what: str = _W_CONV) -> None:
+    mu.require_float(api, x)
+    check_rank(api, x, "x", nd, FORMATS[nd][cl])
+    check_rank(api, w, w_arg, nd, w_what)
+    if w.dtype != x.dtype:
+        raise TypeError(f"{api}: argument '{w_arg}' has dtype {w.dtype.name} but 'x' has {x.dtype.name}; "
+                        "they must match")
+    if bias is not None and bias.dtype != x.dtype:
+        raise TypeError(f"{api}: argument 'bias' has dtype {bias.dtype.name} but 'x' has {x.dtype.name}; "
+                        "they must match")
+
+
+def _check_groups(api: str, groups: int, count: int, what: str) -> None:
+    if groups < 1:
+        raise ValueError(f"{api}: argument 'groups' must be a positive int, got {groups}")
+    if count >= 0 and count % groups:
+        raise ValueError(f"{api}: the number of {what} ({count}) must be divisible by groups ({groups})")
+
+
+def _check_bias(api: str, bias: TensorSpec | None, c: int) -> None:
+    if bias is not None and tuple(bias.shape) != (c,):
+        raise ValueError(f"{api}: argument 'bias' must have shape [{c}] (one value per output channel), "
+                         f"got {mu.shape_str(bias.shape)}")
+
+
+# ---------------------------------------------------------------- conv
+def _conv_meta(x: TensorSpec, weight: TensorSpec, bias: TensorSpec | None, *, stride: tuple, padding: Any,
+               dilation: tuple, groups: int, channel_last: bool) -> TensorSpec:
+    nd = len(stride)
+    api = _api(nd)
+    _check_operands(api, x, weight, bias, nd, channel_last)
+    c, (o, cg) = channels(x.shape, channel_last), weight.shape[:2]
+    _check_groups(api, groups, c, "input channels")
+    _check_groups(api, groups, o, "output channels weight.shape[0]")
+    if c >= 0 and c != cg * groups:
+        raise ValueError(f"{api}: the number of input channels of 'x' ({c}, shape {mu.shape_str(x.shape)}) must "
+                         f"equal weight.shape[1] * groups = {cg} * {groups} = {cg * groups} (weight shape "
+                         f"{mu.shape_str(weight.shape)})")
+    _check_bias(api, bias, o)
+    _, _, out = out_geometry(api, spatial(x.shape, channel_last), tuple(weight.shape[2:]), stride, padding,
+                             dilation)
+    return TensorSpec(layout(x.shape[0], o, out, channel_last), x.dtype)
+
+
+def _conv_kernel(xp, x, weight, bias, *, stride, padding, dilation, groups, channel_last):
+    x = to_channel_first(xp, x, channel_last)
+    n, o, kernel = x.shape[0], weight.shape[0], weight.shape[2:]
+    pads, dil, out = out_geometry("conv", x.shape[2:], kernel, stride, padding, dilation)
+    cols = windows(xp, x, kernel, stride, dil, pads, out).reshape(n, groups, -1, _pymath.prod(out))
+    y = xp.matmul(weight.reshape(groups, o // groups, -1), cols).reshape((n, o, *out))
+    if bias is not None:
+        y += bias.reshape((o,) + (1,) * len(out))
+    return from_channel_first(xp, y, channel_last)
+
+
+def _bias_grad(g, nd: int, cl: bool):
+    from .reduction import sum as _sum  # noqa: PLC0415 - gradient rules run after import
+    return _sum(g, axis=list(range(nd + 1)) if cl else [0, *range(2, nd + 2)])
+
+
+def _common(attrs: dict, pads: tuple, dil: tuple) -> dict:
+    return {"stride": attrs["stride"], "padding": pads, "dilation": dil, "groups": attrs["groups"],
+            "channel_last": attrs["channel_last"]}
+
+
+def _g_conv(ctx, g):
+    x, w, b = ctx.inputs
+    a, need = ctx.attrs, ctx.needs_input_grad
+    cl, kernel = a["channel_last"], tuple(w.shape[2:])
+    size = spatial(x.shape, cl)
+    pads, dil, _ = out_geometry("conv", size, kernel, a["stride"], a["padding"], a["dilation"])
+    common = _common(a, pads, dil)
+    return (_CONV_T(g, w, None, output_size=size, **common) if need[0] else None,
+            _CONV_GRAD_FILTER(x, g, kernel_size=kernel, **common) if need[1] else None,
+            _bias_grad(g, len(kernel), cl) if b is not None and need[2] else None)
+
+
+def _f64(*shape):
+    return _rng.uniform(-1.0, 1.0, size=shape)
+
+
+def _conv_samples():
+    return [
+        Sample((_f64(2, 3, 5, 5), _f64(4, 3, 3, 3), _f64(4)),
+               {"stride": (1, 1), "padding": (1, 1, 1, 1), "dilation": (1, 1), "groups": 1, "channel_last": False}),
+        Sample((_f64(2, 4, 6, 5), _f64(6, 2, 3, 2), None),
+               {"stride": (2, 1), "padding": (1, 0, 0, 2), "dilation": (1, 2), "groups": 2, "channel_last": False}),
+        Sample((_f64(1, 5, 5, 2), _f64(3, 2, 3, 3), _f64(3)),
+               {"stride": (2, 2), "padding": "SAME", "dilation": (2, 2), "groups": 1, "channel_last": True}),
+        Sample((_f64(2, 3, 7), _f64(4, 3, 3), _f64(4)),
+               {"stride": (2,), "padding": (1, 1), "dilation": (2,), "groups": 1, "channel_last": False}),
+        Sample((_f64(1, 2, 3, 4, 4), _f64(2, 2, 2, 2, 2), None),
+               {"stride": (1, 1, 1), "padding": (0, 1, 1, 0, 0, 0), "dilation": (1, 1, 1), "groups": 1,
+                "channel_last": False}),
+    ]
+
+
+_CONV_ATTRS = {"stride": (1, 1), "padding": (0, 0, 0, 0), "dilation": (1, 1), "groups": 1, "channel_last": False}
+_CONV = defop("conv", kernel=_conv_kernel, meta=_conv_meta, grad=_g_conv, attrs=_CONV_ATTRS,
+              inputs=("x", "weight", "bias"), samples=_conv_samples)
+
+
+# ---------------------------------------------------------------- conv_transpose (input gradient of conv)
+def _conv_t_meta(x: TensorSpec, weight: TensorSpec, bias: TensorSpec | None, *, stride: tuple, padding: tuple,
+                 dilation: tuple, groups: int, output_size: tuple, channel_last: bool) -> TensorSpec:
+    nd = len(stride)
+    api = _api(nd, "_transpose")
+    _check_operands(api, x, weight, bias, nd, channel_last, w_what=_W_CONV_T)
+    c, (cw, og) = channels(x.shape, channel_last), weight.shape[:2]
+    if c >= 0 and c != cw:
+        raise ValueError(f"{api}: the number of input channels of 'x' ({c}, shape {mu.shape_str(x.shape)}) must "
+                         f"equal weight.shape[0] ({cw}, weight shape {mu.shape_str(weight.shape)})")
+    _check_groups(api, groups, cw, "input channels")
+    _check_bias(api, bias, og * groups)
+    for i, (s, k) in enumerate(zip(spatial(x.shape, channel_last), weight.shape[2:])):
+        if s < 0:
+            continue
+        infer = (s - 1) * stride[i] - padding[2 * i] - padding[2 * i + 1] + dilation[i] * (k - 1) + 1
+        if infer <= 0:
+            raise ValueError(f"{api}: the output size along spatial dimension {i} would be {infer} (input {s}, "
+                             f"padding {padding[2 * i:2 * i + 2]}, kernel {k}); it must be positive")
+        if not infer <= output_size[i] < infer + stride[i]:
+            raise ValueError(f"{api}: output size {output_size[i]} of spatial dimension {i} is not reachable: it "
+                             f"must lie in [{infer}, {infer + stride[i] - 1}] (input {s}, stride {stride[i]})")
+    return TensorSpec(layout(x.shape[0], og * groups, tuple(output_size), channel_last), x.dtype)
+
+
+def _conv_t_kernel(xp, x, weight, bias, *, stride, padding, dilation, groups, output_size, channel_last):
+    x = to_channel_first(xp, x, channel_last)
+    n, cin, size = x.shape[0], x.shape[1], x.shape[2:]
+    kernel, cout = weight.shape[2:], weight.shape[1] * groups
+    cols = xp.matmul(weight.reshape(groups, cin // groups, -1).transpose(0, 2, 1),
+                     x.reshape(n, groups, cin // groups, -1))
+    y = col2im(xp, cols.reshape((n, cout, *kernel, *size)), output_size, kernel, stride, dilation, padding)
+    if bias is not None:
+        y += bias.reshape((cout,) + (1,) * len(size))
+    return from_channel_first(xp, y, channel_last)
+
+
+def _g_conv_t(ctx, g):
+    x, w, b = ctx.inputs
+    a, need = ctx.attrs, ctx.needs_input_grad
+    kernel = tuple(w.shape[2:])
+    common = _common(a, a["padding"], a["dilation"])
+    return (_CONV(g, w, None, **common) if need[0] else None,
+            _CONV_GRAD_FILTER(g, x, kernel_size=kernel, **common) if need[1] else None,
+            _bias_grad(g, len(kernel), a["channel_last"]) if b is not None and need[2] else None)
+
+
+def _conv_t_samples():
+    return [
+        Sample((_f64(2, 4, 3, 3), _f64(4, 3, 3, 3), _f64(3)),
+               {"stride": (2, 2), "padding": (1, 1, 1, 1), "dilation": (1, 1), "groups": 1,
+                "output_size": (6, 6), "channel_last": False}),
+        Sample((_f64(1, 4, 4, 3), _f64(4, 2, 2, 3), None),
+               {"stride": (1, 2), "padding": (0, 1, 1, 0), "dilation": (2, 1), "groups": 2,
+                "output_size": (5, 7), "channel_last": False}),
+        Sample((_f64(2, 4, 3), _f64(3, 2, 3), _f64(2)),
+               {"stride": (2,), "padding": (0, 0), "dilation": (1,), "groups": 1, "output_size": (9,),
+                "channel_last": True}),
+    ]
+
+
+_CONV_T = defop("conv_transpose", kernel=_conv_t_kernel, meta=_conv_t_meta, grad=_g_conv_t,
+                attrs={**_CONV_ATTRS, "output_size": (1, 1)}, inputs=("x", "weight", "bias"),
+                samples=_conv_t_samples)
+
+
+# ---------------------------------------------------------------- conv_grad_filter (weight gradient of conv)
+def _grad_filter_meta(x: TensorSpec, grad_out: TensorSpec, *, stride: tuple, padding: Any, dilation: tuple,
+                      groups: int, kernel_size: tuple, channel_last: bool) -> TensorSpec:
+    nd = len(stride)
+    api = _api(nd, "_grad_filter")
+    _check_operands(api, x, grad_out, None, nd, channel_last, "grad_out", FORMATS[nd][channel_last])
+    c, o = channels(x.shape, channel_last), channels(grad_out.shape, channel_last)
+    _check_groups(api, groups, c, "input channels")
+    _check_groups(api, groups, o, "output channels")
+    _, _, out = out_geometry(api, spatial(x.shape, channel_last), kernel_size, stride, padding, dilation)
+    got = spatial(grad_out.shape, channel_last)
+    if any(a != b and a >= 0 and b >= 0 for a, b in zip(out, got)):
+        raise ValueError(f"{api}: argument 'grad_out' has spatial size {list(got)} but the convolution of 'x' "
+                         f"gives {list(out)}")
+    return TensorSpec((o, c // groups, *kernel_size), x.dtype)
+
+
+def _grad_filter_kernel(xp, x, grad_out, *, stride, padding, dilation, groups, kernel_size, channel_last):
+    x = to_channel_first(xp, x, channel_last)
+    grad_out = to_channel_first(xp, grad_out, channel_last)
+    n, c, o = x.shape[0], x.shape[1], grad_out.shape[1]
+    pads, dil, out = out_geometry("conv", x.shape[2:], kernel_size, stride, padding, dilation)
+    cols = windows(xp, x, kernel_size, stride, dil, pads, out).reshape(n, groups, -1, _pymath.prod(out))
+    gw = xp.matmul(grad_out.reshape(n, groups, o // groups, -1), cols.transpose(0, 1, 3, 2))
+    return gw.sum(axis=0).reshape((o, c // groups, *kernel_size))
+
+
+def _g_grad_filter(ctx, gg):
+    x, gout = ctx.inputs
+    a, need = ctx.attrs, ctx.needs_input_grad
+    size = spatial(x.shape, a["channel_last"])
+    pads, dil, _ = out_geometry("conv", size, a["kernel_size"], a["stride"], a["padding"], a["dilation"])
+    common = _common(a, pads, dil)
+    return (_CONV_T(gout, gg, None, output_size=size, **common) if need[0] else None,
+            _CONV(x, gg, None, **common) if need[1] else None)
+
+
+def _grad_filter_samples():
+    return [
+        Sample((_f64(2, 3, 5, 5), _f64(2, 4, 5, 5)),
+               {"stride": (1, 1), "padding": (1, 1, 1, 1), "dilation": (1, 1), "groups": 1, "kernel_size": (3, 3),
+                "channel_last": False}),
+        Sample((_f64(1, 4, 6, 5), _f64(1, 6, 3, 5)),
+               {"stride": (2, 1), "padding": (1, 0, 0, 2), "dilation": (1, 2), "groups": 2, "kernel_size": (3, 2),
+                "channel_last": False}),
+        Sample((_f64(2, 5, 3), _f64(2, 3, 2)),
+               {"stride": (2,), "padding": "SAME", "dilation": (1,), "groups": 1, "kernel_size": (2,),
+                "channel_last": True}),
+    ]
+
+
+_CONV_GRAD_FILTER = defop("conv_grad_filter", kernel=_grad_filter_kernel, meta=_grad_filter_meta,
+                          grad=_g_grad_filter, attrs={**_CONV_ATTRS, "kernel_size": (1, 1)},
+                          inputs=("x", "grad_out"), samples=_grad_filter_samples)
+
+
+# ---------------------------------------------------------------- public API
+def _tensors(api: str, x: Any, weight: Any, bias: Any) -> tuple:
+    return (as_tensor(x, "x", api), as_tensor(weight, "weight", api),
+            None if bias is None else as_tensor(bias, "bias", api))
+
+
+def _conv_api(nd: int, x: Any, weight: Any, bias: Any, stride: Any, padding: Any, dilation: Any, groups: Any,
+              data_format: str) -> Tensor:
+    api = _api(nd)
+    x, weight, bias = _tensors(api, x, weight, bias)
+    cl = channel_last(api, data_format, nd)
+    return _CONV(x, weight, bias, stride=ntuple(api, "stride", stride, nd), padding=parse_padding(api, padding, nd, cl),
+                 dilation=ntuple(api, "dilation", dilation, nd), groups=groups_arg(api, groups), channel_last=cl)
+
+
+def _conv_t_api(nd: int, x: Any, weight: Any, bias: Any, stride: Any, padding: Any, output_padding: Any,
+                groups: Any, dilation: Any, output_size: Any, data_format: str) -> Tensor:
+    api = _api(nd, "_transpose")
+    x, weight, bias = _tensors(api, x, weight, bias)
+    cl = channel_last(api, data_format, nd)
+    stride = ntuple(api, "stride", stride, nd)
+    dilation = ntuple(api, "dilation", dilation, nd)
+    pads = parse_padding(api, padding, nd, cl)
+    check_rank(api, x, "x", nd, FORMATS[nd][cl])
+    check_rank(api, weight, "weight", nd, _W_CONV_T)
+    size, kernel = spatial(x.shape, cl), tuple(weight.shape[2:])
+    if pads == "SAME":  # as Paddle: the pads a forward conv would use on x's size, dilation 1
+        pads, dilation, _ = out_geometry(api, size, kernel, stride, "SAME", dilation)
+    infer = tuple((s - 1) * st - pads[2 * i] - pads[2 * i + 1] + d * (k - 1) + 1
+                  for i, (s, st, d, k) in enumerate(zip(size, stride, dilation, kernel)))
+    if output_size is not None:
+        if any(ntuple(api, "output_padding", output_padding, nd, minimum=0)):
+            raise ValueError(f"{api}: arguments 'output_padding' and 'output_size' are mutually exclusive")
+        target = ntuple(api, "output_size", output_size, nd)
+    else:
+        extra = ntuple(api, "output_padding", output_padding, nd, minimum=0)
+        if any(e >= st for e, st in zip(extra, stride)):
+            raise ValueError(f"{api}: argument 'output_padding' {list(extra)} must be smaller than 'stride' "
+                             f"{list(stride)}")
+        target = tuple(i + e for i, e in zip(infer, extra))
+    return _CONV_T(x, weight, bias, stride=stride, padding=pads, dilation=dilation, groups=groups_arg(api, groups),
+                   output_size=target, channel_last=cl)
+
+
+def conv1d(x: Tensor, weight: Tensor, bias: Tensor | None = None, stride: Any = 1, padding: Any = 0,
+           dilation: Any = 1, groups: int = 1, data_format: str = "NCL", name: str | None = None) -> Tensor:
+    """1-D convolution; weight is [out_channels, in_channels / groups, k]."""
+    return _conv_api(1, x, weight, bias, stride, padding, dilation, groups, data_format)
+
+
+def conv2d(x: Tensor, weight: Tensor, bias: Tensor | None = None, stride: Any = 1, padding: Any = 0,
+           dilation: Any = 1, groups: int = 1, data_format: str = "NCHW", name: str | None = None) -> Tensor:
+    """2-D convolution; weight is [out_channels, in_channels / groups, kh, kw]."""
+    return _conv_api(2, x, weight, bias, stride, padding, dilation, groups, data_format)
+
+
+def conv3d(x: Tensor, weight: Tensor, bias: Tensor | None = None, stride: Any = 1, padding: Any = 0,
+           dilation: Any = 1, groups: int = 1, data_format: str = "NCDHW", name: str | None = None) -> Tensor:
+    """3-D convolution; weight is [out_channels, in_channels / groups, kd, kh, kw]."""
+    return _conv_api(3, x, weight, bias, stride, padding, dilation, groups, data_format)
+
+
+def conv1d_transpose(x: Tensor, weight: Tensor, bias: Tensor | None = None, stride: Any = 1, padding: Any = 0,
+                     output_padding: Any = 0, groups: int = 1, dilation: Any = 1, output_size: Any = None,
+                     data_format: str = "NCL", name: str | None = None) -> Tensor:
+    """1-D transposed convolution; weight is [in_channels, out_channels / groups, k]."""
+    return _conv_t_api(1, x, weight, bias, stride, padding, output_padding, groups, dilation, output_size,
+                       data_format)
+
+
+def conv2d_transpose(x: Tensor, weight: Tensor, bias: Tensor | None = None, stride: Any = 1, padding: Any = 0,
+                     output_padding: Any = 0, groups: int = 1, dilation: Any = 1, output_size: Any = None,
+                     data_format: str = "NCHW", name: str | None = None) -> Tensor:
+    """2-D transposed convolution; weight is [in_channels, out_channels / groups, kh, kw]."""
+    return _conv_t_api(2, x, weight, bias, stride, padding, output_padding, groups, dilation, output_size,
+                       data_format)
+
+
+def conv3d_transpose(x: Tensor, weight: Tensor, bias: Tensor | None = None, stride: Any = 1, padding: Any = 0,
+                     output_padding: Any = 0, groups: int = 1, dilation: Any = 1, output_size: Any = None,
+                     data_format: str = "NCDHW", name: str | None = None) -> Tensor:
+    """3-D transposed convolution; weight is [in_channels, out_channels / groups, kd, kh, kw]."""
+    return _conv_t_api(3, x, weight, bias, stride, padding, output_padding, groups, dilation, output_size,
+                       data_format)
