@@ -6,7 +6,7 @@ from typing import Any
 from ...tensor import Tensor
 from .. import functional as F
 from ..initializer import Constant
-from .layers import _REQUIRED, Layer, _functional_layer
+from .layers import Layer, _functional_layer
 
 # (class name, functional name, constructor settings in Paddle's order with defaults)
 _ACTIVATIONS = [
@@ -21,7 +21,6 @@ _ACTIVATIONS = [
     ("LeakyReLU", "leaky_relu", [("negative_slope", 0.01)]),
     ("LogSigmoid", "log_sigmoid", []),
     ("LogSoftmax", "log_softmax", [("axis", -1)]),
-    ("Maxout", "maxout", [("groups", _REQUIRED), ("axis", 1)]),
     ("Mish", "mish", []),
     ("ReLU", "relu", []),
     ("ReLU6", "relu6", []),

@@ -13,7 +13,7 @@ from .layers import Layer
 
 __all__ = ["Linear", "Identity", "Flatten", "Dropout", "Dropout2D", "Dropout3D", "AlphaDropout", "Embedding",
            "Upsample", "UpsamplingNearest2D", "UpsamplingBilinear2D", "Pad1D", "Pad2D", "Pad3D", "ZeroPad2D",
-           "CosineSimilarity", "PixelShuffle"]
+           "CosineSimilarity"]
 
 
 def _positive_int(layer: str, arg: str, value: Any) -> int:
@@ -297,20 +297,3 @@ class CosineSimilarity(Layer):
 
     def extra_repr(self) -> str:
         return f"axis={self._axis}, eps={self._eps}"
-
-
-class PixelShuffle(Layer):
-    """Rearrange [N, C*r*r, H, W] into [N, C, H*r, W*r]."""
-
-    def __init__(self, upscale_factor: int, data_format: str = "NCHW", name: str | None = None):
-        super().__init__()
-        _positive_int("PixelShuffle", "upscale_factor", upscale_factor)
-        self._upscale_factor = upscale_factor
-        self._data_format = data_format
-        self._name = name
-
-    def forward(self, x: Tensor) -> Tensor:
-        return F.pixel_shuffle(x, self._upscale_factor, self._data_format)
-
-    def extra_repr(self) -> str:
-        return f"upscale_factor={self._upscale_factor}, data_format={self._data_format}{_name_suffix(self._name)}"

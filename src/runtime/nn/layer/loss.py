@@ -6,7 +6,7 @@ from .. import functional as F
 from .layers import Layer
 
 __all__ = ["MSELoss", "L1Loss", "SmoothL1Loss", "CrossEntropyLoss", "BCEWithLogitsLoss", "BCELoss", "NLLLoss",
-           "KLDivLoss", "MarginRankingLoss"]
+           "KLDivLoss", "MarginRankingLoss", "HingeEmbeddingLoss", "SoftMarginLoss"]
 
 
 class _Loss(Layer):
@@ -117,8 +117,12 @@ class KLDivLoss(_Loss):
 
     _reductions = ("sum", "mean", "none", "batchmean")
 
+    def __init__(self, reduction: str = "mean", log_target: bool = False):
+        super().__init__(reduction)
+        self.log_target = log_target
+
     def forward(self, input: Tensor, label: Tensor) -> Tensor:  # noqa: A002
-        return F.kl_div(input, label, reduction=self.reduction)
+        return F.kl_div(input, label, reduction=self.reduction, log_target=self.log_target)
 
 
 class MarginRankingLoss(_Loss):
@@ -130,3 +134,24 @@ class MarginRankingLoss(_Loss):
 
     def forward(self, input: Tensor, other: Tensor, label: Tensor) -> Tensor:  # noqa: A002
         return F.margin_ranking_loss(input, other, label, margin=self.margin, reduction=self.reduction)
+
+
+class HingeEmbeddingLoss(_Loss):
+    """reduce(input where label == 1, max(0, margin - input) where label == -1)."""
+
+    def __init__(self, margin: float = 1.0, reduction: str = "mean", name: str | None = None):
+        super().__init__(reduction)
+        self.margin = margin
+
+    def forward(self, input: Tensor, label: Tensor) -> Tensor:  # noqa: A002
+        return F.hinge_embedding_loss(input, label, margin=self.margin, reduction=self.reduction)
+
+
+class SoftMarginLoss(_Loss):
+    """reduce(log(1 + exp(-label * input))) for labels in {-1, 1}."""
+
+    def __init__(self, reduction: str = "mean", name: str | None = None):
+        super().__init__(reduction)
+
+    def forward(self, input: Tensor, label: Tensor) -> Tensor:  # noqa: A002
+        return F.soft_margin_loss(input, label, reduction=self.reduction)
