@@ -411,3 +411,37 @@ def test_masked_fill():
     np.testing.assert_array_equal(t.numpy(), np.where(mask, -1.0, a))
     with pytest.raises(TypeError, match="masked_fill: argument 'mask' must be a bool tensor"):
         paddle.masked_fill(T(a), T([1, 0, 1]), 0.0)
+
+
+def test_take_modes():
+    a = np.arange(6.0).reshape(2, 3)
+    np.testing.assert_array_equal(paddle.take(T(a), T([[0, 5], [-1, 2]])).numpy(), a.reshape(-1)[[[0, 5], [-1, 2]]])
+    np.testing.assert_array_equal(T(a).take(T([7, -8]), mode="wrap").numpy(), [a.flat[1], a.flat[4]])
+    np.testing.assert_array_equal(paddle.take(T(a), T([9, -3]), mode="clip").numpy(), [5.0, 0.0])
+    with pytest.raises(IndexError):
+        paddle.take(T(a), T([6]))
+    with pytest.raises(ValueError, match="take: argument 'mode' must be 'raise', 'wrap' or 'clip'"):
+        paddle.take(T(a), T([0]), mode="bad")
+
+
+def test_index_put():
+    a = np.zeros((3, 3))
+    rows, cols = np.array([0, 2, 0]), np.array([1, 1, 1])
+    put = paddle.index_put(T(a), (T(rows), T(cols)), T([1.0, 2.0, 3.0]))
+    ref = a.copy()
+    ref[rows, cols] = [1.0, 2.0, 3.0]
+    np.testing.assert_array_equal(put.numpy(), ref)
+    acc = paddle.index_put(T(a), (T(rows), T(cols)), T(1.5), accumulate=True)
+    np.testing.assert_array_equal(acc.numpy(), [[0.0, 3.0, 0.0], [0.0] * 3, [0.0, 1.5, 0.0]])
+    mask = np.array([True, False, True])
+    masked = paddle.index_put(T(a), (T(mask),), T([1.0, 2.0, 3.0]), accumulate=True)
+    np.testing.assert_array_equal(masked.numpy(), [[1.0, 2.0, 3.0], [0.0] * 3, [1.0, 2.0, 3.0]])
+    x = T(a)
+    x.index_put_((T([1]),), T(7.0))
+    np.testing.assert_array_equal(x.numpy()[1], [7.0, 7.0, 7.0])
+    v = T(np.array([1.0, 2.0]), stop_gradient=False)
+    w = T(np.ones((3, 3)), stop_gradient=False)
+    (paddle.index_put(w * 1.0, (T([2, 2]), T([0, 1])), v * v, accumulate=True) ** 2).sum().backward()
+    np.testing.assert_allclose(v.grad.numpy(), 4.0 * np.array([1.0, 2.0]) * (1.0 + np.array([1.0, 4.0])))
+    with pytest.raises(TypeError, match="index_put: argument 'indices' must be a tuple of Tensors"):
+        paddle.index_put(T(a), T([0]), 1.0)

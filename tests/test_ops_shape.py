@@ -225,3 +225,32 @@ def test_flip_roll():
     g = A(3, 4)
     (paddle.roll(paddle.flip(w, [1]), [2], [1]) * T(g)).sum().backward()
     np.testing.assert_allclose(w.grad.numpy(), np.roll(g, -2, 1)[:, ::-1])
+
+
+def test_rot90_repeat_interleave_unflatten_view_as():
+    a = A(2, 3, 4)
+    x = T(a)
+    for k in range(-1, 5):
+        np.testing.assert_array_equal(paddle.rot90(x, k).numpy(), np.rot90(a, k))
+        np.testing.assert_array_equal(x.rot90(k, axes=[2, 0]).numpy(), np.rot90(a, k, (2, 0)))
+    np.testing.assert_array_equal(paddle.repeat_interleave(x, 2, axis=1).numpy(), np.repeat(a, 2, axis=1))
+    np.testing.assert_array_equal(x.repeat_interleave(T([0, 2]), axis=0).numpy(), np.repeat(a, [0, 2], axis=0))
+    np.testing.assert_array_equal(paddle.repeat_interleave(x, 3).numpy(), np.repeat(a, 3))
+    np.testing.assert_array_equal(paddle.unflatten(x, -1, [2, -1]).numpy(), a.reshape(2, 3, 2, 2))
+    assert x.view_as(T(A(6, 4))).shape == [6, 4]
+    np.testing.assert_array_equal(x.reverse([0]).numpy(), a[::-1])
+    with pytest.raises(ValueError, match="rot90: argument 'axes' must name two different dimensions"):
+        paddle.rot90(x, 1, [1, 1])
+    with pytest.raises(ValueError, match=r"repeat_interleave: argument 'repeats' must be a non-negative int or 3"):
+        paddle.repeat_interleave(x, [1, 2], axis=1)
+    w = T(a, stop_gradient=False)
+    paddle.repeat_interleave(w, T([1, 0, 3]), axis=1).sum().backward()
+    np.testing.assert_array_equal(w.grad.numpy()[0, :, 0], [1.0, 0.0, 3.0])
+
+
+def test_transpose_inplace():
+    a = A(2, 3)
+    x = T(a)
+    x.transpose_([1, 0])
+    assert x.shape == [3, 2]
+    np.testing.assert_array_equal(x.numpy(), a.T)

@@ -25,7 +25,7 @@ from .registry import Sample, TensorSpec, defop
 
 __all__ = ["gather", "gather_nd", "index_select", "scatter", "scatter_", "scatter_nd", "scatter_nd_add",
            "index_add", "index_add_", "index_sample", "masked_fill", "masked_fill_", "take_along_axis",
-           "put_along_axis", "put_along_axis_"]
+           "put_along_axis", "put_along_axis_", "take", "index_put", "index_put_"]
 
 _rng = np.random.default_rng(5)
 _ndarray = np.ndarray
@@ -224,25 +224,31 @@ def _index_shape(op: str, shape: tuple, template: tuple, specs: tuple, allow_boo
     return tuple(out[:adv_at]) + block + tuple(out[adv_at:])
 
 
+def _int_indices(x: Tensor, template: tuple, tensors: list, api: str) -> tuple[tuple, list]:
+    """The same index with every bool mask replaced by its nonzero coordinates (NumPy's definition)."""
+    if not any(t._data.dtype.kind == "b" for t in tensors):
+        return template, tensors
+    _index_shape(api, x._data.shape, template,  # masks must fit before nonzero drops their shape
+                 tuple(TensorSpec(t._data.shape, t._data.dtype) for t in tensors), True)
+    items: list = []
+    ints: list = []
+    for it in template:
+        if type(it) is tuple and it[0] == "tensor":
+            t = tensors[it[1]]
+            for c in (shape.unbind(search.nonzero(t), axis=1) if t._data.dtype.kind == "b" else [t]):
+                items.append(("tensor", len(ints)))
+                ints.append(c)
+        else:
+            items.append(it)
+    return tuple(items), ints
+
+
 def _index(x: Tensor, template: tuple, tensors: list) -> Tensor:
-    """x[index] through the getitem op; bool masks become int index tensors via nonzero."""
-    if any(t._data.dtype.kind == "b" for t in tensors):
-        if len(template) == 1 and tensors[0]._data.shape == x._data.shape:
-            return search.masked_select(x, tensors[0])
-        _index_shape("getitem", x._data.shape, template,  # masks must fit before nonzero drops their shape
-                     tuple(TensorSpec(t._data.shape, t._data.dtype) for t in tensors), True)
-        items: list = []
-        ints: list = []
-        for it in template:
-            if type(it) is tuple and it[0] == "tensor":
-                t = tensors[it[1]]
-                cols = shape.unbind(search.nonzero(t), axis=1) if t._data.dtype.kind == "b" else [t]
-                for c in cols:
-                    items.append(("tensor", len(ints)))
-                    ints.append(c)
-            else:
-                items.append(it)
-        template, tensors = tuple(items), ints
+    """x[index] through the getitem op (a mask as big as x through masked_select)."""
+    if len(template) == 1 and tensors and tensors[0]._data.dtype.kind == "b" \
+            and tensors[0]._data.shape == x._data.shape:
+        return search.masked_select(x, tensors[0])
+    template, tensors = _int_indices(x, template, tensors, "getitem")
     return _GETITEM(x, *tensors, index=template)
 
 
@@ -398,6 +404,47 @@ def slice_axes(x: Tensor, axes: tuple, starts: tuple, ends: tuple, strides: tupl
             raise ValueError(f"{api}: argument 'strides' must not contain 0")
         items[mu.normalize_axis(api, a, x.ndim, "axes")] = ("slice", s, e, st)
     return _GETITEM(x, index=tuple(items))
+
+
+@tensor_method
+def take(x: Tensor, index: Tensor, mode: str = "raise", name: str | None = None) -> Tensor:
+    """Elements of the flattened x at `index` (any shape); mode 'wrap' / 'clip' folds out-of-range indices."""
+    x = as_tensor(x, "x", "take")
+    index = as_tensor(index, "index", "take")
+    if index._data.dtype.kind not in "iu":
+        raise TypeError(f"take: argument 'index' must be an integer tensor, got {index.dtype.name}")
+    if mode not in ("raise", "wrap", "clip"):
+        raise ValueError(f"take: argument 'mode' must be 'raise', 'wrap' or 'clip', got {mode!r}")
+    flat = shape.flatten(x)
+    n = flat.shape[0]
+    if mode == "wrap":
+        index = math.remainder(index, n)
+    elif mode == "clip":
+        index = math.clip(index, 0, n - 1)
+    return _GETITEM(flat, index, index=(("tensor", 0),))
+
+
+@tensor_method
+def index_put(x: Tensor, indices: Any, value: Any, accumulate: bool = False, name: str | None = None) -> Tensor:
+    """x with x[indices] = value (accumulate=True: value added, repeated positions summing)."""
+    x = as_tensor(x, "x", "index_put")
+    if isinstance(indices, Tensor) or not isinstance(indices, (list, tuple)):
+        raise TypeError(f"index_put: argument 'indices' must be a tuple of Tensors, got {type(indices).__name__}")
+    tensors = [as_tensor(t, f"indices[{i}]", "index_put") for i, t in enumerate(indices)]
+    if not isinstance(value, Tensor):
+        value = math._scalar_tensor("index_put", value, x, "value")
+    template = tuple(("tensor", i) for i in range(len(tensors)))
+    if not accumulate:
+        return _SETITEM(x, value, *tensors, index=template)
+    template, tensors = _int_indices(x, template, tensors, "index_put")
+    target = _index_shape("index_put", tuple(x.shape), template,
+                          tuple(TensorSpec(t._data.shape, t._data.dtype) for t in tensors), False)
+    _value_fits("index_put", tuple(value.shape), target)
+    if value._data.dtype != x._data.dtype:
+        value = math.cast(value, x.dtype)
+    if tuple(value.shape) != target:
+        value = shape.expand(shape.reshape(value, value.shape[max(value.ndim - len(target), 0):]), list(target))
+    return math.add(x, _GETITEM_GRAD(value, *tensors, index=template, shape=tuple(x.shape)))
 
 
 # ---------------------------------------------------------------- gather / index_select
@@ -773,3 +820,4 @@ scatter_ = _inplace_api(scatter, "scatter_")
 index_add_ = _inplace_api(index_add, "index_add_")
 masked_fill_ = _inplace_api(masked_fill, "masked_fill_")
 put_along_axis_ = _inplace_api(put_along_axis, "put_along_axis_")
+index_put_ = _inplace_api(index_put, "index_put_")

@@ -24,7 +24,8 @@ from .registry import Sample, TensorSpec, defop
 __all__ = ["reshape", "expand", "transpose", "moveaxis", "flatten", "squeeze", "unsqueeze", "expand_as",
            "broadcast_to", "broadcast_tensors", "broadcast_shape", "tile", "concat", "stack", "split",
            "chunk", "unbind", "unstack", "slice", "strided_slice", "flip", "roll", "view",
-           "reshape_", "squeeze_", "unsqueeze_", "flatten_"]
+           "reshape_", "squeeze_", "unsqueeze_", "flatten_", "transpose_", "view_as", "unflatten", "reverse",
+           "rot90", "repeat_interleave"]
 
 _rng = np.random.default_rng(11)
 
@@ -197,6 +198,23 @@ def _inplace_view(x: Tensor, fn, api: str, *args: Any) -> Tensor:
 
 
 @tensor_method
+def view_as(x: Tensor, other: Tensor, name: str | None = None) -> Tensor:
+    """x reshaped to the shape of `other` (sharing x's data)."""
+    return reshape(x, as_tensor(other, "other", "view_as").shape)
+
+
+@tensor_method
+def unflatten(x: Tensor, axis: int, shape: Any, name: str | None = None) -> Tensor:
+    """Split dimension `axis` of x into the dimensions `shape` (one may be -1)."""
+    x = as_tensor(x, "x", "unflatten")
+    a = mu.normalize_axis("unflatten", _int("unflatten", "axis", axis), x.ndim)
+    sizes = _ints("unflatten", "shape", shape)
+    if 0 in sizes or not sizes:
+        raise ValueError(f"unflatten: argument 'shape' {list(sizes)} must be non-empty without zeros")
+    return reshape(x, x.shape[:a] + list(sizes) + x.shape[a + 1:])
+
+
+@tensor_method
 def reshape_(x: Tensor, shape: Any, name: str | None = None) -> Tensor:
     return _inplace_view(x, reshape, "reshape_", shape)
 
@@ -214,6 +232,11 @@ def unsqueeze_(x: Tensor, axis: Any, name: str | None = None) -> Tensor:
 @tensor_method
 def flatten_(x: Tensor, start_axis: int = 0, stop_axis: int = -1, name: str | None = None) -> Tensor:
     return _inplace_view(x, flatten, "flatten_", start_axis, stop_axis)
+
+
+@tensor_method
+def transpose_(x: Tensor, perm: Any, name: str | None = None) -> Tensor:
+    return _inplace_view(x, transpose, "transpose_", perm)
 
 
 # ---------------------------------------------------------------- transpose
@@ -560,10 +583,48 @@ _FLIP = defop("flip", kernel=lambda xp, x, *, axis: xp.flip(x, axis), meta=_flip
               samples=lambda: [Sample((_normal(3, 4),), {"axis": (0, -1)}), Sample((_normal(2, 3, 2),), {"axis": (1,)})])
 
 
-@tensor_method
+@tensor_method(names=("reverse",))
 def flip(x: Tensor, axis: Any, name: str | None = None) -> Tensor:
     """Reverse the order of elements along the given axes."""
     return _FLIP(as_tensor(x, "x", "flip"), axis=_ints("flip", "axis", axis))
+
+
+reverse = flip
+
+
+@tensor_method
+def rot90(x: Tensor, k: int = 1, axes: Any = (0, 1), name: str | None = None) -> Tensor:
+    """Rotate by 90 degrees k times in the plane of `axes`, from the first axis towards the second."""
+    x = as_tensor(x, "x", "rot90")
+    axes = [mu.normalize_axis("rot90", a, x.ndim, "axes") for a in _ints("rot90", "axes", axes)]
+    if len(axes) != 2 or axes[0] == axes[1]:
+        raise ValueError(f"rot90: argument 'axes' must name two different dimensions, got {axes}")
+    k = _int("rot90", "k", k) % 4
+    perm = list(range(x.ndim))
+    perm[axes[0]], perm[axes[1]] = axes[1], axes[0]
+    if k == 1:
+        return transpose(flip(x, [axes[1]]), perm)
+    if k == 2:
+        return flip(x, axes)
+    if k == 3:
+        return flip(transpose(x, perm), [axes[1]])
+    return reshape(x, x.shape)
+
+
+@tensor_method
+def repeat_interleave(x: Tensor, repeats: Any, axis: int | None = None, name: str | None = None) -> Tensor:
+    """Repeat each element (each slice along `axis`; None: of the flattened x) `repeats` times."""
+    x = as_tensor(x, "x", "repeat_interleave")
+    if axis is None:
+        x, axis = flatten(x), 0
+    a = mu.normalize_axis("repeat_interleave", _int("repeat_interleave", "axis", axis), x.ndim)
+    n = x.shape[a]
+    reps = repeats.numpy().reshape(-1) if isinstance(repeats, Tensor) else np.asarray(repeats).reshape(-1)
+    if reps.dtype.kind not in "iu" or reps.size not in (1, n) or (reps < 0).any():
+        raise ValueError(f"repeat_interleave: argument 'repeats' must be a non-negative int or {n} ints "
+                         f"(the size of dimension {a}), got {reps.tolist()}")
+    index = np.repeat(np.arange(n, dtype=np.int64), reps)
+    return indexing.index_select(x, Tensor._wrap(indexing._on_device_of(index, x._data)), a)
 
 
 def _roll_meta(x: TensorSpec, *, shifts: tuple, axis: tuple | None) -> TensorSpec:
