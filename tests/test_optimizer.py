@@ -623,3 +623,15 @@ def test_update_op_meta_errors_name_the_argument():
         oo.ADAM.meta(p, p, one, p, p, one, one, beta1=0.9, beta2=1.0, epsilon=1e-8)
     with pytest.raises(ValueError, match="rmsprop: argument 'mean_grad' is required"):
         oo.RMSPROP.meta(p, p, one, p, p, None, epsilon=1e-6, decay=0.9, momentum=0.0, centered=False)
+
+
+def test_param_group_option_errors():
+    params = _params()
+    with pytest.raises(TypeError, match="weight_decay"):
+        paddle.optimizer.SGD(parameters=[{"params": params, "weight_decay": "x"}])
+    with pytest.raises(TypeError, match="grad_clip"):
+        paddle.optimizer.SGD(parameters=[{"params": params, "grad_clip": 1.0}])
+    with pytest.raises(ValueError, match="beta2"):
+        paddle.optimizer.Adam(parameters=[{"params": params, "beta2": 1.5}])
+    with pytest.raises(TypeError, match="'params'"):
+        paddle.optimizer.SGD(parameters=[{"params": params}, {"lr": 0.1}])

@@ -172,3 +172,13 @@ def test_load_rejects_unknown_configs(tmp_path):
     paddle.save({}, path)
     with pytest.raises(ValueError, match="configs"):
         paddle.load(path, bogus=True)
+
+
+def test_layer_state_dict_round_trip(tmp_path):
+    path = str(tmp_path / "m.pdparams")
+    layer = paddle.nn.Linear(4, 3)
+    paddle.save(layer.state_dict(), path)
+    other = paddle.nn.Linear(4, 3)
+    other.set_state_dict(paddle.load(path))
+    for k, v in layer.state_dict().items():
+        np.testing.assert_array_equal(other.state_dict()[k].numpy(), v.numpy())

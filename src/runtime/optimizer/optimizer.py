@@ -25,7 +25,6 @@ from ..autograd.grad_mode import no_grad
 from ..nn.clip import ClipGradBase
 from ..ops import optimizer_ops
 from ..ops.registry import OpDef
-from ..parameter import Parameter
 from ..tensor import Tensor
 from .lr import LRScheduler
 from .regularizer import L2Decay, WeightDecayRegularizer
@@ -65,6 +64,12 @@ def _xp(arr):
     return cupy
 
 
+def _check_clip(api: str, grad_clip: Any) -> None:
+    if grad_clip is not None and not isinstance(grad_clip, ClipGradBase):
+        raise TypeError(f"{api}: 'grad_clip' should be an instance of ClipGradBase's derived class "
+                        f"(ClipGradByGlobalNorm, ClipGradByNorm, ClipGradByValue), got {type(grad_clip).__name__}")
+
+
 class _Group:
     """Parameters updated with the same options; `explicit` when the user gave a param-group dict."""
 
@@ -94,16 +99,16 @@ class Optimizer:
                 raise TypeError(f"{api}: learning rate should be float or LRScheduler, got "
                                 f"{type(learning_rate).__name__} here")
             learning_rate = float(learning_rate)
-        if grad_clip is not None and not isinstance(grad_clip, ClipGradBase):
-            raise TypeError(f"{api}: 'grad_clip' should be an instance of ClipGradBase's derived class "
-                            f"(ClipGradByGlobalNorm, ClipGradByNorm, ClipGradByValue), got {type(grad_clip).__name__}")
+        _check_clip(api, grad_clip)
         self._learning_rate = learning_rate
         self._grad_clip = grad_clip
         self._name = name
         self.regularization = self._regularization_of(weight_decay)
         self._default_dict = {"weight_decay": weight_decay, "grad_clip": grad_clip,
                               **{k: getattr(self, "_" + k) for k in self._hyper_checks}}
+        # accumulators by name, then by id(param); _owners keeps those params alive so ids stay unique
         self._accumulators: dict[str, dict[int, Tensor]] = {n: {} for n, _ in self._accumulator_specs}
+        self._owners: dict[int, Tensor] = {}
         self._accumulators_holder: dict[str, Any] = {}
         self._parameter_list, self._param_groups, self._groups = self._build_groups(parameters)
 
@@ -161,6 +166,8 @@ class Optimizer:
                 options.setdefault("learning_rate", 1.0)
                 options["learning_rate"] = _float_arg(api, "learning_rate", options["learning_rate"])
                 self._check_hyper(options)
+                self._regularization_of(options["weight_decay"])
+                _check_clip(api, options["grad_clip"])
                 group = {**options, "params": take(list(params), f"parameters[{i}]['params']")}
                 param_groups.append(group)
                 groups.append(_Group(group["params"], options, True))
@@ -247,7 +254,7 @@ class Optimizer:
             chosen = {id(p) for p in self._all_params()}
             groups = self._groups
         else:
-            params = list(parameters)
+            params = list({id(p): p for p in parameters}.values())
             chosen = {id(p) for p in params}
             options = dict(self._default_dict)
             self._check_hyper(options)
@@ -320,6 +327,8 @@ class Optimizer:
             p._version += 1
         for (name, pid), t in new_accs.items():
             self._accumulators[name][pid] = t
+        for p, _, _ in updates:
+            self._owners[id(p)] = p
 
     def _op_inputs(self, param: Tensor, grad, lr, accs: tuple, group: _Group) -> tuple[tuple, dict]:
         """The update op's input arrays and attributes for one parameter."""
