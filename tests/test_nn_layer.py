@@ -11,6 +11,7 @@ import runtime as paddle
 import runtime.nn as nn
 from runtime.nn.layer.layers import create_parameter
 from runtime.nn.param_attr import ParamAttr
+from runtime.optimizer.regularizer import L2Decay
 
 
 class Scale(nn.Layer):
@@ -370,8 +371,13 @@ def test_param_attr_type_errors():
         ParamAttr(trainable=1)
     with pytest.raises(TypeError, match="'initializer' must be"):
         ParamAttr(initializer="xavier")
+    with pytest.raises(TypeError, match="'regularizer' must be"):
+        ParamAttr(regularizer=1e-4)
     with pytest.raises(TypeError, match="a parameter attribute must be"):
         nn.Linear(2, 2, weight_attr=3.5)
+    decay = L2Decay(1e-3)
+    assert nn.Linear(2, 2, weight_attr=ParamAttr(regularizer=decay)).weight.regularizer is decay
+    assert nn.Linear(2, 2, weight_attr=decay).weight.regularizer is decay
 
 
 def test_create_parameter_defaults_and_errors():

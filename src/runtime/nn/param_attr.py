@@ -13,6 +13,7 @@ class ParamAttr:
     def __init__(self, name: str | None = None, initializer: Any = None, learning_rate: float = 1.0,
                  regularizer: Any = None, trainable: bool = True, do_model_average: bool = True,
                  need_clip: bool = True):
+        from ..optimizer.regularizer import WeightDecayRegularizer  # noqa: PLC0415 - optimizer imports nn
         from .initializer import Initializer  # noqa: PLC0415 - initializer imports creation ops
         if name is not None and not isinstance(name, str):
             raise TypeError(f"ParamAttr: argument 'name' must be a str or None, got {type(name).__name__}")
@@ -25,6 +26,9 @@ class ParamAttr:
         if initializer is not None and not isinstance(initializer, Initializer):
             raise TypeError(f"ParamAttr: argument 'initializer' must be a paddle.nn.initializer.Initializer, "
                             f"got {type(initializer).__name__}")
+        if regularizer is not None and not isinstance(regularizer, WeightDecayRegularizer):
+            raise TypeError(f"ParamAttr: argument 'regularizer' must be a paddle.regularizer.L1Decay/L2Decay, "
+                            f"got {type(regularizer).__name__}")
         self.name = name
         self.initializer = initializer
         self.learning_rate = learning_rate
@@ -39,7 +43,8 @@ class ParamAttr:
 
     @staticmethod
     def _to_attr(arg: Any) -> "ParamAttr | bool | list":
-        """Normalise what `weight_attr` / `bias_attr` accept: None, str, Initializer, bool, ParamAttr."""
+        """Normalise what `weight_attr` / `bias_attr` accept: None, str, Initializer, regularizer, bool, ParamAttr."""
+        from ..optimizer.regularizer import WeightDecayRegularizer  # noqa: PLC0415
         from .initializer import Initializer  # noqa: PLC0415
         if arg is None:
             return ParamAttr()
@@ -51,19 +56,12 @@ class ParamAttr:
             return ParamAttr(name=arg)
         if isinstance(arg, Initializer):
             return ParamAttr(initializer=arg)
+        if isinstance(arg, WeightDecayRegularizer):
+            return ParamAttr(regularizer=arg)
         if isinstance(arg, bool):
             return ParamAttr() if arg else False
         raise TypeError(f"a parameter attribute must be None, a str, a bool, an Initializer or a ParamAttr, "
                         f"got {type(arg).__name__}")
-
-    def _to_kwargs(self, with_initializer: bool = False) -> dict:
-        """The keyword arguments a Parameter is built with."""
-        kwargs = {"name": self.name, "optimize_attr": {"learning_rate": self.learning_rate},
-                  "regularizer": self.regularizer, "trainable": self.trainable,
-                  "do_model_average": self.do_model_average, "need_clip": self.need_clip}
-        if with_initializer:
-            kwargs["initializer"] = self.initializer
-        return kwargs
 
     def __deepcopy__(self, memo: dict) -> "ParamAttr":
         # initialisers and regularizers are immutable settings: share them

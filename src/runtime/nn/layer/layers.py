@@ -479,7 +479,11 @@ class Layer:
         return self._cast_floating("float32", excluded_layers)
 
     def float16(self, excluded_layers: Any = None) -> "Layer":
-        """Cast floating parameters and buffers to float16 (except in the excluded layer types)."""
+        """Cast floating parameters and buffers to float16 (except in the excluded layer types;
+        by default the legacy nn.BatchNorm, as Paddle)."""
+        if excluded_layers is None:
+            from .norm import BatchNorm  # noqa: PLC0415 - norm builds on this module
+            excluded_layers = [BatchNorm]
         return self._cast_floating("float16", excluded_layers)
 
     def _cast_floating(self, dtype: str, excluded_layers: Any) -> "Layer":
@@ -503,7 +507,8 @@ class Layer:
         return ""
 
     def __repr__(self) -> str:
-        extra_lines = self.extra_repr().split("\n") if self.extra_repr() else []
+        extra = self.extra_repr()
+        extra_lines = extra.split("\n") if extra else []
         sub_lines = [f"({name}): {_addindent(repr(layer), 2)}" for name, layer in self._sub_layers.items()]
         text = type(self).__name__ + "("
         if len(extra_lines) > 1:
