@@ -49,7 +49,7 @@ def _convert_camel_to_snake(name: str) -> str:
 def _create_parameter(scope: str, shape: Any, attr: Any, dtype: Any, is_bias: bool,
                       default_initializer: Any) -> Parameter | None:
     """Build one parameter of `shape` as Paddle's LayerHelper does; None when attr is False."""
-    attr = ParamAttr._to_attr(copy.deepcopy(attr))
+    attr = copy.deepcopy(ParamAttr._to_attr(attr))
     if attr is False:
         return None
     if not isinstance(attr, ParamAttr):
