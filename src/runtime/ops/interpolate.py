@@ -268,7 +268,8 @@ def resample(x: Tensor, mode: str, size: tuple | None, scale: tuple | None, alig
 # Paddle mode -> (table kind, ranks of x it accepts)
 _MODES = {"nearest": ("nearest", (4, 5)), "linear": ("linear", (3,)), "bilinear": ("linear", (4,)),
           "trilinear": ("linear", (5,)), "bicubic": ("cubic", (4,)), "area": ("area", (3, 4, 5))}
-_ALL_FORMATS = {f for pair in FORMATS.values() for f in pair}
+_INTERP_FORMATS = {1: ("NCW", "NWC"), 2: FORMATS[2], 3: FORMATS[3]}
+_ALL_FORMATS = {f for table in (FORMATS, _INTERP_FORMATS) for pair in table.values() for f in pair}
 
 
 def _sizes(api: str, arg: str, value: Any, nd: int, cast, positive_msg: str) -> tuple:
@@ -303,7 +304,8 @@ def interpolate(x: Tensor, size: Any = None, scale_factor: Any = None, mode: str
                          f"got shape {x.shape}")
     nd = x.ndim - 2
     if not isinstance(data_format, str) or data_format.upper() not in _ALL_FORMATS:
-        raise ValueError(f"{api}: argument 'data_format' must be one of {list(FORMATS[nd])}, got {data_format!r}")
+        raise ValueError(f"{api}: argument 'data_format' must be one of {list(_INTERP_FORMATS[nd])}, "
+                         f"got {data_format!r}")
     channel_last = not data_format.upper().startswith("NC")  # 'NCHW' on a 3-D input means 'NCW', as newer Paddle
     if not isinstance(align_corners, (bool, np.bool_)):
         raise TypeError(f"{api}: argument 'align_corners' must be a bool, got {type(align_corners).__name__}")
