@@ -207,3 +207,21 @@ def test_searchsorted_errors():
         paddle.bucketize(T(np.zeros(3)), T(np.zeros((2, 3))))
     with pytest.raises(TypeError, match="searchsorted: argument 'values' must be an int or float tensor"):
         paddle.searchsorted(T(np.zeros(3)), T([True]))
+
+
+def test_mode():
+    x = np.array([[[1, 2, 2], [2, 3, 3]], [[0, 5, 5], [9, 9, 0]]])
+    values, indices = paddle.mode(T(x), axis=2)
+    np.testing.assert_array_equal(values.numpy(), [[2, 3], [5, 9]])
+    np.testing.assert_array_equal(indices.numpy(), [[2, 2], [2, 1]])  # the last occurrence
+    a = RNG.integers(0, 3, size=(4, 7))
+    v, i = T(a).mode(axis=0, keepdim=True)
+    assert v.shape == i.shape == [1, 7]
+    for c in range(7):
+        col = list(a[:, c])
+        best = min(set(col), key=lambda val: (-col.count(val), val))
+        assert v.numpy()[0, c] == best
+        assert i.numpy()[0, c] == max(r for r, val in enumerate(col) if val == best)
+    w = T(np.array([[0.5, 0.2, 0.5]]), stop_gradient=False)
+    paddle.mode(w)[0].sum().backward()
+    np.testing.assert_array_equal(w.grad.numpy(), [[0.0, 0.0, 1.0]])

@@ -18,7 +18,7 @@ from . import meta_utils as mu
 from .grad_utils import unbroadcast
 from .registry import Sample, TensorSpec, defop
 
-__all__ = ["nonzero", "masked_select", "topk", "sort", "argsort", "kthvalue", "unique", "unique_consecutive",
+__all__ = ["nonzero", "masked_select", "topk", "sort", "argsort", "kthvalue", "mode", "unique", "unique_consecutive",
            "searchsorted", "bucketize"]
 
 _rng = np.random.default_rng(17)
@@ -223,6 +223,44 @@ def kthvalue(x: Tensor, k: int, axis: int | None = None, keepdim: bool = False,
     x = as_tensor(x, "x", "kthvalue")
     return _KTHVALUE(x, k=shape._int("kthvalue", "k", k),
                      axis=-1 if axis is None else shape._int("kthvalue", "axis", axis), keepdim=bool(keepdim))
+
+
+def _mode_meta(x: TensorSpec, *, axis: int, keepdim: bool) -> tuple:
+    _require_dim("mode", x)
+    out = mu.reduce_shape(x.shape, (mu.normalize_axis("mode", axis, len(x.shape)),), keepdim)
+    return TensorSpec(out, x.dtype), TensorSpec(out, _INT64)
+
+
+def _mode_kernel(xp, x, *, axis, keepdim):
+    moved = xp.moveaxis(x, axis, -1)
+    n = moved.shape[-1]
+    order = xp.argsort(moved, axis=-1, kind="stable")
+    s = xp.take_along_axis(moved, order, -1)
+    new_run = xp.ones(s.shape, dtype=bool)
+    new_run[..., 1:] = s[..., 1:] != s[..., :-1]
+    pos = xp.arange(n)
+    run_len = pos - xp.maximum.accumulate(xp.where(new_run, pos, 0), axis=-1) + 1  # length so far
+    # the first maximum ends the longest run (the smallest value on ties); with a stable sort its
+    # last element is the value's last occurrence, the index Paddle reports
+    p = xp.argmax(run_len, axis=-1)[..., None]
+    values = xp.moveaxis(xp.take_along_axis(s, p, -1), -1, axis)
+    idx = xp.moveaxis(xp.take_along_axis(order, p, -1), -1, axis).astype(_INT64, copy=False)
+    return (values, idx) if keepdim else (values.squeeze(axis), idx.squeeze(axis))
+
+
+_MODE = defop("mode", kernel=_mode_kernel, meta=_mode_meta, grad=_g_kthvalue, save_outputs=True,
+              nondiff_outputs=(1,), attrs={"axis": -1, "keepdim": False},
+              # a mode exists only through ties, which finite differences break: no FD check
+              samples=lambda: [Sample((np.array([[0.5, 0.2, 0.5, 0.1], [0.3, 0.3, 0.7, 0.7]]),),
+                                      {"axis": -1, "keepdim": False}, grad_inputs=()),
+                               Sample((np.array([[0.5, 0.2], [0.5, 0.1], [0.4, 0.1]]),), {"axis": 0, "keepdim": True},
+                                      grad_inputs=())])
+
+
+@tensor_method
+def mode(x: Tensor, axis: int = -1, keepdim: bool = False, name: str | None = None) -> tuple[Tensor, Tensor]:
+    """The most frequent value along `axis` (the smallest on ties) and the index of its last occurrence."""
+    return _MODE(as_tensor(x, "x", "mode"), axis=shape._int("mode", "axis", axis), keepdim=bool(keepdim))
 
 
 # ---------------------------------------------------------------- unique / unique_consecutive
