@@ -120,6 +120,14 @@ def test_super_init_not_called_is_reported():
     with pytest.raises(RuntimeError, match=r"super\(\).__init__\(\) should be called first"):
         Bad()
 
+    class Early(nn.Layer):
+        def __init__(self):
+            self.fc = nn.Linear(2, 2)
+            super().__init__()
+
+    with pytest.raises(ValueError, match=r"cannot assign Linear 'fc': super\(\).__init__\(\) should be called"):
+        Early()
+
 
 # ---------------------------------------------------------------- names
 def test_unique_layer_and_parameter_names():

@@ -206,6 +206,9 @@ class Layer:
         d = self.__dict__
         params = d.get("_parameters")
         if params is None or isinstance(getattr(type(self), name, None), property):
+            if params is None and isinstance(value, (Tensor, Layer)):
+                raise ValueError(f"cannot assign {type(value).__name__} '{name}': super().__init__() should be "
+                                 "called first in the __init__ of a Layer subclass")
             object.__setattr__(self, name, value)
             return
         layers, buffers = d["_sub_layers"], d["_buffers"]
