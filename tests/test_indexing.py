@@ -445,3 +445,13 @@ def test_index_put():
     np.testing.assert_allclose(v.grad.numpy(), 4.0 * np.array([1.0, 2.0]) * (1.0 + np.array([1.0, 4.0])))
     with pytest.raises(TypeError, match="index_put: argument 'indices' must be a tuple of Tensors"):
         paddle.index_put(T(a), T([0]), 1.0)
+
+
+def test_setitem_under_no_grad_keeps_saved_outputs():
+    w = T(np.array([0.5, 1.0]), stop_gradient=False)
+    y = paddle.exp(w)  # exp's gradient reads its saved output
+    with paddle.no_grad():
+        y[0] = 100.0
+    np.testing.assert_array_equal(y.numpy()[0], 100.0)
+    y.backward(T(np.ones(2)))
+    np.testing.assert_allclose(w.grad.numpy(), np.exp([0.5, 1.0]))

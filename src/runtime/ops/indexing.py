@@ -388,6 +388,8 @@ def _setitem(self: Tensor, key: Any, value: Any) -> None:
         spec = _setitem_meta(*(TensorSpec(arr.shape, arr.dtype) for arr in arrays), index=template)
         if len(cache) < _META_CACHE_LIMIT:
             cache[key] = spec
+    if self._node is not None:  # a node may hold this array as a saved output: write into a copy
+        a = self._data = a.copy()
     a[_key(template, arrays[2:])] = value._data
     self._version += 1
 

@@ -216,26 +216,31 @@ def unflatten(x: Tensor, axis: int, shape: Any, name: str | None = None) -> Tens
 
 @tensor_method
 def reshape_(x: Tensor, shape: Any, name: str | None = None) -> Tensor:
+    """In-place `reshape`: x itself takes the new shape."""
     return _inplace_view(x, reshape, "reshape_", shape)
 
 
 @tensor_method
 def squeeze_(x: Tensor, axis: Any = None, name: str | None = None) -> Tensor:
+    """In-place `squeeze`: x itself takes the new shape."""
     return _inplace_view(x, squeeze, "squeeze_", axis)
 
 
 @tensor_method
 def unsqueeze_(x: Tensor, axis: Any, name: str | None = None) -> Tensor:
+    """In-place `unsqueeze`: x itself takes the new shape."""
     return _inplace_view(x, unsqueeze, "unsqueeze_", axis)
 
 
 @tensor_method
 def flatten_(x: Tensor, start_axis: int = 0, stop_axis: int = -1, name: str | None = None) -> Tensor:
+    """In-place `flatten`: x itself takes the new shape."""
     return _inplace_view(x, flatten, "flatten_", start_axis, stop_axis)
 
 
 @tensor_method
 def transpose_(x: Tensor, perm: Any, name: str | None = None) -> Tensor:
+    """In-place `transpose`: x itself takes the new shape."""
     return _inplace_view(x, transpose, "transpose_", perm)
 
 
@@ -580,7 +585,8 @@ def _flip_meta(x: TensorSpec, *, axis: tuple) -> TensorSpec:
 
 _FLIP = defop("flip", kernel=lambda xp, x, *, axis: xp.flip(x, axis), meta=_flip_meta,
               grad=lambda ctx, g: (flip(g, ctx.attrs["axis"]),), attrs={"axis": ()},
-              samples=lambda: [Sample((_normal(3, 4),), {"axis": (0, -1)}), Sample((_normal(2, 3, 2),), {"axis": (1,)})])
+              samples=lambda: [Sample((_normal(3, 4),), {"axis": (0, -1)}),
+                               Sample((_normal(2, 3, 2),), {"axis": (1,)})])
 
 
 @tensor_method(names=("reverse",))
