@@ -18,6 +18,9 @@ from .ops.random import *  # noqa: F401,F403
 from .ops.reduction import *  # noqa: F401,F403
 from .ops.search import *  # noqa: F401,F403
 from .ops.shape import *  # noqa: F401,F403
+from .nn.layer.layers import create_parameter
+from .nn.param_attr import ParamAttr
+from .optimizer import regularizer  # noqa: F401
 from .parameter import Parameter
 from .place import (CPUPlace, CUDAPinnedPlace, CUDAPlace, device_count, get_device,
                     is_compiled_with_cuda, set_device)
