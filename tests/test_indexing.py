@@ -455,3 +455,13 @@ def test_setitem_under_no_grad_keeps_saved_outputs():
     np.testing.assert_array_equal(y.numpy()[0], 100.0)
     y.backward(T(np.ones(2)))
     np.testing.assert_allclose(w.grad.numpy(), np.exp([0.5, 1.0]))
+
+
+def test_augmented_assignment_on_slices_keeps_gradients():
+    w = T(np.ones((2, 3)), stop_gradient=False)
+    h = w * 1.0
+    h[:, 1] += h[:, 0] * 5.0
+    h[0] *= 2.0
+    h.sum().backward()
+    # h = [[2w00, 2(w01 + 5 w00), 2w02], [w10, w11 + 5 w10, w12]]
+    np.testing.assert_array_equal(w.grad.numpy(), [[12.0, 2.0, 2.0], [6.0, 1.0, 1.0]])

@@ -358,9 +358,20 @@ _SETITEM = defop(
                      Sample((_normal(3, 4), _normal(2), _rng.random(3) > 0.5), {"index": (("tensor", 0), 1)}, (0,))])
 
 
+def _alias(x: Tensor) -> Tensor:
+    """A second tensor over non-leaf x's array and autograd edge, with its own version counter."""
+    t = Tensor._wrap(x._data)
+    t.stop_gradient, t._node, t._oidx = x.stop_gradient, x._node, x._oidx
+    return t
+
+
 def _getitem(self: Tensor, key: Any) -> Tensor:
     """x[key] with NumPy semantics: ints, slices, None, ..., int/bool lists, arrays and tensors."""
     template, tensors = _parse(key, self._data, "__getitem__")
+    if self._node is not None:
+        # the gradient needs only x's shape: record an alias, so `x[i] += ...` (a later in-place
+        # write to x) does not invalidate this node (leaves keep their own edge)
+        self = _alias(self)
     if tensors:
         return _index(self, template, tensors)
     return _GETITEM(self, index=template)

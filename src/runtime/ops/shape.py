@@ -187,9 +187,7 @@ def _inplace_view(x: Tensor, fn, api: str, *args: Any) -> Tensor:
     if is_grad_enabled() and x._node is None and not x.stop_gradient:
         raise ValueError(f"{api}: a leaf tensor that requires grad (stop_gradient=False) cannot be "
                          "modified in place; wrap it in paddle.no_grad() or use the out-of-place op")
-    shadow = Tensor._wrap(x._data)  # the op's node keeps the shadow, so x's new version does not flag it
-    shadow.stop_gradient, shadow._node, shadow._oidx = x.stop_gradient, x._node, x._oidx
-    result = fn(shadow, *args)
+    result = fn(indexing._alias(x), *args)  # the op's node keeps the alias: x's new version does not flag it
     x._data, x._node, x._oidx = result._data, result._node, result._oidx
     if result._node is not None:
         x.stop_gradient = False
