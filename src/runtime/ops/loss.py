@@ -2,9 +2,10 @@
 softmax_with_cross_entropy, nll_loss, mse/l1/smooth_l1, binary cross-entropy (with logits),
 kl_div and a few margin losses, with Paddle's reduction rules.
 
-Hard-label cross-entropy with softmax is ONE op (log-softmax, pick, weight, reduce) whose
-gradient is ONE fused op, (softmax - onehot) * coefficient; that fused op has its own
-gradient rule, so double backward still works. `nll_loss` is the same pick without the
+Hard-label cross-entropy with softmax is ONE op (log-softmax, pick, weight, reduce; it also
+keeps each sample's logsumexp) whose gradient is ONE fused op, (exp(x - lse) - onehot) *
+coefficient. When the backward pass is itself recorded (create_graph=True) the gradient is
+composed from differentiable ops instead, so double backward works. `nll_loss` is the same pick without the
 softmax; its gradient is a scatter that does not depend on the input's values.
 """
 from __future__ import annotations
@@ -13,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from ..autograd.grad_mode import state as _grad_state
 from ..tensor import Tensor, as_tensor
 from . import math as _m
 from . import meta_utils as mu
@@ -175,55 +177,50 @@ def _linear_in_g(gg, unit, g, axis: int, reduction: str) -> Tensor:
 
 # ---------------------------------------------------------------- fused softmax cross-entropy
 def _ce_meta(logits, label, weight, *, axis, ignore_index, reduction, keepdim, mean_over_valid):
-    return _hard_label_meta("cross_entropy", logits, label, weight, axis, reduction, keepdim)
+    loss = _hard_label_meta("cross_entropy", logits, label, weight, axis, reduction, keepdim)
+    ax = axis % len(logits.shape)
+    return loss, TensorSpec(tuple(logits.shape[:ax]) + tuple(logits.shape[ax + 1:]), logits.dtype)
 
 
 def _ce_kernel(xp, logits, label, weight, *, axis, ignore_index, reduction, keepdim, mean_over_valid):
+    """(loss, per-sample logsumexp); the backward reads the logsumexp instead of recomputing it."""
     x, ax = _classes_last(xp, logits, axis)
     lab, sample_w, denom = _hard_labels(xp, "cross_entropy", label, weight, x, ignore_index, reduction,
                                         mean_over_valid)
-    z = x - x.max(axis=-1, keepdims=True)
+    m = x.max(axis=-1, keepdims=True)
+    z = x - m
     picked = xp.take_along_axis(z, lab[..., None], axis=-1)[..., 0]
     xp.exp(z, out=z)
-    loss = xp.log(z.sum(axis=-1)) - picked
-    return _finish(xp, loss, sample_w, denom, reduction, _keep_shape(logits, ax, keepdim), logits.dtype)
+    log_sum = xp.log(z.sum(axis=-1))
+    loss = _finish(xp, log_sum - picked, sample_w, denom, reduction, _keep_shape(logits, ax, keepdim), logits.dtype)
+    log_sum += m[..., 0]
+    return loss, log_sum.astype(logits.dtype, copy=False)
 
 
-def _ce_grad_kernel(xp, logits, label, weight, out_grad, *, axis, ignore_index, reduction, keepdim,
+def _ce_grad_kernel(xp, logits, label, weight, lse, out_grad, *, axis, ignore_index, reduction, keepdim,
                     mean_over_valid):
+    """(softmax(logits) - onehot(label)) * coefficient, with softmax = exp(logits - lse)."""
     x, ax = _classes_last(xp, logits, axis)
     lab, sample_w, denom = _hard_labels(xp, "cross_entropy", label, weight, x, ignore_index, reduction,
                                         mean_over_valid)
     c = _coefficient(xp, out_grad, sample_w, denom, reduction, x.shape[:-1])
-    p = x - x.max(axis=-1, keepdims=True)
+    p = x - lse[..., None]
     xp.exp(p, out=p)
-    s = p.sum(axis=-1, keepdims=True)
-    p *= (c[..., None] if c.ndim else c) / s
+    p *= c[..., None] if c.ndim else c
     return _restore_axis(xp, _sub_at_labels(xp, p, lab, c), ax)
 
 
-def _g_ce(ctx, g):
+def _g_ce(ctx, g, _lse_grad):
     logits, label, weight = ctx.inputs
-    return _CE_GRAD(logits, label, weight, g, **ctx.attrs), None, None
-
-
-def _g_ce_grad(ctx, gg):
-    """out = c * (softmax(logits) - onehot), c linear in g."""
-    from .activation import softmax  # noqa: PLC0415
-    from .reduction import sum as _sum  # noqa: PLC0415
-    logits, label, weight, g = ctx.inputs
     a = ctx.attrs
-    ax = a["axis"] % len(logits.shape)
-    glogits = gout = None
-    if ctx.needs_input_grad[0]:
-        c = _m.neg(_sum(_NLL_GRAD(logits, label, weight, g, **a), axis=ax, keepdim=True))
-        p = softmax(logits, axis=ax)
-        jvp = _m.multiply(p, _m.subtract(gg, _sum(_m.multiply(gg, p), axis=ax, keepdim=True)))
-        glogits = _m.multiply(c, jvp)
-    if ctx.needs_input_grad[3]:
-        from .creation import ones_like  # noqa: PLC0415
-        gout = _linear_in_g(gg, _CE_GRAD(logits, label, weight, ones_like(g), **a), g, ax, a["reduction"])
-    return glogits, None, None, gout
+    if _grad_state.enabled:  # recorded backward: c * softmax - c * onehot from differentiable ops
+        from .activation import softmax  # noqa: PLC0415
+        from .reduction import sum as _sum  # noqa: PLC0415
+        ax = a["axis"] % len(logits.shape)
+        onehot_part = _NLL_GRAD(logits, label, weight, g, **a)  # -c * onehot
+        c = _m.neg(_sum(onehot_part, axis=ax, keepdim=True))
+        return _m.add(_m.multiply(c, softmax(logits, axis=ax)), onehot_part), None, None
+    return _CE_GRAD(logits, label, weight, ctx.outputs[1], g, **a), None, None
 
 
 # ---------------------------------------------------------------- nll (pick of log-probabilities)
@@ -267,11 +264,10 @@ def _g_nll_grad(ctx, gg):
     return None, None, None, gout
 
 
-def _signed_attrs(fn):
-    """Meta/grad helpers taking the shared hard-label attributes by keyword."""
+def _signed_attrs(fn, positional=("input", "label", "weight", "out_grad")):
+    """Meta functions taking the shared hard-label attributes by keyword."""
     import inspect  # noqa: PLC0415
-    params = [inspect.Parameter(n, inspect.Parameter.POSITIONAL_OR_KEYWORD)
-              for n in ("input", "label", "weight", "out_grad")]
+    params = [inspect.Parameter(n, inspect.Parameter.POSITIONAL_OR_KEYWORD) for n in positional]
     params += [inspect.Parameter(a, inspect.Parameter.KEYWORD_ONLY) for a in _HARD_ATTRS]
     fn.__signature__ = inspect.Signature(params)
     return fn
@@ -301,11 +297,26 @@ def _hard_samples(reductions=("mean", "none", "sum"), with_grad=False, positive=
 
 
 _CE = defop("cross_entropy_with_softmax", kernel=_ce_kernel, meta=_ce_meta, grad=_g_ce, attrs=dict(_HARD_ATTRS),
-            inputs=("logits", "label", "weight"), samples=_hard_samples())
+            inputs=("logits", "label", "weight"), save_outputs=True, nondiff_outputs=(1,), samples=_hard_samples())
+
+
+def _ce_grad_meta(logits, label, weight, lse, out_grad, **_attrs):
+    return logits
+
+
+def _ce_grad_samples():
+    out = []
+    for s in _hard_samples(with_grad=True)():
+        x, lab, w, g = s.inputs
+        lse = _ce_kernel(np, x, lab, w, **s.attrs)[1]
+        out.append(Sample((x, lab, w, lse, g), s.attrs))
+    return out
+
+
 _CE_GRAD = defop("cross_entropy_with_softmax_grad", kernel=_ce_grad_kernel,
-                 meta=_signed_attrs(lambda input, label, weight, out_grad, **a: input),  # noqa: A002
-                 grad=_g_ce_grad, attrs=dict(_HARD_ATTRS), inputs=("logits", "label", "weight", "out_grad"),
-                 samples=_hard_samples(with_grad=True))
+                 meta=_signed_attrs(_ce_grad_meta, ("logits", "label", "weight", "lse", "out_grad")),
+                 attrs=dict(_HARD_ATTRS), inputs=("logits", "label", "weight", "lse", "out_grad"),
+                 samples=_ce_grad_samples)
 _NLL = defop("nll_loss", kernel=_nll_kernel, meta=_nll_meta, grad=_g_nll, attrs=dict(_HARD_ATTRS),
              inputs=("input", "label", "weight"), samples=_hard_samples(positive=True))
 _NLL_GRAD = defop("nll_loss_grad", kernel=_nll_grad_kernel, meta=_signed_attrs(_nll_grad_meta),
@@ -376,7 +387,7 @@ def cross_entropy(input: Tensor, label: Tensor, weight: Tensor | None = None, ig
         attrs = {"axis": ax, "ignore_index": ignore_index, "reduction": reduction,
                  "keepdim": label.ndim == input.ndim, "mean_over_valid": ignore_index >= 0 or weight is not None}
         if use_softmax:
-            return _CE(input, label, weight, **attrs)
+            return _CE(input, label, weight, **attrs)[0]
         return _NLL(_m.log(input), label, weight, **attrs)
     if not soft_label:  # label smoothing turns hard labels into soft ones
         from .common import _ONE_HOT  # noqa: PLC0415
@@ -400,7 +411,7 @@ def softmax_with_cross_entropy(logits: Tensor, label: Tensor, soft_label: bool =
         loss = _soft_cross_entropy(api, logits, label, None, ax, "none", True)
     else:
         loss = _CE(logits, label, None, axis=ax, ignore_index=_int_arg(api, "ignore_index", ignore_index),
-                   reduction="none", keepdim=True, mean_over_valid=False)
+                   reduction="none", keepdim=True, mean_over_valid=False)[0]
     if return_softmax:
         from .activation import softmax  # noqa: PLC0415
         return loss, softmax(logits, axis=ax)

@@ -32,7 +32,7 @@ class _Layout:
     """How a norm sees x: stats over `reduce` axes of x reshaped to `stat_shape`; the affine
     parameters broadcast as `param_shape` over x; their gradients sum x's `param_axes`."""
 
-    __slots__ = ("stat_shape", "reduce", "param_shape", "param_axes", "stats", "count")
+    __slots__ = ("stat_shape", "reduce", "param_shape", "param_axes", "stats", "count", "per_channel")
 
     def __init__(self, stat_shape, reduce, param_shape, param_axes):
         self.stat_shape = tuple(stat_shape)
@@ -41,6 +41,8 @@ class _Layout:
         self.param_axes = tuple(param_axes)
         self.stats = tuple(d for i, d in enumerate(self.stat_shape) if i not in self.reduce)
         self.count = int(np.prod([self.stat_shape[i] for i in self.reduce]))
+        # batch norm: stats per parameter, so inv-std and parameters broadcast alike
+        self.per_channel = self.reduce == self.param_axes and len(self.stat_shape) == len(self.param_shape)
 
     @property
     def keep(self) -> tuple:
@@ -93,7 +95,12 @@ def _forward(xp, x, weight, bias, lay: _Layout, eps: float):
     mean = xs.mean(axis=lay.reduce, keepdims=True)
     xc = xs - mean
     var = xp.square(xc).mean(axis=lay.reduce, keepdims=True)
-    xc *= 1.0 / xp.sqrt(var + eps)
+    inv = 1.0 / xp.sqrt(var + eps)
+    if lay.per_channel and weight is not None:  # one pass: scale by inv * weight together
+        xc *= inv * weight.reshape(lay.keep)
+        weight = None
+    else:
+        xc *= inv
     y = xc.reshape(x.shape)
     if weight is not None:
         y *= weight.reshape(lay.param_shape)
@@ -105,21 +112,30 @@ def _forward(xp, x, weight, bias, lay: _Layout, eps: float):
 def _backward(xp, x, weight, bias, mean, var, g, lay: _Layout, eps: float):
     keep = lay.keep
     inv = 1.0 / xp.sqrt(var.reshape(keep) + eps)
-    xhat_s = (x.reshape(lay.stat_shape) - mean.reshape(keep)) * inv
+    xhat_s = x.reshape(lay.stat_shape) - mean.reshape(keep)
+    xhat_s *= inv
     xhat = xhat_s.reshape(x.shape)
     gb = g.sum(axis=lay.param_axes)
-    gw = (g * xhat).sum(axis=lay.param_axes)
+    g_xhat = g * xhat
+    gw = g_xhat.sum(axis=lay.param_axes)
     w = None if weight is None else weight.reshape(lay.param_shape)
-    if lay.stat_shape == tuple(x.shape) and lay.reduce == lay.param_axes:
-        # batch norm: the parameters are constant over the reduced axes, so the two means are
-        # the parameter gradients already computed, scaled
-        scale = 1.0 / lay.count if w is None else w.reshape(keep) * (1.0 / lay.count)
-        gx = (g if w is None else g * w) - gb.reshape(keep) * scale - xhat * (gw.reshape(keep) * scale)
+    if lay.per_channel:
+        # the parameters are constant over the reduced axes, so the two means of the input
+        # gradient are the parameter gradients already computed, scaled
+        scale = inv * (1.0 / lay.count) if w is None else inv * w * (1.0 / lay.count)
+        gx = g * (inv if w is None else inv * w)
+        gx -= gb.reshape(keep) * scale
+        xhat *= gw.reshape(keep) * scale
+        gx -= xhat
     else:
-        gh = (g if w is None else g * w).reshape(lay.stat_shape)
-        gx = gh - gh.mean(axis=lay.reduce, keepdims=True)
-        gx -= xhat_s * (gh * xhat_s).mean(axis=lay.reduce, keepdims=True)
-    gx = (gx.reshape(lay.stat_shape) * inv).reshape(x.shape)
+        gh = g if w is None else g * w
+        gh_s = gh.reshape(lay.stat_shape)
+        gx = gh_s - gh_s.mean(axis=lay.reduce, keepdims=True)
+        m2 = (g_xhat if w is None else gh * xhat).reshape(lay.stat_shape).mean(axis=lay.reduce, keepdims=True)
+        xhat_s *= m2
+        gx -= xhat_s
+        gx *= inv
+        gx = gx.reshape(x.shape)
     gw = gw.reshape(lay.params if weight is None else weight.shape)
     gb = gb.reshape(lay.params if bias is None else bias.shape)
     return gx.astype(x.dtype, copy=False), gw.astype(g.dtype, copy=False), gb.astype(g.dtype, copy=False)
