@@ -28,7 +28,9 @@ class MLP(nn.Layer):
 
 
 def progress(epoch: int, done: int, total: int, loss: float, started: float) -> None:
-    """A one-line progress bar redrawn in place."""
+    """A one-line progress bar redrawn in place (only the final state when not on a terminal)."""
+    if done != total and not sys.stdout.isatty():
+        return
     width = 30
     filled = int(width * done / total)
     bar = "#" * filled + "-" * (width - filled)

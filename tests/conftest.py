@@ -1,8 +1,15 @@
 """Shared fixtures: every test starts from the same seed and default dtype."""
-import numpy as np
-import pytest
+import os
 
-import runtime as paddle
+# One BLAS thread: small test matrices gain nothing from threads, and on a busy 2-core
+# machine spinning BLAS threads slow the suite down by an order of magnitude.
+for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")
+
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+
+import runtime as paddle  # noqa: E402
 
 
 @pytest.fixture(autouse=True)
