@@ -12,6 +12,7 @@ only dynamic op involved); "setitem" takes masks directly, as its output shape i
 from __future__ import annotations
 
 import builtins
+import operator
 from typing import Any
 
 import numpy as np
@@ -71,7 +72,7 @@ def _slice_bound(v: Any, api: str):
     if v is None or type(v) is int:
         return v
     if isinstance(v, (int, np.integer, Tensor)) and not isinstance(v, (bool, np.bool_)):
-        return int(v)
+        return operator.index(v)  # an integer Tensor with one element, not a float one
     raise TypeError(f"{api}: slice indices must be ints, 0-D int Tensors or None, got {type(v).__name__}")
 
 
