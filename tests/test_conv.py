@@ -44,8 +44,8 @@ def ref_conv_t(x, w, b, stride, pads, dil, groups, out_size):
     nd = x.ndim - 2
     n, cin, cog, k = x.shape[0], x.shape[1], w.shape[1], w.shape[2:]
     cig = cin // groups
-    full_sp = [max(out_size[i] + pads[2 * i] + pads[2 * i + 1], (x.shape[2 + i] - 1) * stride[i] + dil[i] * (k[i] - 1) + 1)
-               for i in range(nd)]
+    reach = [(x.shape[2 + i] - 1) * stride[i] + dil[i] * (k[i] - 1) + 1 for i in range(nd)]
+    full_sp = [max(out_size[i] + pads[2 * i] + pads[2 * i + 1], reach[i]) for i in range(nd)]
     full = np.zeros((n, cog * groups, *full_sp))
     for idx in np.ndindex(*x.shape):
         bn, ci, pos = idx[0], idx[1], idx[2:]

@@ -147,7 +147,8 @@ def test_1d_and_3d_pools_match_reference():
                                ref_pool(x3, (2, 3, 2), (2, 3, 2), (1,) * 6, False, "avg")[0], atol=1e-12)
 
 
-@pytest.mark.parametrize("shape,out", [((2, 3, 7, 5), (3, 2)), ((1, 2, 4, 6), (5, 4)), ((1, 1, 6, 6), (1, 1))])
+@pytest.mark.parametrize("shape,out", [((2, 3, 7, 5), (3, 2)), ((1, 2, 4, 6), (5, 4)), ((1, 1, 6, 6), (1, 1)),
+                                       ((2, 3, 6, 4), (3, 2)), ((1, 2, 6, 5), (2, 1))])
 def test_adaptive_pools_2d_match_reference(shape, out):
     x = rng.standard_normal(shape)
     np.testing.assert_allclose(F.adaptive_avg_pool2d(t(x), out).numpy(), ref_adaptive(x, out, "avg")[0], atol=1e-12)
@@ -198,10 +199,11 @@ def test_pool_gradients_match_finite_differences(kind):
 
 
 @pytest.mark.parametrize("kind", ["max", "avg"])
-def test_adaptive_gradients_match_finite_differences(kind):
+@pytest.mark.parametrize("out", [(3, 4), (1, 1), (7, 1)])
+def test_adaptive_gradients_match_finite_differences(kind, out):
     x = rng.permutation(2 * 2 * 7 * 5).reshape(2, 2, 7, 5) / 10.0
     fn = F.adaptive_max_pool2d if kind == "max" else F.adaptive_avg_pool2d
-    _check_grad(lambda a: fn(a, [3, 4]), lambda a: ref_adaptive(a, (3, 4), kind)[0], x)
+    _check_grad(lambda a: fn(a, list(out)), lambda a: ref_adaptive(a, out, kind)[0], x)
 
 
 @pytest.mark.parametrize("kind", ["max", "avg"])

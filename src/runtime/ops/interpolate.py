@@ -14,6 +14,7 @@ is given, else in / out; and a resize that keeps every size is a copy.
 from __future__ import annotations
 
 import functools
+import math as _pymath
 from typing import Any
 
 import numpy as np
@@ -53,8 +54,15 @@ def _cubic_weights(t: np.ndarray) -> np.ndarray:
     return np.stack([far(t + 1), near(t), near(1 - t), far(2 - t)], axis=1)
 
 
+def _frozen(*arrays):
+    for a in arrays:
+        if a is not None:
+            a.flags.writeable = False
+    return arrays if len(arrays) > 1 else arrays[0]
+
+
 @functools.lru_cache(maxsize=1024)
-def _table(mode: str, n_in: int, n_out: int, align_corners: bool, align_mode: int,
+def tap_table(mode: str, n_in: int, n_out: int, align_corners: bool, align_mode: int,
            scale: float | None) -> tuple[np.ndarray, np.ndarray | None]:
     """(indices (n_out, taps), weights (n_out, taps) or None for plain selection) of one axis."""
     k = np.arange(n_out)
@@ -64,16 +72,16 @@ def _table(mode: str, n_in: int, n_out: int, align_corners: bool, align_mode: in
         width = end - start
         taps = np.arange(int(width.max()))
         idx = np.minimum(start[:, None] + taps, end[:, None] - 1)
-        return idx, np.where(taps < width[:, None], 1.0 / width[:, None], 0.0)
+        return _frozen(idx, np.where(taps < width[:, None], 1.0 / width[:, None], 0.0))
     ratio = _ratio(n_in, n_out, align_corners, scale)
     k32 = k.astype(np.float32)
     if mode == "nearest":
-        return np.minimum((ratio * k32).astype(np.int64), n_in - 1)[:, None], None
+        return _frozen(np.minimum((ratio * k32).astype(np.int64), n_in - 1)[:, None], None)
     if mode == "cubic":
         src = (ratio * k32).astype(np.float64) if align_corners else float(ratio) * (k + 0.5) - 0.5
         base = np.floor(src)
         idx = np.clip(base.astype(np.int64)[:, None] + np.arange(-1, 3), 0, n_in - 1)
-        return idx, _cubic_weights(src - base)
+        return _frozen(idx, _cubic_weights(src - base))
     if align_mode == 0 and not align_corners:  # half-pixel centres
         src = float(ratio) * (k + 0.5) - 0.5
         lo = np.maximum(np.trunc(src).astype(np.int64), 0)
@@ -84,18 +92,18 @@ def _table(mode: str, n_in: int, n_out: int, align_corners: bool, align_mode: in
         frac = src32 - lo.astype(np.float32)
     lo = np.minimum(lo, n_in - 1)
     idx = np.stack([lo, np.minimum(lo + 1, n_in - 1)], axis=1)
-    return idx, np.stack([np.float32(1) - frac, frac], axis=1).astype(np.float64)
+    return _frozen(idx, np.stack([np.float32(1) - frac, frac], axis=1).astype(np.float64))
 
 
 @functools.lru_cache(maxsize=1024)
 def _matrix(mode: str, n_in: int, n_out: int, align_corners: bool, align_mode: int,
             scale: float | None) -> np.ndarray:
     """The dense (n_out, n_in) matrix of one axis' tap table (for the adjoint)."""
-    idx, w = _table(mode, n_in, n_out, align_corners, align_mode, scale)
+    idx, w = tap_table(mode, n_in, n_out, align_corners, align_mode, scale)
     m = np.zeros((n_out, n_in))
     rows = np.broadcast_to(np.arange(n_out)[:, None], idx.shape)
     np.add.at(m, (rows, idx), 1.0 if w is None else w)
-    return m
+    return _frozen(m)
 
 
 # ---------------------------------------------------------------- geometry
@@ -108,6 +116,14 @@ def _out_sizes(in_sizes: tuple, size: tuple | None, scale: tuple | None) -> tupl
         return tuple(size)
     # Paddle: static_cast<int>(in * scale) in float32
     return tuple(-1 if s < 0 else int(np.float32(s) * np.float32(f)) for s, f in zip(in_sizes, scale))
+
+
+def _with_sizes(shape, axes, sizes) -> tuple:
+    """`shape` with its spatial `axes` replaced by `sizes`."""
+    out = list(shape)
+    for a, s in zip(axes, sizes):
+        out[a] = s
+    return tuple(out)
 
 
 def _per_axis(attrs_scale: tuple | None, i: int) -> float | None:
@@ -131,10 +147,7 @@ def _resample_meta(x: TensorSpec, *, mode: str, size: tuple | None, scale: tuple
     if any(o == 0 or o < -1 for o in out):
         raise ValueError(f"interpolate: the output size {list(out)} must be positive in every spatial dimension "
                          f"(input shape {mu.shape_str(x.shape)}, size {size}, scale_factor {scale})")
-    shape = list(x.shape)
-    for a, o in zip(axes, out):
-        shape[a] = o
-    return TensorSpec(tuple(shape), x.dtype)
+    return TensorSpec(_with_sizes(x.shape, axes, out), x.dtype)
 
 
 def _gather_axis(xp, x, axis: int, idx: np.ndarray, w: np.ndarray | None):
@@ -159,9 +172,15 @@ def _resample_kernel(xp, x, *, mode, size, scale, align_corners, align_mode, cha
     out = _out_sizes(sizes, size, scale)
     if sizes == out and mode != "area":
         return x.copy()
+    if mode == "area" and all(o == 1 for o in out):  # global average pooling: one reduction
+        return x.mean(axis=tuple(axes), keepdims=True)
     for i, a in enumerate(axes):
-        idx, w = _table(mode, sizes[i], out[i], align_corners, align_mode, _per_axis(scale, i))
-        x = _gather_axis(xp, x, a, idx, w)
+        if mode == "area" and sizes[i] % out[i] == 0:  # equal blocks: a plain mean
+            k = sizes[i] // out[i]
+            x = x.reshape((*x.shape[:a], out[i], k, *x.shape[a + 1:])).mean(axis=a + 1)
+        else:
+            idx, w = tap_table(mode, sizes[i], out[i], align_corners, align_mode, _per_axis(scale, i))
+            x = _gather_axis(xp, x, a, idx, w)
     return x
 
 
@@ -182,10 +201,7 @@ def _resample_grad_meta(grad: TensorSpec, *, mode: str, size: tuple | None, scal
     got = tuple(grad.shape[a] for a in axes)
     if any(a != b and a >= 0 and b >= 0 for a, b in zip(out, got)):
         raise ValueError(f"interpolate_grad: argument 'grad' has spatial size {list(got)}, expected {list(out)}")
-    shape = list(grad.shape)
-    for a, s in zip(axes, in_size):
-        shape[a] = s
-    return TensorSpec(tuple(shape), grad.dtype)
+    return TensorSpec(_with_sizes(grad.shape, axes, in_size), grad.dtype)
 
 
 def _resample_grad_kernel(xp, grad, *, mode, size, scale, align_corners, align_mode, channel_last, in_size):
@@ -193,9 +209,16 @@ def _resample_grad_kernel(xp, grad, *, mode, size, scale, align_corners, align_m
     out = tuple(grad.shape[a] for a in axes)
     if tuple(in_size) == out and mode != "area":
         return grad.copy()
+    if mode == "area" and all(o == 1 for o in out):  # global average pooling: spread evenly
+        return xp.broadcast_to(grad, _with_sizes(grad.shape, axes, in_size)) * (1.0 / _pymath.prod(in_size))
     for i, a in enumerate(axes):
-        m = _matrix(mode, in_size[i], out[i], align_corners, align_mode, _per_axis(scale, i))
-        grad = _matmul_axis(xp, grad, a, xp.asarray(m, dtype=grad.dtype))
+        if mode == "area" and in_size[i] % out[i] == 0:  # equal blocks: spread evenly
+            k = in_size[i] // out[i]
+            spread = xp.broadcast_to(xp.expand_dims(grad, a + 1), (*grad.shape[:a + 1], k, *grad.shape[a + 1:]))
+            grad = spread.reshape((*grad.shape[:a], in_size[i], *grad.shape[a + 1:])) * (1.0 / k)
+        else:
+            m = _matrix(mode, in_size[i], out[i], align_corners, align_mode, _per_axis(scale, i))
+            grad = _matmul_axis(xp, grad, a, xp.asarray(m, dtype=grad.dtype))
     return grad
 
 
@@ -231,6 +254,10 @@ _RESAMPLE_CASES = [
     ((1, 2, 4, 4), {"mode": "cubic", "size": (6, 3), "scale": None, "align_corners": False,
                     "align_mode": 0, "channel_last": False}),
     ((2, 3, 7, 5), {"mode": "area", "size": (3, 2), "scale": None, "align_corners": False,
+                    "align_mode": 0, "channel_last": False}),
+    ((2, 6, 4, 3), {"mode": "area", "size": (3, 4), "scale": None, "align_corners": False,
+                    "align_mode": 0, "channel_last": True}),
+    ((2, 3, 4, 5), {"mode": "area", "size": (1, 1), "scale": None, "align_corners": False,
                     "align_mode": 0, "channel_last": False}),
 ]
 

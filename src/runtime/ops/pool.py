@@ -23,8 +23,7 @@ from ..tensor import Tensor, as_tensor
 from . import meta_utils as mu
 from .conv import (FORMATS, channel_last, check_rank, channels, col2im, from_channel_first, layout, ntuple,
                    out_geometry, parse_padding, spatial, to_channel_first, windows)
-from .interpolate import _table as _axis_table
-from .interpolate import resample
+from .interpolate import resample, tap_table
 from .registry import Sample, TensorSpec, defop
 
 __all__ = ["max_pool1d", "max_pool2d", "max_pool3d", "avg_pool1d", "avg_pool2d", "avg_pool3d",
@@ -349,7 +348,7 @@ def _adaptive_max_meta(x: TensorSpec, *, output_size: tuple) -> tuple:
 
 def _adaptive_max_kernel(xp, x, *, output_size):
     size = x.shape[2:]
-    tables = [_axis_table("area", s, o, False, 0, None)[0] for s, o in zip(size, output_size)]
+    tables = [tap_table("area", s, o, False, 0, None)[0] for s, o in zip(size, output_size)]
 
     def taps():
         for tap in np.ndindex(*(t.shape[1] for t in tables)):
