@@ -3,8 +3,8 @@ softmax_with_cross_entropy, nll_loss, mse/l1/smooth_l1, binary cross-entropy (wi
 kl_div and a few margin losses, with Paddle's reduction rules.
 
 Hard-label cross-entropy with softmax is ONE op (log-softmax, pick, weight, reduce; it also
-keeps each sample's logsumexp) whose gradient is ONE fused op, (exp(x - lse) - onehot) *
-coefficient. When the backward pass is itself recorded (create_graph=True) the gradient is
+keeps each sample's max and sum of exponentials) whose gradient is ONE fused op,
+(exp(x - max) / sum - onehot) * coefficient. When the backward pass is itself recorded (create_graph=True) the gradient is
 composed from differentiable ops instead, so double backward works. `nll_loss` is the same pick without the
 softmax; its gradient is a scatter that does not depend on the input's values.
 """
@@ -179,11 +179,11 @@ def _linear_in_g(gg, unit, g, axis: int, reduction: str) -> Tensor:
 def _ce_meta(logits, label, weight, *, axis, ignore_index, reduction, keepdim, mean_over_valid):
     loss = _hard_label_meta("cross_entropy", logits, label, weight, axis, reduction, keepdim)
     ax = axis % len(logits.shape)
-    return loss, TensorSpec(tuple(logits.shape[:ax]) + tuple(logits.shape[ax + 1:]), logits.dtype)
+    return loss, TensorSpec(tuple(logits.shape[:ax]) + tuple(logits.shape[ax + 1:]) + (2,), logits.dtype)
 
 
 def _ce_kernel(xp, logits, label, weight, *, axis, ignore_index, reduction, keepdim, mean_over_valid):
-    """(loss, per-sample logsumexp); the backward reads the logsumexp instead of recomputing it."""
+    """(loss, per-sample [max, sum of exp(x - max)]); the backward reads those instead of recomputing."""
     x, ax = _classes_last(xp, logits, axis)
     lab, sample_w, denom = _hard_labels(xp, "cross_entropy", label, weight, x, ignore_index, reduction,
                                         mean_over_valid)
@@ -191,26 +191,34 @@ def _ce_kernel(xp, logits, label, weight, *, axis, ignore_index, reduction, keep
     z = x - m
     picked = xp.take_along_axis(z, lab[..., None], axis=-1)[..., 0]
     xp.exp(z, out=z)
-    log_sum = xp.log(z.sum(axis=-1))
-    loss = _finish(xp, log_sum - picked, sample_w, denom, reduction, _keep_shape(logits, ax, keepdim), logits.dtype)
-    log_sum += m[..., 0]
-    return loss, log_sum.astype(logits.dtype, copy=False)
+    total = z.sum(axis=-1)
+    loss = _finish(xp, xp.log(total) - picked, sample_w, denom, reduction, _keep_shape(logits, ax, keepdim),
+                   logits.dtype)
+    return loss, xp.stack([m[..., 0], total], axis=-1).astype(logits.dtype, copy=False)
 
 
-def _ce_grad_kernel(xp, logits, label, weight, lse, out_grad, *, axis, ignore_index, reduction, keepdim,
+def _ce_grad_kernel(xp, logits, label, weight, stats, out_grad, *, axis, ignore_index, reduction, keepdim,
                     mean_over_valid):
-    """(softmax(logits) - onehot(label)) * coefficient, with softmax = exp(logits - lse)."""
+    """(softmax(logits) - onehot(label)) * coefficient, softmax = exp(x - max) / sum as the forward had it."""
     x, ax = _classes_last(xp, logits, axis)
     lab, sample_w, denom = _hard_labels(xp, "cross_entropy", label, weight, x, ignore_index, reduction,
                                         mean_over_valid)
-    c = _coefficient(xp, out_grad, sample_w, denom, reduction, x.shape[:-1])
-    p = x - lse[..., None]
+    p = x - stats[..., :1]
     xp.exp(p, out=p)
-    p *= c[..., None] if c.ndim else c
-    return _restore_axis(xp, _sub_at_labels(xp, p, lab, c), ax)
+    p /= stats[..., 1:]
+    p = _sub_at_labels(xp, p, lab, 1.0)
+    if sample_w is None and reduction != "none":  # one scalar factor, applied as a hand-written step would
+        if reduction == "mean":
+            p /= denom
+        g = out_grad.reshape(())
+        if g != 1:
+            p *= g
+    else:
+        p *= _coefficient(xp, out_grad, sample_w, denom, reduction, x.shape[:-1])[..., None]
+    return _restore_axis(xp, p, ax)
 
 
-def _g_ce(ctx, g, _lse_grad):
+def _g_ce(ctx, g, _stats_grad):
     logits, label, weight = ctx.inputs
     a = ctx.attrs
     if _grad_state.enabled:  # recorded backward: c * softmax - c * onehot from differentiable ops
@@ -300,7 +308,7 @@ _CE = defop("cross_entropy_with_softmax", kernel=_ce_kernel, meta=_ce_meta, grad
             inputs=("logits", "label", "weight"), save_outputs=True, nondiff_outputs=(1,), samples=_hard_samples())
 
 
-def _ce_grad_meta(logits, label, weight, lse, out_grad, **_attrs):
+def _ce_grad_meta(logits, label, weight, stats, out_grad, **_attrs):
     return logits
 
 
@@ -308,14 +316,14 @@ def _ce_grad_samples():
     out = []
     for s in _hard_samples(with_grad=True)():
         x, lab, w, g = s.inputs
-        lse = _ce_kernel(np, x, lab, w, **s.attrs)[1]
-        out.append(Sample((x, lab, w, lse, g), s.attrs))
+        stats = _ce_kernel(np, x, lab, w, **s.attrs)[1]
+        out.append(Sample((x, lab, w, stats, g), s.attrs))
     return out
 
 
 _CE_GRAD = defop("cross_entropy_with_softmax_grad", kernel=_ce_grad_kernel,
-                 meta=_signed_attrs(_ce_grad_meta, ("logits", "label", "weight", "lse", "out_grad")),
-                 attrs=dict(_HARD_ATTRS), inputs=("logits", "label", "weight", "lse", "out_grad"),
+                 meta=_signed_attrs(_ce_grad_meta, ("logits", "label", "weight", "stats", "out_grad")),
+                 attrs=dict(_HARD_ATTRS), inputs=("logits", "label", "weight", "stats", "out_grad"),
                  samples=_ce_grad_samples)
 _NLL = defop("nll_loss", kernel=_nll_kernel, meta=_nll_meta, grad=_g_nll, attrs=dict(_HARD_ATTRS),
              inputs=("input", "label", "weight"), samples=_hard_samples(positive=True))
