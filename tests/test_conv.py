@@ -222,16 +222,21 @@ def test_conv2d_nhwc_and_transpose_gradients_match_finite_differences():
                  lambda a, b, c: ref_conv_t(a, b, c, (2, 2), (1, 0, 0, 1), (1, 1), 2, (7, 6)), [xt, wt, bt])
 
 
-def test_conv2d_double_backward():
-    x = rng.standard_normal((1, 2, 4, 4))
-    w = rng.standard_normal((3, 2, 3, 3))
-    v = rng.standard_normal((1, 3, 2, 2))
+@pytest.mark.parametrize("fn,xshape,wshape,kw", [
+    (F.conv2d, (1, 2, 4, 4), (3, 2, 3, 3), {"stride": 2, "padding": 1}),
+    (F.conv2d, (1, 4, 3, 4), (4, 2, 2, 3), {"padding": [1, 0, 0, 1], "groups": 2, "data_format": "NHWC"}),
+    (F.conv2d_transpose, (1, 4, 2, 3), (4, 1, 3, 2), {"stride": 2, "groups": 2, "output_padding": 1}),
+])
+def test_double_backward(fn, xshape, wshape, kw):
+    x = rng.standard_normal(xshape)
+    w = rng.standard_normal(wshape)
+    out_shape = fn(t(x), t(w), **kw).shape
+    v = rng.standard_normal(out_shape)
     u = rng.standard_normal(x.shape)
-    kw = {"stride": 2, "padding": 1}
 
     def first_grad_dot(x_, w_, create_graph=False):
         xt_, wt_ = t(x_, grad=True), t(w_, grad=True)
-        (gx,) = paddle.grad((F.conv2d(xt_, wt_, **kw) ** 2 * t(v)).sum(), [xt_], create_graph=create_graph)
+        (gx,) = paddle.grad((fn(xt_, wt_, **kw) ** 2 * t(v)).sum(), [xt_], create_graph=create_graph)
         return (gx * t(u)).sum(), xt_, wt_
 
     h, xt_, wt_ = first_grad_dot(x, w, create_graph=True)
