@@ -270,9 +270,10 @@ def _conv_meta(x: TensorSpec, weight: TensorSpec, bias: TensorSpec | None, *, st
 
 def _conv_kernel(xp, x, weight, bias, *, stride, padding, dilation, groups, channel_last):
     x = to_channel_first(xp, x, channel_last)
-    n, o, kernel = x.shape[0], weight.shape[0], weight.shape[2:]
+    n, o, cg, kernel = x.shape[0], weight.shape[0], weight.shape[1], weight.shape[2:]
     pads, dil, out = out_geometry("conv", x.shape[2:], kernel, stride, padding, dilation)
-    cols = windows(xp, x, kernel, stride, dil, pads, out).reshape(n, groups, -1, _pymath.prod(out))
+    cols = windows(xp, x, kernel, stride, dil, pads, out).reshape(n, groups, cg * _pymath.prod(kernel),
+                                                                   _pymath.prod(out))
     y = xp.matmul(weight.reshape(groups, o // groups, -1), cols).reshape((n, o, *out))
     if bias is not None:
         y += bias.reshape((o,) + (1,) * len(out))
@@ -356,7 +357,7 @@ def _conv_t_kernel(xp, x, weight, bias, *, stride, padding, dilation, groups, ou
     n, cin, size = x.shape[0], x.shape[1], x.shape[2:]
     kernel, cout = weight.shape[2:], weight.shape[1] * groups
     cols = xp.matmul(weight.reshape(groups, cin // groups, -1).transpose(0, 2, 1),
-                     x.reshape(n, groups, cin // groups, -1))
+                     x.reshape(n, groups, cin // groups, _pymath.prod(size)))
     y = col2im(xp, cols.reshape((n, cout, *kernel, *size)), output_size, kernel, stride, dilation, padding)
     if bias is not None:
         y += bias.reshape((cout,) + (1,) * len(size))
@@ -414,8 +415,10 @@ def _grad_filter_kernel(xp, x, grad_out, *, stride, padding, dilation, groups, k
     grad_out = to_channel_first(xp, grad_out, channel_last)
     n, c, o = x.shape[0], x.shape[1], grad_out.shape[1]
     pads, dil, out = out_geometry("conv", x.shape[2:], kernel_size, stride, padding, dilation)
-    cols = windows(xp, x, kernel_size, stride, dil, pads, out).reshape(n, groups, -1, _pymath.prod(out))
-    gw = xp.matmul(grad_out.reshape(n, groups, o // groups, -1), cols.transpose(0, 1, 3, 2))
+    length = _pymath.prod(out)
+    cols = windows(xp, x, kernel_size, stride, dil, pads, out).reshape(
+        n, groups, c // groups * _pymath.prod(kernel_size), length)
+    gw = xp.matmul(grad_out.reshape(n, groups, o // groups, length), cols.transpose(0, 1, 3, 2))
     return gw.sum(axis=0).reshape((o, c // groups, *kernel_size))
 
 

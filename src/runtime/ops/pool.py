@@ -177,8 +177,9 @@ def _gather_kernel(xp, x, mask, *, channel_last):
     xc = to_channel_first(xp, x, channel_last)
     m = to_channel_first(xp, mask, channel_last)
     n, c = xc.shape[:2]
-    flat_m = m.reshape(n, c, -1)
-    out = xp.take_along_axis(xc.reshape(n, c, -1), xp.maximum(flat_m, 0).astype(np.int64), axis=2)
+    flat_m = m.reshape(n, c, _pymath.prod(m.shape[2:]))
+    plane = xc.reshape(n, c, _pymath.prod(xc.shape[2:]))
+    out = xp.take_along_axis(plane, xp.maximum(flat_m, 0).astype(np.int64), axis=2)
     out *= flat_m >= 0
     return from_channel_first(xp, out.reshape(m.shape), channel_last)
 
