@@ -379,3 +379,34 @@ def test_cosine_similarity_pairwise_distance_label_smooth():
     np.testing.assert_allclose(F.label_smooth(t(onehot), epsilon=0.2).numpy(), onehot * 0.8 + 0.05)
     prior = np.array([0.1, 0.2, 0.3, 0.4])
     np.testing.assert_allclose(F.label_smooth(t(onehot), t(prior), epsilon=0.2).numpy(), onehot * 0.8 + 0.2 * prior)
+
+
+def test_maxout_rrelu_gumbel_softmax():
+    x0 = RNG.normal(size=(2, 6, 3))
+    np.testing.assert_array_equal(F.maxout(t(x0), 3).numpy(), x0.reshape(2, 2, 3, 3).max(axis=2))
+    xl = np.moveaxis(x0, 1, -1)
+    np.testing.assert_array_equal(F.maxout(t(xl), 2, axis=-1).numpy(), xl.reshape(2, 3, 3, 2).max(axis=-1))
+    with pytest.raises(ValueError, match=r"maxout: the number of channels \(6\) must be divisible"):
+        F.maxout(t(x0), 4)
+    paddle.seed(5)
+    x = t(x0, True)
+    out = F.rrelu(x, 0.1, 0.3)
+    o = out.numpy()
+    slope = o[x0 < 0] / x0[x0 < 0]
+    assert ((slope >= 0.1) & (slope <= 0.3)).all() and len(np.unique(slope)) > 1
+    np.testing.assert_array_equal(o[x0 >= 0], x0[x0 >= 0])
+    out.sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), np.where(x0 >= 0, 1.0, o / np.where(x0 == 0, 1, x0)))
+    np.testing.assert_allclose(F.rrelu(t(x0), 0.1, 0.3, training=False).numpy(), np.where(x0 > 0, x0, 0.2 * x0))
+    with pytest.raises(ValueError, match="rrelu: arguments must satisfy"):
+        F.rrelu(t(x0), 0.5, 0.2)
+    logits = RNG.normal(size=(4, 5))
+    paddle.seed(9)
+    soft = F.gumbel_softmax(t(logits), temperature=0.5)
+    np.testing.assert_allclose(soft.numpy().sum(-1), np.ones(4))
+    paddle.seed(9)
+    lx = t(logits, True)
+    hard = F.gumbel_softmax(lx, temperature=0.5, hard=True)
+    np.testing.assert_array_equal(hard.numpy(), np.eye(5)[soft.numpy().argmax(-1)])
+    (hard * t(np.arange(5.0))).sum().backward()
+    assert np.abs(lx.grad.numpy()).sum() > 0  # the straight-through estimator passes the soft gradient

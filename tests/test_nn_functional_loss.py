@@ -342,3 +342,33 @@ def test_elementwise_loss_errors():
         F.binary_cross_entropy_with_logits(t(A), t(np.ones((3, 4), np.int64)))
     with pytest.raises(ValueError, match="kl_div: argument 'reduction'"):
         F.kl_div(t(A), t(B), reduction="avg")
+
+
+def test_embedding_and_multilabel_losses():
+    a, b = RNG.normal(size=(4, 3)), RNG.normal(size=(4, 3))
+    y = np.array([1, -1, 1, -1])
+    cos = (a * b).sum(-1) / np.sqrt(((a * a).sum(-1) + 1e-11) * ((b * b).sum(-1) + 1e-11))
+    ref = np.where(y == 1, 1 - cos, np.maximum(cos - 0.1, 0))
+    np.testing.assert_allclose(F.cosine_embedding_loss(t(a), t(b), t(y), margin=0.1, reduction="none").numpy(), ref,
+                               rtol=1e-12)
+    n = RNG.normal(size=(4, 3))
+
+    def dist(u, v):
+        return np.sqrt(((u - v + 1e-6) ** 2).sum(-1))
+
+    ref = np.maximum(dist(a, b) - np.minimum(dist(a, n), dist(b, n)) + 1.0, 0).mean()
+    np.testing.assert_allclose(F.triplet_margin_loss(t(a), t(b), t(n), swap=True).numpy(), ref, rtol=1e-12)
+    lab = (RNG.uniform(size=(4, 3)) > 0.5).astype(float)
+    w = RNG.uniform(0.5, 1.5, 3)
+    sig = 1 / (1 + np.exp(-a))
+    ref = (-(lab * np.log(sig) + (1 - lab) * np.log(1 - sig)) * w).mean(-1).sum()
+    np.testing.assert_allclose(F.multi_label_soft_margin_loss(t(a), t(lab), t(w), reduction="sum").numpy(), ref,
+                               rtol=1e-10)
+    probs = np.exp(_log_softmax(RNG.normal(size=(2, 3, 4))))
+    labels = RNG.integers(0, 4, (2, 3, 1))
+    onehot = np.eye(4)[labels[..., 0]]
+    inter = (probs * onehot).sum(axis=(1, 2))
+    ref = (1 - 2 * inter / (probs.sum(axis=(1, 2)) + onehot.sum(axis=(1, 2)) + 1e-5)).mean()
+    np.testing.assert_allclose(F.dice_loss(t(probs), t(labels)).numpy(), ref, rtol=1e-12)
+    with pytest.raises(ValueError, match="dice_loss: argument 'label' must have shape"):
+        F.dice_loss(t(probs), t(labels[..., 0]))

@@ -178,3 +178,24 @@ def test_norm_errors():
     with pytest.raises(ValueError):
         F.batch_norm(x, rm, t(np.ones(4)), t(np.ones(3)), training=True)
     np.testing.assert_array_equal(rm.numpy(), np.zeros(4))  # a failed call leaves the running stats alone
+
+
+def test_local_response_norm_values_and_gradient():
+    x0 = RNG.normal(size=(2, 5, 3, 2))
+
+    def ref(x, size, alpha=1e-4, beta=0.75, k=1.0):
+        sq = np.pad(x * x, ((0, 0), (size // 2, (size - 1) // 2), (0, 0), (0, 0)))
+        window = sum(sq[:, j:j + x.shape[1]] for j in range(size))
+        return x / (k + alpha / size * window) ** beta
+
+    np.testing.assert_allclose(F.local_response_norm(t(x0), 3).numpy(), ref(x0, 3), rtol=1e-12)
+    np.testing.assert_allclose(F.local_response_norm(t(x0), 4, alpha=0.5, beta=0.6, k=2.0).numpy(),
+                               ref(x0, 4, 0.5, 0.6, 2.0), rtol=1e-12)
+    xl = np.moveaxis(x0, 1, -1)
+    np.testing.assert_allclose(F.local_response_norm(t(xl), 2, alpha=0.3, data_format="NHWC").numpy(),
+                               np.moveaxis(ref(x0, 2, 0.3), 1, -1), rtol=1e-12)
+    x = t(x0, True)
+    v = RNG.normal(size=x0.shape)
+    (F.local_response_norm(x, 3, alpha=0.5) * t(v)).sum().backward()
+    numeric = numeric_grad(lambda xa: float((F.local_response_norm(t(xa), 3, alpha=0.5).numpy() * v).sum()), [x0], 0)
+    np.testing.assert_allclose(x.grad.numpy(), numeric, rtol=1e-5, atol=1e-7)

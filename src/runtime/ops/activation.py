@@ -25,7 +25,7 @@ __all__ = [
     "relu", "relu6", "leaky_relu", "gelu", "silu", "swish", "elu", "selu", "celu", "softplus",
     "softsign", "hardswish", "hardsigmoid", "hardtanh", "hardshrink", "softshrink",
     "thresholded_relu", "mish", "tanhshrink", "log_sigmoid", "softmax", "log_softmax", "prelu",
-    "glu", "relu_", "elu_", "softmax_",
+    "glu", "maxout", "rrelu", "gumbel_softmax", "relu_", "elu_", "softmax_",
 ]
 
 _rng = np.random.default_rng(2024)
@@ -531,6 +531,72 @@ def glu(x: Tensor, axis: int = -1, name: str | None = None) -> Tensor:
         raise ValueError(f"glu: the size of axis {axis} of x {x.shape} must be even, got {x.shape[ax]}")
     a, b = split(x, 2, axis=ax)
     return _m.multiply(a, _m.sigmoid(b))
+
+
+def maxout(x: Tensor, groups: int, axis: int = 1, name: str | None = None) -> Tensor:
+    """The max over each run of `groups` consecutive channels (channels on axis 1 or the last)."""
+    from .reduction import max as _max  # noqa: PLC0415
+    from .shape import reshape  # noqa: PLC0415
+    x = as_tensor(x, "x", "maxout")
+    if axis not in (1, -1, 3):
+        raise ValueError(f"maxout: argument 'axis' must be 1, -1 or 3, got {axis}")
+    ax = mu.normalize_axis("maxout", axis, x.ndim)
+    if isinstance(groups, bool) or not isinstance(groups, (int, np.integer)) or groups < 1 or x.shape[ax] % groups:
+        raise ValueError(f"maxout: the number of channels ({x.shape[ax]}) must be divisible by argument "
+                         f"'groups' ({groups!r})")
+    shape = x.shape[:ax] + [x.shape[ax] // groups, int(groups)] + x.shape[ax + 1:]
+    return _max(reshape(x, shape), axis=ax + 1)
+
+
+def _rrelu_meta(x: TensorSpec, *, lower: float, upper: float) -> tuple:
+    mu.require_float("rrelu", x)
+    return x, x
+
+
+def _rrelu_kernel(xp, x, *, lower, upper):
+    """x * a where x < 0, a ~ U(lower, upper) per element (drawn on the host); the slopes come back too."""
+    from ..generator import default_generator  # noqa: PLC0415 - seed() may replace its state at any time
+    a = default_generator().rng.uniform(lower, upper, x.shape).astype(x.dtype)
+    slope = xp.where(x >= 0, 1.0, a if xp is np else xp.asarray(a)).astype(x.dtype, copy=False)
+    return x * slope, slope
+
+
+_RRELU = defop("rrelu", kernel=_rrelu_kernel, meta=_rrelu_meta,
+               grad=lambda ctx, g, _slope_grad: (_m.multiply(g, ctx.outputs[1]),),
+               attrs={"lower": 0.125, "upper": 1.0 / 3.0}, random=True, save_outputs=True, nondiff_outputs=(1,),
+               samples=lambda: [Sample((_rng.uniform(-2, 2, (3, 4)),), {"lower": 0.1, "upper": 0.3})])
+
+
+def rrelu(x: Tensor, lower: float = 1.0 / 8.0, upper: float = 1.0 / 3.0, training: bool = True,
+          name: str | None = None) -> Tensor:
+    """Leaky relu with a random slope in [lower, upper] per element while training, their mean otherwise."""
+    lower, upper = _number("rrelu", "lower", lower), _number("rrelu", "upper", upper)
+    if not 0.0 <= lower <= upper <= 1.0:
+        raise ValueError(f"rrelu: arguments must satisfy 0 <= lower <= upper <= 1, got lower={lower}, upper={upper}")
+    x = as_tensor(x, "x", "rrelu")
+    if not training:
+        return leaky_relu(x, (lower + upper) / 2.0)
+    return _RRELU(x, lower=lower, upper=upper)[0]
+
+
+def gumbel_softmax(x: Tensor, temperature: float = 1.0, hard: bool = False, axis: int = -1,
+                   name: str | None = None) -> Tensor:
+    """softmax((x + Gumbel noise) / temperature); hard=True gives one-hot values with the soft gradient."""
+    from .random import uniform  # noqa: PLC0415
+    x = as_tensor(x, "x", "gumbel_softmax")
+    temperature = _number("gumbel_softmax", "temperature", temperature)
+    if temperature <= 0:
+        raise ValueError(f"gumbel_softmax: argument 'temperature' must be positive, got {temperature}")
+    ax = mu.normalize_axis("gumbel_softmax", axis, x.ndim)
+    u = uniform(x.shape, dtype=x.dtype, min=float(np.finfo(x._data.dtype).tiny), max=1.0)
+    noise = _m.neg(_m.log(_m.neg(_m.log(u))))
+    y = softmax(_m.divide(_m.add(x, noise), temperature), axis=ax)
+    if not hard:
+        return y
+    from .common import _ONE_HOT  # noqa: PLC0415
+    from .reduction import argmax  # noqa: PLC0415
+    y_hard = _ONE_HOT(argmax(y, axis=ax), num_classes=x.shape[ax], axis=ax, dtype=x._data.dtype)
+    return _m.add(_m.subtract(y_hard, y.detach()), y)
 
 
 # ---------------------------------------------------------------- in-place forms

@@ -22,7 +22,8 @@ from .registry import Sample, TensorSpec, defop
 
 __all__ = ["cross_entropy", "softmax_with_cross_entropy", "nll_loss", "mse_loss", "l1_loss", "smooth_l1_loss",
            "binary_cross_entropy", "binary_cross_entropy_with_logits", "kl_div", "margin_ranking_loss",
-           "hinge_embedding_loss", "soft_margin_loss", "log_loss", "square_error_cost", "sigmoid_focal_loss"]
+           "hinge_embedding_loss", "soft_margin_loss", "log_loss", "square_error_cost", "sigmoid_focal_loss",
+           "cosine_embedding_loss", "triplet_margin_loss", "multi_label_soft_margin_loss", "dice_loss"]
 
 _rng = np.random.default_rng(5)
 _REDUCTIONS = ("none", "mean", "sum")
@@ -699,3 +700,67 @@ def sigmoid_focal_loss(logit: Tensor, label: Tensor, normalizer: Tensor | None =
     if normalizer is not None:
         loss = _m.divide(loss, as_tensor(normalizer, "normalizer", api))
     return _reduce(loss, reduction)
+
+
+def cosine_embedding_loss(input1: Tensor, input2: Tensor, label: Tensor, margin: float = 0,
+                          reduction: str = "mean", name: str | None = None) -> Tensor:
+    """1 - cos(input1, input2) where label == 1, max(0, cos - margin) where label == -1 (last axis)."""
+    from .reduction import sum as _sum  # noqa: PLC0415
+    api = "cosine_embedding_loss"
+    _check_reduction(api, reduction)
+    a, b = as_tensor(input1, "input1", api), as_tensor(input2, "input2", api)
+    label = as_tensor(label, "label", api)
+    sq1 = _m.add(_sum(_m.multiply(a, a), axis=-1), 1e-11)
+    sq2 = _m.add(_sum(_m.multiply(b, b), axis=-1), 1e-11)
+    cos = _m.divide(_sum(_m.multiply(a, b), axis=-1), _m.sqrt(_m.multiply(sq1, sq2)))
+    pos = _m.where(_m.equal(label, 1), _m.subtract(1.0, cos), 0.0)
+    neg = _m.where(_m.equal(label, -1), _m.clip(_m.subtract(cos, _number(api, "margin", margin)), min=0.0), 0.0)
+    return _reduce(_m.add(pos, neg), reduction)
+
+
+def triplet_margin_loss(input: Tensor, positive: Tensor, negative: Tensor, margin: float = 1.0,  # noqa: A002
+                        p: float = 2, epsilon: float = 1e-6, swap: bool = False, reduction: str = "mean",
+                        name: str | None = None) -> Tensor:
+    """max(0, d(input, positive) - d(input, negative) + margin), d the p-norm distance."""
+    from .common import pairwise_distance  # noqa: PLC0415
+    api = "triplet_margin_loss"
+    _check_reduction(api, reduction)
+    a, pos, neg = (as_tensor(v, n, api) for v, n in ((input, "input"), (positive, "positive"), (negative, "negative")))
+    d_pos = pairwise_distance(a, pos, p, epsilon)
+    d_neg = pairwise_distance(a, neg, p, epsilon)
+    if swap:
+        d_neg = _m.minimum(d_neg, pairwise_distance(pos, neg, p, epsilon))
+    return _reduce(_m.clip(_m.add(_m.subtract(d_pos, d_neg), _number(api, "margin", margin)), min=0.0), reduction)
+
+
+def multi_label_soft_margin_loss(input: Tensor, label: Tensor, weight: Tensor | None = None,  # noqa: A002
+                                 reduction: str = "mean", name: str | None = None) -> Tensor:
+    """Mean over classes of -(y log sigmoid(x) + (1 - y) log sigmoid(-x)), weighted, reduced."""
+    from .activation import log_sigmoid  # noqa: PLC0415
+    from .reduction import mean  # noqa: PLC0415
+    api = "multi_label_soft_margin_loss"
+    _check_reduction(api, reduction)
+    x, y = as_tensor(input, "input", api), as_tensor(label, "label", api)
+    _same_shape(api, x, y, ("input", "label"))
+    loss = _m.neg(_m.add(_m.multiply(y, log_sigmoid(x)), _m.multiply(_m.subtract(1.0, y), log_sigmoid(_m.neg(x)))))
+    if weight is not None:
+        loss = _m.multiply(loss, as_tensor(weight, "weight", api))
+    return _reduce(mean(loss, axis=-1), reduction)
+
+
+def dice_loss(input: Tensor, label: Tensor, epsilon: float = 0.00001, name: str | None = None) -> Tensor:  # noqa: A002
+    """Mean over samples of 1 - 2 |P * Y| / (|P| + |Y|), Y the one-hot of integer labels [..., 1]."""
+    from .common import one_hot  # noqa: PLC0415
+    from .reduction import mean, sum as _sum  # noqa: PLC0415
+    from .shape import squeeze  # noqa: PLC0415
+    api = "dice_loss"
+    x, label = as_tensor(input, "input", api), as_tensor(label, "label", api)
+    if label.ndim != x.ndim or label.shape[-1] != 1 or label.shape[:-1] != x.shape[:-1]:
+        raise ValueError(f"{api}: argument 'label' must have shape {x.shape[:-1] + [1]} for input {x.shape}, "
+                         f"got {label.shape}")
+    y = _m.cast(one_hot(squeeze(label, -1), x.shape[-1]), x.dtype)
+    dims = list(range(1, x.ndim))
+    inter = _sum(_m.multiply(x, y), axis=dims)
+    denom = _m.add(_sum(x, axis=dims), _sum(y, axis=dims))
+    score = _m.subtract(1.0, _m.divide(_m.multiply(inter, 2.0), _m.add(denom, _number(api, "epsilon", epsilon))))
+    return mean(score)

@@ -21,7 +21,7 @@ from . import math as _m
 from . import meta_utils as mu
 from .registry import Sample, TensorSpec, defop
 
-__all__ = ["batch_norm", "layer_norm", "group_norm", "instance_norm", "normalize"]
+__all__ = ["batch_norm", "layer_norm", "group_norm", "instance_norm", "normalize", "local_response_norm"]
 
 _rng = np.random.default_rng(17)
 _CHANNEL_FIRST = ("NC", "NCL", "NCHW", "NCDHW")
@@ -442,3 +442,34 @@ def normalize(x: Tensor, p: float = 2, axis: int = 1, epsilon: float = 1e-12, na
     else:
         raise ValueError(f"{api}: argument 'p' must be positive (or inf), got {p}")
     return _m.divide(x, _m.maximum(norm, _number(api, "epsilon", epsilon)))
+
+
+def local_response_norm(x: Tensor, size: int, alpha: float = 1e-4, beta: float = 0.75, k: float = 1.0,
+                        data_format: str = "NCHW", name: str | None = None) -> Tensor:
+    """x / (k + alpha * mean of x^2 over `size` neighbouring channels) ** beta."""
+    from .creation import zeros  # noqa: PLC0415
+    from .shape import concat, slice as _slice  # noqa: PLC0415
+    api = "local_response_norm"
+    x = as_tensor(x, "x", api)
+    if isinstance(size, bool) or not isinstance(size, (int, np.integer)) or size < 1:
+        raise ValueError(f"{api}: argument 'size' must be a positive int, got {size!r}")
+    if x.ndim < 3:
+        raise ValueError(f"{api}: argument 'x' must be at least 3-D, got shape {x.shape}")
+    c = _channel_axis(api, data_format, x.ndim)
+    channels = x.shape[c]
+    sq = _m.multiply(x, x)
+    parts = []
+    for n in (size // 2, None, (size - 1) // 2):  # zero channels before and after the squares
+        if n is None:
+            parts.append(sq)
+        elif n:
+            shape = list(x.shape)
+            shape[c] = n
+            parts.append(zeros(shape, dtype=x.dtype))
+    padded = concat(parts, axis=c) if len(parts) > 1 else sq
+    window = _slice(padded, [c], [0], [channels])
+    for j in range(1, size):  # a small fixed number of taps
+        window = _m.add(window, _slice(padded, [c], [j], [j + channels]))
+    scale = _number(api, "alpha", alpha) / size
+    div = _m.pow(_m.add(_m.multiply(window, scale), _number(api, "k", k)), _number(api, "beta", beta))
+    return _m.divide(x, div)
