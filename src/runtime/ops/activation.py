@@ -57,9 +57,13 @@ class _ArrayFns:
 class _TensorFns:
     """What the vjp formulas call, over the public (differentiable) ops."""
 
-    exp, tanh, abs, minimum = staticmethod(_m.exp), staticmethod(_m.tanh), staticmethod(_m.abs), \
-        staticmethod(_m.minimum)
-    sigmoid, erf, where = staticmethod(_m.sigmoid), staticmethod(_m.erf), staticmethod(_m.where)
+    exp = staticmethod(_m.exp)
+    tanh = staticmethod(_m.tanh)
+    abs = staticmethod(_m.abs)  # noqa: A003
+    minimum = staticmethod(_m.minimum)
+    sigmoid = staticmethod(_m.sigmoid)
+    erf = staticmethod(_m.erf)
+    where = staticmethod(_m.where)
 
     @staticmethod
     def softplus(x):

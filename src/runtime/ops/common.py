@@ -172,7 +172,8 @@ _DROPOUT = defop("dropout", kernel=_dropout_kernel, meta=_dropout_meta, grad=_g_
                  attrs={"p": 0.5, "axis": None, "mode": "upscale_in_train"}, random=True, save_outputs=True,
                  nondiff_outputs=(1,),
                  samples=lambda: [Sample((_normal(4, 5),), {"p": 0.3, "axis": None, "mode": "upscale_in_train"}),
-                                  Sample((_normal(2, 3, 4),), {"p": 0.5, "axis": (0, 1), "mode": "downscale_in_infer"})])
+                                  Sample((_normal(2, 3, 4),),
+                                         {"p": 0.5, "axis": (0, 1), "mode": "downscale_in_infer"})])
 
 
 def _check_p(api: str, p: Any) -> float:
@@ -267,7 +268,7 @@ def alpha_dropout(x: Tensor, p: float = 0.5, training: bool = True, name: str | 
 
 
 # ---------------------------------------------------------------- embedding
-def _check_index_range(xp, ids, size: int, op: str, arg: str, what: str) -> None:
+def _check_index_range(ids, size: int, op: str, arg: str, what: str) -> None:
     """Raise ValueError naming the first index outside [0, size) (a data-dependent check)."""
     if ids.size == 0:
         return
@@ -287,7 +288,7 @@ def _embedding_meta(x: TensorSpec, weight: TensorSpec, *, padding_idx: int | Non
 
 
 def _embedding_kernel(xp, x, weight, *, padding_idx):
-    _check_index_range(xp, x, weight.shape[0], "embedding", "x", "index")
+    _check_index_range(x, weight.shape[0], "embedding", "x", "index")
     out = weight[x]
     if padding_idx is not None:
         out[x == padding_idx] = 0
@@ -373,7 +374,7 @@ def _one_hot_meta(x: TensorSpec, *, num_classes: int, axis: int, dtype: np.dtype
 
 
 def _one_hot_kernel(xp, x, *, num_classes, axis, dtype):
-    _check_index_range(xp, x, num_classes, "one_hot", "x", "label value")
+    _check_index_range(x, num_classes, "one_hot", "x", "label value")
     flat = x.reshape(-1)
     out = xp.zeros((flat.size, num_classes), dtype=dtype)
     out[xp.arange(flat.size), flat] = 1

@@ -4,9 +4,10 @@ kl_div and a few margin losses, with Paddle's reduction rules.
 
 Hard-label cross-entropy with softmax is ONE op (log-softmax, pick, weight, reduce; it also
 keeps each sample's max and sum of exponentials) whose gradient is ONE fused op,
-(exp(x - max) / sum - onehot) * coefficient. When the backward pass is itself recorded (create_graph=True) the gradient is
-composed from differentiable ops instead, so double backward works. `nll_loss` is the same pick without the
-softmax; its gradient is a scatter that does not depend on the input's values.
+(exp(x - max) / sum - onehot) * coefficient. When the backward pass is itself recorded
+(create_graph=True) the gradient is composed from differentiable ops instead, so double
+backward works. `nll_loss` is the same pick without the softmax; its gradient is a scatter
+that does not depend on the input's values (and is linear in the incoming gradient).
 """
 from __future__ import annotations
 
@@ -439,8 +440,9 @@ def nll_loss(input: Tensor, label: Tensor, weight: Tensor | None = None, ignore_
     if label.ndim != input.ndim - 1:
         raise ValueError(f"{api}: argument 'label' {label.shape} must have shape [N, d1, ...] matching input "
                          f"{input.shape} without its class axis 1")
-    return _NLL(input, label, _weight_arg(api, weight), axis=1, ignore_index=_int_arg(api, "ignore_index", ignore_index),
-                reduction=reduction, keepdim=False, mean_over_valid=True)
+    ignore_index = _int_arg(api, "ignore_index", ignore_index)
+    return _NLL(input, label, _weight_arg(api, weight), axis=1, ignore_index=ignore_index, reduction=reduction,
+                keepdim=False, mean_over_valid=True)
 
 
 # ---------------------------------------------------------------- elementwise losses
