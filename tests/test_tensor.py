@@ -242,3 +242,14 @@ def test_places_and_devices():
     if not paddle.is_compiled_with_cuda():
         with pytest.raises(ValueError, match="not available"):
             paddle.set_device("gpu:0")
+
+
+def test_erf_matches_the_standard_library_in_float64_and_float32():
+    import math
+    xs = np.concatenate([np.linspace(-7, 7, 2001), [0.0, -0.0, 1.0, 2.0, 3.5, 6.0, np.inf, -np.inf]])
+    ref = np.array([math.erf(v) for v in xs])
+    np.testing.assert_allclose(paddle.erf(paddle.to_tensor(xs)).numpy(), ref, rtol=0, atol=1e-14)
+    out32 = paddle.erf(paddle.to_tensor(xs.astype(np.float32)))
+    assert out32.dtype == paddle.float32
+    np.testing.assert_allclose(out32.numpy(), ref, rtol=0, atol=1e-6)
+    assert np.isnan(paddle.erf(paddle.to_tensor([np.nan])).numpy()[0])
