@@ -309,6 +309,8 @@ def _chebyshev(xp, t, coefs):
 def _erf_np(xp, x):
     """erf piecewise from Chebyshev tables (NumPy has no erf; SciPy is not a dependency)."""
     table = _ERF_TABLES["double" if x.dtype == np.float64 else "single"]
+    if x.ndim == 0:
+        return _erf_np(xp, x.reshape(1)).reshape(())
     a = xp.abs(x)
     out = xp.where(a == a, 1.0, a).astype(x.dtype, copy=False)  # NaN stays NaN
     for lo, hi, coefs, scaled in table:
