@@ -200,3 +200,15 @@ def test_shared_gradient_arrays_are_not_aliased_between_leaves():
     (a * 4.0).sum().backward()
     np.testing.assert_allclose(a.grad.numpy(), [5.0])
     np.testing.assert_allclose(b.grad.numpy(), [1.0])
+
+
+def test_inplace_write_after_a_shape_only_use_keeps_backward_working():
+    x = _leaf([1.0, 2.0, 3.0, 4.0])
+    h = x * 2.0
+    y = h.reshape([2, 2])  # reshape's gradient needs only h's shape
+    s = h.sum()
+    h += 1.0
+    (y * paddle.to_tensor([[1.0, 2.0], [3.0, 4.0]], dtype="float64")).sum().backward(retain_graph=True)
+    np.testing.assert_allclose(x.grad.numpy(), [2.0, 4.0, 6.0, 8.0])
+    s.backward()
+    np.testing.assert_allclose(x.grad.numpy(), [4.0, 6.0, 8.0, 10.0])

@@ -10,19 +10,52 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["Node"]
+__all__ = ["Node", "ModifiedArray"]
+
+
+class ModifiedArray:
+    """Stands in for a saved input that was written in place after the forward pass.
+
+    Its shape and dtype are still those the op saw, so gradient rules that need only
+    shapes (sum, reshape, expand, concat...) work; reading its values raises the error.
+    """
+
+    __slots__ = ("shape", "dtype", "message")
+
+    def __init__(self, shape: tuple, dtype, message: str):
+        self.shape = shape
+        self.dtype = dtype
+        self.message = message
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    @property
+    def size(self) -> int:
+        n = 1
+        for d in self.shape:
+            n *= d
+        return n
+
+    def __getattr__(self, name: str):
+        raise RuntimeError(self.message)
+
+    def __array__(self, *args, **kwargs):
+        raise RuntimeError(self.message)
 
 
 class Node:
     """The autograd record of one op call (the `ctx` a gradient rule receives)."""
 
-    __slots__ = ("op", "attrs", "_inputs", "_out_arrays", "out_specs", "edges",
+    __slots__ = ("op", "attrs", "_inputs", "_specs", "_out_arrays", "out_specs", "edges",
                  "versions", "out_hooks", "released", "needs_input_grad", "__weakref__")
 
     def __init__(self, op, inputs, attrs, out_arrays, out_specs, edges):
         self.op = op
         self.attrs = attrs
         self._inputs = inputs
+        self._specs = tuple(None if t is None else (t._data.shape, t._data.dtype) for t in inputs)
         self._out_arrays = out_arrays if op.save_outputs else None
         self.out_specs = out_specs
         self.edges = edges
@@ -33,15 +66,19 @@ class Node:
 
     @property
     def inputs(self) -> tuple[Any, ...]:
-        """The op's input tensors (checked unchanged since the forward pass)."""
+        """The op's input tensors; one written in place since is replaced by a stand-in
+        that still knows its shape and dtype but raises if its values are read."""
         self._check_alive()
-        for t, v in zip(self._inputs, self.versions):
+        stale = None
+        for i, (t, v) in enumerate(zip(self._inputs, self.versions)):
             if t is not None and t._version != v:
-                raise RuntimeError(
+                stale = stale or list(self._inputs)
+                shape, dtype = self._specs[i]
+                stale[i] = type(t)._wrap(ModifiedArray(shape, dtype, (
                     f"a tensor needed to compute the gradient of op '{self.op.name}' was modified "
                     f"by an in-place operation after it was used (version {v} -> {t._version}); "
-                    "use an out-of-place op or clone() it first")
-        return self._inputs
+                    "use an out-of-place op or clone() it first")))
+        return self._inputs if stale is None else tuple(stale)
 
     @property
     def outputs(self) -> tuple[Any, ...]:

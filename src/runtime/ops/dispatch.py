@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..autograd.grad_mode import state as _grad_state
-from ..autograd.node import Node
+from ..autograd.node import ModifiedArray, Node
 from .. import place as _place
 from ..flags import _values as _flag_values
 from ..tensor import Tensor
@@ -87,6 +87,8 @@ def apply(op: OpDef, inputs: tuple, attrs: dict):
 
 
 def _cupy_of(a):
+    if isinstance(a, ModifiedArray):
+        raise RuntimeError(a.message)
     import cupy  # noqa: PLC0415 - only reached for CuPy arrays
     return cupy
 
