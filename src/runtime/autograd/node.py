@@ -49,20 +49,24 @@ class Node:
     """The autograd record of one op call (the `ctx` a gradient rule receives)."""
 
     __slots__ = ("op", "attrs", "_inputs", "_specs", "_out_arrays", "out_specs", "edges",
-                 "versions", "out_hooks", "released", "needs_input_grad", "__weakref__")
+                 "versions", "out_hooks", "released", "__weakref__")
 
-    def __init__(self, op, inputs, attrs, out_arrays, out_specs, edges):
+    def __init__(self, op, inputs, attrs, out_arrays, out_specs, edges, versions, specs):
         self.op = op
         self.attrs = attrs
         self._inputs = inputs
-        self._specs = tuple(None if t is None else (t._data.shape, t._data.dtype) for t in inputs)
+        self._specs = specs
         self._out_arrays = out_arrays if op.save_outputs else None
         self.out_specs = out_specs
         self.edges = edges
-        self.versions = tuple(t._version if t is not None else 0 for t in inputs)
+        self.versions = versions
         self.out_hooks = None
         self.released = False
-        self.needs_input_grad = tuple(e is not None for e in edges)
+
+    @property
+    def needs_input_grad(self) -> tuple[bool, ...]:
+        """Per input: does a gradient for it go anywhere? (rules skip the rest)"""
+        return tuple(e is not None for e in self.edges)
 
     @property
     def inputs(self) -> tuple[Any, ...]:

@@ -77,13 +77,25 @@ def apply(op: OpDef, inputs: tuple, attrs: dict):
         if len(outs) == 1 and type(out_meta) is not tuple:
             return _wrap(outs[0])
         return tuple(_wrap(o) for o in outs)
-    edges = tuple(None if (t is None or t.stop_gradient) else t._edge() for t in inputs)
+    edges, versions, specs = [], [], []
+    for t in inputs:
+        if t is None:
+            edges.append(None)
+            versions.append(0)
+            specs.append(None)
+            continue
+        edges.append(None if t.stop_gradient else (t if t._node is None else (t._node, t._oidx)))
+        versions.append(t._version)
+        specs.append((t._data.shape, t._data.dtype))
     multi = type(out_meta) is tuple
-    node = Node(op, inputs, attrs, outs, out_meta if multi else (out_meta,), edges)
+    node = Node(op, inputs, attrs, outs, out_meta if multi else (out_meta,), tuple(edges),
+                tuple(versions), tuple(specs))
+    if not multi:
+        o = outs[0]
+        return Tensor._from_node(o, node, 0) if o.dtype.kind in "fc" and not op.nondiff_outputs else _wrap(o)
     nondiff = op.nondiff_outputs
-    results = tuple(_wrap(o) if i in nondiff or o.dtype.kind not in "fc"
-                    else Tensor._from_node(o, node, i) for i, o in enumerate(outs))
-    return results if multi else results[0]
+    return tuple(_wrap(o) if i in nondiff or o.dtype.kind not in "fc"
+                 else Tensor._from_node(o, node, i) for i, o in enumerate(outs))
 
 
 def _cupy_of(a):

@@ -22,6 +22,8 @@ _I64 = np.dtype("int64")
 # ---------------------------------------------------------------- shared pieces
 def _axis_attr(axis: Any) -> Any:
     """Hashable axis attribute: None, an int, or a tuple of ints ([] means every axis, as Paddle)."""
+    if axis is None or type(axis) is int:
+        return axis
     if isinstance(axis, Tensor):
         axis = axis.tolist()
     if isinstance(axis, (list, tuple)):
@@ -90,7 +92,8 @@ def _sum_meta(x: TensorSpec, *, axis: Any, keepdim: bool, dtype: np.dtype | None
 
 
 def _sum_kernel(xp, x, *, axis, keepdim, dtype):
-    return xp.sum(x, axis=_np_axis(axis, x.ndim), keepdims=keepdim, dtype=_sum_dtype(x.dtype, dtype))
+    # the array method, positionally: NumPy's np.sum wrapper alone costs ~1.5 us per call
+    return x.sum(_np_axis(axis, x.ndim), _sum_dtype(x.dtype, dtype), None, keepdim)
 
 
 def _cast_like(g, x):
@@ -129,7 +132,7 @@ def _g_mean(ctx, g):
     return (multiply(_expand_back(g, x, ctx.attrs["axis"], ctx.attrs["keepdim"]), 1.0 / count if count else 1.0),)
 
 
-_MEAN = defop("mean", kernel=lambda xp, x, *, axis, keepdim: xp.mean(x, axis=_np_axis(axis, x.ndim), keepdims=keepdim),
+_MEAN = defop("mean", kernel=lambda xp, x, *, axis, keepdim: x.mean(_np_axis(axis, x.ndim), None, None, keepdim),
               meta=_mean_meta, grad=_g_mean, attrs={"axis": None, "keepdim": False}, samples=_reduce_samples)
 
 
