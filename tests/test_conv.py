@@ -6,11 +6,9 @@ import pytest
 import runtime as paddle
 import runtime.nn.functional as F
 
+from helpers import fd_grad, t
+
 rng = np.random.default_rng(5)
-
-
-def t(a, grad=False):
-    return paddle.to_tensor(np.asarray(a), stop_gradient=not grad)
 
 
 def pad_zeros(x, pads):
@@ -57,21 +55,6 @@ def ref_conv_t(x, w, b, stride, pads, dil, groups, out_size):
     if b is not None:
         out = out + b.reshape((-1,) + (1,) * nd)
     return out
-
-
-def fd_grad(f, a, eps=1e-6):
-    """Central finite differences of the scalar f() with respect to array a (perturbed in place)."""
-    g = np.zeros_like(a)
-    flat, gflat = a.reshape(-1), g.reshape(-1)
-    for i in range(flat.size):
-        orig = flat[i]
-        flat[i] = orig + eps
-        up = f()
-        flat[i] = orig - eps
-        down = f()
-        flat[i] = orig
-        gflat[i] = (up - down) / (2 * eps)
-    return g
 
 
 # padding argument, resolved flat pads (for 2-D)

@@ -7,6 +7,8 @@ from hypothesis import strategies as st
 
 import runtime as paddle
 
+from helpers import fd_grad
+
 RNG = np.random.default_rng(0)
 
 
@@ -182,17 +184,8 @@ def test_setitem_bumps_version_and_flags_saved_inputs():
 
 # ---------------------------------------------------------------- gradients through indexing
 def _fd(f, a, eps=1e-6):
-    g = np.zeros_like(a)
-    flat, gflat = a.reshape(-1), g.reshape(-1)
-    for i in range(flat.size):
-        orig = flat[i]
-        flat[i] = orig + eps
-        up = f(a)
-        flat[i] = orig - eps
-        down = f(a)
-        flat[i] = orig
-        gflat[i] = (up - down) / (2 * eps)
-    return g
+    """Central finite differences of the scalar f(a) with respect to array a (perturbed in place)."""
+    return fd_grad(lambda: f(a), a, eps)
 
 
 def test_getitem_gradient_matches_finite_differences():

@@ -9,27 +9,15 @@ import pytest
 import runtime as paddle
 import runtime.nn.functional as F
 
+from helpers import fd_grad, t
+
 RNG = np.random.default_rng(0)
 
 
 def numeric_grad(f, arrays, i, eps=1e-6):
     """Central differences of the scalar f(arrays) w.r.t. arrays[i] (float64)."""
     arrays = [np.array(a, dtype=np.float64, copy=True) for a in arrays]
-    out = np.zeros_like(arrays[i])
-    flat = arrays[i].reshape(-1)
-    for j in range(flat.size):
-        orig = flat[j]
-        flat[j] = orig + eps
-        up = f(*arrays)
-        flat[j] = orig - eps
-        down = f(*arrays)
-        flat[j] = orig
-        out.reshape(-1)[j] = (up - down) / (2 * eps)
-    return out
-
-
-def t(a, grad=False):
-    return paddle.to_tensor(np.asarray(a), stop_gradient=not grad)
+    return fd_grad(lambda: f(*arrays), arrays[i], eps)
 
 
 def _sigmoid(x):

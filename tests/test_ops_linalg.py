@@ -4,6 +4,8 @@ import pytest
 
 import runtime as paddle
 
+from helpers import fd_grad
+
 rng = np.random.default_rng(1)
 
 
@@ -23,17 +25,7 @@ def spd(k):
 def numeric_grad(f, a, eps=1e-6):
     """Central differences of the scalar function f at array a."""
     a = a.copy()
-    out = np.zeros_like(a)
-    flat, gflat = a.reshape(-1), out.reshape(-1)
-    for i in range(flat.size):
-        orig = flat[i]
-        flat[i] = orig + eps
-        up = f(a)
-        flat[i] = orig - eps
-        down = f(a)
-        flat[i] = orig
-        gflat[i] = (up - down) / (2 * eps)
-    return out
+    return fd_grad(lambda: f(a), a, eps)
 
 
 # ---------------------------------------------------------------- matmul family

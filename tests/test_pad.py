@@ -6,26 +6,9 @@ import pytest
 import runtime as paddle
 import runtime.nn.functional as F
 
+from helpers import fd_grad, t
+
 rng = np.random.default_rng(11)
-
-
-def t(a, grad=False):
-    return paddle.to_tensor(np.asarray(a), stop_gradient=not grad)
-
-
-def fd_grad(f, a, eps=1e-6):
-    """Central finite differences of the scalar f() with respect to array a (perturbed in place)."""
-    g = np.zeros_like(a)
-    flat, gflat = a.reshape(-1), g.reshape(-1)
-    for i in range(flat.size):
-        orig = flat[i]
-        flat[i] = orig + eps
-        up = f()
-        flat[i] = orig - eps
-        down = f()
-        flat[i] = orig
-        gflat[i] = (up - down) / (2 * eps)
-    return g
 
 
 def source(i, before, n, mode):

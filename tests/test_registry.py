@@ -7,6 +7,8 @@ import runtime as paddle
 from runtime.ops import all_ops
 from runtime.ops.registry import TensorSpec
 
+from helpers import fd_grad
+
 OPS = all_ops()
 EPS = 1e-6
 
@@ -87,16 +89,7 @@ def test_gradient_matches_finite_differences(op, sample):
         loss = term if loss is None else loss + term
     grads = paddle.grad(loss, [tensors[i] for i in positions], allow_unused=True)
     for i, g in zip(positions, grads):
-        numeric = np.zeros_like(arrays[i])
-        flat = arrays[i].reshape(-1)
-        for j in range(flat.size):
-            orig = flat[j]
-            flat[j] = orig + EPS
-            up = f(arrays)
-            flat[j] = orig - EPS
-            down = f(arrays)
-            flat[j] = orig
-            numeric.reshape(-1)[j] = (up - down) / (2 * EPS)
+        numeric = fd_grad(lambda: f(arrays), arrays[i], EPS)
         analytic = np.zeros_like(numeric) if g is None else g.numpy()
         np.testing.assert_allclose(analytic, numeric, rtol=1e-5, atol=1e-6,
                                    err_msg=f"{op.name}: gradient of input {op.input_name(i)}")

@@ -1,0 +1,29 @@
+"""Helpers shared by the tests: tensors from arrays, and central finite differences.
+
+pytest puts this directory on sys.path (tests/ has a conftest.py and no __init__.py),
+so test modules import it as `from helpers import fd_grad, t`."""
+from typing import Callable
+
+import numpy as np
+
+import runtime as paddle
+
+
+def t(a, grad: bool = False) -> paddle.Tensor:
+    """A tensor from np.asarray(a); grad=True makes it record gradients."""
+    return paddle.to_tensor(np.asarray(a), stop_gradient=not grad)
+
+
+def fd_grad(f: Callable[[], float], a: np.ndarray, eps: float = 1e-6) -> np.ndarray:
+    """Central finite differences of the scalar f() with respect to array a (perturbed in place)."""
+    g = np.zeros_like(a)
+    flat, gflat = a.reshape(-1), g.reshape(-1)
+    for i in range(flat.size):
+        orig = flat[i]
+        flat[i] = orig + eps
+        up = f()
+        flat[i] = orig - eps
+        down = f()
+        flat[i] = orig
+        gflat[i] = (up - down) / (2 * eps)
+    return g
