@@ -242,14 +242,6 @@ _RELU, _RELU6, _LEAKY, _HARDTANH = _OPS["relu"], _OPS["relu6"], _OPS["leaky_relu
 _ELU, _SELU, _CELU, _SOFTPLUS, _GELU = _OPS["elu"], _OPS["selu"], _OPS["celu"], _OPS["softplus"], _OPS["gelu"]
 
 
-def _number(api: str, arg: str, v: Any) -> float:
-    if isinstance(v, Tensor):
-        v = v.item()
-    if isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating)):
-        raise TypeError(f"{api}: argument '{arg}' must be a number, got {type(v).__name__}")
-    return float(v)
-
-
 def relu(x: Tensor, name: str | None = None) -> Tensor:
     """max(x, 0)."""
     return _RELU(as_tensor(x, "x", "relu"))
@@ -263,12 +255,12 @@ def relu6(x: Tensor, name: str | None = None) -> Tensor:
 def leaky_relu(x: Tensor, negative_slope: float = 0.01, name: str | None = None) -> Tensor:
     """x where x > 0, else negative_slope * x."""
     return _LEAKY(as_tensor(x, "x", "leaky_relu"),
-                  negative_slope=_number("leaky_relu", "negative_slope", negative_slope))
+                  negative_slope=mu.number_arg("leaky_relu", "negative_slope", negative_slope))
 
 
 def hardtanh(x: Tensor, min: float = -1.0, max: float = 1.0, name: str | None = None) -> Tensor:  # noqa: A002
     """x clipped to [min, max]."""
-    lo, hi = _number("hardtanh", "min", min), _number("hardtanh", "max", max)
+    lo, hi = mu.number_arg("hardtanh", "min", min), mu.number_arg("hardtanh", "max", max)
     if lo >= hi:
         raise ValueError(f"hardtanh: argument 'min' ({lo}) must be less than argument 'max' ({hi})")
     return _HARDTANH(as_tensor(x, "x", "hardtanh"), min=lo, max=hi)
@@ -276,8 +268,8 @@ def hardtanh(x: Tensor, min: float = -1.0, max: float = 1.0, name: str | None = 
 
 def hardsigmoid(x: Tensor, slope: float = 0.1666667, offset: float = 0.5, name: str | None = None) -> Tensor:
     """clip(slope * x + offset, 0, 1)."""
-    return _OPS["hardsigmoid"](as_tensor(x, "x", "hardsigmoid"), slope=_number("hardsigmoid", "slope", slope),
-                               offset=_number("hardsigmoid", "offset", offset))
+    return _OPS["hardsigmoid"](as_tensor(x, "x", "hardsigmoid"), slope=mu.number_arg("hardsigmoid", "slope", slope),
+                               offset=mu.number_arg("hardsigmoid", "offset", offset))
 
 
 def hardswish(x: Tensor, name: str | None = None) -> Tensor:
@@ -289,7 +281,7 @@ def _threshold_api(opname: str, doc: str, default: float):
     op = _OPS[opname]
 
     def api(x: Tensor, threshold: float = default, name: str | None = None) -> Tensor:
-        t = _number(opname, "threshold", threshold)
+        t = mu.number_arg(opname, "threshold", threshold)
         if opname != "thresholded_relu" and t < 0:
             raise ValueError(f"{opname}: argument 'threshold' must be non-negative, got {t}")
         return op(as_tensor(x, "x", opname), threshold=t)
@@ -305,13 +297,13 @@ thresholded_relu = _threshold_api("thresholded_relu", "x where x > threshold, el
 
 def elu(x: Tensor, alpha: float = 1.0, name: str | None = None) -> Tensor:
     """x where x > 0, else alpha * (exp(x) - 1)."""
-    return _ELU(as_tensor(x, "x", "elu"), alpha=_number("elu", "alpha", alpha))
+    return _ELU(as_tensor(x, "x", "elu"), alpha=mu.number_arg("elu", "alpha", alpha))
 
 
 def selu(x: Tensor, scale: float = 1.0507009873554804934193349852946,
          alpha: float = 1.6732632423543772848170429916717, name: str | None = None) -> Tensor:
     """scale * elu(x, alpha), the self-normalising activation."""
-    scale, alpha = _number("selu", "scale", scale), _number("selu", "alpha", alpha)
+    scale, alpha = mu.number_arg("selu", "scale", scale), mu.number_arg("selu", "alpha", alpha)
     if scale <= 1.0:
         raise ValueError(f"selu: argument 'scale' must be greater than 1.0, got {scale}")
     if alpha < 0:
@@ -321,7 +313,7 @@ def selu(x: Tensor, scale: float = 1.0507009873554804934193349852946,
 
 def celu(x: Tensor, alpha: float = 1.0, name: str | None = None) -> Tensor:
     """max(0, x) + min(0, alpha * (exp(x / alpha) - 1))."""
-    alpha = _number("celu", "alpha", alpha)
+    alpha = mu.number_arg("celu", "alpha", alpha)
     if alpha == 0:
         raise ValueError("celu: argument 'alpha' must not be 0")
     return _CELU(as_tensor(x, "x", "celu"), alpha=alpha)
@@ -329,10 +321,11 @@ def celu(x: Tensor, alpha: float = 1.0, name: str | None = None) -> Tensor:
 
 def softplus(x: Tensor, beta: float = 1, threshold: float = 20, name: str | None = None) -> Tensor:
     """log(1 + exp(beta * x)) / beta, linear where beta * x > threshold."""
-    beta = _number("softplus", "beta", beta)
+    beta = mu.number_arg("softplus", "beta", beta)
     if beta == 0:
         raise ValueError("softplus: argument 'beta' must not be 0")
-    return _SOFTPLUS(as_tensor(x, "x", "softplus"), beta=beta, threshold=_number("softplus", "threshold", threshold))
+    return _SOFTPLUS(as_tensor(x, "x", "softplus"), beta=beta,
+                     threshold=mu.number_arg("softplus", "threshold", threshold))
 
 
 def gelu(x: Tensor, approximate: bool = False, name: str | None = None) -> Tensor:
@@ -574,7 +567,7 @@ _RRELU = defop("rrelu", kernel=_rrelu_kernel, meta=_rrelu_meta,
 def rrelu(x: Tensor, lower: float = 1.0 / 8.0, upper: float = 1.0 / 3.0, training: bool = True,
           name: str | None = None) -> Tensor:
     """Leaky relu with a random slope in [lower, upper] per element while training, their mean otherwise."""
-    lower, upper = _number("rrelu", "lower", lower), _number("rrelu", "upper", upper)
+    lower, upper = mu.number_arg("rrelu", "lower", lower), mu.number_arg("rrelu", "upper", upper)
     if not 0.0 <= lower <= upper <= 1.0:
         raise ValueError(f"rrelu: arguments must satisfy 0 <= lower <= upper <= 1, got lower={lower}, upper={upper}")
     x = as_tensor(x, "x", "rrelu")
@@ -588,7 +581,7 @@ def gumbel_softmax(x: Tensor, temperature: float = 1.0, hard: bool = False, axis
     """softmax((x + Gumbel noise) / temperature); hard=True gives one-hot values with the soft gradient."""
     from .random import uniform  # noqa: PLC0415
     x = as_tensor(x, "x", "gumbel_softmax")
-    temperature = _number("gumbel_softmax", "temperature", temperature)
+    temperature = mu.number_arg("gumbel_softmax", "temperature", temperature)
     if temperature <= 0:
         raise ValueError(f"gumbel_softmax: argument 'temperature' must be positive, got {temperature}")
     ax = mu.normalize_axis("gumbel_softmax", axis, x.ndim)

@@ -14,25 +14,14 @@ import numpy as np
 from ..tensor import Tensor, as_tensor
 from . import math as _m
 from . import meta_utils as mu
-from .registry import Sample, TensorSpec, defop
+from .registry import Sample, TensorSpec, defop, normal_sampler
 
 __all__ = ["linear", "dropout", "dropout2d", "dropout3d", "alpha_dropout", "embedding", "one_hot",
            "cosine_similarity", "pairwise_distance", "label_smooth"]
 
 _rng = np.random.default_rng(99)
+_normal = normal_sampler(_rng)
 _F32 = np.dtype("float32")
-
-
-def _normal(*shape):
-    return _rng.normal(size=shape)
-
-
-def _number(api: str, arg: str, v: Any) -> float:
-    if isinstance(v, Tensor):
-        v = v.item()
-    if isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating)):
-        raise TypeError(f"{api}: argument '{arg}' must be a number, got {type(v).__name__}")
-    return float(v)
 
 
 # ---------------------------------------------------------------- linear
@@ -177,7 +166,7 @@ _DROPOUT = defop("dropout", kernel=_dropout_kernel, meta=_dropout_meta, grad=_g_
 
 
 def _check_p(api: str, p: Any) -> float:
-    p = _number(api, "p", p)
+    p = mu.number_arg(api, "p", p)
     if not 0.0 <= p <= 1.0:
         raise ValueError(f"{api}: argument 'p' must be in [0, 1], got {p}")
     return p
@@ -406,7 +395,7 @@ def cosine_similarity(x1: Tensor, x2: Tensor, axis: int = 1, eps: float = 1e-8) 
     from .reduction import sum as _sum  # noqa: PLC0415
     x1 = as_tensor(x1, "x1", "cosine_similarity")
     x2 = as_tensor(x2, "x2", "cosine_similarity")
-    eps = _number("cosine_similarity", "eps", eps)
+    eps = mu.number_arg("cosine_similarity", "eps", eps)
     w12 = _sum(_m.multiply(x1, x2), axis=axis)
     w1 = _sum(_m.multiply(x1, x1), axis=axis)
     w2 = _sum(_m.multiply(x2, x2), axis=axis)
@@ -419,8 +408,8 @@ def pairwise_distance(x: Tensor, y: Tensor, p: float = 2.0, epsilon: float = 1e-
     from . import reduction as _r  # noqa: PLC0415
     x = as_tensor(x, "x", "pairwise_distance")
     y = as_tensor(y, "y", "pairwise_distance")
-    p = _number("pairwise_distance", "p", p)
-    d = _m.add(_m.subtract(x, y), _number("pairwise_distance", "epsilon", epsilon))
+    p = mu.number_arg("pairwise_distance", "p", p)
+    d = _m.add(_m.subtract(x, y), mu.number_arg("pairwise_distance", "epsilon", epsilon))
     if p == float("inf"):
         return _r.max(_m.abs(d), axis=-1, keepdim=keepdim)
     if p == float("-inf"):
@@ -436,7 +425,7 @@ def label_smooth(label: Tensor, prior_dist: Tensor | None = None, epsilon: float
                  name: str | None = None) -> Tensor:
     """(1 - epsilon) * label + epsilon * prior (uniform over the last axis by default)."""
     label = as_tensor(label, "label", "label_smooth")
-    epsilon = _number("label_smooth", "epsilon", epsilon)
+    epsilon = mu.number_arg("label_smooth", "epsilon", epsilon)
     if not 0.0 <= epsilon <= 1.0:
         raise ValueError(f"label_smooth: argument 'epsilon' must be in [0, 1], got {epsilon}")
     if label.dtype.np_dtype.kind != "f":

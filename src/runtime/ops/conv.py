@@ -18,11 +18,12 @@ import numpy as np
 
 from ..tensor import Tensor, as_tensor
 from . import meta_utils as mu
-from .registry import Sample, TensorSpec, defop
+from .registry import Sample, TensorSpec, defop, uniform_sampler
 
 __all__ = ["conv1d", "conv2d", "conv3d", "conv1d_transpose", "conv2d_transpose", "conv3d_transpose"]
 
 _rng = np.random.default_rng(21)
+_f64 = uniform_sampler(_rng)
 FORMATS = {1: ("NCL", "NLC"), 2: ("NCHW", "NHWC"), 3: ("NCDHW", "NDHWC")}
 
 
@@ -300,10 +301,6 @@ def _g_conv(ctx, g):
     return (_CONV_T(g, w, None, output_size=size, **common) if need[0] else None,
             _CONV_GRAD_FILTER(x, g, kernel_size=kernel, **common) if need[1] else None,
             _bias_grad(g, len(kernel), cl) if b is not None and need[2] else None)
-
-
-def _f64(*shape):
-    return _rng.uniform(-1.0, 1.0, size=shape)
 
 
 def _conv_samples():

@@ -22,20 +22,17 @@ from ..tensor import Tensor, as_tensor, tensor_method
 from . import creation, math, search, shape
 from . import meta_utils as mu
 from .grad_utils import unbroadcast
-from .registry import Sample, TensorSpec, defop
+from .registry import Sample, TensorSpec, defop, normal_sampler
 
 __all__ = ["gather", "gather_nd", "index_select", "scatter", "scatter_", "scatter_nd", "scatter_nd_add",
            "index_add", "index_add_", "index_sample", "masked_fill", "masked_fill_", "take_along_axis",
            "put_along_axis", "put_along_axis_", "take", "index_put", "index_put_"]
 
 _rng = np.random.default_rng(5)
+_normal = normal_sampler(_rng)
 _ndarray = np.ndarray
 _FULL_SLICE = ("slice", None, None, None)
 _META_CACHE_LIMIT = 4096
-
-
-def _normal(*shape):
-    return _rng.normal(size=shape)
 
 
 def _ints(*values):
@@ -466,6 +463,13 @@ def _require_int(op: str, spec: TensorSpec, arg: str = "index") -> None:
     mu.require_dtype_kind(op, spec, "iu", "an integer tensor (int32/int64)", arg)
 
 
+def _require_shape(op: str, arg: str, spec: TensorSpec, expected: tuple, how: str = "{}") -> None:
+    """ValueError unless spec's shape is `expected`; `how` frames the expected shape in the message."""
+    if tuple(spec.shape) != expected:
+        raise ValueError(f"{op}: argument '{arg}' has shape {mu.shape_str(spec.shape)}, expected "
+                         + how.format(mu.shape_str(expected)))
+
+
 def _gather_meta(x: TensorSpec, index: TensorSpec, *, axis: int) -> TensorSpec:
     _require_int("gather", index)
     if len(index.shape) > 1:
@@ -495,14 +499,14 @@ _GATHER = defop("gather", kernel=lambda xp, x, index, *, axis: xp.take(x, index,
 def gather(x: Tensor, index: Tensor, axis: Any = None, name: str | None = None) -> Tensor:
     """The slices x[..., index[i], ...] along `axis` (default 0), stacked in index order."""
     return _GATHER(as_tensor(x, "x", "gather"), as_tensor(index, "index", "gather"),
-                   axis=0 if axis is None else shape._int("gather", "axis", axis))
+                   axis=0 if axis is None else mu.int_arg("gather", "axis", axis))
 
 
 @tensor_method
 def index_select(x: Tensor, index: Tensor, axis: int = 0, name: str | None = None) -> Tensor:
     """The slices of x along `axis` at the positions in the 1-D tensor `index`."""
     return _GATHER(as_tensor(x, "x", "index_select"), as_tensor(index, "index", "index_select"),
-                   axis=shape._int("index_select", "axis", axis))
+                   axis=mu.int_arg("index_select", "axis", axis))
 
 
 # ---------------------------------------------------------------- gather_nd / scatter_nd_add
@@ -560,10 +564,8 @@ def gather_nd(x: Tensor, index: Tensor, name: str | None = None) -> Tensor:
 
 def _scatter_nd_add_meta(x: TensorSpec, index: TensorSpec, updates: TensorSpec) -> TensorSpec:
     k = _nd_depth("scatter_nd_add", x, index)
-    expected = tuple(index.shape[:-1]) + tuple(x.shape[k:])
-    if tuple(updates.shape) != expected:
-        raise ValueError(f"scatter_nd_add: argument 'updates' has shape {mu.shape_str(updates.shape)}, expected "
-                         f"index.shape[:-1] + x.shape[index.shape[-1]:] = {mu.shape_str(expected)}")
+    _require_shape("scatter_nd_add", "updates", updates, tuple(index.shape[:-1]) + tuple(x.shape[k:]),
+                   "index.shape[:-1] + x.shape[index.shape[-1]:] = {}")
     return x
 
 
@@ -599,10 +601,8 @@ def _scatter_meta(x: TensorSpec, index: TensorSpec, updates: TensorSpec, *, over
     if len(index.shape) > 1 or not x.shape:
         raise ValueError(f"scatter: argument 'index' must be 0-D or 1-D and x at least 1-D, got index "
                          f"{mu.shape_str(index.shape)} and x {mu.shape_str(x.shape)}")
-    expected = tuple(index.shape) + tuple(x.shape[1:])
-    if tuple(updates.shape) != expected:
-        raise ValueError(f"scatter: argument 'updates' has shape {mu.shape_str(updates.shape)}, expected "
-                         f"{mu.shape_str(expected)} (index length + x.shape[1:])")
+    _require_shape("scatter", "updates", updates, tuple(index.shape) + tuple(x.shape[1:]),
+                   "{} (index length + x.shape[1:])")
     return x
 
 
@@ -644,10 +644,7 @@ def _index_add_meta(x: TensorSpec, index: TensorSpec, value: TensorSpec, *, axis
     if len(index.shape) != 1:
         raise ValueError(f"index_add: argument 'index' must be 1-D, got shape {mu.shape_str(index.shape)}")
     a = mu.normalize_axis("index_add", axis, len(x.shape))
-    expected = x.shape[:a] + tuple(index.shape) + x.shape[a + 1:]
-    if tuple(value.shape) != expected:
-        raise ValueError(f"index_add: argument 'value' has shape {mu.shape_str(value.shape)}, expected "
-                         f"{mu.shape_str(expected)}")
+    _require_shape("index_add", "value", value, x.shape[:a] + tuple(index.shape) + x.shape[a + 1:])
     return x
 
 
@@ -667,7 +664,7 @@ _INDEX_ADD = defop("index_add", kernel=_index_add_kernel, meta=_index_add_meta,
 def index_add(x: Tensor, index: Tensor, axis: int, value: Tensor, name: str | None = None) -> Tensor:
     """x with the slices of `value` added at positions `index` along `axis` (repeats accumulate)."""
     return _INDEX_ADD(as_tensor(x, "x", "index_add"), as_tensor(index, "index", "index_add"),
-                      as_tensor(value, "value", "index_add"), axis=shape._int("index_add", "axis", axis))
+                      as_tensor(value, "value", "index_add"), axis=mu.int_arg("index_add", "axis", axis))
 
 
 # ---------------------------------------------------------------- take_along_axis / put_along_axis
@@ -775,7 +772,7 @@ def take_along_axis(arr: Tensor, indices: Tensor, axis: int, broadcast: bool = T
     """arr[..., indices[..., i, ...], ...] picked along `axis` (NumPy's take_along_axis)."""
     arr = as_tensor(arr, "arr", "take_along_axis")
     indices = as_tensor(indices, "indices", "take_along_axis")
-    axis = shape._int("take_along_axis", "axis", axis)
+    axis = mu.int_arg("take_along_axis", "axis", axis)
     if broadcast:
         arr, indices = _broadcast_along(arr, indices, axis)
     return _TAKE_ALONG(arr, indices, axis=axis)
@@ -787,7 +784,7 @@ def put_along_axis(arr: Tensor, indices: Tensor, values: Any, axis: int, reduce:
     """arr with `values` written ('assign') or added ('add') at `indices` along `axis`."""
     arr = as_tensor(arr, "arr", "put_along_axis")
     indices = as_tensor(indices, "indices", "put_along_axis")
-    axis = shape._int("put_along_axis", "axis", axis)
+    axis = mu.int_arg("put_along_axis", "axis", axis)
     if not isinstance(values, Tensor):
         values = math._scalar_tensor("put_along_axis", values, arr, "values")
     if broadcast:

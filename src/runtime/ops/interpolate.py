@@ -22,11 +22,12 @@ import numpy as np
 from ..tensor import Tensor, as_tensor
 from . import meta_utils as mu
 from .conv import FORMATS
-from .registry import Sample, TensorSpec, defop
+from .registry import Sample, TensorSpec, defop, uniform_sampler
 
 __all__ = ["interpolate", "upsample"]
 
 _rng = np.random.default_rng(31)
+_f64 = uniform_sampler(_rng)
 _CUBIC_A = -0.75
 
 
@@ -235,10 +236,6 @@ def _g_resample(ctx, g):
 
 def _g_resample_grad(ctx, gg):
     return (_RESAMPLE(gg, **_resample_attrs(ctx.attrs)),)
-
-
-def _f64(*shape):
-    return _rng.uniform(-1.0, 1.0, size=shape)
 
 
 _RESAMPLE_CASES = [

@@ -19,17 +19,14 @@ import numpy as np
 from ..tensor import Tensor, as_tensor, tensor_method
 from . import meta_utils as mu
 from .grad_utils import unbroadcast
-from .registry import Sample, TensorSpec, defop
+from .registry import Sample, TensorSpec, defop, normal_sampler
 
 __all__ = ["matmul", "mm", "bmm", "dot", "mv", "t", "einsum", "outer", "inner", "cross", "norm", "dist",
            "inverse", "cholesky"]
 
 _rng = np.random.default_rng(5)
+_normal = normal_sampler(_rng)
 _NUMERIC = "iufc"
-
-
-def _normal(*shape):
-    return _rng.normal(size=shape)
 
 
 def _same_dtype(op: str, specs: Sequence[TensorSpec], names: Sequence[str]) -> None:

@@ -19,7 +19,7 @@ from ..autograd.grad_mode import state as _grad_state
 from ..tensor import Tensor, as_tensor
 from . import math as _m
 from . import meta_utils as mu
-from .registry import Sample, TensorSpec, defop
+from .registry import Sample, TensorSpec, defop, normal_sampler
 
 __all__ = ["cross_entropy", "softmax_with_cross_entropy", "nll_loss", "mse_loss", "l1_loss", "smooth_l1_loss",
            "binary_cross_entropy", "binary_cross_entropy_with_logits", "kl_div", "margin_ranking_loss",
@@ -27,11 +27,8 @@ __all__ = ["cross_entropy", "softmax_with_cross_entropy", "nll_loss", "mse_loss"
            "cosine_embedding_loss", "triplet_margin_loss", "multi_label_soft_margin_loss", "dice_loss"]
 
 _rng = np.random.default_rng(5)
+_normal = normal_sampler(_rng)
 _REDUCTIONS = ("none", "mean", "sum")
-
-
-def _normal(*shape):
-    return _rng.normal(size=shape)
 
 
 def _check_reduction(api: str, reduction: Any, allowed: tuple = _REDUCTIONS) -> str:
@@ -39,14 +36,6 @@ def _check_reduction(api: str, reduction: Any, allowed: tuple = _REDUCTIONS) -> 
         raise ValueError(f"{api}: argument 'reduction' must be one of {', '.join(map(repr, allowed))}, "
                          f"got {reduction!r}")
     return reduction
-
-
-def _number(api: str, arg: str, v: Any) -> float:
-    if isinstance(v, Tensor):
-        v = v.item()
-    if isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating)):
-        raise TypeError(f"{api}: argument '{arg}' must be a number, got {type(v).__name__}")
-    return float(v)
 
 
 def _reduce(loss: Tensor, reduction: str) -> Tensor:
@@ -383,7 +372,7 @@ def cross_entropy(input: Tensor, label: Tensor, weight: Tensor | None = None, ig
     weight = _weight_arg(api, weight)
     _check_reduction(api, reduction)
     ignore_index = _int_arg(api, "ignore_index", ignore_index)
-    label_smoothing = _number(api, "label_smoothing", label_smoothing)
+    label_smoothing = mu.number_arg(api, "label_smoothing", label_smoothing)
     if not 0.0 <= label_smoothing <= 1.0:
         raise ValueError(f"{api}: argument 'label_smoothing' must be in [0, 1], got {label_smoothing}")
     if soft_label and ignore_index > 0:
@@ -499,7 +488,7 @@ def smooth_l1_loss(input: Tensor, label: Tensor, reduction: str = "mean", delta:
                    name: str | None = None) -> Tensor:
     """Huber loss: 0.5 r^2 where |r| <= delta, else delta * (|r| - 0.5 delta); r = input - label."""
     _check_reduction("smooth_l1_loss", reduction)
-    delta = _number("smooth_l1_loss", "delta", delta)
+    delta = mu.number_arg("smooth_l1_loss", "delta", delta)
     if delta <= 0:
         raise ValueError(f"smooth_l1_loss: argument 'delta' must be positive, got {delta}")
     out = _HUBER(as_tensor(input, "input", "smooth_l1_loss"), as_tensor(label, "label", "smooth_l1_loss"),
@@ -650,7 +639,7 @@ def margin_ranking_loss(input: Tensor, other: Tensor, label: Tensor, margin: flo
     api = "margin_ranking_loss"
     _check_reduction(api, reduction)
     d = _m.subtract(as_tensor(input, "input", api), as_tensor(other, "other", api))
-    out = relu(_m.add(_m.neg(_m.multiply(as_tensor(label, "label", api), d)), _number(api, "margin", margin)))
+    out = relu(_m.add(_m.neg(_m.multiply(as_tensor(label, "label", api), d)), mu.number_arg(api, "margin", margin)))
     return _reduce(out, reduction)
 
 
@@ -663,7 +652,7 @@ def hinge_embedding_loss(input: Tensor, label: Tensor, margin: float = 1.0, redu
     input = as_tensor(input, "input", api)
     label = as_tensor(label, "label", api)
     pos = _m.where(_m.equal(label, 1.0), input, 0.0)
-    neg = _m.where(_m.equal(label, -1.0), relu(_m.subtract(_number(api, "margin", margin), input)), 0.0)
+    neg = _m.where(_m.equal(label, -1.0), relu(_m.subtract(mu.number_arg(api, "margin", margin), input)), 0.0)
     return _reduce(_m.add(pos, neg), reduction)
 
 
@@ -680,7 +669,7 @@ def log_loss(input: Tensor, label: Tensor, epsilon: float = 1e-4, name: str | No
     """-label log(input + eps) - (1 - label) log(1 - input + eps), elementwise."""
     input = as_tensor(input, "input", "log_loss")
     label = as_tensor(label, "label", "log_loss")
-    eps = _number("log_loss", "epsilon", epsilon)
+    eps = mu.number_arg("log_loss", "epsilon", epsilon)
     pos = _m.multiply(label, _m.log(_m.add(input, eps)))
     neg = _m.multiply(_m.subtract(1.0, label), _m.log(_m.add(_m.subtract(1.0, input), eps)))
     return _m.neg(_m.add(pos, neg))
@@ -693,7 +682,7 @@ def sigmoid_focal_loss(logit: Tensor, label: Tensor, normalizer: Tensor | None =
     _check_reduction(api, reduction)
     logit = as_tensor(logit, "logit", api)
     label = as_tensor(label, "label", api)
-    alpha, gamma = _number(api, "alpha", alpha), _number(api, "gamma", gamma)
+    alpha, gamma = mu.number_arg(api, "alpha", alpha), mu.number_arg(api, "gamma", gamma)
     loss = _BCE_LOGITS(logit, label, None)
     p = _m.sigmoid(logit)
     p_t = _m.add(_m.multiply(p, label), _m.multiply(_m.subtract(1.0, p), _m.subtract(1.0, label)))
@@ -716,7 +705,7 @@ def cosine_embedding_loss(input1: Tensor, input2: Tensor, label: Tensor, margin:
     sq2 = _m.add(_sum(_m.multiply(b, b), axis=-1), 1e-11)
     cos = _m.divide(_sum(_m.multiply(a, b), axis=-1), _m.sqrt(_m.multiply(sq1, sq2)))
     pos = _m.where(_m.equal(label, 1), _m.subtract(1.0, cos), 0.0)
-    neg = _m.where(_m.equal(label, -1), _m.clip(_m.subtract(cos, _number(api, "margin", margin)), min=0.0), 0.0)
+    neg = _m.where(_m.equal(label, -1), _m.clip(_m.subtract(cos, mu.number_arg(api, "margin", margin)), min=0.0), 0.0)
     return _reduce(_m.add(pos, neg), reduction)
 
 
@@ -732,7 +721,7 @@ def triplet_margin_loss(input: Tensor, positive: Tensor, negative: Tensor, margi
     d_neg = pairwise_distance(a, neg, p, epsilon)
     if swap:
         d_neg = _m.minimum(d_neg, pairwise_distance(pos, neg, p, epsilon))
-    return _reduce(_m.clip(_m.add(_m.subtract(d_pos, d_neg), _number(api, "margin", margin)), min=0.0), reduction)
+    return _reduce(_m.clip(_m.add(_m.subtract(d_pos, d_neg), mu.number_arg(api, "margin", margin)), min=0.0), reduction)
 
 
 def multi_label_soft_margin_loss(input: Tensor, label: Tensor, weight: Tensor | None = None,  # noqa: A002
@@ -764,5 +753,5 @@ def dice_loss(input: Tensor, label: Tensor, epsilon: float = 0.00001, name: str 
     dims = list(range(1, x.ndim))
     inter = _sum(_m.multiply(x, y), axis=dims)
     denom = _m.add(_sum(x, axis=dims), _sum(y, axis=dims))
-    score = _m.subtract(1.0, _m.divide(_m.multiply(inter, 2.0), _m.add(denom, _number(api, "epsilon", epsilon))))
+    score = _m.subtract(1.0, _m.divide(_m.multiply(inter, 2.0), _m.add(denom, mu.number_arg(api, "epsilon", epsilon))))
     return mean(score)

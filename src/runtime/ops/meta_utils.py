@@ -5,14 +5,15 @@ raises for that mistake (ValueError for shapes and values, TypeError for dtypes/
 """
 from __future__ import annotations
 
-from typing import Iterable, Sequence
+from typing import Any, Iterable, Sequence
 
 import numpy as np
 
+from ..tensor import Tensor
 from .registry import TensorSpec
 
 __all__ = ["broadcast_shape", "promote", "normalize_axis", "normalize_axes", "reduce_shape",
-           "require_float", "require_dtype_kind", "same", "binary_spec", "shape_str"]
+           "require_float", "require_dtype_kind", "same", "binary_spec", "shape_str", "number_arg", "int_arg"]
 
 _FLOAT_RANK = {np.dtype("float16"): 1, np.dtype("float32"): 2, np.dtype("float64"): 3}
 
@@ -115,3 +116,21 @@ def require_dtype_kind(op: str, spec: TensorSpec, kinds: str, what: str, arg: st
 def same(x: TensorSpec, **_: object) -> TensorSpec:
     """Meta of an op whose output has its input's shape and dtype."""
     return x
+
+
+def number_arg(op: str, arg: str, v: Any) -> float:
+    """A Python/NumPy number (a one-element Tensor allowed) as a float, else TypeError naming the argument."""
+    if isinstance(v, Tensor):
+        v = v.item()
+    if isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating)):
+        raise TypeError(f"{op}: argument '{arg}' must be a number, got {type(v).__name__}")
+    return float(v)
+
+
+def int_arg(op: str, arg: str, v: Any) -> int:
+    """One int (a one-element int Tensor allowed), else TypeError naming the argument."""
+    if isinstance(v, Tensor):
+        v = v.item()
+    if isinstance(v, bool) or not isinstance(v, (int, np.integer)):
+        raise TypeError(f"{op}: argument '{arg}' must be an int, got {type(v).__name__}")
+    return int(v)

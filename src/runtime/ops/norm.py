@@ -19,11 +19,12 @@ from ..autograd.grad_mode import no_grad, state as _grad_state
 from ..tensor import Tensor, as_tensor
 from . import math as _m
 from . import meta_utils as mu
-from .registry import Sample, TensorSpec, defop
+from .registry import Sample, TensorSpec, defop, normal_sampler
 
 __all__ = ["batch_norm", "layer_norm", "group_norm", "instance_norm", "normalize", "local_response_norm"]
 
 _rng = np.random.default_rng(17)
+_normal = normal_sampler(_rng)
 _CHANNEL_FIRST = ("NC", "NCL", "NCHW", "NCDHW")
 _CHANNEL_LAST = ("NLC", "NHWC", "NDHWC")
 
@@ -245,10 +246,6 @@ def _gn_check(x, *, groups, channel_last, **_):
     return c
 
 
-def _normal(*shape):
-    return _rng.normal(size=shape)
-
-
 def _pos(*shape):
     return _rng.uniform(0.5, 1.5, size=shape)
 
@@ -333,14 +330,6 @@ def _opt(api: str, arg: str, t: Any) -> Tensor | None:
     return None if t is None else as_tensor(t, arg, api)
 
 
-def _number(api: str, arg: str, v: Any) -> float:
-    if isinstance(v, Tensor):
-        v = v.item()
-    if isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating)):
-        raise TypeError(f"{api}: argument '{arg}' must be a number, got {type(v).__name__}")
-    return float(v)
-
-
 def _update_running(running: Tensor, batch: Tensor, momentum: float) -> None:
     """running = momentum * running + (1 - momentum) * batch, written in place (no autograd)."""
     from .creation import assign  # noqa: PLC0415
@@ -358,7 +347,7 @@ def batch_norm(x: Tensor, running_mean: Tensor, running_var: Tensor, weight: Ten
     running_mean = _opt(api, "running_mean", running_mean)
     running_var = _opt(api, "running_var", running_var)
     weight, bias = _opt(api, "weight", weight), _opt(api, "bias", bias)
-    momentum, epsilon = _number(api, "momentum", momentum), _number(api, "epsilon", epsilon)
+    momentum, epsilon = mu.number_arg(api, "momentum", momentum), mu.number_arg(api, "epsilon", epsilon)
     axis = _channel_axis(api, data_format, x.ndim)
     use_global = (not training) if use_global_stats is None else bool(use_global_stats)
     if use_global:
@@ -390,7 +379,7 @@ def layer_norm(x: Tensor, normalized_shape: Any, weight: Tensor | None = None, b
     if k == 0 or k > x.ndim or x.shape[x.ndim - k:] != normalized_shape:
         raise ValueError(f"{api}: argument 'normalized_shape' {normalized_shape} must equal the trailing "
                          f"dimensions of x {x.shape}")
-    return _LN(x, _opt(api, "weight", weight), _opt(api, "bias", bias), epsilon=_number(api, "epsilon", epsilon),
+    return _LN(x, _opt(api, "weight", weight), _opt(api, "bias", bias), epsilon=mu.number_arg(api, "epsilon", epsilon),
                begin_norm_axis=x.ndim - k)[0]
 
 
@@ -402,7 +391,7 @@ def group_norm(x: Tensor, num_groups: int, epsilon: float = 1e-05, weight: Tenso
     if isinstance(num_groups, bool) or not isinstance(num_groups, (int, np.integer)):
         raise TypeError(f"{api}: argument 'num_groups' must be an int, got {type(num_groups).__name__}")
     channel_last = _channel_axis(api, data_format, x.ndim) != 1
-    return _GN(x, _opt(api, "weight", weight), _opt(api, "bias", bias), epsilon=_number(api, "epsilon", epsilon),
+    return _GN(x, _opt(api, "weight", weight), _opt(api, "bias", bias), epsilon=mu.number_arg(api, "epsilon", epsilon),
                groups=int(num_groups), channel_last=channel_last)[0]
 
 
@@ -415,7 +404,7 @@ def instance_norm(x: Tensor, running_mean: Tensor | None = None, running_var: Te
     x = as_tensor(x, "x", api)
     axis = _channel_axis(api, data_format, x.ndim)
     weight, bias = _opt(api, "weight", weight), _opt(api, "bias", bias)
-    eps = _number(api, "eps", eps)
+    eps = mu.number_arg(api, "eps", eps)
     if not use_input_stats:
         if running_mean is None or running_var is None:
             raise ValueError(f"{api}: running_mean and running_var are required when use_input_stats=False")
@@ -431,7 +420,7 @@ def normalize(x: Tensor, p: float = 2, axis: int = 1, epsilon: float = 1e-12, na
     from . import reduction as _r  # noqa: PLC0415
     api = "normalize"
     x = as_tensor(x, "x", api)
-    p = _number(api, "p", p)
+    p = mu.number_arg(api, "p", p)
     ax = mu.normalize_axis(api, axis, x.ndim)
     if p == float("inf"):
         norm = _r.max(_m.abs(x), axis=ax, keepdim=True)
@@ -441,7 +430,7 @@ def normalize(x: Tensor, p: float = 2, axis: int = 1, epsilon: float = 1e-12, na
         norm = _m.pow(_r.sum(_m.pow(_m.abs(x), p), axis=ax, keepdim=True), 1.0 / p)
     else:
         raise ValueError(f"{api}: argument 'p' must be positive (or inf), got {p}")
-    return _m.divide(x, _m.maximum(norm, _number(api, "epsilon", epsilon)))
+    return _m.divide(x, _m.maximum(norm, mu.number_arg(api, "epsilon", epsilon)))
 
 
 def local_response_norm(x: Tensor, size: int, alpha: float = 1e-4, beta: float = 0.75, k: float = 1.0,
@@ -470,6 +459,6 @@ def local_response_norm(x: Tensor, size: int, alpha: float = 1e-4, beta: float =
     window = _slice(padded, [c], [0], [channels])
     for j in range(1, size):  # a small fixed number of taps
         window = _m.add(window, _slice(padded, [c], [j], [j + channels]))
-    scale = _number(api, "alpha", alpha) / size
-    div = _m.pow(_m.add(_m.multiply(window, scale), _number(api, "k", k)), _number(api, "beta", beta))
+    scale = mu.number_arg(api, "alpha", alpha) / size
+    div = _m.pow(_m.add(_m.multiply(window, scale), mu.number_arg(api, "k", k)), mu.number_arg(api, "beta", beta))
     return _m.divide(x, div)

@@ -16,11 +16,12 @@ import numpy as np
 
 from ..tensor import Tensor, as_tensor
 from . import meta_utils as mu
-from .registry import Sample, TensorSpec, defop
+from .registry import Sample, TensorSpec, defop, uniform_sampler
 
 __all__ = ["pad"]
 
 _rng = np.random.default_rng(51)
+_f64 = uniform_sampler(_rng)
 _NP_MODES = {"constant": "constant", "reflect": "reflect", "replicate": "edge", "circular": "wrap"}
 _CHANNEL_FIRST = ("NCL", "NCHW", "NCDHW")
 _CHANNEL_LAST = ("NLC", "NHWC", "NDHWC")
@@ -119,10 +120,6 @@ _PAD_CASES = [
     ((1, 2, 3, 3, 2), (0, 0, 0, 0, 1, 2, 2, 1, 1, 0), "circular"),
     ((3, 4), (1, 0, 2, 3), "constant"),
 ]
-
-
-def _f64(*shape):
-    return _rng.uniform(-1.0, 1.0, size=shape)
 
 
 def _pad_samples():

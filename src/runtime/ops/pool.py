@@ -24,13 +24,14 @@ from . import meta_utils as mu
 from .conv import (FORMATS, channel_last, check_rank, channels, col2im, from_channel_first, layout, ntuple,
                    out_geometry, parse_padding, spatial, to_channel_first, windows)
 from .interpolate import resample, tap_table
-from .registry import Sample, TensorSpec, defop
+from .registry import Sample, TensorSpec, defop, uniform_sampler
 
 __all__ = ["max_pool1d", "max_pool2d", "max_pool3d", "avg_pool1d", "avg_pool2d", "avg_pool3d",
            "adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_avg_pool3d", "adaptive_max_pool1d",
            "adaptive_max_pool2d", "adaptive_max_pool3d"]
 
 _rng = np.random.default_rng(41)
+_f64 = uniform_sampler(_rng)
 _MASK = np.dtype("int32")
 
 
@@ -106,10 +107,6 @@ def _g_max_pool(ctx, g, _gmask):
     (x,) = ctx.inputs
     cl = ctx.attrs["channel_last"]
     return (_MAX_SCATTER(g, ctx.outputs[1].detach(), size=spatial(x.shape, cl), channel_last=cl),)
-
-
-def _f64(*shape):
-    return _rng.uniform(-1.0, 1.0, size=shape)
 
 
 _MAX_CASES = [

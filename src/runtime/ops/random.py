@@ -115,28 +115,12 @@ def _float_dtype_arg(dtype: Any) -> np.dtype:
     return _dt.default_float() if dtype is None else _dt.to_np_dtype(dtype)
 
 
-def _number(op: str, arg: str, v: Any) -> float:
-    if isinstance(v, Tensor):
-        v = v.item()
-    if isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating)):
-        raise TypeError(f"{op}: argument '{arg}' must be a number, got {type(v).__name__}")
-    return float(v)
-
-
-def _int_arg(op: str, arg: str, v: Any) -> int:
-    if isinstance(v, Tensor):
-        v = v.item()
-    if isinstance(v, bool) or not isinstance(v, (int, np.integer)):
-        raise TypeError(f"{op}: argument '{arg}' must be an int, got {type(v).__name__}")
-    return int(v)
-
-
 def uniform(shape: Any, dtype: Any = None, min: float = -1.0, max: float = 1.0, seed: int = 0,  # noqa: A002
             name: str | None = None) -> Tensor:
     """Uniform samples in [min, max); seed=0 draws from the global generator."""
     return _UNIFORM(shape=_shape_arg("uniform", shape), dtype=_float_dtype_arg(dtype),
-                    min=_number("uniform", "min", min), max=_number("uniform", "max", max),
-                    seed=_int_arg("uniform", "seed", seed))
+                    min=mu.number_arg("uniform", "min", min), max=mu.number_arg("uniform", "max", max),
+                    seed=mu.int_arg("uniform", "seed", seed))
 
 
 def rand(shape: Any, dtype: Any = None, name: str | None = None) -> Tensor:
@@ -166,17 +150,17 @@ def normal(mean: Any = 0.0, std: Any = 1.0, shape: Any = None, name: str | None 
         z = _GAUSSIAN(shape=out_shape, mean=0.0, std=1.0, seed=0, dtype=dtype)
         return add(multiply(z, std), mean)
     return _GAUSSIAN(shape=_shape_arg("normal", [1] if shape is None else shape),
-                     mean=_number("normal", "mean", mean), std=_number("normal", "std", std), seed=0,
+                     mean=mu.number_arg("normal", "mean", mean), std=mu.number_arg("normal", "std", std), seed=0,
                      dtype=_dt.default_float())
 
 
 def randint(low: int = 0, high: int | None = None, shape: Any = (1,), dtype: Any = None,
             name: str | None = None) -> Tensor:
     """Integers uniform in [low, high) (or [0, low) when high is None); int64 by default."""
-    low = _int_arg("randint", "low", low)
+    low = mu.int_arg("randint", "low", low)
     if high is None:
         low, high = 0, low
-    high = _int_arg("randint", "high", high)
+    high = mu.int_arg("randint", "high", high)
     return _RANDINT(low=low, high=high, shape=_shape_arg("randint", shape),
                     dtype=_I64 if dtype is None else _dt.to_np_dtype(dtype))
 
@@ -207,7 +191,7 @@ _RANDPERM = defop("randperm", kernel=lambda xp, *, n, dtype: _to_device(xp, _str
 
 def randperm(n: int, dtype: Any = "int64", name: str | None = None) -> Tensor:
     """A random permutation of 0..n-1."""
-    return _RANDPERM(n=_int_arg("randperm", "n", n), dtype=_dt.to_np_dtype(dtype))
+    return _RANDPERM(n=mu.int_arg("randperm", "n", n), dtype=_dt.to_np_dtype(dtype))
 
 
 # ---------------------------------------------------------------- bernoulli / poisson / multinomial
@@ -294,7 +278,7 @@ def poisson(x: Tensor, name: str | None = None) -> Tensor:
 
 def multinomial(x: Tensor, num_samples: int = 1, replacement: bool = False, name: str | None = None) -> Tensor:
     """Category indices drawn from the (unnormalised) probabilities in the last axis of x."""
-    return _MULTINOMIAL(as_tensor(x, "x", "multinomial"), num_samples=_int_arg("multinomial", "num_samples",
+    return _MULTINOMIAL(as_tensor(x, "x", "multinomial"), num_samples=mu.int_arg("multinomial", "num_samples",
                                                                                 num_samples),
                         replacement=bool(replacement))
 
@@ -323,8 +307,8 @@ def normal_(x: Tensor, mean: float = 0.0, std: float = 1.0, name: str | None = N
     """Fill x in place with samples of N(mean, std^2)."""
     x = as_tensor(x, "x", "normal_")
     mu.require_float("normal_", TensorSpec(x._data.shape, x._data.dtype))
-    return _refill(x, _GAUSSIAN(shape=x._data.shape, mean=_number("normal_", "mean", mean),
-                                std=_number("normal_", "std", std), seed=0, dtype=x._data.dtype))
+    return _refill(x, _GAUSSIAN(shape=x._data.shape, mean=mu.number_arg("normal_", "mean", mean),
+                                std=mu.number_arg("normal_", "std", std), seed=0, dtype=x._data.dtype))
 
 
 @tensor_method
@@ -332,7 +316,7 @@ def exponential_(x: Tensor, lam: float = 1.0, name: str | None = None) -> Tensor
     """Fill x in place with samples of Exponential(lam)."""
     x = as_tensor(x, "x", "exponential_")
     mu.require_float("exponential_", TensorSpec(x._data.shape, x._data.dtype))
-    lam = _number("exponential_", "lam", lam)
+    lam = mu.number_arg("exponential_", "lam", lam)
     if lam <= 0:
         raise ValueError(f"exponential_: argument 'lam' must be positive, got {lam}")
     from .math import log1p, multiply, neg  # noqa: PLC0415

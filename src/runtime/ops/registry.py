@@ -15,7 +15,7 @@ from typing import Any, Callable, NamedTuple
 
 import numpy as np
 
-__all__ = ["TensorSpec", "Sample", "OpDef", "defop", "get_op", "all_ops"]
+__all__ = ["TensorSpec", "Sample", "OpDef", "defop", "get_op", "all_ops", "normal_sampler", "uniform_sampler"]
 
 
 class TensorSpec(NamedTuple):
@@ -36,6 +36,16 @@ class Sample:
     inputs: tuple[Any, ...]
     attrs: dict[str, Any] = field(default_factory=dict)
     grad_inputs: tuple[int, ...] | None = None
+
+
+def normal_sampler(rng: np.random.Generator) -> Callable[..., np.ndarray]:
+    """f(*shape): standard-normal float64 sample inputs drawn from rng."""
+    return lambda *shape: rng.normal(size=shape)
+
+
+def uniform_sampler(rng: np.random.Generator, low: float = -1.0, high: float = 1.0) -> Callable[..., np.ndarray]:
+    """f(*shape): float64 sample inputs uniform in [low, high), drawn from rng."""
+    return lambda *shape: rng.uniform(low, high, size=shape)
 
 
 @dataclass(eq=False)

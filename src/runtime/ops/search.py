@@ -137,7 +137,7 @@ def _bool(op: str, arg: str, v: Any) -> bool:
 def sort(x: Tensor, axis: int = -1, descending: bool = False, stable: bool = False,
          name: str | None = None) -> Tensor:
     """The values of x sorted along `axis` (ties keep their order)."""
-    return _SORT(as_tensor(x, "x", "sort"), axis=shape._int("sort", "axis", axis),
+    return _SORT(as_tensor(x, "x", "sort"), axis=mu.int_arg("sort", "axis", axis),
                  descending=_bool("sort", "descending", descending), stable=_bool("sort", "stable", stable))[0]
 
 
@@ -145,18 +145,24 @@ def sort(x: Tensor, axis: int = -1, descending: bool = False, stable: bool = Fal
 def argsort(x: Tensor, axis: int = -1, descending: bool = False, stable: bool = False,
             name: str | None = None) -> Tensor:
     """The int64 indices that sort x along `axis` (ties keep their order)."""
-    return _SORT(as_tensor(x, "x", "argsort"), axis=shape._int("argsort", "axis", axis),
+    return _SORT(as_tensor(x, "x", "argsort"), axis=mu.int_arg("argsort", "axis", axis),
                  descending=_bool("argsort", "descending", descending),
                  stable=_bool("argsort", "stable", stable))[1]
 
 
-def _topk_meta(x: TensorSpec, *, k: int, axis: int, largest: bool, sorted: bool) -> tuple:  # noqa: A002
-    _require_dim("topk", x)
-    a = mu.normalize_axis("topk", axis, len(x.shape))
+def _k_axis(op: str, x: TensorSpec, k: int, axis: int) -> int:
+    """The normalized axis of a k-th/top-k op, after checking 1 <= k <= the size of that dimension."""
+    _require_dim(op, x)
+    a = mu.normalize_axis(op, axis, len(x.shape))
     n = x.shape[a]
     if k < 1 or (n != -1 and k > n):
-        raise ValueError(f"topk: argument 'k' ({k}) must be in [1, {n}], the size of dimension {a} of x "
+        raise ValueError(f"{op}: argument 'k' ({k}) must be in [1, {n}], the size of dimension {a} of x "
                          f"{mu.shape_str(x.shape)}")
+    return a
+
+
+def _topk_meta(x: TensorSpec, *, k: int, axis: int, largest: bool, sorted: bool) -> tuple:  # noqa: A002
+    a = _k_axis("topk", x, k, axis)
     out = x.shape[:a] + (k,) + x.shape[a + 1:]
     return TensorSpec(out, x.dtype), TensorSpec(out, _INT64)
 
@@ -179,19 +185,13 @@ def topk(x: Tensor, k: Any, axis: int | None = None, largest: bool = True, sorte
          name: str | None = None) -> tuple[Tensor, Tensor]:
     """The k largest (or smallest) values along `axis` (default: last) and their int64 indices."""
     x = as_tensor(x, "x", "topk")
-    k = shape._int("topk", "k", k)
-    return _TOPK(x, k=k, axis=-1 if axis is None else shape._int("topk", "axis", axis),
+    k = mu.int_arg("topk", "k", k)
+    return _TOPK(x, k=k, axis=-1 if axis is None else mu.int_arg("topk", "axis", axis),
                  largest=_bool("topk", "largest", largest), sorted=_bool("topk", "sorted", sorted))
 
 
 def _kthvalue_meta(x: TensorSpec, *, k: int, axis: int, keepdim: bool) -> tuple:
-    _require_dim("kthvalue", x)
-    a = mu.normalize_axis("kthvalue", axis, len(x.shape))
-    n = x.shape[a]
-    if k < 1 or (n != -1 and k > n):
-        raise ValueError(f"kthvalue: argument 'k' ({k}) must be in [1, {n}], the size of dimension {a} of x "
-                         f"{mu.shape_str(x.shape)}")
-    out = mu.reduce_shape(x.shape, (a,), keepdim)
+    out = mu.reduce_shape(x.shape, (_k_axis("kthvalue", x, k, axis),), keepdim)
     return TensorSpec(out, x.dtype), TensorSpec(out, _INT64)
 
 
@@ -221,8 +221,8 @@ def kthvalue(x: Tensor, k: int, axis: int | None = None, keepdim: bool = False,
              name: str | None = None) -> tuple[Tensor, Tensor]:
     """The k-th smallest value (k from 1) along `axis` (default: last) and its int64 index."""
     x = as_tensor(x, "x", "kthvalue")
-    return _KTHVALUE(x, k=shape._int("kthvalue", "k", k),
-                     axis=-1 if axis is None else shape._int("kthvalue", "axis", axis), keepdim=bool(keepdim))
+    return _KTHVALUE(x, k=mu.int_arg("kthvalue", "k", k),
+                     axis=-1 if axis is None else mu.int_arg("kthvalue", "axis", axis), keepdim=bool(keepdim))
 
 
 def _mode_meta(x: TensorSpec, *, axis: int, keepdim: bool) -> tuple:
@@ -260,7 +260,7 @@ _MODE = defop("mode", kernel=_mode_kernel, meta=_mode_meta, grad=_g_kthvalue, sa
 @tensor_method
 def mode(x: Tensor, axis: int = -1, keepdim: bool = False, name: str | None = None) -> tuple[Tensor, Tensor]:
     """The most frequent value along `axis` (the smallest on ties) and the index of its last occurrence."""
-    return _MODE(as_tensor(x, "x", "mode"), axis=shape._int("mode", "axis", axis), keepdim=bool(keepdim))
+    return _MODE(as_tensor(x, "x", "mode"), axis=mu.int_arg("mode", "axis", axis), keepdim=bool(keepdim))
 
 
 # ---------------------------------------------------------------- unique / unique_consecutive
@@ -315,7 +315,7 @@ _UNIQUE = defop("unique", kernel=_unique_kernel, meta=_unique_meta, dynamic_shap
 
 
 def _axis_or_none(op: str, axis: Any) -> int | None:
-    return None if axis is None else shape._int(op, "axis", axis)
+    return None if axis is None else mu.int_arg(op, "axis", axis)
 
 
 @tensor_method

@@ -19,7 +19,7 @@ from ..tensor import Tensor, as_tensor, tensor_method
 from . import indexing
 from . import meta_utils as mu
 from .grad_utils import unbroadcast
-from .registry import Sample, TensorSpec, defop
+from .registry import Sample, TensorSpec, defop, normal_sampler
 
 __all__ = ["reshape", "expand", "transpose", "moveaxis", "flatten", "squeeze", "unsqueeze", "expand_as",
            "broadcast_to", "broadcast_tensors", "broadcast_shape", "tile", "concat", "stack", "split",
@@ -28,10 +28,7 @@ __all__ = ["reshape", "expand", "transpose", "moveaxis", "flatten", "squeeze", "
            "rot90", "repeat_interleave"]
 
 _rng = np.random.default_rng(11)
-
-
-def _normal(*shape):
-    return _rng.normal(size=shape)
+_normal = normal_sampler(_rng)
 
 
 def _ints(op: str, arg: str, value: Any) -> tuple[int, ...]:
@@ -49,15 +46,6 @@ def _ints(op: str, arg: str, value: Any) -> tuple[int, ...]:
             raise TypeError(f"{op}: argument '{arg}' must hold ints, got {v!r}")
         out.append(int(v))
     return tuple(out)
-
-
-def _int(op: str, arg: str, value: Any) -> int:
-    """One int (a 1-element int tensor allowed), else TypeError naming the argument."""
-    if isinstance(value, Tensor):
-        value = value.item()
-    if not isinstance(value, (int, np.integer)) or isinstance(value, bool):
-        raise TypeError(f"{op}: argument '{arg}' must be an int, got {type(value).__name__}")
-    return int(value)
 
 
 def _numel(shape) -> int:
@@ -168,8 +156,8 @@ def unsqueeze(x: Tensor, axis: Any, name: str | None = None) -> Tensor:
 @tensor_method
 def flatten(x: Tensor, start_axis: int = 0, stop_axis: int = -1, name: str | None = None) -> Tensor:
     """Merge dimensions start_axis..stop_axis (inclusive) into one."""
-    return _FLATTEN(as_tensor(x, "x", "flatten"), start_axis=_int("flatten", "start_axis", start_axis),
-                    stop_axis=_int("flatten", "stop_axis", stop_axis))
+    return _FLATTEN(as_tensor(x, "x", "flatten"), start_axis=mu.int_arg("flatten", "start_axis", start_axis),
+                    stop_axis=mu.int_arg("flatten", "stop_axis", stop_axis))
 
 
 @tensor_method
@@ -205,7 +193,7 @@ def view_as(x: Tensor, other: Tensor, name: str | None = None) -> Tensor:
 def unflatten(x: Tensor, axis: int, shape: Any, name: str | None = None) -> Tensor:
     """Split dimension `axis` of x into the dimensions `shape` (one may be -1)."""
     x = as_tensor(x, "x", "unflatten")
-    a = mu.normalize_axis("unflatten", _int("unflatten", "axis", axis), x.ndim)
+    a = mu.normalize_axis("unflatten", mu.int_arg("unflatten", "axis", axis), x.ndim)
     sizes = _ints("unflatten", "shape", shape)
     if 0 in sizes or not sizes:
         raise ValueError(f"unflatten: argument 'shape' {list(sizes)} must be non-empty without zeros")
@@ -430,7 +418,7 @@ def _tensor_list(op: str, arg: str, x: Any) -> list[Tensor]:
 
 def concat(x: Any, axis: Any = 0, name: str | None = None) -> Tensor:
     """Join tensors along an existing dimension."""
-    return _CONCAT(*_tensor_list("concat", "x", x), axis=_int("concat", "axis", axis))
+    return _CONCAT(*_tensor_list("concat", "x", x), axis=mu.int_arg("concat", "axis", axis))
 
 
 def _stack_meta(*x: TensorSpec, axis: int) -> TensorSpec:
@@ -453,7 +441,7 @@ _STACK = defop("stack", kernel=lambda xp, *x, axis: xp.stack(x, axis=axis), meta
 
 def stack(x: Any, axis: int = 0, name: str | None = None) -> Tensor:
     """Join same-shaped tensors along a new dimension."""
-    return _STACK(*_tensor_list("stack", "x", x), axis=_int("stack", "axis", axis))
+    return _STACK(*_tensor_list("stack", "x", x), axis=mu.int_arg("stack", "axis", axis))
 
 
 def _split_sizes(x: TensorSpec, num_or_sections: Any, axis: int) -> tuple[int, ...]:
@@ -510,14 +498,14 @@ def split(x: Tensor, num_or_sections: Any, axis: Any = 0, name: str | None = Non
     if isinstance(num_or_sections, (list, tuple)):
         spec = _ints("split", "num_or_sections", num_or_sections)
     else:
-        spec = _int("split", "num_or_sections", num_or_sections)
-    return list(_SPLIT(x, num_or_sections=spec, axis=_int("split", "axis", axis)))
+        spec = mu.int_arg("split", "num_or_sections", num_or_sections)
+    return list(_SPLIT(x, num_or_sections=spec, axis=mu.int_arg("split", "axis", axis)))
 
 
 @tensor_method
 def chunk(x: Tensor, chunks: int, axis: Any = 0, name: str | None = None) -> list[Tensor]:
     """Split x into `chunks` equal parts along `axis`."""
-    return split(x, _int("chunk", "chunks", chunks), axis)
+    return split(x, mu.int_arg("chunk", "chunks", chunks), axis)
 
 
 def _unbind_meta(x: TensorSpec, *, axis: int) -> tuple:
@@ -535,14 +523,14 @@ _UNBIND = defop("unbind", kernel=lambda xp, x, *, axis: tuple(xp.moveaxis(x, axi
 @tensor_method
 def unbind(input: Tensor, axis: int = 0) -> list[Tensor]:  # noqa: A002 - Paddle's name
     """The slices of `input` along `axis`, each without that dimension."""
-    return list(_UNBIND(as_tensor(input, "input", "unbind"), axis=_int("unbind", "axis", axis)))
+    return list(_UNBIND(as_tensor(input, "input", "unbind"), axis=mu.int_arg("unbind", "axis", axis)))
 
 
 @tensor_method
 def unstack(x: Tensor, axis: int = 0, num: int | None = None) -> list[Tensor]:
     """Same as unbind; `num`, when given, must equal the size of dimension `axis`."""
     x = as_tensor(x, "x", "unstack")
-    out = list(_UNBIND(x, axis=_int("unstack", "axis", axis)))
+    out = list(_UNBIND(x, axis=mu.int_arg("unstack", "axis", axis)))
     if num is not None and num != len(out):
         raise ValueError(f"unstack: argument 'num' ({num}) must equal the size of dimension {axis} of x "
                          f"{x.shape} ({len(out)})")
@@ -603,7 +591,7 @@ def rot90(x: Tensor, k: int = 1, axes: Any = (0, 1), name: str | None = None) ->
     axes = [mu.normalize_axis("rot90", a, x.ndim, "axes") for a in _ints("rot90", "axes", axes)]
     if len(axes) != 2 or axes[0] == axes[1]:
         raise ValueError(f"rot90: argument 'axes' must name two different dimensions, got {axes}")
-    k = _int("rot90", "k", k) % 4
+    k = mu.int_arg("rot90", "k", k) % 4
     perm = list(range(x.ndim))
     perm[axes[0]], perm[axes[1]] = axes[1], axes[0]
     if k == 1:
@@ -621,7 +609,7 @@ def repeat_interleave(x: Tensor, repeats: Any, axis: int | None = None, name: st
     x = as_tensor(x, "x", "repeat_interleave")
     if axis is None:
         x, axis = flatten(x), 0
-    a = mu.normalize_axis("repeat_interleave", _int("repeat_interleave", "axis", axis), x.ndim)
+    a = mu.normalize_axis("repeat_interleave", mu.int_arg("repeat_interleave", "axis", axis), x.ndim)
     n = x.shape[a]
     reps = repeats.numpy().reshape(-1) if isinstance(repeats, Tensor) else np.asarray(repeats).reshape(-1)
     if reps.dtype.kind not in "iu" or reps.size not in (1, n) or (reps < 0).any():
