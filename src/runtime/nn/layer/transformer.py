@@ -145,8 +145,11 @@ class MultiHeadAttention(Layer):
         return f"embed_dim={self.embed_dim}, num_heads={self.num_heads}, dropout={self.dropout}"
 
 
-class TransformerEncoderLayer(Layer):
-    """Self-attention then a feed-forward block, each with residual, dropout and LayerNorm (pre or post)."""
+class _TransformerLayerBase(Layer):
+    """The encoder and decoder layers' common part: the attentions named in `_ATTENTIONS`, then a
+    feed-forward block, each in a residual block i (1-based) with dropout{i} and LayerNorm norm{i}."""
+
+    _ATTENTIONS: tuple[str, ...] = ()
 
     def __init__(self, d_model: int, nhead: int, dim_feedforward: int, dropout: float = 0.1,
                  activation: str = "relu", attn_dropout: float | None = None, act_dropout: float | None = None,
@@ -163,38 +166,60 @@ class TransformerEncoderLayer(Layer):
         attn_dropout = dropout if attn_dropout is None else attn_dropout
         act_dropout = dropout if act_dropout is None else act_dropout
         self.normalize_before = normalize_before
-        weight_attrs = _convert_param_attr_to_list(weight_attr, 2)
-        bias_attrs = _convert_param_attr_to_list(bias_attr, 2)
-        self.self_attn = MultiHeadAttention(d_model, nhead, dropout=attn_dropout, weight_attr=weight_attrs[0],
-                                            bias_attr=bias_attrs[0])
-        self.linear1 = Linear(d_model, dim_feedforward, weight_attrs[1], bias_attr=bias_attrs[1])
+        blocks = len(self._ATTENTIONS) + 1
+        weight_attrs = _convert_param_attr_to_list(weight_attr, blocks)
+        bias_attrs = _convert_param_attr_to_list(bias_attr, blocks)
+        for i, name in enumerate(self._ATTENTIONS):
+            setattr(self, name, MultiHeadAttention(d_model, nhead, dropout=attn_dropout, weight_attr=weight_attrs[i],
+                                                   bias_attr=bias_attrs[i]))
+        self.linear1 = Linear(d_model, dim_feedforward, weight_attrs[-1], bias_attr=bias_attrs[-1])
         self.dropout = Dropout(act_dropout, mode="upscale_in_train")
-        self.linear2 = Linear(dim_feedforward, d_model, weight_attrs[1], bias_attr=bias_attrs[1])
-        self.norm1 = LayerNorm(d_model, epsilon=layer_norm_eps)
-        self.norm2 = LayerNorm(d_model, epsilon=layer_norm_eps)
-        self.dropout1 = Dropout(dropout, mode="upscale_in_train")
-        self.dropout2 = Dropout(dropout, mode="upscale_in_train")
+        self.linear2 = Linear(dim_feedforward, d_model, weight_attrs[-1], bias_attr=bias_attrs[-1])
+        for i in range(1, blocks + 1):
+            setattr(self, f"norm{i}", LayerNorm(d_model, epsilon=layer_norm_eps))
+        for i in range(1, blocks + 1):
+            setattr(self, f"dropout{i}", Dropout(dropout, mode="upscale_in_train"))
         self.activation = getattr(F, activation)
+
+    def _norm_before(self, i: int, x: Tensor) -> Tensor:
+        """The input of residual block i's sublayer: norm{i}(x) when normalize_before, else x."""
+        return getattr(self, f"norm{i}")(x) if self.normalize_before else x
+
+    def _add_norm(self, i: int, residual: Tensor, out: Tensor) -> Tensor:
+        """residual + dropout{i}(out), then norm{i} unless normalize_before."""
+        x = residual + getattr(self, f"dropout{i}")(out)
+        return x if self.normalize_before else getattr(self, f"norm{i}")(x)
+
+    def _attention_block(self, i: int, attn: MultiHeadAttention, x: Tensor, memory: Tensor | None,
+                         mask: Tensor | None, cache: Any, cached: bool) -> tuple[Tensor, Any]:
+        """Residual block i around attention from x to itself (memory None) or to memory; with `cached`,
+        attention runs on `cache` and its new cache comes back second (else None)."""
+        q = self._norm_before(i, x)
+        kv = q if memory is None else memory
+        new_cache = None
+        if cached:
+            out, new_cache = attn(q, kv, kv, mask, cache)
+        else:
+            out = attn(q, kv, kv, mask, None)
+        return self._add_norm(i, x, out), new_cache
+
+    def _feed_forward(self, x: Tensor) -> Tensor:
+        """The last residual block: linear1, activation, dropout, linear2."""
+        i = len(self._ATTENTIONS) + 1
+        out = self.linear2(self.dropout(self.activation(self.linear1(self._norm_before(i, x)))))
+        return self._add_norm(i, x, out)
+
+
+class TransformerEncoderLayer(_TransformerLayerBase):
+    """Self-attention then a feed-forward block, each with residual, dropout and LayerNorm (pre or post)."""
+
+    _ATTENTIONS = ("self_attn",)
 
     def forward(self, src: Tensor, src_mask: Tensor | None = None, cache: Any = None) -> Any:
         src_mask = _convert_attention_mask(src_mask, src.dtype)
-        residual = src
-        if self.normalize_before:
-            src = self.norm1(src)
-        if cache is None:
-            src = self.self_attn(src, src, src, src_mask)
-        else:
-            src, incremental_cache = self.self_attn(src, src, src, src_mask, cache)
-        src = residual + self.dropout1(src)
-        if not self.normalize_before:
-            src = self.norm1(src)
-        residual = src
-        if self.normalize_before:
-            src = self.norm2(src)
-        src = self.linear2(self.dropout(self.activation(self.linear1(src))))
-        src = residual + self.dropout2(src)
-        if not self.normalize_before:
-            src = self.norm2(src)
+        src, incremental_cache = self._attention_block(1, self.self_attn, src, None, src_mask, cache,
+                                                       cache is not None)
+        src = self._feed_forward(src)
         return src if cache is None else (src, incremental_cache)
 
     def gen_cache(self, src: Tensor) -> Any:
@@ -231,73 +256,22 @@ class TransformerEncoder(Layer):
         return [layer.gen_cache(src) for layer in self.layers]
 
 
-class TransformerDecoderLayer(Layer):
+class TransformerDecoderLayer(_TransformerLayerBase):
     """Self-attention, cross-attention over `memory`, then a feed-forward block, each with residual,
     dropout and LayerNorm (pre or post)."""
 
-    def __init__(self, d_model: int, nhead: int, dim_feedforward: int, dropout: float = 0.1,
-                 activation: str = "relu", attn_dropout: float | None = None, act_dropout: float | None = None,
-                 normalize_before: bool = False, weight_attr: Any = None, bias_attr: Any = None,
-                 layer_norm_eps: float = 1e-05):
-        self._config = {"d_model": d_model, "nhead": nhead, "dim_feedforward": dim_feedforward,
-                        "dropout": dropout, "activation": activation, "attn_dropout": attn_dropout,
-                        "act_dropout": act_dropout, "normalize_before": normalize_before,
-                        "weight_attr": weight_attr, "bias_attr": bias_attr, "layer_norm_eps": layer_norm_eps}
-        super().__init__()
-        _check_sizes(type(self).__name__, d_model=d_model, nhead=nhead, dim_feedforward=dim_feedforward)
-        if not hasattr(F, activation):
-            raise ValueError(f"{type(self).__name__}: unknown activation {activation!r}")
-        attn_dropout = dropout if attn_dropout is None else attn_dropout
-        act_dropout = dropout if act_dropout is None else act_dropout
-        self.normalize_before = normalize_before
-        weight_attrs = _convert_param_attr_to_list(weight_attr, 3)
-        bias_attrs = _convert_param_attr_to_list(bias_attr, 3)
-        self.self_attn = MultiHeadAttention(d_model, nhead, dropout=attn_dropout, weight_attr=weight_attrs[0],
-                                            bias_attr=bias_attrs[0])
-        self.cross_attn = MultiHeadAttention(d_model, nhead, dropout=attn_dropout, weight_attr=weight_attrs[1],
-                                             bias_attr=bias_attrs[1])
-        self.linear1 = Linear(d_model, dim_feedforward, weight_attrs[2], bias_attr=bias_attrs[2])
-        self.dropout = Dropout(act_dropout, mode="upscale_in_train")
-        self.linear2 = Linear(dim_feedforward, d_model, weight_attrs[2], bias_attr=bias_attrs[2])
-        self.norm1 = LayerNorm(d_model, epsilon=layer_norm_eps)
-        self.norm2 = LayerNorm(d_model, epsilon=layer_norm_eps)
-        self.norm3 = LayerNorm(d_model, epsilon=layer_norm_eps)
-        self.dropout1 = Dropout(dropout, mode="upscale_in_train")
-        self.dropout2 = Dropout(dropout, mode="upscale_in_train")
-        self.dropout3 = Dropout(dropout, mode="upscale_in_train")
-        self.activation = getattr(F, activation)
+    _ATTENTIONS = ("self_attn", "cross_attn")
 
     def forward(self, tgt: Tensor, memory: Tensor, tgt_mask: Tensor | None = None,
                 memory_mask: Tensor | None = None, cache: Any = None) -> Any:
         tgt_mask = _convert_attention_mask(tgt_mask, tgt.dtype)
         memory_mask = _convert_attention_mask(memory_mask, memory.dtype)
-        residual = tgt
-        if self.normalize_before:
-            tgt = self.norm1(tgt)
-        if cache is None:
-            tgt = self.self_attn(tgt, tgt, tgt, tgt_mask, None)
-        else:
-            tgt, incremental_cache = self.self_attn(tgt, tgt, tgt, tgt_mask, cache[0])
-        tgt = residual + self.dropout1(tgt)
-        if not self.normalize_before:
-            tgt = self.norm1(tgt)
-        residual = tgt
-        if self.normalize_before:
-            tgt = self.norm2(tgt)
-        if cache is None:
-            tgt = self.cross_attn(tgt, memory, memory, memory_mask, None)
-        else:
-            tgt, static_cache = self.cross_attn(tgt, memory, memory, memory_mask, cache[1])
-        tgt = residual + self.dropout2(tgt)
-        if not self.normalize_before:
-            tgt = self.norm2(tgt)
-        residual = tgt
-        if self.normalize_before:
-            tgt = self.norm3(tgt)
-        tgt = self.linear2(self.dropout(self.activation(self.linear1(tgt))))
-        tgt = residual + self.dropout3(tgt)
-        if not self.normalize_before:
-            tgt = self.norm3(tgt)
+        cached = cache is not None
+        tgt, incremental_cache = self._attention_block(1, self.self_attn, tgt, None, tgt_mask,
+                                                       cache[0] if cached else None, cached)
+        tgt, static_cache = self._attention_block(2, self.cross_attn, tgt, memory, memory_mask,
+                                                  cache[1] if cached else None, cached)
+        tgt = self._feed_forward(tgt)
         return tgt if cache is None else (tgt, (incremental_cache, static_cache))
 
     def gen_cache(self, memory: Tensor) -> tuple:
