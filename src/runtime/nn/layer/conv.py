@@ -1,7 +1,7 @@
 """Convolution layers: Conv1D/2D/3D and their transposes over `F.conv*`."""
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
@@ -111,40 +111,45 @@ class _ConvTransposeNd(_ConvNd):
                                     output_size=output_size, data_format=self._data_format)
 
 
+def _conv_init(layout: str) -> Callable[..., None]:
+    """Conv1D/2D/3D's __init__ in Paddle's argument order, `layout` the default data_format."""
+    def __init__(self, in_channels: int, out_channels: int, kernel_size: Any, stride: Any = 1, padding: Any = 0,
+                 dilation: Any = 1, groups: int = 1, padding_mode: str = "zeros", weight_attr: Any = None,
+                 bias_attr: Any = None, data_format: str = layout):
+        _ConvNd.__init__(self, in_channels, out_channels, kernel_size, stride, padding, padding_mode, 0, dilation,
+                         groups, weight_attr, bias_attr, data_format)
+    return __init__
+
+
+def _conv_transpose_init(layout: str) -> Callable[..., None]:
+    """Conv2DTranspose/Conv3DTranspose's __init__ in Paddle's argument order, `layout` the default data_format."""
+    def __init__(self, in_channels: int, out_channels: int, kernel_size: Any, stride: Any = 1, padding: Any = 0,
+                 output_padding: Any = 0, dilation: Any = 1, groups: int = 1, weight_attr: Any = None,
+                 bias_attr: Any = None, data_format: str = layout):
+        _ConvNd.__init__(self, in_channels, out_channels, kernel_size, stride, padding, "zeros", output_padding,
+                         dilation, groups, weight_attr, bias_attr, data_format)
+    return __init__
+
+
 class Conv1D(_ConvNd):
     """1-D convolution over [N, C, L] (or [N, L, C]) inputs."""
 
     _fn, _dims = "conv1d", 1
-
-    def __init__(self, in_channels: int, out_channels: int, kernel_size: Any, stride: Any = 1, padding: Any = 0,
-                 dilation: Any = 1, groups: int = 1, padding_mode: str = "zeros", weight_attr: Any = None,
-                 bias_attr: Any = None, data_format: str = "NCL"):
-        super().__init__(in_channels, out_channels, kernel_size, stride, padding, padding_mode, 0, dilation, groups,
-                         weight_attr, bias_attr, data_format)
+    __init__ = _conv_init("NCL")
 
 
 class Conv2D(_ConvNd):
     """2-D convolution over [N, C, H, W] (or NHWC) inputs."""
 
     _fn, _dims = "conv2d", 2
-
-    def __init__(self, in_channels: int, out_channels: int, kernel_size: Any, stride: Any = 1, padding: Any = 0,
-                 dilation: Any = 1, groups: int = 1, padding_mode: str = "zeros", weight_attr: Any = None,
-                 bias_attr: Any = None, data_format: str = "NCHW"):
-        super().__init__(in_channels, out_channels, kernel_size, stride, padding, padding_mode, 0, dilation, groups,
-                         weight_attr, bias_attr, data_format)
+    __init__ = _conv_init("NCHW")
 
 
 class Conv3D(_ConvNd):
     """3-D convolution over [N, C, D, H, W] (or NDHWC) inputs."""
 
     _fn, _dims = "conv3d", 3
-
-    def __init__(self, in_channels: int, out_channels: int, kernel_size: Any, stride: Any = 1, padding: Any = 0,
-                 dilation: Any = 1, groups: int = 1, padding_mode: str = "zeros", weight_attr: Any = None,
-                 bias_attr: Any = None, data_format: str = "NCDHW"):
-        super().__init__(in_channels, out_channels, kernel_size, stride, padding, padding_mode, 0, dilation, groups,
-                         weight_attr, bias_attr, data_format)
+    __init__ = _conv_init("NCDHW")
 
 
 class Conv1DTranspose(_ConvTransposeNd):
@@ -152,6 +157,7 @@ class Conv1DTranspose(_ConvTransposeNd):
 
     _fn, _dims = "conv1d_transpose", 1
 
+    # Paddle orders groups before dilation here, unlike Conv2DTranspose / Conv3DTranspose
     def __init__(self, in_channels: int, out_channels: int, kernel_size: Any, stride: Any = 1, padding: Any = 0,
                  output_padding: Any = 0, groups: int = 1, dilation: Any = 1, weight_attr: Any = None,
                  bias_attr: Any = None, data_format: str = "NCL"):
@@ -163,21 +169,11 @@ class Conv2DTranspose(_ConvTransposeNd):
     """2-D transposed convolution; weight [in, out/groups, kh, kw]."""
 
     _fn, _dims = "conv2d_transpose", 2
-
-    def __init__(self, in_channels: int, out_channels: int, kernel_size: Any, stride: Any = 1, padding: Any = 0,
-                 output_padding: Any = 0, dilation: Any = 1, groups: int = 1, weight_attr: Any = None,
-                 bias_attr: Any = None, data_format: str = "NCHW"):
-        super().__init__(in_channels, out_channels, kernel_size, stride, padding, "zeros", output_padding, dilation,
-                         groups, weight_attr, bias_attr, data_format)
+    __init__ = _conv_transpose_init("NCHW")
 
 
 class Conv3DTranspose(_ConvTransposeNd):
     """3-D transposed convolution; weight [in, out/groups, kd, kh, kw]."""
 
     _fn, _dims = "conv3d_transpose", 3
-
-    def __init__(self, in_channels: int, out_channels: int, kernel_size: Any, stride: Any = 1, padding: Any = 0,
-                 output_padding: Any = 0, dilation: Any = 1, groups: int = 1, weight_attr: Any = None,
-                 bias_attr: Any = None, data_format: str = "NCDHW"):
-        super().__init__(in_channels, out_channels, kernel_size, stride, padding, "zeros", output_padding, dilation,
-                         groups, weight_attr, bias_attr, data_format)
+    __init__ = _conv_transpose_init("NCDHW")
