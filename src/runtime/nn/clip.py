@@ -6,7 +6,7 @@ through `grad_clip=`. The math is written with public ops, so it also records in
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
@@ -19,9 +19,13 @@ from ..tensor import Tensor
 __all__ = ["ClipGradBase", "ClipGradByGlobalNorm", "ClipGradByNorm", "ClipGradByValue"]
 
 
-def _positive(api: str, arg: str, value: Any) -> float:
+def _require_number(api: str, arg: str, value: Any) -> None:
     if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
         raise TypeError(f"{api}: '{arg}' must be a number, got {type(value).__name__}")
+
+
+def _positive(api: str, arg: str, value: Any) -> float:
+    _require_number(api, arg, value)
     if not value > 0:
         raise ValueError(f"{api}: '{arg}' must be greater than 0, got {value}")
     return float(value)
@@ -37,6 +41,19 @@ def _check_pairs(api: str, params_grads: Any) -> list:
             raise TypeError(f"{api}: the gradient in params_grads[{i}] must be a Tensor or None, got "
                             f"{type(pair[1]).__name__}")
     return list(params_grads)
+
+
+def _rescaled(params_grads: list, scale_of: Callable[[Tensor], Tensor]) -> list:
+    """The pairs with a gradient, each g of a clipped parameter replaced by g * scale_of(g)."""
+    out = []
+    for p, g in params_grads:
+        if g is None:
+            continue
+        if not getattr(p, "need_clip", True):
+            out.append((p, g))
+            continue
+        out.append((p, _m.multiply(g, scale_of(g))))
+    return out
 
 
 def _sum_square(g: Tensor) -> Tensor:
@@ -63,8 +80,8 @@ class ClipGradByValue(ClipGradBase):
     def __init__(self, max: float, min: float | None = None):  # noqa: A002 - Paddle's names
         api = "ClipGradByValue"
         for arg, v in (("max", max), ("min", min)):
-            if v is not None and (isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating))):
-                raise TypeError(f"{api}: '{arg}' must be a number, got {type(v).__name__}")
+            if v is not None:
+                _require_number(api, arg, v)
         self.max = float(max)
         self.min = -self.max if min is None else float(min)
         if self.min > self.max:
@@ -85,18 +102,12 @@ class ClipGradByNorm(ClipGradBase):
         self.clip_norm = _positive("ClipGradByNorm", "clip_norm", clip_norm)
 
     def _dygraph_clip(self, params_grads):
-        out = []
-        for p, g in params_grads:
-            if g is None:
-                continue
-            if not getattr(p, "need_clip", True):
-                out.append((p, g))
-                continue
+        def scale_of(g: Tensor) -> Tensor:
             norm = _m.sqrt(_sum_square(g))
             limit = full_like(norm, self.clip_norm)
-            scale = _m.divide(limit, _m.maximum(norm, limit))
-            out.append((p, _m.multiply(g, _m.cast(scale, g.dtype))))
-        return out
+            return _m.cast(_m.divide(limit, _m.maximum(norm, limit)), g.dtype)
+
+        return _rescaled(params_grads, scale_of)
 
     def __str__(self) -> str:
         return f"Gradient Clip By Norm, clip_norm={self.clip_norm:f}"
@@ -125,15 +136,7 @@ class ClipGradByGlobalNorm(ClipGradBase):
             return params_grads
         limit = full_like(global_norm, self.clip_norm)
         scale = _m.divide(limit, _m.maximum(global_norm, limit))
-        out = []
-        for p, g in params_grads:
-            if g is None:
-                continue
-            if not getattr(p, "need_clip", True):
-                out.append((p, g))
-                continue
-            out.append((p, _m.multiply(g, scale if scale.dtype == g.dtype else _m.cast(scale, g.dtype))))
-        return out
+        return _rescaled(params_grads, lambda g: scale if scale.dtype == g.dtype else _m.cast(scale, g.dtype))
 
     def __str__(self) -> str:
         return f"Gradient Clip By GlobalNorm, global_norm={self.clip_norm:f}"
