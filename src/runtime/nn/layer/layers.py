@@ -220,15 +220,9 @@ class Layer:
             _discard(name, d, params, buffers)
             layers[name] = value
         elif name in params:
-            if value is not None:
-                raise TypeError(f"assignment to parameter '{name}' should be of type Parameter or None, "
-                                f"but got '{type(value).__name__}'")
-            params[name] = None
+            _clear_slot(params, name, value, "parameter", "Parameter")
         elif name in layers:
-            if value is not None:
-                raise TypeError(f"assignment to sublayer '{name}' should be of type Layer or None, "
-                                f"but got '{type(value).__name__}'")
-            layers[name] = None
+            _clear_slot(layers, name, value, "sublayer", "Layer")
         elif isinstance(value, Tensor):
             # a plain tensor attribute is a buffer, not persistable unless register_buffer said so
             d.pop(name, None)
@@ -236,10 +230,7 @@ class Layer:
                 self._non_persistable_buffer_names_set.add(name)
             buffers[name] = value
         elif name in buffers:
-            if value is not None:
-                raise TypeError(f"assignment to buffer '{name}' should be of type Tensor or None, "
-                                f"but got '{type(value).__name__}'")
-            buffers[name] = None
+            _clear_slot(buffers, name, value, "buffer", "Tensor")
         else:
             object.__setattr__(self, name, value)
 
@@ -526,6 +517,14 @@ class Layer:
 def _discard(name: str, *stores: dict) -> None:
     for store in stores:
         store.pop(name, None)
+
+
+def _clear_slot(store: dict, name: str, value: Any, kind: str, type_name: str) -> None:
+    """`layer.<name> = value` for a name already in `store` with a value of the wrong type: only None is allowed."""
+    if value is not None:
+        raise TypeError(f"assignment to {kind} '{name}' should be of type {type_name} or None, "
+                        f"but got '{type(value).__name__}'")
+    store[name] = None
 
 
 def _convert_(t: Tensor, np_dtype: np.dtype | None, place: Any, xp: Any) -> None:
