@@ -9,17 +9,12 @@ from ...autograd import no_grad
 from ...ops import shape as _shape_ops
 from ...tensor import Tensor
 from .. import functional as F
+from ._validation import positive_int
 from .layers import Layer
 
 __all__ = ["Linear", "Identity", "Flatten", "Dropout", "Dropout2D", "Dropout3D", "AlphaDropout", "Embedding",
            "Upsample", "UpsamplingNearest2D", "UpsamplingBilinear2D", "Pad1D", "Pad2D", "Pad3D", "ZeroPad2D",
            "CosineSimilarity"]
-
-
-def _positive_int(layer: str, arg: str, value: Any) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
-        raise ValueError(f"{layer}: argument '{arg}' must be a positive int, got {value!r}")
-    return value
 
 
 def _name_suffix(name: str | None) -> str:
@@ -32,8 +27,8 @@ class Linear(Layer):
     def __init__(self, in_features: int, out_features: int, weight_attr: Any = None, bias_attr: Any = None,
                  name: str | None = None):
         super().__init__()
-        _positive_int("Linear", "in_features", in_features)
-        _positive_int("Linear", "out_features", out_features)
+        positive_int("Linear", "in_features", in_features)
+        positive_int("Linear", "out_features", out_features)
         self._dtype = _dt.get_default_dtype()
         self._weight_attr = weight_attr
         self._bias_attr = bias_attr
@@ -157,8 +152,8 @@ class Embedding(Layer):
     def __init__(self, num_embeddings: int, embedding_dim: int, padding_idx: int | None = None,
                  sparse: bool = False, weight_attr: Any = None, name: str | None = None):
         super().__init__()
-        _positive_int("Embedding", "num_embeddings", num_embeddings)
-        _positive_int("Embedding", "embedding_dim", embedding_dim)
+        positive_int("Embedding", "num_embeddings", num_embeddings)
+        positive_int("Embedding", "embedding_dim", embedding_dim)
         if padding_idx is not None:
             if not -num_embeddings <= padding_idx < num_embeddings:
                 raise ValueError(f"Embedding: argument 'padding_idx' must be within [{-num_embeddings}, "

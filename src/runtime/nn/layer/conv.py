@@ -8,6 +8,7 @@ import numpy as np
 from ...tensor import Tensor
 from .. import functional as F
 from ..initializer import Normal
+from ._validation import positive_int
 from .layers import Layer
 
 __all__ = ["Conv1D", "Conv2D", "Conv3D", "Conv1DTranspose", "Conv2DTranspose", "Conv3DTranspose"]
@@ -39,8 +40,7 @@ class _ConvNd(Layer):
         super().__init__()
         layer, dims = type(self).__name__, self._dims
         for arg, v in (("in_channels", in_channels), ("out_channels", out_channels), ("groups", groups)):
-            if isinstance(v, bool) or not isinstance(v, int) or v <= 0:
-                raise ValueError(f"{layer}: argument '{arg}' must be a positive int, got {v!r}")
+            positive_int(layer, arg, v)
         if in_channels % groups or out_channels % groups:
             raise ValueError(f"{layer}: in_channels ({in_channels}) and out_channels ({out_channels}) "
                              f"must be divisible by groups ({groups})")

@@ -18,6 +18,7 @@ from ...tensor import Tensor
 from .. import functional as F
 from ..initializer import Constant
 from ..param_attr import ParamAttr
+from ._validation import positive_int
 from .layers import Layer
 
 __all__ = ["BatchNorm", "BatchNorm1D", "BatchNorm2D", "BatchNorm3D", "SyncBatchNorm", "LayerNorm", "GroupNorm",
@@ -57,9 +58,7 @@ class _BatchNormBase(Layer):
                  bias_attr: Any = None, data_format: str = "NCHW", use_global_stats: bool | None = None,
                  name: str | None = None):
         super().__init__()
-        if isinstance(num_features, bool) or not isinstance(num_features, Integral) or num_features <= 0:
-            raise ValueError(f"{type(self).__name__}: argument 'num_features' must be a positive int, "
-                             f"got {num_features!r}")
+        positive_int(type(self).__name__, "num_features", num_features, Integral)
         if self._formats and data_format not in self._formats:
             raise ValueError(f"{type(self).__name__}: argument 'data_format' must be one of "
                              f"{', '.join(self._formats)}, got {data_format!r}")
@@ -204,8 +203,7 @@ class GroupNorm(Layer):
                  bias_attr: Any = None, data_format: str = "NCHW", name: str | None = None):
         super().__init__()
         for arg, v in (("num_groups", num_groups), ("num_channels", num_channels)):
-            if isinstance(v, bool) or not isinstance(v, Integral) or v <= 0:
-                raise ValueError(f"GroupNorm: argument '{arg}' must be a positive int, got {v!r}")
+            positive_int("GroupNorm", arg, v, Integral)
         if num_channels % num_groups:
             raise ValueError(f"GroupNorm: num_channels ({num_channels}) must be divisible by num_groups ({num_groups})")
         if data_format not in ("NCHW", "NHWC", "NCL", "NLC", "NCDHW", "NDHWC"):

@@ -19,6 +19,7 @@ from ...ops import shape as _shape
 from ...tensor import Tensor
 from .. import functional as F
 from ..param_attr import ParamAttr
+from ._validation import positive_int
 from .common import Dropout, Linear
 from .container import LayerList
 from .layers import Layer
@@ -57,8 +58,7 @@ def _convert_param_attr_to_list(param_attr: Any, n: int) -> list:
 
 def _check_sizes(layer: str, **sizes: Any) -> None:
     for arg, v in sizes.items():
-        if isinstance(v, bool) or not isinstance(v, int) or v <= 0:
-            raise ValueError(f"{layer}: argument '{arg}' must be a positive int, got {v!r}")
+        positive_int(layer, arg, v)
 
 
 def _stack(layer: Layer, num_layers: int, owner: str) -> LayerList:
