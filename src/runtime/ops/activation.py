@@ -18,6 +18,7 @@ from .. import dtypes as _dt
 from ..autograd.grad_mode import state as _grad_state
 from ..tensor import Tensor, as_tensor
 from . import math as _m
+from .operators import inplace
 from . import meta_utils as mu
 from .registry import Sample, TensorSpec, defop
 
@@ -599,16 +600,16 @@ def gumbel_softmax(x: Tensor, temperature: float = 1.0, hard: bool = False, axis
 # ---------------------------------------------------------------- in-place forms
 def relu_(x: Tensor, name: str | None = None) -> Tensor:
     """relu, written into x."""
-    return _m._inplace(as_tensor(x, "x", "relu_"), relu, "relu_")
+    return inplace(as_tensor(x, "x", "relu_"), relu, "relu_")
 
 
 def elu_(x: Tensor, alpha: float = 1.0, name: str | None = None) -> Tensor:
     """elu, written into x."""
-    return _m._inplace(as_tensor(x, "x", "elu_"), elu, "elu_", alpha)
+    return inplace(as_tensor(x, "x", "elu_"), elu, "elu_", alpha)
 
 
 def softmax_(x: Tensor, axis: int = -1, dtype: Any = None, name: str | None = None) -> Tensor:
     """softmax, written into x."""
     if dtype is not None and _dt.to_np_dtype(dtype) != as_tensor(x, "x", "softmax_")._data.dtype:
         raise TypeError("softmax_: an in-place softmax cannot change the dtype; use softmax(x, dtype=...)")
-    return _m._inplace(as_tensor(x, "x", "softmax_"), softmax, "softmax_", axis)
+    return inplace(as_tensor(x, "x", "softmax_"), softmax, "softmax_", axis)

@@ -19,7 +19,7 @@ import numpy as np
 
 from ..autograd.grad_mode import is_grad_enabled
 from ..tensor import Tensor, as_tensor, tensor_method
-from . import creation, math, search, shape
+from . import creation, math, operators, search, shape
 from . import meta_utils as mu
 from .grad_utils import unbroadcast
 from .registry import Sample, TensorSpec, defop, normal_sampler
@@ -387,7 +387,7 @@ def _setitem(self: Tensor, key: Any, value: Any) -> None:
                             f"{type(value).__name__}") from None
         value = Tensor._wrap(_on_device_of(arr, a))
     if is_grad_enabled() and not (self.stop_gradient and value.stop_gradient):
-        math._inplace(self, _SETITEM, "__setitem__", value, *tensors, index=template)
+        operators.inplace(self, _SETITEM, "__setitem__", value, *tensors, index=template)
         return
     # nothing to record: check as the op would (memoised as eager dispatch does), then write in place
     arrays = (a, value._data, *(t._data for t in tensors))
@@ -821,7 +821,7 @@ def masked_fill(x: Tensor, mask: Tensor, value: Any, name: str | None = None) ->
 
 def _inplace_api(fn, api: str):
     def method(x: Tensor, *args: Any, **kwargs: Any) -> Tensor:
-        return math._inplace(as_tensor(x, "x", api), fn, api, *args, **kwargs)
+        return operators.inplace(as_tensor(x, "x", api), fn, api, *args, **kwargs)
     method.__name__ = method.__qualname__ = api
     method.__doc__ = f"In-place `{fn.__name__}`: x itself takes the result."
     return tensor_method(method)
