@@ -398,3 +398,14 @@ def test_maxout_rrelu_gumbel_softmax():
     np.testing.assert_array_equal(hard.numpy(), np.eye(5)[soft.numpy().argmax(-1)])
     (hard * t(np.arange(5.0))).sum().backward()
     assert np.abs(lx.grad.numpy()).sum() > 0  # the straight-through estimator passes the soft gradient
+
+
+def test_hardswish_gradient_at_the_kinks_follows_paddle():
+    """Paddle's hardswish_grad takes the outer pieces' slopes at the kinks: 0 at x = -3, 1 at x = 3
+    (the inner formula (2x + 3) / 6 would give -0.5 and 1.5 there), on both backward paths."""
+    x = t(np.array([-3.0, 3.0, -2.0, 2.0]), grad=True)
+    F.hardswish(x).sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), [0.0, 1.0, -1.0 / 6.0, 7.0 / 6.0], rtol=1e-12)
+    x = t(np.array([-3.0, 3.0]), grad=True)
+    (g,) = paddle.grad(F.hardswish(x).sum(), x, create_graph=True)
+    np.testing.assert_allclose(g.numpy(), [0.0, 1.0])

@@ -138,7 +138,8 @@ def _vjp_mish(F, x, g):
 
 
 def _vjp_hardswish(F, x, g):
-    return F.where(x < -3.0, 0.0, F.where(x > 3.0, g, g * (x * 2.0 + 3.0) * (1.0 / 6.0)))
+    # Paddle's subgradient at the kinks: 0 at x = -3 and 1 at x = 3 (the outer pieces' slopes)
+    return F.where(x <= -3.0, 0.0, F.where(x >= 3.0, g, g * (x * 2.0 + 3.0) * (1.0 / 6.0)))
 
 
 def _vjp_hardsigmoid(F, x, g, *, slope, offset):
