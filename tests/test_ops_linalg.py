@@ -327,3 +327,15 @@ def test_cholesky_gradient_under_symmetric_perturbations():
 def test_errors(call, exc, match):
     with pytest.raises(exc, match=match):
         call()
+
+
+def test_inf_norm_gradient_follows_paddle_at_ties_and_zeros():
+    """Paddle's p_norm_grad for p = +-inf gives every element tied at the extreme |x| the full
+    g * sign(x) (no split), and an all-zero slice a zero gradient (not 0 / 0)."""
+    a = np.array([[1.0, -3.0, 3.0, 2.0], [0.0, 0.0, 0.0, 0.0], [0.5, -0.5, 2.0, 1.0]])
+    x = t(a, True)
+    paddle.norm(x, p=np.inf, axis=1).sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), [[0, -1, 1, 0], [0, 0, 0, 0], [0, 0, 1, 0]])
+    x = t(a, True)
+    paddle.norm(x, p=-np.inf, axis=1).sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), [[1, 0, 0, 0], [0, 0, 0, 0], [1, -1, 0, 0]])

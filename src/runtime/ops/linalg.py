@@ -484,7 +484,7 @@ def _norm_kernel(xp, x, *, p, axis, keepdim):
 def _g_norm(ctx, g):
     from .math import abs as abs_, divide, equal, multiply, pow as pow_, sign, where  # noqa: PLC0415
     from .creation import ones_like, zeros_like  # noqa: PLC0415
-    from .reduction import _expand_back, sum as sum_  # noqa: PLC0415
+    from .reduction import _expand_back  # noqa: PLC0415
     (x,) = ctx.inputs
     p, axis, keepdim = ctx.attrs["p"], ctx.attrs["axis"], ctx.attrs["keepdim"]
     if p == 0.0:
@@ -493,10 +493,8 @@ def _g_norm(ctx, g):
     if p == 1.0:
         return (multiply(g, sign(x)),)
     out = _expand_back(ctx.outputs[0], x, axis, keepdim)
-    if p in (_pymath.inf, -_pymath.inf):  # split evenly between the tied extreme elements
-        mask = multiply(sign(x), equal(abs_(x), out).astype(x.dtype))
-        count = sum_(abs_(mask), axis=list(mu.normalize_axes("norm", axis, len(x.shape))), keepdim=True)
-        return (multiply(g, divide(mask, count)),)
+    if p in (_pymath.inf, -_pymath.inf):  # as Paddle's p_norm_grad: every tied extreme element gets g * sign
+        return (multiply(g, multiply(sign(x), equal(abs_(x), out).astype(x.dtype))),)
     safe = where(equal(out, 0.0), ones_like(out), out)
     if p == 2.0:
         return (multiply(g, divide(x, safe)),)
