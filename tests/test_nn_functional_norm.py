@@ -5,6 +5,7 @@ import pytest
 
 import runtime as paddle
 import runtime.nn.functional as F
+from helpers import fd_grad
 from test_nn_functional import numeric_grad, t
 
 RNG = np.random.default_rng(2)
@@ -199,3 +200,18 @@ def test_local_response_norm_values_and_gradient():
     (F.local_response_norm(x, 3, alpha=0.5) * t(v)).sum().backward()
     numeric = numeric_grad(lambda xa: float((F.local_response_norm(t(xa), 3, alpha=0.5).numpy() * v).sum()), [x0], 0)
     np.testing.assert_allclose(x.grad.numpy(), numeric, rtol=1e-5, atol=1e-7)
+
+
+@pytest.mark.parametrize("p", [2, 3, float("inf")])
+def test_normalize_gradient_is_finite_on_an_all_zero_slice(p):
+    """x / max(||x||_p, eps): on a zero row the norm's gradient is 0 (Paddle's p_norm_grad), so the
+    row's gradient is g / eps, not NaN; other rows match finite differences."""
+    a = np.array([[0.0, 0.0, 0.0], [1.0, -2.0, 0.5]])
+    w = np.array([[1.0, -2.0, 3.0], [0.3, 0.2, -0.1]])
+    x = paddle.to_tensor(a.copy(), stop_gradient=False)
+    (F.normalize(x, p=p, axis=1) * paddle.to_tensor(w)).sum().backward()
+    g = x.grad.numpy()
+    np.testing.assert_allclose(g[0], w[0] / 1e-12)
+    row = a[1:].copy()
+    f = lambda: float((F.normalize(paddle.to_tensor(row), p=p, axis=1).numpy() * w[1:]).sum())  # noqa: E731
+    np.testing.assert_allclose(g[1:], fd_grad(f, row), rtol=1e-6, atol=1e-8)

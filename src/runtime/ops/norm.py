@@ -417,19 +417,15 @@ def instance_norm(x: Tensor, running_mean: Tensor | None = None, running_var: Te
 
 def normalize(x: Tensor, p: float = 2, axis: int = 1, epsilon: float = 1e-12, name: str | None = None) -> Tensor:
     """x / max(||x||_p, epsilon) along `axis`."""
-    from . import reduction as _r  # noqa: PLC0415
+    from .linalg import norm as _p_norm  # noqa: PLC0415
     api = "normalize"
     x = as_tensor(x, "x", api)
     p = mu.number_arg(api, "p", p)
     ax = mu.normalize_axis(api, axis, x.ndim)
-    if p == float("inf"):
-        norm = _r.max(_m.abs(x), axis=ax, keepdim=True)
-    elif p == 2.0:
-        norm = _m.sqrt(_r.sum(_m.multiply(x, x), axis=ax, keepdim=True))
-    elif p > 0:
-        norm = _m.pow(_r.sum(_m.pow(_m.abs(x), p), axis=ax, keepdim=True), 1.0 / p)
-    else:
+    if not (p > 0):
         raise ValueError(f"{api}: argument 'p' must be positive (or inf), got {p}")
+    # the p_norm op (as Paddle): its gradient at an all-zero slice is 0, not sqrt'(0) * 0 = NaN
+    norm = _p_norm(x, p=p, axis=ax, keepdim=True)
     return _m.divide(x, _m.maximum(norm, mu.number_arg(api, "epsilon", epsilon)))
 
 
