@@ -46,8 +46,12 @@ def test_batch_norm_eval_and_global_stats():
     out = F.batch_norm(t(X4), rm_t, rv_t, t(WC), t(BC), training=True, epsilon=1e-3, use_global_stats=True)
     np.testing.assert_allclose(out.numpy(), ref, rtol=1e-12)
     np.testing.assert_array_equal(rm_t.numpy(), rm)  # global statistics are not updated
-    out = F.batch_norm(t(X4), t(rm), t(rv), training=False, use_global_stats=False)
+    rm_b, rv_b = t(rm), t(rv)
+    out = F.batch_norm(t(X4), rm_b, rv_b, training=False, use_global_stats=False)
     np.testing.assert_allclose(out.numpy(), ref_norm(X4, (0, 2, 3)), rtol=1e-10)
+    # as Paddle's kernel: batch statistics in use (even with training=False) update the running ones
+    np.testing.assert_allclose(rm_b.numpy(), 0.9 * rm + 0.1 * X4.mean(axis=(0, 2, 3)), rtol=1e-12)
+    np.testing.assert_allclose(rv_b.numpy(), 0.9 * rv + 0.1 * X4.var(axis=(0, 2, 3)), rtol=1e-12)
 
 
 def test_batch_norm_channel_last_and_2d():

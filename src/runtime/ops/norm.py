@@ -340,8 +340,9 @@ def _update_running(running: Tensor, batch: Tensor, momentum: float) -> None:
 def batch_norm(x: Tensor, running_mean: Tensor, running_var: Tensor, weight: Tensor | None = None,
                bias: Tensor | None = None, training: bool = False, momentum: float = 0.9, epsilon: float = 1e-05,
                data_format: str = "NCHW", use_global_stats: bool | None = None, name: str | None = None) -> Tensor:
-    """Normalise each channel by batch statistics (training) or the running ones; in training the
-    running statistics are updated in place: running = momentum * running + (1 - momentum) * batch."""
+    """Normalise each channel by batch statistics (training) or the running ones; whenever the batch
+    statistics are used the running ones are updated in place:
+    running = momentum * running + (1 - momentum) * batch (biased batch variance, as Paddle)."""
     api = "batch_norm"
     x = as_tensor(x, "x", api)
     running_mean = _opt(api, "running_mean", running_mean)
@@ -360,10 +361,11 @@ def batch_norm(x: Tensor, running_mean: Tensor, running_var: Tensor, weight: Ten
             raise ValueError(f"{api}: argument '{arg}' must have {x.shape[axis]} elements (one per channel), "
                              f"got shape {t.shape}")
     y, mean, var = _BN(x, weight, bias, epsilon=epsilon, channel_axis=axis)
-    if training:
-        for running, batch in ((running_mean, mean), (running_var, var)):
-            if running is not None:
-                _update_running(running, batch, momentum)
+    # Paddle's kernel updates the running statistics whenever it normalises by the batch ones,
+    # also with training=False and use_global_stats=False
+    for running, batch in ((running_mean, mean), (running_var, var)):
+        if running is not None:
+            _update_running(running, batch, momentum)
     return y
 
 
