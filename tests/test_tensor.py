@@ -253,3 +253,14 @@ def test_erf_matches_the_standard_library_in_float64_and_float32():
     assert out32.dtype == paddle.float32
     np.testing.assert_allclose(out32.numpy(), ref, rtol=0, atol=1e-6)
     assert np.isnan(paddle.erf(paddle.to_tensor([np.nan])).numpy()[0])
+
+
+def test_sigmoid_is_stable_for_large_inputs_without_warnings():
+    import warnings
+    x = np.array([-1000.0, -30.0, 0.0, 30.0, 1000.0], np.float32)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        out = paddle.sigmoid(paddle.to_tensor(x)).numpy()
+    ref = np.array([0.0, 1 / (1 + np.exp(30.0)), 0.5, 1 / (1 + np.exp(-30.0)), 1.0])
+    np.testing.assert_allclose(out, ref, rtol=1e-6, atol=0)
+    assert out.dtype == np.float32

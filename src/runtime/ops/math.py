@@ -321,6 +321,13 @@ def _erf_np(xp, x):
     return xp.copysign(out, x)
 
 
+def _sigmoid(xp, x):
+    """1/(1+exp(-x)) from exp(-|x|): accurate for large |x| and never overflows."""
+    e = xp.exp(-xp.abs(x))
+    r = 1.0 / (1.0 + e)
+    return xp.where(x >= 0, r, e * r)
+
+
 def _g_out(fn):
     """Gradient rule reading the op's output (exp, tanh, sigmoid, sqrt...)."""
     def rule(ctx, g):
@@ -368,7 +375,7 @@ _UNARY = {
     "cosh": (lambda xp, x: xp.cosh(x), "float", _g_in(lambda g, x: multiply(g, sinh(x))), False, (-2, 2)),
     "tanh": (lambda xp, x: xp.tanh(x), "float",
              _g_out(lambda g, y: multiply(g, subtract(1.0, multiply(y, y)))), True, (-2, 2)),
-    "sigmoid": (lambda xp, x: xp.reciprocal(xp.exp(-x) + x.dtype.type(1)), "float",
+    "sigmoid": (lambda xp, x: _sigmoid(xp, x), "float",
                 _g_out(lambda g, y: multiply(g, multiply(y, subtract(1.0, y)))), True, (-3, 3)),
     "erf": (_erf_np, "float",
             _g_in(lambda g, x: multiply(g, multiply(exp(neg(multiply(x, x))), 2.0 / _pymath.sqrt(_pymath.pi)))),
