@@ -3,12 +3,13 @@
 `import runtime as paddle` runs Paddle 2.x model code: tensors, autograd, layers,
 optimizers, data loading and save/load.
 """
-from . import device, io, linalg, nn, optimizer  # noqa: F401
+from . import device, io, linalg, nn, optimizer, static  # noqa: F401
 from .autograd import enable_grad, grad, is_grad_enabled, no_grad, set_grad_enabled
 from .dtypes import (bool, complex64, complex128, dtype, float16, float32, float64, get_default_dtype,
                      int8, int16, int32, int64, is_complex, is_floating_point, is_integer,
                      set_default_dtype, uint8)
 from .flags import get_flags, set_flags
+from .mode import in_dynamic_mode
 from .generator import *  # noqa: F401,F403
 from .ops.creation import *  # noqa: F401,F403
 from .ops.indexing import *  # noqa: F401,F403
@@ -25,6 +26,7 @@ from .parameter import Parameter
 from .place import (CPUPlace, CUDAPinnedPlace, CUDAPlace, device_count, get_device,
                     is_compiled_with_cuda, set_device)
 from .serialization import *  # noqa: F401,F403
+from .static.builder import disable_static, enable_static
 from .tensor import Tensor, is_tensor, to_tensor
 
 __version__ = "0.1.0"

@@ -5,7 +5,7 @@ from typing import Any
 
 from .tensor import Tensor
 
-__all__ = ["Parameter"]
+__all__ = ["Parameter", "is_parameter"]
 
 
 class Parameter(Tensor):
@@ -49,3 +49,8 @@ class Parameter(Tensor):
         return "Parameter containing:\n" + super().__repr__()
 
     __str__ = __repr__
+
+
+def is_parameter(value: Any) -> bool:
+    """A Parameter, or a static-graph parameter Variable (both are a layer's parameters)."""
+    return isinstance(value, Parameter) or getattr(value, "is_parameter", False) is True

@@ -174,6 +174,26 @@ def eye(num_rows: int, num_columns: int | None = None, dtype: Any = None, name: 
                 dtype=_dtype_arg(dtype, _dt.default_float()))
 
 
+def _assign_value_meta(*, shape: tuple, dtype: np.dtype, values: tuple) -> TensorSpec:
+    if int(np.prod(shape)) != len(values):
+        raise ValueError(f"assign_value: {len(values)} values cannot fill shape {list(shape)}")
+    return TensorSpec(tuple(shape), dtype)
+
+
+# A constant recorded in a static program (Paddle's assign_value): the values are an attribute.
+_ASSIGN_VALUE = defop("assign_value", inputs=(), meta=_assign_value_meta,
+                      kernel=lambda xp, *, shape, dtype, values: xp.asarray(values, dtype=dtype).reshape(shape),
+                      attrs={"shape": (), "dtype": np.dtype("float32"), "values": ()},
+                      samples=lambda: [Sample((), {"shape": (2, 2), "dtype": np.dtype("float32"),
+                                                   "values": (1.0, 2.0, 3.0, 4.0)})])
+
+
+def assign_value(values: np.ndarray) -> Tensor:
+    """A constant op holding `values` (static programs record eager constants this way)."""
+    arr = np.asarray(values)
+    return _ASSIGN_VALUE(shape=tuple(arr.shape), dtype=arr.dtype, values=tuple(arr.ravel().tolist()))
+
+
 _ASSIGN = defop("assign", kernel=lambda xp, x: x.copy(), meta=mu.same, grad=lambda ctx, g: (g,),
                 samples=lambda: [Sample((np.arange(6.0).reshape(2, 3),))])
 

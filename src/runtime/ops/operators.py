@@ -24,6 +24,8 @@ def inplace(self: Tensor, fn, api: str, *args: Any, **kwargs: Any) -> Tensor:
     node that produced the new value does not see its own input as modified.
     """
     from ..autograd.grad_mode import is_grad_enabled  # noqa: PLC0415
+    if self._data is None:  # a static Variable: `x += y` records a new var, as in Paddle's static mode
+        return fn(self, *args, **kwargs)
     if is_grad_enabled() and self._node is None and not self.stop_gradient:
         raise ValueError(f"{api}: a leaf tensor that requires grad (stop_gradient=False) cannot be "
                          "modified in place; wrap it in paddle.no_grad() or use the out-of-place op")

@@ -4,7 +4,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any, Iterator
 
-from ...parameter import Parameter
+from ...parameter import Parameter, is_parameter
 from .layers import Layer
 
 __all__ = ["Sequential", "LayerList", "LayerDict", "ParameterList"]
@@ -184,7 +184,7 @@ class ParameterList(Layer):
         return self._parameters[str(_abs_index("ParameterList", idx, len(self)))]
 
     def __setitem__(self, idx: int, param: Parameter) -> None:
-        if not isinstance(param, Parameter):
+        if not is_parameter(param):
             raise TypeError(f"ParameterList: only a Parameter can be set, got {type(param).__name__}")
         setattr(self, str(_abs_index("ParameterList", idx, len(self))), param)
 

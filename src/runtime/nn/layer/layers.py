@@ -18,7 +18,8 @@ from typing import Any, Callable, Iterator
 import numpy as np
 
 from ... import dtypes as _dt
-from ...parameter import Parameter
+from ... import mode as _mode
+from ...parameter import Parameter, is_parameter
 from ...place import array_module, to_place
 from ...tensor import Tensor
 from .. import functional as F
@@ -74,6 +75,8 @@ def _create_parameter(scope: str, shape: Any, attr: Any, dtype: Any, is_bias: bo
         init = _init.Constant(0.0) if is_bias else _init.XavierUniform()
     attr._set_default_initializer(init)
     name = attr.name if attr.name is not None else _unique_name(f"{scope}.{'b' if is_bias else 'w'}")
+    if _mode.hooks.static:  # a persistable var in the main program, its initialiser in startup
+        return _mode.hooks.create_parameter(name, shape, np_dtype, attr.initializer, attr.trainable)
     values = attr.initializer._generate(shape, np_dtype)
     param = Parameter._from_array(values._data, name=name, trainable=attr.trainable)
     param.optimize_attr = {"learning_rate": attr.learning_rate}
@@ -212,7 +215,7 @@ class Layer:
             object.__setattr__(self, name, value)
             return
         layers, buffers = d["_sub_layers"], d["_buffers"]
-        if isinstance(value, Parameter):
+        if is_parameter(value):
             _discard(name, d, buffers, layers)
             self._non_persistable_buffer_names_set.discard(name)
             params[name] = value
@@ -263,7 +266,7 @@ class Layer:
     def add_parameter(self, name: str, parameter: Parameter | None) -> Parameter | None:
         """Register `parameter` under `name` (reachable as `self.<name>`)."""
         _name_checks(self, name, "_parameters", "parameter")
-        if parameter is not None and not isinstance(parameter, Parameter):
+        if parameter is not None and not is_parameter(parameter):
             raise TypeError(f"The parameter to be added should be a Parameter, but received "
                             f"{type(parameter).__name__}.")
         self._parameters[name] = parameter
@@ -272,7 +275,7 @@ class Layer:
     def register_buffer(self, name: str, tensor: Tensor | None, persistable: bool = True) -> None:
         """Register a non-trainable tensor (saved in state_dict when persistable)."""
         _name_checks(self, name, "_buffers", "buffer")
-        if tensor is not None and (not isinstance(tensor, Tensor) or isinstance(tensor, Parameter)):
+        if tensor is not None and (not isinstance(tensor, Tensor) or is_parameter(tensor)):
             raise TypeError(f"The registered buffer should be a Tensor (not a Parameter), but received "
                             f"{type(tensor).__name__}.")
         self._buffers[name] = tensor

@@ -1,0 +1,127 @@
+"""Static mode: the public API appends ops to the current program instead of computing.
+
+`enable_static()` installs `append_op_from_call` as the registry's apply function and the
+static parameter factory into `runtime.mode`; `disable_static()` restores eager dispatch.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from .. import mode as _mode
+from ..ops import creation, dispatch, registry
+from ..ops.registry import OpDef, TensorSpec
+from ..tensor import Tensor
+from .framework import (Variable, _user_callsite, default_main_program, default_startup_program,
+                        program_guard, unique_name)
+
+__all__ = ["enable_static", "disable_static", "in_dynamic_mode", "data", "InputSpec"]
+
+
+def enable_static() -> None:
+    """From now on public APIs build ops into `default_main_program()` (Paddle's static mode)."""
+    registry._apply = append_op_from_call
+    _mode.hooks.static = True
+    _mode.hooks.create_parameter = create_parameter_var
+
+
+def disable_static() -> None:
+    """Back to eager execution."""
+    registry._apply = dispatch.apply
+    _mode.hooks.static = False
+    _mode.hooks.create_parameter = None
+
+
+in_dynamic_mode = _mode.in_dynamic_mode
+
+
+def _as_var(t: Tensor) -> Variable:
+    """A Variable for an op input: itself, or an eager constant recorded as assign_value."""
+    if isinstance(t, Variable):
+        return t
+    return creation.assign_value(t.numpy())
+
+
+def append_op_from_call(op: OpDef, inputs: tuple, attrs: dict):
+    """Record `op(*inputs, **attrs)` in the current block after checking it with its meta function."""
+    block = default_main_program().current_block()
+    args = [None if t is None else _as_var(t) for t in inputs]
+    callsite = _user_callsite()
+    specs = tuple(None if v is None else v.spec() for v in args)
+    try:
+        out_meta = op.meta(*specs, **attrs)
+    except (ValueError, TypeError, IndexError) as e:
+        raise type(e)(f"{e} [while building op '{op.name}' at {callsite}]") from None
+    multi = type(out_meta) is tuple
+    metas = out_meta if multi else (out_meta,)
+    no_grad = op.grad is None or all(v is None or v.stop_gradient for v in args)
+    prefix = unique_name(op.name)
+    outs = [block.create_var(f"{prefix}.tmp_{i}", m.shape, m.dtype,
+                             stop_gradient=no_grad or i in op.nondiff_outputs or m.dtype.kind not in "fc")
+            for i, m in enumerate(metas)]
+    block.append_op(op.name, [None if v is None else v.name for v in args], [o.name for o in outs],
+                    {**op.attrs, **attrs}, callsite)
+    return tuple(outs) if multi else outs[0]
+
+
+def create_parameter_var(name: str, shape: tuple, dtype: np.dtype, initializer: Any,
+                         trainable: bool = True) -> Variable:
+    """A parameter: a persistable var in the main program, initialised by ops in startup."""
+    main_param = default_main_program().global_block().create_parameter(name, shape, dtype, trainable)
+    startup = default_startup_program()
+    with program_guard(startup):
+        startup_param = startup.global_block().create_parameter(name, shape, dtype, trainable)
+        value = initializer._generate(tuple(shape), dtype)
+        startup.global_block().append_op("assign", [value.name], [startup_param.name], {})
+    main_param.initializer = initializer
+    return main_param
+
+
+def data(name: str, shape: Any, dtype: Any = None, lod_level: int = 0) -> Variable:
+    """A fed input of the main program; None or -1 marks a dimension known only at run time."""
+    if not isinstance(name, str) or not name:
+        raise TypeError(f"data: argument 'name' must be a non-empty str, got {name!r}")
+    if not isinstance(shape, (list, tuple)):
+        raise TypeError(f"data: argument 'shape' must be a list or tuple, got {type(shape).__name__}")
+    dims = []
+    for i, d in enumerate(shape):
+        if d is None:
+            d = -1
+        if isinstance(d, bool) or not isinstance(d, (int, np.integer)) or d < -1:
+            raise ValueError(f"data: dimension {i} of argument 'shape' must be a non-negative int, None "
+                             f"or -1, got {d!r}")
+        dims.append(int(d))
+    from .. import dtypes  # noqa: PLC0415
+    np_dtype = dtypes.default_float() if dtype is None else dtypes.to_np_dtype(dtype)
+    block = default_main_program().global_block()
+    return block.create_var(name, dims, np_dtype, stop_gradient=True, need_check_feed=True)
+
+
+class InputSpec:
+    """Shape, dtype and name of a program input (used by to_static and inference models)."""
+
+    def __init__(self, shape: Any, dtype: Any = "float32", name: str | None = None,
+                 stop_gradient: bool = False):
+        from .. import dtypes  # noqa: PLC0415
+        self.shape = tuple(-1 if d is None else int(d) for d in shape)
+        self.dtype = dtypes.from_np_dtype(dtypes.to_np_dtype(dtype))
+        self.name = name
+        self.stop_gradient = stop_gradient
+
+    @classmethod
+    def from_tensor(cls, tensor: Tensor, name: str | None = None) -> "InputSpec":
+        return cls(tensor.shape, tensor.dtype, name or tensor.name)
+
+    def spec(self) -> TensorSpec:
+        return TensorSpec(self.shape, self.dtype.np_dtype)
+
+    def __eq__(self, other: Any) -> bool:
+        return (isinstance(other, InputSpec) and self.shape == other.shape and self.dtype == other.dtype
+                and self.name == other.name)
+
+    def __hash__(self) -> int:
+        return hash((self.shape, self.dtype.name, self.name))
+
+    def __repr__(self) -> str:
+        return f"InputSpec(shape={self.shape}, dtype={self.dtype}, name={self.name})"

@@ -1,0 +1,111 @@
+"""Static mode builds Programs with the same public API (checklist A1-A7)."""
+import numpy as np
+import pytest
+
+import runtime as paddle
+from runtime import static
+
+
+@pytest.fixture
+def static_mode():
+    paddle.enable_static()
+    try:
+        yield
+    finally:
+        paddle.disable_static()
+
+
+def _seed_example():
+    main, startup = static.Program(), static.Program()
+    with static.program_guard(main, startup):
+        x = static.data(shape=[16, 16], name="x")
+        label = static.data(shape=[16, 1], name="label")
+        out = paddle.nn.Linear(in_features=16, out_features=1)(x)
+        loss = paddle.nn.MSELoss()(out, label)
+    return main, startup, x, label, out, loss
+
+
+def test_mode_switch(static_mode):
+    assert not paddle.in_dynamic_mode()
+    paddle.disable_static()
+    assert paddle.in_dynamic_mode()
+    assert isinstance(paddle.ones([1]) + 1, paddle.Tensor)
+    paddle.enable_static()
+
+
+def test_seed_example_structure(static_mode):
+    main, startup, x, label, out, loss = _seed_example()
+    block = main.global_block()
+    assert [op.type for op in block.ops] == ["linear", "subtract", "square", "mean"]
+    for op in block.ops:
+        for name in op.input_arg_names + op.output_arg_names:
+            assert block.has_var(name)
+    params = block.all_parameters()
+    assert len(params) == 2 and all(p.persistable for p in params)
+    w, b = params
+    assert w.name.endswith(".w_0") and b.name.endswith(".b_0")
+    assert not x.persistable and x.need_check_feed
+    # startup holds only the initialisers of w and b, each ending in a write to the parameter
+    writes = [op.outputs[0] for op in startup.global_block().ops if op.type == "assign"]
+    assert writes == [w.name, b.name]
+    assert out.shape == [16, 1] and loss.shape == [] and loss.dtype == paddle.float32
+
+
+def test_output_meta_is_known_at_build_time_and_errors_name_op_and_line(static_mode):
+    main, startup = static.Program(), static.Program()
+    with static.program_guard(main, startup):
+        x = static.data("x", [None, 4])
+        y = paddle.matmul(x, paddle.ones([4, 3]))
+        assert y.shape == [-1, 3]
+        with pytest.raises(ValueError, match=r"matmul.*while building op 'matmul' at .*test_static_program.py"):
+            paddle.matmul(x, paddle.ones([5, 3]))
+
+
+def test_program_guard_restores_defaults_even_on_error(static_mode):
+    before = static.default_main_program()
+    main = static.Program()
+    with pytest.raises(RuntimeError):
+        with static.program_guard(main):
+            assert static.default_main_program() is main
+            raise RuntimeError("boom")
+    assert static.default_main_program() is before
+    with pytest.raises(TypeError, match="main_program"):
+        with static.program_guard("not a program"):
+            pass
+
+
+def test_clone_keeps_hash_and_changes_change_it(static_mode):
+    main, startup, x, label, out, loss = _seed_example()
+    h = main.structural_hash()
+    clone = main.clone()
+    assert clone.structural_hash() == h
+    assert clone.global_block().ops[0] is not main.global_block().ops[0]
+    with static.program_guard(clone):
+        paddle.exp(clone.global_block().var(out.name))
+    assert clone.structural_hash() != h
+    assert main.structural_hash() == h
+
+
+def test_static_variables_have_no_values(static_mode):
+    main = static.Program()
+    with static.program_guard(main):
+        x = static.data("x", [2, 2])
+        with pytest.raises(TypeError, match="no value at build time"):
+            x.numpy()
+        with pytest.raises(TypeError, match="no value at build time"):
+            bool(x > 0)
+        y = x
+        y += 1  # records a new var, the original keeps its name
+        assert y is not x and x.name == "x"
+
+
+def test_seed_example_forward_runs_and_matches_numpy(static_mode):
+    main, startup, x, label, out, loss = _seed_example()
+    exe = static.Executor(paddle.CPUPlace())
+    scope = static.Scope()
+    exe.run(startup, scope=scope)
+    xs, ys = np.random.default_rng(0).normal(size=(16, 16)).astype(np.float32), np.ones((16, 1), np.float32)
+    (value,) = exe.run(main, feed={"x": xs, "label": ys}, fetch_list=[loss], scope=scope)
+    w = scope.find_var(main.global_block().all_parameters()[0].name).get_tensor()
+    b = scope.find_var(main.global_block().all_parameters()[1].name).get_tensor()
+    np.testing.assert_allclose(value, ((xs @ w + b - ys) ** 2).mean(), rtol=1e-5)
