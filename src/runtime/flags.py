@@ -12,6 +12,9 @@ __all__ = ["set_flags", "get_flags"]
 _DEFAULTS: dict[str, tuple[Any, str]] = {
     "FLAGS_check_nan_inf": (False, "raise when an eager op produces NaN or Inf"),
     "FLAGS_new_executor_sequential_run": (False, "run static programs on one thread"),
+    "FLAGS_enable_dead_op_elimination": (True, "drop static ops that no fetch, persistable or side effect needs"),
+    "FLAGS_enable_fusion": (True, "run chains of elementwise static ops as one fused_elementwise op"),
+    "FLAGS_enable_inplace": (True, "let a static elementwise op write into a dead input's buffer"),
 }
 _values: dict[str, Any] = {k: v for k, (v, _) in _DEFAULTS.items()}
 
