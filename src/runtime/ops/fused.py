@@ -20,6 +20,8 @@ added the backward ops to the user's program.
 """
 from __future__ import annotations
 
+import functools
+import math
 from typing import Any, Callable
 
 import numpy as np
@@ -39,8 +41,11 @@ ELEMENTWISE: frozenset[str] = frozenset(
 
 # ---------------------------------------------------------------- out= forms (bit-identical to the kernels)
 def _fits(xp, out: Any, arrays: tuple) -> bool:
-    """True when `out` is a writable float array that the op's result has exactly (shape and dtype)."""
-    if not isinstance(out, xp.ndarray) or out.dtype.kind not in "fc" or not out.flags.writeable:
+    """True when `out` is a writable float array that the op's result has exactly (shape and dtype).
+
+    One-element buffers are not reused: NumPy's `out=` path is slower than allocating them.
+    """
+    if not isinstance(out, xp.ndarray) or out.dtype.kind not in "fc" or out.size < 2 or not out.flags.writeable:
         return False
     dt, shape, nd = out.dtype, out.shape, out.ndim
     for a in arrays:
@@ -88,13 +93,13 @@ _UNARY_UFUNCS = {"abs": "absolute", "neg": "negative", "exp": "exp", "expm1": "e
                  "sinh": "sinh", "cosh": "cosh", "tanh": "tanh", "reciprocal": "reciprocal", "floor": "floor",
                  "ceil": "ceil", "trunc": "trunc", "sign": "sign"}
 
+# op name -> the ufunc (by name in xp) that computes it, for ops that are exactly one ufunc call
+_UFUNC_STEPS: dict[str, str] = {**{name: spec[0].__name__ for name, spec in _m._BINARY.items()},
+                                "divide": "true_divide", **_UNARY_UFUNCS}
+
 # op name -> fn(xp, out, *arrays, **attrs), valid when _fits(out, arrays)
-_INTO: dict[str, Callable] = {
-    **{name: _ufunc_into(spec[0].__name__) for name, spec in _m._BINARY.items()},
-    "divide": _ufunc_into("true_divide"),
-    **{name: _ufunc_into(fname) for name, fname in _UNARY_UFUNCS.items()},
-    "rsqrt": _rsqrt_into, "relu": _relu_into, "scale": _scale_into, "clip": _clip_into,
-}
+_INTO: dict[str, Callable] = {**{name: _ufunc_into(fname) for name, fname in _UFUNC_STEPS.items()},
+                              "rsqrt": _rsqrt_into, "relu": _relu_into, "scale": _scale_into, "clip": _clip_into}
 
 
 def _guarded(name: str, into: Callable) -> Callable:
@@ -109,62 +114,97 @@ def _guarded(name: str, into: Callable) -> Callable:
 
 
 # ---------------------------------------------------------------- the fused op
-class _Plan:
-    """A chain compiled once: per step its kernel, out= form, refs, attrs, reusable and dead refs."""
+class _Chain:
+    """A chain, compiled per input signature into one straight-line NumPy function.
 
-    __slots__ = ("n_in", "steps")
+    Shapes and dtypes of every step follow from the inputs' by replaying the members' metas,
+    so which step writes into which dead operand's buffer (`out=`) is decided once per
+    signature; the generated source is kept in `sources` for inspection.
+    """
+
+    __slots__ = ("chain", "n_in", "compiled", "sources")
 
     def __init__(self, chain: tuple, n_in: int):
-        self.n_in = n_in
-        last_use: dict[int, int] = {}
-        for k, (_, refs, _) in enumerate(chain):
-            for r in refs:
-                last_use[r] = k
-        steps = []
-        for k, (name, refs, attrs) in enumerate(chain):
-            ending = tuple(dict.fromkeys(r for r in refs if last_use[r] == k))
-            steps.append((get_op(name).kernel, _INTO.get(name), tuple(refs), dict(attrs), ending))
-        self.steps = steps
+        self.chain, self.n_in = chain, n_in
+        self.compiled: dict[tuple, Callable] = {}
+        self.sources: dict[tuple, str] = {}
 
     def run(self, xp, inputs: tuple, granted: int = -1):
         """Evaluate the chain; only member outputs and input `granted` may be overwritten."""
+        if granted >= 0 and not (isinstance(inputs[granted], xp.ndarray) and inputs[granted].flags.writeable):
+            granted = -1
+        key = (xp, granted, *[(a.shape, a.dtype) for a in inputs])
+        fn = self.compiled.get(key)
+        if fn is None:
+            fn = self._compile(xp, inputs, granted, key)
+        return fn(*inputs)
+
+    def _compile(self, xp, inputs: tuple, granted: int, key: tuple) -> Callable:
         n_in = self.n_in
-        vals = list(inputs)
-        for kernel, into, refs, attrs, ending in self.steps:
-            args = [vals[r] for r in refs]
-            out = None
-            if into is not None:
-                for r in ending:
-                    if (r >= n_in or r == granted) and _fits(xp, vals[r], args):
-                        out = vals[r]
-                        break
-            for r in ending:
-                vals[r] = None  # dead after this step: the chain keeps no extra buffers alive
-            vals.append(kernel(xp, *args, **attrs) if out is None else into(xp, out, *args, **attrs))
-        return vals[-1]
+        specs = [TensorSpec(tuple(a.shape), a.dtype) for a in inputs]
+        last_use = {r: k for k, (_, refs, _) in enumerate(self.chain) for r in refs}
+        names: dict[str, Any] = {}
+        lines = [f"def fused_elementwise({', '.join(f'v{i}' for i in range(n_in))}):"]
+        for k, (name, refs, attrs) in enumerate(self.chain):
+            op, attrs = get_op(name), dict(attrs)
+            args = [specs[r] for r in refs]
+            out = op.meta(*args, **attrs)
+            specs.append(out)
+            ending = list(dict.fromkeys(r for r in refs if last_use[r] == k))
+            # a float step whose operands all have its dtype is exactly its ufunc / out= form
+            plain = out.dtype.kind in "fc" and all(a.dtype == out.dtype for a in args)
+            reuse = None
+            if plain and name in _INTO and math.prod(out.shape) > 1:  # NumPy's out= is slower for one element
+                reuse = next((r for r in ending if (r >= n_in or r == granted) and specs[r] == out), None)
+            operands = ", ".join(f"v{r}" for r in refs)
+            if name in _UFUNC_STEPS and plain:
+                names[f"u{k}"] = getattr(xp, _UFUNC_STEPS[name])
+                lines.append(f"    v{n_in + k} = u{k}({operands}{'' if reuse is None else f', out=v{reuse}'})")
+            elif reuse is None:
+                names[f"k{k}"] = functools.partial(op.kernel, xp, **attrs)
+                lines.append(f"    v{n_in + k} = k{k}({operands})")
+            else:
+                names[f"i{k}"] = functools.partial(_INTO[name], xp, **attrs)
+                lines.append(f"    v{n_in + k} = i{k}(v{reuse}, {operands})")
+            if ending:
+                lines.append(f"    del {', '.join(f'v{r}' for r in ending)}")
+        lines.append(f"    return v{n_in + len(self.chain) - 1}")
+        source = "\n".join(lines)
+        exec(compile(source, f"<fused_elementwise {len(self.chain)} steps>", "exec"), names)  # noqa: S102
+        if len(self.compiled) >= _CACHE_LIMIT:
+            self.compiled.clear()
+            self.sources.clear()
+        self.compiled[key], self.sources[key] = names["fused_elementwise"], source
+        return self.compiled[key]
 
 
-_PLANS: dict[tuple[tuple, int], _Plan] = {}
-_PLANS_LIMIT = 4096
+_CACHE_LIMIT = 1024
+_CHAINS: dict[tuple[tuple, int], _Chain] = {}
+_BY_ID: dict[int, tuple[tuple, _Chain]] = {}  # id(chain) -> (chain, compiled): no re-hashing per run
 
 
-def _plan(chain: tuple, n_in: int) -> _Plan:
-    key = (chain, n_in)
-    plan = _PLANS.get(key)
-    if plan is None:
-        plan = _Plan(chain, n_in)
-        if len(_PLANS) < _PLANS_LIMIT:
-            _PLANS[key] = plan
-    return plan
+def _compiled(chain: tuple, n_in: int) -> _Chain:
+    hit = _BY_ID.get(id(chain))
+    if hit is not None and hit[0] is chain and hit[1].n_in == n_in:
+        return hit[1]
+    if len(_CHAINS) >= _CACHE_LIMIT:
+        _CHAINS.clear()
+    if len(_BY_ID) >= _CACHE_LIMIT:
+        _BY_ID.clear()
+    compiled = _CHAINS.get((chain, n_in))
+    if compiled is None:
+        compiled = _CHAINS[(chain, n_in)] = _Chain(chain, n_in)
+    _BY_ID[id(chain)] = (chain, compiled)
+    return compiled
 
 
 def _fused_kernel(xp, *inputs, chain):
-    return _plan(chain, len(inputs)).run(xp, inputs)
+    return _compiled(chain, len(inputs)).run(xp, inputs)
 
 
 def _fused_into(xp, out, *inputs, chain):
     granted = next(k for k, a in enumerate(inputs) if a is out)
-    return _plan(chain, len(inputs)).run(xp, inputs, granted)
+    return _compiled(chain, len(inputs)).run(xp, inputs, granted)
 
 
 def _fused_meta(*inputs: TensorSpec, chain: tuple) -> TensorSpec:
