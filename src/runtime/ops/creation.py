@@ -215,15 +215,25 @@ def clone(x: Tensor) -> Tensor:
     return _ASSIGN(as_tensor(x, "x", "clone"))
 
 
+# numel and shape read only the input's shape, so in a static program they give the run-time
+# size of a var with unknown (-1) dimensions (gradient rules use numel for that).
+_NUMEL = defop("numel", kernel=lambda xp, x: xp.asarray(x.size, dtype=np.int64),
+               meta=lambda x: TensorSpec((), np.dtype("int64")),
+               samples=lambda: [Sample((np.ones((2, 3)),))])
+_SHAPE = defop("shape", kernel=lambda xp, x: xp.asarray(x.shape, dtype=np.int32),
+               meta=lambda x: TensorSpec((len(x.shape),), np.dtype("int32")), inputs=("input",),
+               samples=lambda: [Sample((np.ones((2, 3)),))])
+
+
 @tensor_method
 def numel(x: Tensor, name: str | None = None) -> Tensor:
     """The number of elements, as a 0-D int64 tensor."""
-    return Tensor._wrap(np.asarray(as_tensor(x, "x", "numel").size, dtype=np.int64))
+    return _NUMEL(as_tensor(x, "x", "numel"))
 
 
 def shape(input: Tensor) -> Tensor:  # noqa: A002 - Paddle's argument name
     """The shape as a 1-D int32 tensor (Paddle's `paddle.shape`)."""
-    return Tensor._wrap(np.asarray(as_tensor(input, "input", "shape")._data.shape, dtype=np.int32))
+    return _SHAPE(as_tensor(input, "input", "shape"))
 
 
 def _tri_meta(name: str):

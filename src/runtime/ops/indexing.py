@@ -224,16 +224,16 @@ def _index_shape(op: str, shape: tuple, template: tuple, specs: tuple, allow_boo
 
 def _int_indices(x: Tensor, template: tuple, tensors: list, api: str) -> tuple[tuple, list]:
     """The same index with every bool mask replaced by its nonzero coordinates (NumPy's definition)."""
-    if not any(t._data.dtype.kind == "b" for t in tensors):
+    if not any(t.dtype.np_dtype.kind == "b" for t in tensors):
         return template, tensors
-    _index_shape(api, x._data.shape, template,  # masks must fit before nonzero drops their shape
-                 tuple(TensorSpec(t._data.shape, t._data.dtype) for t in tensors), True)
+    _index_shape(api, tuple(x.shape), template,  # masks must fit before nonzero drops their shape
+                 tuple(TensorSpec(tuple(t.shape), t.dtype.np_dtype) for t in tensors), True)
     items: list = []
     ints: list = []
     for it in template:
         if type(it) is tuple and it[0] == "tensor":
             t = tensors[it[1]]
-            for c in (shape.unbind(search.nonzero(t), axis=1) if t._data.dtype.kind == "b" else [t]):
+            for c in (shape.unbind(search.nonzero(t), axis=1) if t.dtype.np_dtype.kind == "b" else [t]):
                 items.append(("tensor", len(ints)))
                 ints.append(c)
         else:
@@ -243,8 +243,8 @@ def _int_indices(x: Tensor, template: tuple, tensors: list, api: str) -> tuple[t
 
 def _index(x: Tensor, template: tuple, tensors: list) -> Tensor:
     """x[index] through the getitem op (a mask as big as x through masked_select)."""
-    if len(template) == 1 and tensors and tensors[0]._data.dtype.kind == "b" \
-            and tensors[0]._data.shape == x._data.shape:
+    if len(template) == 1 and tensors and tensors[0].dtype.np_dtype.kind == "b" \
+            and tensors[0].shape == x.shape:
         return search.masked_select(x, tensors[0])
     template, tensors = _int_indices(x, template, tensors, "getitem")
     return _GETITEM(x, *tensors, index=template)
@@ -353,7 +353,8 @@ _SETITEM = defop(
                      Sample((_normal(4, 3), _normal(2, 3), _ints(3, 0)), {"index": (("tensor", 0),)}, (0, 1)),
                      Sample((_normal(3, 4), np.asarray(1.5), _rng.random((3, 4)) > 0.5),
                             {"index": (("tensor", 0),)}, (0, 1)),
-                     Sample((_normal(3, 4), _normal(2), _rng.random(3) > 0.5), {"index": (("tensor", 0), 1)}, (0,))])
+                     Sample((_normal(3, 4), _normal(2), np.array([True, False, True])),
+                            {"index": (("tensor", 0), 1)}, (0,))])
 
 
 def _alias(x: Tensor) -> Tensor:

@@ -50,18 +50,25 @@ def _require_numeric(op: str, x: TensorSpec) -> None:
 
 
 def _expand_back(g, x, axis, keepdim):
-    """Broadcast a reduced gradient (or output) back to x's shape."""
-    from .shape import expand, reshape  # noqa: PLC0415
-    axes = mu.normalize_axes("sum", axis, len(x.shape))
+    """Broadcast a reduced gradient (or output) back to x's shape.
+
+    In a static program where x has unknown (-1) dimensions the shape is taken from x at
+    run time (unsqueeze, then expand_as)."""
+    from .shape import expand, expand_as, reshape, unsqueeze  # noqa: PLC0415
+    shape = x.shape
+    axes = mu.normalize_axes("sum", axis, len(shape))
+    if -1 in shape:
+        return expand_as(g if keepdim or not axes else unsqueeze(g, sorted(axes)), x)
     if not keepdim:
-        g = reshape(g, list(mu.reduce_shape(x.shape, axes, True)))
-    return expand(g, list(x.shape))
+        g = reshape(g, list(mu.reduce_shape(shape, axes, True)))
+    return expand(g, shape)
 
 
 def _count(x, axis) -> int:
     """How many elements each reduced output element summarises."""
     axes = mu.normalize_axes("sum", axis, len(x.shape))
-    return int(np.prod([x.shape[a] for a in axes])) if axes else 1
+    dims = [x.shape[a] for a in axes]
+    return -1 if -1 in dims else int(np.prod(dims)) if axes else 1
 
 
 def _reduce_samples():
@@ -125,11 +132,26 @@ def _mean_meta(x: TensorSpec, *, axis: Any, keepdim: bool) -> TensorSpec:
     return _reduced("mean", x, axis, keepdim, x.dtype)
 
 
+def _reduced_count(x, axis, reduced):
+    """`_count`, or where a reduced dimension is unknown (static program) a 0-D tensor
+    numel(x) / numel(reduced) computed at run time."""
+    count = _count(x, axis)
+    if count >= 0:
+        return count
+    from .creation import numel  # noqa: PLC0415
+    from .math import cast, divide  # noqa: PLC0415
+    return divide(cast(numel(x), x.dtype), cast(numel(reduced), x.dtype))
+
+
 def _g_mean(ctx, g):
     (x,) = ctx.inputs
-    from .math import multiply  # noqa: PLC0415
-    count = _count(x, ctx.attrs["axis"])
-    return (multiply(_expand_back(g, x, ctx.attrs["axis"], ctx.attrs["keepdim"]), 1.0 / count if count else 1.0),)
+    from .math import divide, multiply  # noqa: PLC0415
+    axis = ctx.attrs["axis"]
+    spread = _expand_back(g, x, axis, ctx.attrs["keepdim"])
+    count = _reduced_count(x, axis, g)
+    if isinstance(count, Tensor):
+        return (divide(spread, count),)
+    return (multiply(spread, 1.0 / count if count else 1.0),)
 
 
 _MEAN = defop("mean", kernel=lambda xp, x, *, axis, keepdim: x.mean(_np_axis(axis, x.ndim), None, None, keepdim),
@@ -384,11 +406,13 @@ def _moment_op(name: str, take_sqrt: bool):
         axis, unbiased, keepdim = ctx.attrs["axis"], ctx.attrs["unbiased"], ctx.attrs["keepdim"]
         axes = list(mu.normalize_axes(name, axis, len(x.shape)))
         centred = subtract(x, mean(x, axis=axes, keepdim=True))
-        dof = _count(x, axis) - int(unbiased)
+        dof = _reduced_count(x, axis, g)
+        dof = subtract(dof, float(unbiased)) if isinstance(dof, Tensor) else dof - int(unbiased)
         g = _expand_back(g, x, axis, keepdim)
         if take_sqrt:  # d std = (x - mean) / (dof * std)
             return (divide(multiply(g, centred), multiply(_expand_back(ctx.outputs[0], x, axis, keepdim), dof)),)
-        return (multiply(multiply(g, centred), 2.0 / dof),)
+        return (divide(multiply(g, centred), divide(dof, 2.0)) if isinstance(dof, Tensor)
+                else multiply(multiply(g, centred), 2.0 / dof),)
 
     return defop(name, kernel=kernel, meta=meta, grad=rule, save_outputs=take_sqrt,
                  attrs={"axis": None, "unbiased": True, "keepdim": False},

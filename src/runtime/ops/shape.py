@@ -54,15 +54,22 @@ def _numel(shape) -> int:
 
 
 def _g_reshape_back(ctx, g):
-    """Gradient of every op that only re-labels dimensions: reshape back to the input."""
-    return (reshape(g, ctx.inputs[0].shape),)
+    """Gradient of every op that only re-labels dimensions: reshape back to the input.
+
+    In a static program with more than one unknown (-1) dimension the target shape is
+    taken from the input at run time (reshape_as)."""
+    x = ctx.inputs[0]
+    shape = x.shape
+    return (reshape(g, shape) if shape.count(-1) <= 1 else _RESHAPE_AS(g, x),)
 
 
 # ---------------------------------------------------------------- reshape family (views)
 def _reshape_meta(x: TensorSpec, *, shape: tuple) -> TensorSpec:
     out = [x.shape[i] if d == 0 else d for i, d in enumerate(shape)]
-    if out.count(-1) > 1:
+    if list(shape).count(-1) > 1:
         raise ValueError(f"reshape: argument 'shape' {list(shape)} may contain -1 at most once")
+    if -1 in x.shape:  # a static input of unknown size: the inferred dimension is unknown too
+        return TensorSpec(tuple(out), x.dtype)
     known = _pymath.prod(d for d in out if d != -1)
     total = _pymath.prod(x.shape)
     if -1 in out:
@@ -318,10 +325,45 @@ def broadcast_to(x: Tensor, shape: Any, name: str | None = None) -> Tensor:
     return _EXPAND(as_tensor(x, "x", "broadcast_to"), shape=_ints("broadcast_to", "shape", shape))
 
 
+def _expand_as_meta(x: TensorSpec, y: TensorSpec) -> TensorSpec:
+    lead = len(y.shape) - len(x.shape)
+    if lead < 0:
+        raise ValueError(f"expand_as: argument 'y' {mu.shape_str(y.shape)} has fewer dimensions than 'x' "
+                         f"{mu.shape_str(x.shape)}")
+    for i, d in enumerate(y.shape[lead:]):
+        src = x.shape[i]
+        if src not in (1, -1) and d not in (-1, src):
+            raise ValueError(f"expand_as: cannot expand dimension {i} of 'x' {mu.shape_str(x.shape)} to "
+                             f"the shape of 'y' {mu.shape_str(y.shape)}")
+    return TensorSpec(tuple(y.shape), x.dtype)
+
+
+# The target shape comes from y at run time (y's values are never read), so it also works in a
+# static program where y has unknown (-1) dimensions; gradient rules use it for that case.
+_EXPAND_AS = defop("expand_as", kernel=lambda xp, x, y: xp.broadcast_to(x, y.shape).copy(), meta=_expand_as_meta,
+                   grad=lambda ctx, g: (unbroadcast(g, ctx.inputs[0]), None), inputs=("x", "y"),
+                   samples=lambda: [Sample((_normal(3, 1), _normal(2, 3, 4)), grad_inputs=(0,)),
+                                    Sample((_normal(4), _normal(3, 4)), grad_inputs=(0,))])
+
+
+def _reshape_as_meta(x: TensorSpec, like: TensorSpec) -> TensorSpec:
+    if -1 not in x.shape and -1 not in like.shape and _numel(x.shape) != _numel(like.shape):
+        raise ValueError(f"reshape_as: cannot reshape 'x' {mu.shape_str(x.shape)} to the shape of 'like' "
+                         f"{mu.shape_str(like.shape)}")
+    return TensorSpec(tuple(like.shape), x.dtype)
+
+
+# x reshaped to the run-time shape of `like` (its values are never read): the gradient of the
+# reshape family in static programs whose shapes have several unknown (-1) dimensions.
+_RESHAPE_AS = defop("reshape_as", kernel=lambda xp, x, like: x.reshape(like.shape), meta=_reshape_as_meta,
+                    grad=lambda ctx, g: (_RESHAPE_AS(g, ctx.inputs[0]), None), inputs=("x", "like"),
+                    samples=lambda: [Sample((_normal(2, 6), _normal(3, 4)), grad_inputs=(0,))])
+
+
 @tensor_method
 def expand_as(x: Tensor, y: Tensor, name: str | None = None) -> Tensor:
     """Broadcast x to the shape of y."""
-    return _EXPAND(as_tensor(x, "x", "expand_as"), shape=tuple(as_tensor(y, "y", "expand_as").shape))
+    return _EXPAND_AS(as_tensor(x, "x", "expand_as"), as_tensor(y, "y", "expand_as"))
 
 
 def broadcast_shape(x_shape: Any, y_shape: Any) -> list[int]:

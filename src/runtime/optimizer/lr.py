@@ -62,6 +62,18 @@ class LRScheduler:
         """The current learning rate."""
         return self.last_lr
 
+    @property
+    def last_lr(self) -> float:
+        return self._last_lr
+
+    @last_lr.setter
+    def last_lr(self, value: float) -> None:
+        """Set the rate; for a scheduler driving a static program, also its lr var in the global scope."""
+        self._last_lr = value
+        if getattr(self, "_var_name", None) is not None:
+            from .static_mode import set_lr_var  # noqa: PLC0415
+            set_lr_var(self._var_name, value)
+
     def step(self, epoch: int | None = None) -> None:
         """Advance one epoch (or jump to `epoch`) and update `last_lr`."""
         if epoch is None:
@@ -88,7 +100,7 @@ class LRScheduler:
     def state_dict(self) -> dict:
         """The scheduler's state as plain Python numbers."""
         self.state_keys()
-        return {k: _plain(self.__dict__[k]) for k in self.keys if k in self.__dict__}
+        return {k: _plain(getattr(self, k)) for k in self.keys if hasattr(self, k)}
 
     def set_state_dict(self, state_dict: dict) -> None:
         """Restore what `state_dict()` returned."""
@@ -100,7 +112,7 @@ class LRScheduler:
             raise RuntimeError(f"{type(self).__name__}.set_state_dict: can't find {missing} in state_dict; "
                                "please check whether it was saved from the same kind of scheduler")
         for k in self.keys:
-            self.__dict__[k] = _plain(state_dict[k])
+            setattr(self, k, _plain(state_dict[k]))
         if len(state_dict) > len(self.keys):
             warnings.warn("There are some unused values in state_dict. Maybe the optimizer have different "
                           "'LearningRateDecay' when invoking state_dict and set_dict", stacklevel=2)

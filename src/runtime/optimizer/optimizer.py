@@ -22,6 +22,7 @@ from typing import Any, Callable, Iterable
 import numpy as np
 
 from ..autograd.grad_mode import no_grad
+from ..mode import in_dynamic_mode
 from ..nn.clip import ClipGradBase
 from ..ops import optimizer_ops
 from ..ops.registry import OpDef
@@ -110,6 +111,7 @@ class Optimizer:
         self._accumulators: dict[str, dict[int, Tensor]] = {n: {} for n, _ in self._accumulator_specs}
         self._owners: dict[int, Tensor] = {}
         self._accumulators_holder: dict[str, Any] = {}
+        self._static_lr_var: str | None = None  # the lr var of the last static minimize
         self._parameter_list, self._param_groups, self._groups = self._build_groups(parameters)
 
     # ----------------------------------------------------------- construction
@@ -192,6 +194,9 @@ class Optimizer:
             raise RuntimeError("optimizer's learning rate can't be LRScheduler when invoke this API, because "
                                "this will lead to conflict")
         self._learning_rate = float(value)
+        if self._static_lr_var is not None:
+            from .static_mode import set_lr_var  # noqa: PLC0415
+            set_lr_var(self._static_lr_var, self._learning_rate)
 
     def set_lr_scheduler(self, scheduler: LRScheduler) -> None:
         """Drive the learning rate by `scheduler` from now on."""
@@ -220,6 +225,9 @@ class Optimizer:
     @no_grad()
     def step(self) -> None:
         """Update every parameter that has a gradient (atomically: all or nothing)."""
+        if not in_dynamic_mode():
+            raise RuntimeError(f"{type(self).__name__}.step is for dynamic mode; in static mode call "
+                               "minimize(loss) while building the program, then run it with an Executor")
         self._require_params("step")
         plan = []
         for group in self._groups:
@@ -239,8 +247,13 @@ class Optimizer:
         """Update the parameters from `loss`'s gradients; returns (None, params_grads) in dynamic mode.
 
         As in Paddle, gradients come from a `loss.backward()` already run; when `loss`'s graph has
-        not been back-propagated yet, `minimize` runs `loss.backward()` itself first.
+        not been back-propagated yet, `minimize` runs `loss.backward()` itself first. In static
+        mode it appends the backward, clip, regularisation and update ops to `loss`'s program
+        and returns (optimize_ops, params_grads) (see `static_mode`).
         """
+        if not in_dynamic_mode():
+            from .static_mode import minimize_static  # noqa: PLC0415 - static sits above optimizers
+            return minimize_static(self, loss, startup_program, parameters, no_grad_set)
         if not isinstance(loss, Tensor):
             raise TypeError(f"{type(self).__name__}.minimize: 'loss' must be a Tensor, got {type(loss).__name__}")
         node = loss._node

@@ -1,10 +1,13 @@
 """`paddle.static`: programs built by the public API in static mode, and their execution."""
 from . import nn  # noqa: F401
 from .builder import InputSpec, data, disable_static, enable_static, in_dynamic_mode
+from .backward import append_backward, gradients
+from .io import load_inference_model, save_inference_model
 from .framework import (Block, Operator, Program, Variable, default_main_program, default_startup_program,
                         program_guard)
 from ..executor import Executor, Scope, global_scope, scope_guard  # noqa: E402 - the façade lives there
 
 __all__ = ["Program", "Block", "Operator", "Variable", "program_guard", "default_main_program",
            "default_startup_program", "data", "InputSpec", "enable_static", "disable_static",
-           "in_dynamic_mode", "nn", "Executor", "Scope", "global_scope", "scope_guard"]
+           "in_dynamic_mode", "nn", "Executor", "Scope", "global_scope", "scope_guard", "append_backward",
+           "gradients", "save_inference_model", "load_inference_model"]

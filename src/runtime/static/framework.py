@@ -121,6 +121,13 @@ class Variable(Tensor):
             raise TypeError(f"len() of static Variable '{self.name}' with shape {self.shape} is unknown")
         return self._shape[0]
 
+    def detach(self) -> "Variable":
+        """A copy (an `assign` op) with stop_gradient=True: gradients do not flow back through it."""
+        from ..ops.creation import assign  # noqa: PLC0415 - ops import tensor, which we subclass
+        out = assign(self)
+        out.stop_gradient = True
+        return out
+
     def backward(self, *args: Any, **kwargs: Any) -> None:
         raise TypeError("backward: in static mode use paddle.static.append_backward(loss) "
                         "or optimizer.minimize(loss)")
@@ -309,10 +316,9 @@ class Program:
                               v.is_parameter, v.need_check_feed)
                 nb.vars[name] = nv
             for op in b.ops:
-                attrs = dict(op.attrs)
-                if for_test and "training" in attrs:
-                    attrs["training"] = False
-                nb.ops.append(Operator(nb, op.type, op.inputs, op.outputs, copy.deepcopy(attrs), op.callsite))
+                kind, inputs, outputs, attrs = (_inference_form(op) if for_test else None) or \
+                    (op.type, op.inputs, op.outputs, op.attrs)
+                nb.ops.append(Operator(nb, kind, inputs, outputs, copy.deepcopy(attrs), op.callsite))
             new.blocks.append(nb)
         return new
 
@@ -340,6 +346,18 @@ class Program:
         digest = h.hexdigest()
         self._hash = (self._version, digest)
         return digest
+
+
+def _inference_form(op: Operator) -> tuple[str, list, list, dict] | None:
+    """What a training-only op becomes in `clone(for_test=True)` (Paddle's is_test): dropout
+    keeps x (upscale_in_train) or scales it by 1 - p (downscale_in_infer); alpha_dropout keeps x.
+    Their mask outputs are no longer written (only gradient ops read them)."""
+    if op.type == "dropout" and op.attrs["mode"] == "downscale_in_infer":
+        return "scale", op.inputs[:1], op.outputs[:1], {"scale": 1.0 - op.attrs["p"], "bias": 0.0,
+                                                        "bias_after_scale": True}
+    if op.type in ("dropout", "alpha_dropout"):
+        return "assign", op.inputs[:1], op.outputs[:1], {}
+    return None
 
 
 # ---------------------------------------------------------------- default programs and guards
