@@ -7,6 +7,7 @@ import pytest
 import runtime as paddle
 from runtime import static
 from runtime.ops import all_ops
+from runtime.ops.registry import TensorSpec
 
 OPS = all_ops()
 
@@ -15,18 +16,28 @@ EAGER_ONLY: dict[str, str] = {}
 
 
 def _grad_positions(sample):
-    if sample.grad_inputs is not None:
+    """The sample's checked inputs; an empty `grad_inputs` only means that finite differences
+    cannot check it (mode's ties), and static-vs-eager can: then every floating input."""
+    if sample.grad_inputs:
         return list(sample.grad_inputs)
     return [i for i, a in enumerate(sample.inputs) if isinstance(a, np.ndarray) and a.dtype.kind == "f"]
 
 
 def _cases():
     for name, op in sorted(OPS.items()):
-        if op.grad is None or op.random or op.samples is None:
+        if op.grad is None or op.random or op.samples is None or name in EAGER_ONLY:
             continue
         for i, s in enumerate(op.samples()):
-            if _grad_positions(s):
+            if _grad_positions(s) and _differentiable_outputs(op, s):
                 yield pytest.param(op, s, id=f"{name}-{i}")
+
+
+def _differentiable_outputs(op, sample):
+    """Indices of the floating outputs a gradient flows back from (by the meta function)."""
+    specs = [None if a is None else TensorSpec(np.shape(a), np.asarray(a).dtype) for a in sample.inputs]
+    meta = op.meta(*specs, **sample.attrs)
+    metas = meta if type(meta) is tuple else (meta,)
+    return [k for k, m in enumerate(metas) if k not in op.nondiff_outputs and m.dtype.kind == "f"]
 
 
 def _outputs(result):
@@ -63,8 +74,11 @@ def _static_grads(op, sample, arrays, positions, weights):
             for k, w in weights.items():
                 term = paddle.sum(outs[k] * paddle.to_tensor(w))
                 loss = term if loss is None else loss + term
+            n_forward = len(main.global_block().ops)
             static.append_backward(loss)
         block = main.global_block()
+        seed = block.ops[n_forward]  # the backward part starts with the loss's gradient: 1.0
+        assert seed.type == "full" and seed.attrs["fill_value"] == 1.0 and seed.outputs == [loss.name + "@GRAD"]
         fetch = [f"in{i}@GRAD" for i in positions]
         present = [n for n in fetch if block.has_var(n)]
         feed = {f"in{i}": a for i, a in enumerate(arrays) if a is not None}
@@ -78,8 +92,6 @@ def _static_grads(op, sample, arrays, positions, weights):
 
 @pytest.mark.parametrize("op,sample", list(_cases()))
 def test_append_backward_matches_eager_autograd(op, sample):
-    if op.name in EAGER_ONLY:
-        pytest.fail(f"{op.name} is listed as eager-only but has samples in the walk")
     positions = _grad_positions(sample)
     arrays = [None if a is None else np.array(a, copy=True) for a in sample.inputs]
     outs = _outputs(op.kernel(np, *[None if a is None else a.copy() for a in arrays], **sample.attrs))
@@ -91,6 +103,10 @@ def test_append_backward_matches_eager_autograd(op, sample):
     for i, e, g in zip(positions, expected, got):
         np.testing.assert_allclose(g, e, rtol=1e-10, atol=1e-10,
                                    err_msg=f"{op.name}: gradient of input {op.input_name(i)}\n{main}")
-    # the backward part starts with the seed of 1.0 right after the forward ops
-    types = [o.type for o in main.global_block().ops]
-    assert "full" in types
+
+
+def test_the_walk_covers_every_differentiable_non_random_op():
+    walked = {p.values[0].name for p in _cases()}
+    expected = {n for n, op in OPS.items() if op.grad is not None and not op.random}
+    assert not expected - walked - set(EAGER_ONLY), sorted(expected - walked)
+    assert set(EAGER_ONLY) <= expected
