@@ -78,6 +78,7 @@ class _Backward:
         self.partials: dict[str, list[Variable]] = {}
         self.grads: dict[str, Variable] = {}
         self.renames: dict[str, str] = {}
+        self.taken: set[str] = set()
         self.claimed: set[str] = set()
         end = self._end_of(targets)
         self.path = self._op_path(targets, end)
@@ -135,10 +136,11 @@ class _Backward:
 
     # ------------------------------------------------------------- emission
     def _grad_name(self, name: str) -> str:
+        """`<name>@GRAD`, or `<name>@GRAD_<n>` when an earlier backward took that name."""
         target = name + GRAD_SUFFIX
-        taken = set(self.block.vars) | set(self.renames.values())
-        while target in taken:
+        while target in self.block.vars or target in self.taken:
             target = unique_name(name + GRAD_SUFFIX)
+        self.taken.add(target)
         return target
 
     def _finalize(self, name: str) -> Variable:
