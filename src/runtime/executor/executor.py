@@ -1,0 +1,184 @@
+"""`static.Executor`: checks feeds and fetches, prepares and caches one InterpreterCore per
+(program hash, feed names, fetch names, scope), and runs it (seed 000 §2.1 and §2.2.2).
+
+On a cache miss the façade validates the names, copies the program through
+`runtime.static.passes.apply_passes` (when that module exists; the user's Program is never
+changed), adds one `feed` op per fed var and one `fetch` op per fetch target to the COPY, and
+builds a core on it. On every run it checks the fed values against their vars (shape with -1
+matching any size, dtype) before anything runs, so a bad feed changes nothing.
+"""
+from __future__ import annotations
+
+import importlib
+from collections import OrderedDict
+from typing import Any, Sequence
+
+import numpy as np
+
+from .. import flags as _flags
+from ..place import CPUPlace
+from ..static.framework import Operator, Program, Variable, default_main_program
+from ..tensor import Tensor
+from .interpreter import FEED_OP, FETCH_OP, InterpreterCore
+from .plan import Plan
+from .scope import Scope, global_scope
+
+__all__ = ["Executor", "prepare_program"]
+
+CACHE_CAPACITY = 32
+
+
+def _fetch_names(fetch_list: Any) -> tuple[str, ...]:
+    if fetch_list is None:
+        return ()
+    if isinstance(fetch_list, (str, Variable)):
+        fetch_list = [fetch_list]
+    if not isinstance(fetch_list, (list, tuple)):
+        raise TypeError(f"Executor.run: argument 'fetch_list' must be a list of Variables or names, "
+                        f"got {type(fetch_list).__name__}")
+    names = []
+    for f in fetch_list:
+        if isinstance(f, Variable):
+            names.append(f.name)
+        elif isinstance(f, str):
+            names.append(f)
+        else:
+            raise TypeError(f"Executor.run: each fetch target must be a Variable or a str, got {type(f).__name__}")
+    return tuple(names)
+
+
+def prepare_program(program: Program, feed_names: Sequence[str], fetch_names: Sequence[str],
+                    feed_var_name: str = "feed", fetch_var_name: str = "fetch") -> tuple[Program, dict]:
+    """The program a core runs: a pass-optimised copy with feed ops first and fetch ops last."""
+    protected = {*feed_names, *fetch_names, *(v.name for v in program.list_vars() if v.persistable)}
+    try:
+        passes = importlib.import_module("runtime.static.passes")
+    except ImportError:
+        passes = None
+    apply_passes = getattr(passes, "apply_passes", None)
+    new = program.clone() if apply_passes is None else apply_passes(program, protected)
+    block = new.global_block()
+    marks = {id(block.ops[i]): pair for i, pair in getattr(new, "_inplace_pairs", {}).items()}
+    user_block = program.global_block()
+    for name in (*feed_names, *fetch_names):
+        if name not in block.vars:  # e.g. a fed var no op reads, dropped by dead-op elimination
+            v = user_block.var(name)
+            block.create_var(name, v._shape, v._np_dtype, v.persistable, v.stop_gradient, v.is_parameter,
+                             v.need_check_feed)
+    for holder in (feed_var_name, fetch_var_name):
+        if holder not in block.vars:
+            block.create_var(holder, (), "float32", persistable=True)
+    feeds = [Operator(block, FEED_OP, [feed_var_name], [n], {"col": i}, "<feed>") for i, n in enumerate(feed_names)]
+    fetches = [Operator(block, FETCH_OP, [n], [fetch_var_name], {"col": i}, "<fetch>")
+               for i, n in enumerate(fetch_names)]
+    block.ops = feeds + block.ops + fetches
+    new._changed()
+    return new, {i: marks[id(op)] for i, op in enumerate(block.ops) if id(op) in marks}
+
+
+class _FeedChecker:
+    """Converts and checks the fed values of one core, in its feed order."""
+
+    def __init__(self, program: Program, feed_names: tuple[str, ...]):
+        block = program.global_block()
+        self.specs = [(n, tuple(block.var(n)._shape), block.var(n)._np_dtype, block.var(n).need_check_feed)
+                      for n in feed_names]
+
+    def __call__(self, feed: dict) -> list:
+        out = []
+        for name, shape, dtype, check in self.specs:
+            value = feed[name]
+            if isinstance(value, Tensor):
+                value = value._data
+            if not isinstance(value, np.ndarray):
+                value = np.asarray(value, dtype=dtype)
+            elif value.dtype != dtype:
+                if check:
+                    raise ValueError(f"Executor.run: the fed value of variable '{name}' has dtype {value.dtype.name} "
+                                     f"but the variable's dtype is {dtype.name}")
+                value = value.astype(dtype)
+            if check and (value.ndim != len(shape)
+                          or any(d != -1 and d != s for d, s in zip(shape, value.shape))):
+                raise ValueError(f"Executor.run: the fed value of variable '{name}' has shape {list(value.shape)} "
+                                 f"but the variable's shape is {list(shape)} (-1 matches any size)")
+            out.append(value)
+        return out
+
+
+class Executor:
+    """Runs static programs on `place` (Paddle's `static.Executor`), one cached core per key."""
+
+    def __init__(self, place: Any = None):
+        self.place = CPUPlace() if place is None else place
+        self.cache_capacity = CACHE_CAPACITY
+        self.stats = {"builds": 0, "hits": 0, "evictions": 0}
+        self._cores: OrderedDict[tuple, tuple[InterpreterCore, _FeedChecker]] = OrderedDict()
+
+    def run(self, program: Program | None = None, feed: dict | None = None, fetch_list: Any = None,
+            feed_var_name: str = "feed", fetch_var_name: str = "fetch", scope: Scope | None = None,
+            return_numpy: bool = True, use_program_cache: bool = True, use_prune: bool = False) -> list:
+        """Run `program` on `feed` in `scope`; the values of `fetch_list`, in its order."""
+        feed = {} if feed is None else feed
+        if not isinstance(feed, dict):
+            raise TypeError(f"Executor.run: argument 'feed' must be a dict of name to value, got "
+                            f"{type(feed).__name__}")
+        core, check = self._core(program, feed, fetch_list, scope, feed_var_name, fetch_var_name)
+        out = core.run(check(feed))
+        return out if return_numpy else [Tensor._wrap(a) for a in out]
+
+    def plan_for(self, program: Program | None = None, feed: Any = None, fetch_list: Any = None,
+                 scope: Scope | None = None, feed_var_name: str = "feed", fetch_var_name: str = "fetch") -> Plan:
+        """The plan `run(program, feed, fetch_list, scope=scope)` uses (built now if needed, not run)."""
+        feed = {n: None for n in feed} if isinstance(feed, (list, tuple)) else (feed or {})
+        core, _ = self._core(program, feed, fetch_list, scope, feed_var_name, fetch_var_name)
+        return core.plan
+
+    def core_for(self, program: Program | None = None, feed: Any = None, fetch_list: Any = None,
+                 scope: Scope | None = None) -> InterpreterCore:
+        """The cached InterpreterCore for this key (built if needed): its stats, plan and local scope."""
+        feed = {n: None for n in feed} if isinstance(feed, (list, tuple)) else (feed or {})
+        return self._core(program, feed, fetch_list, scope, "feed", "fetch")[0]
+
+    def close(self) -> None:
+        """Drop every cached core."""
+        for core, _ in self._cores.values():
+            core.close()
+        self._cores.clear()
+
+    def _core(self, program: Program | None, feed: dict, fetch_list: Any, scope: Scope | None,
+              feed_var_name: str, fetch_var_name: str) -> tuple[InterpreterCore, _FeedChecker]:
+        program = default_main_program() if program is None else program
+        if not isinstance(program, Program):
+            raise TypeError(f"Executor.run: argument 'program' must be a Program, got {type(program).__name__}")
+        scope = global_scope() if scope is None else scope
+        try:
+            feed_names = tuple(sorted(feed))
+        except TypeError:
+            raise TypeError(f"Executor.run: the keys of 'feed' must be variable names (str), got "
+                            f"{sorted(map(repr, feed))}") from None
+        fetch_names = _fetch_names(fetch_list)
+        key = (program.structural_hash(), feed_names, fetch_names, scope.uid, feed_var_name, fetch_var_name,
+               tuple(_flags._values.values()))
+        entry = self._cores.get(key)
+        if entry is not None:
+            self._cores.move_to_end(key)
+            self.stats["hits"] += 1
+            return entry
+        block = program.global_block()
+        for name in feed_names:
+            if not isinstance(name, str) or name not in block.vars:
+                raise ValueError(f"Executor.run: feed key {name!r} is not a variable of the program")
+        for name in fetch_names:
+            if not block.has_var(name):
+                raise ValueError(f"Executor.run: fetch target {name!r} is not a variable of the program")
+        prepared, pairs = prepare_program(program, feed_names, fetch_names, feed_var_name, fetch_var_name)
+        core = InterpreterCore(prepared, scope, self.place, feed_names, fetch_names,
+                               holder_vars=(feed_var_name, fetch_var_name), inplace_pairs=pairs)
+        core.build()
+        entry = self._cores[key] = (core, _FeedChecker(program, feed_names))
+        self.stats["builds"] += 1
+        while len(self._cores) > self.cache_capacity:
+            _, (old, _) = self._cores.popitem(last=False)
+            old.close()
+            self.stats["evictions"] += 1
+        return entry

@@ -1,0 +1,548 @@
+"""The InterpreterCore: build a program's plan once, then run it many times (seed 000 §二–四).
+
+Build (`build()`, or the first `run()`):
+1. the variable table: every var an op names gets an integer slot (seed §3.2.4.1); fed vars
+   are marked skip-inplace (an op that updates a fed var in place gets a copy of the caller's
+   array, never the array itself);
+2. the op function list: each op's kernel is looked up ONCE (`stats["kernel_lookups"]`), its
+   inputs and outputs resolved to slots, its attributes bound;
+3. dependencies (`dependency.DependencyBuilder`) and lifetimes (`gc.analyse_lifetimes`);
+4. the run-safety analysis: which persistables a run loads from the scope, which it writes
+   (committed to the scope only after every op succeeded), and how in-place updates of
+   persistables are kept undoable (below);
+5. code: the sequential mode lowers the plan to one generated straight-line Python function
+   (kernel calls on local variables, each var dropped right after its last user, in plan order);
+   its cost per op is one Python call plus the kernel.
+
+Run: the generated function loads the persistables it reads from their scope cells (resolved
+once per scope), runs the ops, commits, and returns the fetches; a run does no name lookup, no
+registry lookup and no meta inference. `run(scheduler=True)` instead runs the plan with its
+dependency counters (reset from the plan every run) and reference counts, popping ready ops in
+plan order on the calling thread: the reference for the parallel scheduler that will reuse the
+plan. Both accept a `hook(event, index, slots)` ("start"/"end" of op `index`, "free" of var slot
+`index`) for tests and tools.
+
+Atomicity. Ops that produce a persistable's new value write it to the run's own storage; the
+scope's cells are updated only after the last op. In-place kernels (optimizer updates) change
+their inputs' arrays, which for a persistable read from the scope are the scope's arrays; the
+plan makes those updates undoable at the lowest cost: the in-place ops that end the program
+(the optimizer ops of a training step, with only fetches after them) are checked with their
+meta functions on the run's actual arrays before the first of them runs (memoised on shapes and
+dtypes, the same "validate everything, then mutate" rule as eager `optimizer.step`), so no copy
+is made; an in-place update of a scope array that is followed by ordinary ops gets a snapshot
+(one copy) that is written back if a later op fails. A failing op is re-raised as the same
+exception type naming the op type, its plan index, its input shapes and the line that built it;
+the scope is left as it was before the run.
+"""
+from __future__ import annotations
+
+import heapq
+import linecache
+import types
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from .. import flags as _flags
+from ..ops import registry as _registry
+from ..ops.registry import TensorSpec
+from .dependency import DependencyBuilder
+from .gc import analyse_lifetimes
+from .plan import NO_SLOT, Instruction, Plan
+from .scope import Scope, ScopeVariable
+
+__all__ = ["InterpreterCore", "FEED_OP", "FETCH_OP", "NO_NEED_BUFFER"]
+
+FEED_OP, FETCH_OP = "feed", "fetch"
+
+# Inputs whose kernels read only the shape and dtype (Paddle's no-need-buffer inputs): they do
+# not extend the var's life; once freed, the var is replaced by a one-element broadcast stub
+# of the same shape and dtype, which is all such kernels look at.
+NO_NEED_BUFFER: dict[str, tuple[int, ...]] = {"shape": (0,), "numel": (0,), "full_like": (0,)}
+
+Hook = Callable[[str, int, list], None]
+
+
+def _mutated_inputs(op: Any, opdef: Any) -> set[int]:
+    """Input positions an in-place kernel updates: those named again as outputs, else all of them."""
+    if not opdef.inplace:
+        return set()
+    named = {p for p, n in enumerate(op.inputs) if n is not None and n in op.outputs}
+    return named or {p for p, n in enumerate(op.inputs) if n is not None}
+
+
+def _meta_outputs(opdef: Any, op: Any, block: Any) -> int:
+    """How many outputs the kernel returns (0: a single array), from the op's meta at build."""
+    specs = tuple(None if n is None else block.var(n).spec() for n in op.inputs)
+    try:
+        meta = opdef.meta(*specs, **op.attrs)
+    except Exception:  # noqa: BLE001 - a hand-built op the meta rejects: trust the recorded outputs
+        return len(op.outputs) if len(op.outputs) > 1 else 0
+    return len(meta) if type(meta) is tuple else 0
+
+
+def _validator(opdef: Any, attrs: dict) -> Callable[..., None]:
+    """Run `opdef`'s meta on actual arrays, once per distinct (shape, dtype) signature."""
+    seen: set = set()
+
+    def validate(*arrays: Any) -> None:
+        key = tuple(None if a is None else (a.shape, a.dtype) for a in arrays)
+        if key not in seen:
+            opdef.meta(*(None if a is None else TensorSpec(a.shape, a.dtype) for a in arrays), **attrs)
+            seen.add(key)
+    return validate
+
+
+def _owned(a: Any) -> Any:
+    """A fetched temporary: itself, or a copy when it is a view of some other buffer."""
+    return a if a.base is None else a.copy()
+
+
+class InterpreterCore:
+    """Builds the plan of one prepared program (feed/fetch ops included) for one scope; runs it."""
+
+    def __init__(self, program: Any, scope: Scope, place: Any = None, feed_names: Sequence[str] = (),
+                 fetch_names: Sequence[str] = (), holder_vars: Sequence[str] = (),
+                 skip_gc_vars: Sequence[str] = (), inplace_pairs: dict[int, tuple[int, int]] | None = None):
+        self.program = program
+        self.scope = scope
+        self.place = place
+        self.feed_names = tuple(feed_names)
+        self.fetch_names = tuple(fetch_names)
+        self.holder_vars = frozenset(holder_vars)
+        self.skip_gc_vars = frozenset(skip_gc_vars)
+        self.inplace_pairs = dict(inplace_pairs or {})
+        self.plan: Plan | None = None
+        self.local_scope: Scope | None = None
+        self.stats = {"builds": 0, "kernel_lookups": 0, "runs": 0}
+        if place is not None and getattr(place, "kind", "cpu") == "gpu":
+            from ..place import array_module  # noqa: PLC0415
+            self._xp = array_module(place)
+        else:
+            self._xp = np
+        self._g: dict[str, Any] = {}          # globals of the generated code
+        self._fast: Callable | None = None
+        self._traced: Callable | None = None
+        self._op_fns: list[Callable] | None = None
+        self._codes: dict[types.CodeType, tuple[dict[int, int], bool]] = {}
+        self._bound = False
+        self._created: list[str] = []
+
+    # ------------------------------------------------------------ build
+    def build(self) -> Plan:
+        """Analyse the program and generate the sequential code (once; a second call raises)."""
+        if self.plan is not None:
+            raise RuntimeError("InterpreterCore.build: this core is already built")
+        block = self.program.global_block()
+        names: list[str] = []
+        ids: dict[str, int] = {}
+
+        def slot(name: str | None) -> int:
+            if name is None:
+                return NO_SLOT
+            if name not in ids:
+                ids[name] = len(names)
+                names.append(name)
+            return ids[name]
+
+        instrs, opdefs, n_outs = [], [], []
+        for i, op in enumerate(block.ops):
+            ins, outs = tuple(slot(n) for n in op.inputs), tuple(slot(n) for n in op.outputs)
+            opdef, mutated, shape_only, pair, multi = None, set(), (), None, 0
+            if op.type not in (FEED_OP, FETCH_OP):
+                opdef = _registry.get_op(op.type)
+                self.stats["kernel_lookups"] += 1
+                mutated = {ins[p] for p in _mutated_inputs(op, opdef)}
+                shape_only = NO_NEED_BUFFER.get(op.type, ())
+                pair = self.inplace_pairs.get(i)
+                if pair is not None and len(outs) == 1 and ins[pair[0]] != NO_SLOT:
+                    mutated.add(ins[pair[0]])  # the op writes into that input's buffer
+                else:
+                    pair = None
+                multi = _meta_outputs(opdef, op, block)
+            instrs.append(Instruction(
+                index=i, type=op.type, kind="kernel" if opdef else op.type, inputs=ins, outputs=outs,
+                attrs=dict(op.attrs),
+                reads=frozenset(s for p, s in enumerate(ins) if s != NO_SLOT and p not in shape_only),
+                shape_reads=frozenset(s for p, s in enumerate(ins) if s != NO_SLOT and p in shape_only),
+                writes=frozenset(outs) | mutated, inplace=frozenset(mutated), callsite=op.callsite, col=op.attrs.get("col", -1),
+                inplace_pair=pair))
+            opdefs.append(opdef)
+            n_outs.append(multi)
+        self._instrs, self._opdefs, self._n_outs = instrs, opdefs, n_outs
+        self._var_meta = [block.var(n) for n in names]
+        holders = {ids[n] for n in self.holder_vars if n in ids}
+        pers = {v for v, var in enumerate(self._var_meta) if var.persistable and v not in holders}
+        fed = {ins.outputs[0] for ins in instrs if ins.kind == FEED_OP}
+        fetched = {ins.inputs[0] for ins in instrs if ins.kind == FETCH_OP}
+        skip = {ids[n] for n in self.skip_gc_vars if n in ids} | holders
+
+        deps = DependencyBuilder().build(
+            [ins.reads | ins.shape_reads for ins in instrs], [ins.writes for ins in instrs],
+            random=[d is not None and d.random for d in opdefs],
+            side_effect=[d is not None and d.side_effect for d in opdefs],
+            sequential_run=bool(_flags.flag("FLAGS_new_executor_sequential_run")))
+        self._freeable = [v not in pers and v not in fed and v not in fetched and v not in skip
+                          for v in range(len(names))]
+        life = analyse_lifetimes([ins.reads | ins.writes for ins in instrs], tracked=lambda v: v not in skip,
+                                 freeable=self._freeable.__getitem__, reach=deps.reach)
+        self._life = life
+        self._stubbed = {s for ins in instrs for s in ins.shape_reads}
+        self._analyse_run_safety(names, pers, fed, holders)
+
+        nm = names.__getitem__
+        edges = [(i, j) for i, ds in enumerate(deps.downstream) for j in ds]
+        self.plan = Plan(
+            program=self.program, place=self.place, feed_names=self.feed_names, fetch_names=self.fetch_names,
+            var_names=tuple(names), var_ids=dict(ids), persistable=frozenset(map(nm, pers)),
+            holder_vars=self.holder_vars, skip_inplace=frozenset(map(nm, fed)), skip_gc_vars=self.skip_gc_vars,
+            instructions=tuple(instrs), order=tuple(range(len(instrs))), downstream=deps.downstream,
+            upstream=deps.upstream, dep_count=deps.dep_count, extra_edges=deps.extra_edges, reach=deps.reach,
+            next_kind={e: "direct" for e in edges}, events={},
+            last_live={nm(v): s for v, s in life.last_live.items()},
+            ref_count={nm(v): c for v, c in life.ref_count.items()},
+            gc_check_vars=tuple(tuple(map(nm, c)) for c in life.gc_check_vars),
+            free_after=tuple(tuple(map(nm, f)) for f in life.free_after))
+        self._init_globals()
+        self._fast = self._compile_sequential(traced=False)
+        self.stats["builds"] += 1
+        return self.plan
+
+    def _analyse_run_safety(self, names: list[str], pers: set[int], fed: set[int], holders: set[int]) -> None:
+        """Loads, commits, missing feeds, skip-inplace copies and the guards of in-place updates."""
+        instrs = self._instrs
+        written: set[int] = set()
+        loads: list[int] = []
+        scope_arrays: set[int] = set()     # persistables whose current value is the scope's array
+        guards: list[tuple[int, int]] = []
+        guarded: set[int] = set()
+        for ins in instrs:
+            for s in ins.inputs:
+                if s == NO_SLOT or s in holders or s in written or s in scope_arrays:
+                    continue
+                if s not in pers:
+                    raise ValueError(
+                        f"Executor.run: variable '{names[s]}' is read by op '{ins.type}' (#{ins.index} of the "
+                        f"plan, built at {ins.callsite}) but it is not fed and no op before it writes it; "
+                        f"pass it in `feed`")
+                loads.append(s)
+                scope_arrays.add(s)
+            for s in sorted(ins.inplace):
+                if s in scope_arrays and s not in guarded:
+                    guards.append((ins.index, s))
+                    guarded.add(s)
+            for s in ins.writes:
+                if s not in ins.inplace:
+                    scope_arrays.discard(s)  # a new array: staged until the commit
+                written.add(s)
+        self._loads = loads
+        self._commits = sorted(s for s in pers if s in written and s not in scope_arrays)
+        self._copy_feeds = {s for s in fed if any(s in ins.inplace for ins in instrs)}
+        start = self._tail_start()
+        self._validate_tail = start if any(i >= start for i, _ in guards) else None
+        self._snapshots: dict[int, list[int]] = {}
+        for i, s in guards:
+            if i < start:
+                self._snapshots.setdefault(i, []).append(s)
+
+    def _tail_start(self) -> int:
+        """Start of the longest suffix of in-place kernels and fetches whose inputs all exist at
+        its start (no op of the suffix makes a new value another one of them reads)."""
+        instrs, opdefs = self._instrs, self._opdefs
+        start = len(instrs)
+        while start > 0:
+            ins, d = instrs[start - 1], opdefs[start - 1]
+            if not (ins.kind == FETCH_OP or (d is not None and d.inplace and ins.inplace_pair is None)):
+                break
+            start -= 1
+        i, fresh = start, {}
+        while i < len(instrs):
+            ins = instrs[i]
+            clash = [fresh[s] for s in ins.inputs if s in fresh]
+            if clash:
+                start, i, fresh = max(clash) + 1, max(clash) + 1, {}
+                continue
+            if ins.kind == "kernel":
+                for s in set(ins.outputs) - ins.inplace:
+                    fresh[s] = i
+            i += 1
+        return start
+
+    # ------------------------------------------------------------ code generation
+    def _init_globals(self) -> None:
+        """Kernels, attributes, validators and helpers, bound once as globals of the generated code."""
+        xp = self._xp
+        g = self._g
+        g.update(_xp=xp, _asarray=xp.asarray, _owned=_owned, _missing=self._missing,
+                 _stub=lambda a: xp.broadcast_to(xp.zeros((), a.dtype), a.shape))
+        if xp is not np:
+            g.update(_to_device=xp.asarray, _to_host=lambda a: a.get())
+        for ins, opdef in zip(self._instrs, self._opdefs):
+            if opdef is None:
+                continue
+            i = ins.index
+            kernel = opdef.kernel
+            if ins.inplace_pair is not None:
+                from ..ops.fused import inplace_kernel  # noqa: PLC0415 - only programs with in-place marks
+                kernel = inplace_kernel(ins.type) or kernel
+                if kernel is opdef.kernel:
+                    object.__setattr__(ins, "inplace_pair", None)
+            g[f"k{i}"] = kernel
+            for j, value in enumerate(ins.attrs.values()):
+                g[f"a{i}_{j}"] = value
+        if self._validate_tail is not None:
+            for ins, opdef in zip(self._instrs[self._validate_tail:], self._opdefs[self._validate_tail:]):
+                if opdef is not None:
+                    g[f"_v{ins.index}"] = _validator(opdef, ins.attrs)
+
+    def _op_lines(self, i: int, ref: Callable[[int], str]) -> list[str]:
+        """The statements of op `i` (guards, then the kernel call), with vars spelled by `ref`."""
+        ins = self._instrs[i]
+        lines = []
+        if i == self._validate_tail:
+            for t in self._instrs[i:]:
+                if t.kind == "kernel":
+                    lines.append(f"_v{t.index}({self._args(t, ref)})")
+        for s in self._snapshots.get(i, ()):
+            lines.append(f"_s.append(({ref(s)}, {ref(s)}.copy()))")
+        if ins.kind == FEED_OP:
+            x = ins.outputs[0]
+            value = f"feeds[{ins.col}]"
+            if self._xp is not np:
+                value = f"_to_device({value})"
+            elif x in self._copy_feeds:
+                value += ".copy()"  # skip-inplace: an in-place op must not write the caller's array
+            return lines + [f"{ref(x)} = {value}"]
+        if ins.kind == FETCH_OP:
+            x = ins.inputs[0]
+            value = f"{ref(x)}.copy()" if self._var_meta[x].persistable else f"_owned({ref(x)})"
+            if self._xp is not np:
+                value = f"_to_host({ref(x)})"
+            return lines + [f"r[{ins.col}] = {value}"]
+        args = self._args(ins, ref)
+        if ins.inplace_pair is not None:
+            args = f"{ref(ins.inputs[ins.inplace_pair[0]])}, {args}"
+        kw = "".join(f", {k}=a{i}_{j}" for j, k in enumerate(ins.attrs))
+        call = f"k{i}(_xp{', ' if args else ''}{args}{kw})"
+        outs = [ref(o) for o in ins.outputs]
+        n_meta = self._n_outs[i]
+        if n_meta:
+            if n_meta != len(outs):
+                call += f"[:{len(outs)}]"
+            lines.append(f"{', '.join(outs)}{',' if len(outs) == 1 else ''} = {call}")
+        else:
+            lines.append(f"{outs[0]} = {call}")
+        for o in ins.outputs:
+            if self._var_meta[o].shape == []:  # NumPy hands back scalars for 0-d results
+                lines.append(f"{ref(o)} = _asarray({ref(o)})")
+        return lines
+
+    @staticmethod
+    def _args(ins: Instruction, ref: Callable[[int], str]) -> str:
+        return ", ".join("None" if s == NO_SLOT else ref(s) for s in ins.inputs)
+
+    def _free_line(self, v: int, ref: Callable[[int], str]) -> str:
+        return f"{ref(v)} = _stub({ref(v)})" if v in self._stubbed else f"{ref(v)} = None"
+
+    def _compile_sequential(self, traced: bool) -> Callable:
+        """The whole plan as one straight-line function, in plan order (seed: "trace" mode)."""
+        if traced:
+            def ref(v: int) -> str:
+                return f"s[{v}]"
+            body = [f"s = [None] * {len(self.plan.var_names) if self.plan else len(self._var_meta)}"]
+            header = "def _run_traced(feeds, _s, hook):"
+        else:
+            def ref(v: int) -> str:
+                return f"v{v}"
+            body = []
+            header = "def _run(feeds, _s):"
+        body.append(f"r = [None] * {len(self.fetch_names)}")
+        body += self._load_lines(ref)
+        line_op: dict[int, int] = {}
+        for i in range(len(self._instrs)):
+            if traced:
+                body.append(f"hook('start', {i}, s)")
+            for line in self._op_lines(i, ref):
+                line_op[len(body) + 2] = i  # +1 for the header, +1 for 1-based line numbers
+                body.append(line)
+            if traced:
+                body.append(f"hook('end', {i}, s)")
+            for v in self._life.free_after[i]:
+                body.append(self._free_line(v, ref))
+                if traced:
+                    body.append(f"hook('free', {v}, s)")
+        body += [f"c{v}.value = {ref(v)}" for v in self._commits]
+        body.append("return r")
+        fn = self._exec([header] + ["    " + line for line in body], header[4:header.index("(")])
+        self._codes[fn.__code__] = (line_op, traced)
+        return fn
+
+    def _load_lines(self, ref: Callable[[int], str]) -> list[str]:
+        out = []
+        for v in self._loads:
+            out += [f"{ref(v)} = c{v}.value", f"if {ref(v)} is None: _missing({v})"]
+        return out
+
+    def _compile_op_functions(self) -> list[Callable]:
+        """One function per op over a slot list, plus load/commit: what the scheduler runs."""
+        def ref(v: int) -> str:
+            return f"s[{v}]"
+        lines: list[str] = []
+        line_op: dict[int, int] = {}
+        for i in range(len(self._instrs)):
+            lines.append(f"def _op{i}(s, _s, feeds, r):")
+            for line in self._op_lines(i, ref):
+                line_op[len(lines) + 1] = i
+                lines.append("    " + line)
+        lines += ["def _load(s):"] + ["    " + x for x in self._load_lines(ref)] + ["    pass"]
+        lines += ["def _commit(s):"] + [f"    c{v}.value = s[{v}]" for v in self._commits] + ["    pass"]
+        self._exec(lines, None)
+        for i in range(len(self._instrs)):
+            self._codes[self._g[f"_op{i}"].__code__] = (line_op, True)
+        return [self._g[f"_op{i}"] for i in range(len(self._instrs))]
+
+    def _exec(self, lines: list[str], name: str | None) -> Any:
+        source = "\n".join(lines) + "\n"
+        filename = f"<interpretercore {id(self):x} {name or 'ops'}>"
+        linecache.cache[filename] = (len(source), None, [x + "\n" for x in lines], filename)
+        exec(compile(source, filename, "exec"), self._g)  # noqa: S102 - our own generated code
+        return self._g[name] if name else None
+
+    # ------------------------------------------------------------ run
+    def _missing(self, v: int) -> None:
+        raise ValueError(f"Executor.run: persistable variable '{self.plan.var_names[v]}' has no value in the "
+                         "scope; run the startup program (or set the variable) first")
+
+    def _bind(self) -> None:
+        """Resolve the scope cells of the persistables this plan loads or commits (once per scope)."""
+        created = []
+        for v in {*self._loads, *self._commits}:
+            name = self.plan.var_names[v]
+            cell = self.scope.find_var(name)
+            if cell is None:
+                cell = self.scope.vars[name] = ScopeVariable(name)
+                created.append(name)
+            self._g[f"c{v}"] = cell
+        if self.local_scope is None:
+            self.local_scope = self.scope.new_scope()
+            for name in self.plan.var_names:  # temporaries: declared here, their arrays live in a run
+                if name not in self.plan.persistable and name not in self.holder_vars:
+                    self.local_scope.vars[name] = ScopeVariable(name)
+        self._created = created
+        self._bound = True
+
+    def run(self, feeds: Sequence[Any] = (), *, scheduler: bool = False, hook: Hook | None = None) -> list:
+        """Run the plan on `feeds` (in `feed_names` order); the fetched arrays in `fetch_names` order."""
+        if self.plan is None:
+            self.build()
+        if not self._bound:
+            self._bind()
+        snaps: list[tuple[Any, Any]] = []
+        try:
+            if scheduler:
+                out = self._run_scheduled(feeds, snaps, hook)
+            elif hook is not None:
+                if self._traced is None:
+                    self._traced = self._compile_sequential(traced=True)
+                out = self._traced(feeds, snaps, hook)
+            else:
+                out = self._fast(feeds, snaps)
+        except BaseException as e:
+            for array, saved in reversed(snaps):
+                array[...] = saved
+            self._unbind_created()
+            located = self._locate(e)
+            if located is None or not isinstance(e, Exception):
+                raise
+            err = self._op_error(e, *located)
+            if err is e:
+                raise
+            raise err from e
+        self._created = []
+        self.stats["runs"] += 1
+        return out
+
+    def _unbind_created(self) -> None:
+        """After a failed run: take back the empty cells this core added to the scope."""
+        for name in self._created:
+            cell = self.scope.vars.get(name)
+            if cell is not None and cell.value is None:
+                del self.scope.vars[name]
+                self._bound = False
+
+    def _run_scheduled(self, feeds: Sequence[Any], snaps: list, hook: Hook | None) -> list:
+        """Dependency counters and reference counts, reset from the plan; ready ops in plan order."""
+        plan = self.plan
+        if self._op_fns is None:
+            self._op_fns = self._compile_op_functions()
+        fns, g = self._op_fns, self._g
+        s: list[Any] = [None] * len(plan.var_names)
+        r: list[Any] = [None] * len(self.fetch_names)
+        g["_load"](s)
+        dep = list(plan.dep_count)
+        ref = [0] * len(s)
+        for v, c in self._life.ref_count.items():
+            ref[v] = c
+        checks, freeable, stubbed, down = self._life.gc_check_vars, self._freeable, self._stubbed, plan.downstream
+        ready = [i for i, d in enumerate(dep) if d == 0]
+        heapq.heapify(ready)
+        done = 0
+        while ready:
+            i = heapq.heappop(ready)
+            if hook is not None:
+                hook("start", i, s)
+            fns[i](s, snaps, feeds, r)
+            if hook is not None:
+                hook("end", i, s)
+            for v in checks[i]:
+                ref[v] -= 1
+                if ref[v] == 0 and freeable[v]:
+                    s[v] = g["_stub"](s[v]) if v in stubbed else None
+                    if hook is not None:
+                        hook("free", v, s)
+            for j in down[i]:
+                dep[j] -= 1
+                if dep[j] == 0:
+                    heapq.heappush(ready, j)
+            done += 1
+        if done != len(fns):
+            raise RuntimeError(f"InterpreterCore: only {done} of {len(fns)} ops became ready (a cycle in the plan)")
+        g["_commit"](s)
+        return r
+
+    def _locate(self, e: BaseException) -> tuple[int, Callable[[int], Any]] | None:
+        """(op index, slot -> value) of the generated frame the exception came through, if any."""
+        tb = e.__traceback__
+        while tb is not None:
+            entry = self._codes.get(tb.tb_frame.f_code)
+            if entry is not None:
+                line_op, slotted = entry
+                i = line_op.get(tb.tb_lineno)
+                if i is None:
+                    return None
+                frame_locals = tb.tb_frame.f_locals
+                if slotted:
+                    return i, frame_locals["s"].__getitem__
+                return i, lambda v: frame_locals.get(f"v{v}")
+            tb = tb.tb_next
+        return None
+
+    def _op_error(self, e: Exception, i: int, value: Callable[[int], Any]) -> Exception:
+        """`e` again (same type), its message naming the op, its index, input shapes and callsite."""
+        ins = self._instrs[i]
+        shapes = ", ".join("None" if s == NO_SLOT else str(list(np.shape(value(s))))
+                           if value(s) is not None else "None" for s in ins.inputs)
+        msg = (f"{e} [operator '{ins.type}' (#{ins.index} of the plan) failed with input shapes ({shapes}); "
+               f"it was built at {ins.callsite}]")
+        try:
+            new = type(e)(msg)
+        except Exception:  # noqa: BLE001 - an exception type that needs more arguments
+            e.add_note(msg)
+            return e
+        return new
+
+    def close(self) -> None:
+        """Forget the local scope (the executor's cache evicted this core)."""
+        if self.local_scope is not None and self.local_scope in self.scope.kids:
+            self.scope.kids.remove(self.local_scope)
+        self.local_scope = None

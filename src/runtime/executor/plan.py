@@ -1,0 +1,115 @@
+"""The plan an InterpreterCore builds once and runs many times (data only, no kernels).
+
+It holds, in the three groups of seed 000 §2.2.2 (checklist C9):
+- config: the prepared program (with its feed and fetch ops), the place, the feed/fetch names;
+- instructions: one per op, its vars as integer slots (seed §3.2.4.1: vars live in a vector,
+  `var_names[slot]`, `var_ids[name]`), what it reads and writes, where it runs;
+- analysis: the dependency graph after shrink (`downstream`, `dep_count`, the happens-before
+  relation), the successor kinds and events (all "direct" on one host stream for now), the
+  last-live sets and reference counts of the GC (seed §3.3.2) and the free lists derived from them.
+A parallel scheduler reuses the same plan unchanged; the sequential mode runs it in `order`.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+__all__ = ["Instruction", "Plan", "NO_SLOT"]
+
+NO_SLOT = -1  # an absent optional input (Paddle's kEmptyVarIndex)
+
+
+@dataclass(frozen=True, eq=False)
+class Instruction:
+    """One op of the plan: its registry type, its vars as slots and its attributes."""
+
+    index: int
+    type: str
+    kind: str                   # "kernel", "feed" or "fetch"
+    inputs: tuple[int, ...]     # slots, NO_SLOT for an absent optional input
+    outputs: tuple[int, ...]
+    attrs: dict[str, Any]
+    reads: frozenset[int]       # input slots whose buffers the op needs
+    shape_reads: frozenset[int]  # input slots it reads only the shape/dtype of (no-need-buffer)
+    writes: frozenset[int]      # slots it writes: its outputs and `inplace`
+    inplace: frozenset[int]     # input slots whose arrays the kernel updates in place
+    callsite: str
+    col: int = -1               # the feed/fetch column
+    inplace_pair: tuple[int, int] | None = None   # (input position, output position) sharing a buffer
+    place: str = "cpu"
+    queue: str = "host"         # which work queue runs it: "host" or "device"
+    stream: str = "default"
+
+    def __repr__(self) -> str:
+        return f"Instruction(#{self.index} {self.type} in={self.inputs} out={self.outputs})"
+
+
+@dataclass(frozen=True, eq=False)
+class Plan:
+    """Everything the build decided; read-only (tests and tools inspect it, runners execute it)."""
+
+    # config
+    program: Any
+    place: Any
+    feed_names: tuple[str, ...]
+    fetch_names: tuple[str, ...]
+    # variables (the VariableScope of seed §3.2.4.1)
+    var_names: tuple[str, ...]
+    var_ids: dict[str, int]
+    persistable: frozenset[str]
+    holder_vars: frozenset[str]     # the feed/fetch holders: no tensor, never in the GC plan
+    skip_inplace: frozenset[str]    # fed vars: no op may write into the caller's buffers
+    skip_gc_vars: frozenset[str]
+    # scheduling
+    instructions: tuple[Instruction, ...]
+    order: tuple[int, ...]          # the sequential mode's order (program order)
+    # analysis: dependencies (seed §3.3.1)
+    downstream: tuple[frozenset[int], ...]
+    upstream: tuple[frozenset[int], ...]
+    dep_count: tuple[int, ...]
+    extra_edges: tuple[tuple[int, int], ...]   # added for random / side-effect ops after the shrink
+    reach: tuple[int, ...] = field(repr=False)  # reach[i] bit j: op i happens before op j
+    next_kind: dict[tuple[int, int], str] = field(repr=False)
+    events: dict[tuple[int, int], tuple[str, ...]] = field(repr=False)
+    # analysis: variable lifetimes (seed §3.3.2)
+    last_live: dict[str, frozenset[int]] = field(repr=False)
+    ref_count: dict[str, int] = field(repr=False)
+    gc_check_vars: tuple[tuple[str, ...], ...] = field(repr=False)
+    free_after: tuple[tuple[str, ...], ...] = field(repr=False)
+
+    @property
+    def ops(self) -> list:
+        """The Operators of the prepared program, in plan order."""
+        return list(self.program.global_block().ops)
+
+    @property
+    def op_types(self) -> list[str]:
+        return [ins.type for ins in self.instructions]
+
+    def happens_before(self, a: int, b: int) -> bool:
+        """True when op `a` must finish before op `b` starts (the transitive closure)."""
+        return bool(self.reach[a] >> b & 1)
+
+    def happens_before_matrix(self) -> np.ndarray:
+        """The relation as a 2-D bool matrix (row a, column b), as Paddle stores it."""
+        n = len(self.instructions)
+        m = np.zeros((n, n), dtype=bool)
+        nbytes = (n + 7) // 8
+        for a, bits in enumerate(self.reach):
+            if bits:
+                row = np.frombuffer(bits.to_bytes(nbytes, "little"), dtype=np.uint8)
+                m[a] = np.unpackbits(row, bitorder="little")[:n].astype(bool)
+        return m
+
+    def edges(self) -> set[tuple[int, int]]:
+        """Every (upstream, downstream) op pair of the graph after the shrink."""
+        return {(i, j) for i, ds in enumerate(self.downstream) for j in ds}
+
+    def index_of(self, op_type: str, nth: int = 0) -> int:
+        """The plan index of the `nth` instruction of type `op_type`."""
+        hits = [ins.index for ins in self.instructions if ins.type == op_type]
+        if nth >= len(hits):
+            raise ValueError(f"plan has {len(hits)} '{op_type}' instruction(s), asked for number {nth}")
+        return hits[nth]
