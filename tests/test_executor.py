@@ -360,3 +360,32 @@ def test_error_type_is_kept_for_exceptions_needing_more_arguments():
     core._instrs = [type("I", (), {"type": "t", "index": 0, "inputs": (), "callsite": "here"})()]
     e = UnicodeDecodeError("utf-8", b"\xff", 0, 1, "bad")
     assert core._op_error(e, 0, lambda s: None) is e and "operator 't'" in e.__notes__[0]
+
+
+# ---------------------------------------------------------------- training (scenario 1 on this core)
+def test_adam_training_updates_in_place_and_both_run_modes_agree(static_mode):
+    main, startup = static.Program(), static.Program()
+    with static.program_guard(main, startup):
+        x = static.data(shape=[16, 16], name="x")
+        label = static.data(shape=[16, 1], name="label")
+        linear = paddle.nn.Linear(in_features=16, out_features=1)
+        loss = paddle.nn.MSELoss()(linear(x), label)
+        paddle.optimizer.Adam(learning_rate=0.01).minimize(loss)
+    exe, s1, s2 = static.Executor(), Scope(), Scope()
+    exe.run(startup, scope=s1)
+    for name, cell in s1.vars.items():
+        s2.var(name).set(cell.value)
+    feed = {"x": np.ones((16, 16), np.float32), "label": np.ones((16, 1), np.float32)}
+    c1 = exe.core_for(main, feed, [loss], scope=s1)
+    c2 = exe.core_for(main, feed, [loss], scope=s2)
+    w = s1.find_var(linear.weight.name).get_tensor()
+    losses = []
+    for _ in range(20):
+        (l1,) = c1.run([feed["label"], feed["x"]])
+        (l2,) = c2.run([feed["label"], feed["x"]], scheduler=True)
+        assert l1 == l2
+        losses.append(float(l1))
+    assert all(b < a for a, b in zip(losses[:6], losses[1:6])) and losses[-1] < 0.01 * losses[0]
+    assert s1.find_var(linear.weight.name).get_tensor() is w  # optimizer updates happen in place
+    for name in s1.vars:
+        np.testing.assert_array_equal(s1.vars[name].value, s2.vars[name].value)

@@ -204,3 +204,31 @@ def test_counters_do_not_drift_and_a_failed_run_does_not_poison_the_next(no_pass
         else:
             with pytest.raises(ValueError, match="matmul"):
                 core.run(feeds, scheduler=k % 2 == 0)
+
+
+def test_in_place_marks_of_the_passes_are_honoured(static_mode):
+    # with the in-place pass on, relu writes into the dead matmul output's buffer: that input
+    # counts as written by relu in the plan, the result is unchanged, and fed arrays are untouched
+    main = static.Program()
+    with static.program_guard(main, static.Program()):
+        x = static.data("x", [None, 4], "float64")
+        w = static.data("w", [4, 4], "float64")
+        t = paddle.matmul(x, w)
+        y = paddle.nn.functional.relu(t)
+    core = static.Executor().core_for(main, ["x", "w"], [y], scope=static.Scope())
+    relu = core.plan.instructions[core.plan.index_of("relu")]
+    assert relu.inplace_pair == (0, 0)
+    assert relu.inplace == {core.plan.var_ids[t.name]} and relu.inplace <= relu.writes
+    shared = []
+
+    def hook(event, i, slots):
+        if event == "end" and i == relu.index:
+            shared.append(np.shares_memory(slots[relu.inputs[0]], slots[relu.outputs[0]]))
+    rng = np.random.default_rng(1)
+    xs, ws = rng.normal(size=(3, 4)), rng.normal(size=(4, 4))
+    keep = xs.copy(), ws.copy()
+    (out,) = core.run([ws, xs], hook=hook)
+    assert shared == [True]
+    np.testing.assert_allclose(out, np.maximum(xs @ ws, 0))
+    np.testing.assert_array_equal(xs, keep[0])
+    np.testing.assert_array_equal(ws, keep[1])

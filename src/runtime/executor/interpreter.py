@@ -45,6 +45,7 @@ import numpy as np
 
 from .. import flags as _flags
 from ..ops import registry as _registry
+from ..ops.fused import inplace_kernel
 from ..ops.registry import TensorSpec
 from .dependency import DependencyBuilder
 from .gc import analyse_lifetimes
@@ -145,18 +146,21 @@ class InterpreterCore:
                 names.append(name)
             return ids[name]
 
-        instrs, opdefs, n_outs = [], [], []
+        instrs, opdefs, kernels, n_outs = [], [], [], []
         for i, op in enumerate(block.ops):
             ins, outs = tuple(slot(n) for n in op.inputs), tuple(slot(n) for n in op.outputs)
-            opdef, mutated, shape_only, pair, multi = None, set(), (), None, 0
+            opdef, kernel, mutated, shape_only, pair, multi = None, None, set(), (), None, 0
             if op.type not in (FEED_OP, FETCH_OP):
                 opdef = _registry.get_op(op.type)
                 self.stats["kernel_lookups"] += 1
+                kernel = opdef.kernel
                 mutated = {ins[p] for p in _mutated_inputs(op, opdef)}
                 shape_only = NO_NEED_BUFFER.get(op.type, ())
                 pair = self.inplace_pairs.get(i)
-                if pair is not None and len(outs) == 1 and ins[pair[0]] != NO_SLOT:
-                    mutated.add(ins[pair[0]])  # the op writes into that input's buffer
+                into = pair is not None and len(outs) == 1 and ins[pair[0]] != NO_SLOT and inplace_kernel(op.type)
+                if into:  # the passes let the op write into that input's buffer
+                    kernel = into
+                    mutated.add(ins[pair[0]])
                 else:
                     pair = None
                 multi = _meta_outputs(opdef, op, block)
@@ -165,11 +169,12 @@ class InterpreterCore:
                 attrs=dict(op.attrs),
                 reads=frozenset(s for p, s in enumerate(ins) if s != NO_SLOT and p not in shape_only),
                 shape_reads=frozenset(s for p, s in enumerate(ins) if s != NO_SLOT and p in shape_only),
-                writes=frozenset(outs) | mutated, inplace=frozenset(mutated), callsite=op.callsite, col=op.attrs.get("col", -1),
-                inplace_pair=pair))
+                writes=frozenset(outs) | mutated, inplace=frozenset(mutated), callsite=op.callsite,
+                col=op.attrs.get("col", -1), inplace_pair=pair))
             opdefs.append(opdef)
+            kernels.append(kernel)
             n_outs.append(multi)
-        self._instrs, self._opdefs, self._n_outs = instrs, opdefs, n_outs
+        self._instrs, self._opdefs, self._kernels, self._n_outs = instrs, opdefs, kernels, n_outs
         self._var_meta = [block.var(n) for n in names]
         holders = {ids[n] for n in self.holder_vars if n in ids}
         pers = {v for v, var in enumerate(self._var_meta) if var.persistable and v not in holders}
@@ -277,16 +282,10 @@ class InterpreterCore:
                  _stub=lambda a: xp.broadcast_to(xp.zeros((), a.dtype), a.shape))
         if xp is not np:
             g.update(_to_device=xp.asarray, _to_host=lambda a: a.get())
-        for ins, opdef in zip(self._instrs, self._opdefs):
-            if opdef is None:
+        for ins, kernel in zip(self._instrs, self._kernels):
+            if kernel is None:
                 continue
             i = ins.index
-            kernel = opdef.kernel
-            if ins.inplace_pair is not None:
-                from ..ops.fused import inplace_kernel  # noqa: PLC0415 - only programs with in-place marks
-                kernel = inplace_kernel(ins.type) or kernel
-                if kernel is opdef.kernel:
-                    object.__setattr__(ins, "inplace_pair", None)
             g[f"k{i}"] = kernel
             for j, value in enumerate(ins.attrs.values()):
                 g[f"a{i}_{j}"] = value
