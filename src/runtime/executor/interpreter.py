@@ -294,14 +294,17 @@ class InterpreterCore:
                 if opdef is not None:
                     g[f"_v{ins.index}"] = _validator(opdef, ins.attrs)
 
-    def _op_lines(self, i: int, ref: Callable[[int], str]) -> list[str]:
-        """The statements of op `i` (guards, then the kernel call), with vars spelled by `ref`."""
+    def _op_lines(self, i: int, ref: Callable[[int], str]) -> list[tuple[int, str]]:
+        """The statements of op `i` (guards, then the kernel call), with vars spelled by `ref`,
+        each with the index of the op an error on that line is reported for."""
+        checks = []
+        if i == self._validate_tail:
+            checks = [(t.index, f"_v{t.index}({self._args(t, ref)})") for t in self._instrs[i:] if t.kind == "kernel"]
+        return checks + [(i, line) for line in self._statements(i, ref)]
+
+    def _statements(self, i: int, ref: Callable[[int], str]) -> list[str]:
         ins = self._instrs[i]
         lines = []
-        if i == self._validate_tail:
-            for t in self._instrs[i:]:
-                if t.kind == "kernel":
-                    lines.append(f"_v{t.index}({self._args(t, ref)})")
         for s in self._snapshots.get(i, ()):
             lines.append(f"_s.append(({ref(s)}, {ref(s)}.copy()))")
         if ins.kind == FEED_OP:
@@ -361,8 +364,8 @@ class InterpreterCore:
         for i in range(len(self._instrs)):
             if traced:
                 body.append(f"hook('start', {i}, s)")
-            for line in self._op_lines(i, ref):
-                line_op[len(body) + 2] = i  # +1 for the header, +1 for 1-based line numbers
+            for op_index, line in self._op_lines(i, ref):
+                line_op[len(body) + 2] = op_index  # +1 for the header, +1 for 1-based line numbers
                 body.append(line)
             if traced:
                 body.append(f"hook('end', {i}, s)")
@@ -390,8 +393,8 @@ class InterpreterCore:
         line_op: dict[int, int] = {}
         for i in range(len(self._instrs)):
             lines.append(f"def _op{i}(s, _s, feeds, r):")
-            for line in self._op_lines(i, ref):
-                line_op[len(lines) + 1] = i
+            for op_index, line in self._op_lines(i, ref):
+                line_op[len(lines) + 1] = op_index
                 lines.append("    " + line)
         lines += ["def _load(s):"] + ["    " + x for x in self._load_lines(ref)] + ["    pass"]
         lines += ["def _commit(s):"] + [f"    c{v}.value = s[{v}]" for v in self._commits] + ["    pass"]
