@@ -65,10 +65,15 @@ def append_op_from_call(op: OpDef, inputs: tuple, attrs: dict):
     return tuple(outs) if multi else outs[0]
 
 
-def create_parameter_var(name: str, shape: tuple, dtype: np.dtype, initializer: Any,
-                         trainable: bool = True) -> Variable:
+def create_parameter_var(name: str, shape: tuple, dtype: np.dtype, initializer: Any, trainable: bool = True,
+                         optimize_attr: dict | None = None, regularizer: Any = None,
+                         need_clip: bool = True) -> Variable:
     """A parameter: a persistable var in the main program, initialised by ops in startup."""
     main_param = default_main_program().global_block().create_parameter(name, shape, dtype, trainable)
+    if optimize_attr is not None:
+        main_param.optimize_attr = dict(optimize_attr)
+    main_param.regularizer = regularizer
+    main_param.need_clip = need_clip
     startup = default_startup_program()
     with program_guard(startup):
         startup_param = startup.global_block().create_parameter(name, shape, dtype, trainable)

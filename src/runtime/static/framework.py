@@ -57,7 +57,7 @@ class Variable(Tensor):
     """A named, typed slot of a Block; computing on it appends ops (it never holds values)."""
 
     __slots__ = ("block", "_shape", "_np_dtype", "is_parameter", "need_check_feed", "initializer",
-                 "trainable_flag")
+                 "trainable_flag", "optimize_attr", "regularizer", "need_clip")
 
     def __init__(self, block: "Block", name: str, shape: tuple[int, ...], dtype: np.dtype,
                  persistable: bool = False, stop_gradient: bool = True, is_parameter: bool = False,
@@ -72,6 +72,10 @@ class Variable(Tensor):
         self.need_check_feed = need_check_feed
         self.initializer = None
         self.trainable_flag = not stop_gradient
+        # what a parameter carries for optimizers, as eager Parameters do
+        self.optimize_attr = {"learning_rate": 1.0}
+        self.regularizer = None
+        self.need_clip = True
 
     @property
     def shape(self) -> list[int]:
@@ -127,6 +131,15 @@ class Variable(Tensor):
         out = assign(self)
         out.stop_gradient = True
         return out
+
+    def set_value(self, value: Any) -> None:
+        """Record a write of `value` into this var (an `assign` op), e.g. running statistics."""
+        from .builder import _as_var  # noqa: PLC0415 - builder imports this module
+        src = _as_var(value if isinstance(value, Tensor) else Tensor(np.asarray(value, self._np_dtype)))
+        if tuple(src._shape) != self._shape:
+            raise ValueError(f"set_value: expected a value of shape {self.shape} for '{self.name}', "
+                             f"got {src.shape}")
+        default_main_program().current_block().append_op("assign", [src.name], [self.name], {})
 
     def backward(self, *args: Any, **kwargs: Any) -> None:
         raise TypeError("backward: in static mode use paddle.static.append_backward(loss) "

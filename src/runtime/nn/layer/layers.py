@@ -76,7 +76,9 @@ def _create_parameter(scope: str, shape: Any, attr: Any, dtype: Any, is_bias: bo
     attr._set_default_initializer(init)
     name = attr.name if attr.name is not None else _unique_name(f"{scope}.{'b' if is_bias else 'w'}")
     if _mode.hooks.static:  # a persistable var in the main program, its initialiser in startup
-        return _mode.hooks.create_parameter(name, shape, np_dtype, attr.initializer, attr.trainable)
+        return _mode.hooks.create_parameter(name, shape, np_dtype, attr.initializer, attr.trainable,
+                                            {"learning_rate": attr.learning_rate}, attr.regularizer,
+                                            attr.need_clip)
     values = attr.initializer._generate(shape, np_dtype)
     param = Parameter._from_array(values._data, name=name, trainable=attr.trainable)
     param.optimize_attr = {"learning_rate": attr.learning_rate}
