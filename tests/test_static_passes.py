@@ -395,3 +395,57 @@ def test_fused_elementwise_meta_rejects_bad_chains():
         meta(x, chain=(("exp", (0,), ()), ("exp", (5,), ())))
     with pytest.raises(ValueError, match="add: "):
         meta(x, TensorSpec((4,), np.dtype("float32")), chain=(("add", (0, 1), ()),))
+
+
+# ---------------------------------------------------------------- through the Executor
+def _run_with(passes, program, feed, fetch, scope=None):
+    only(*(PASS_FLAGS if passes else ()))
+    return static.Executor().run(program, feed=feed, fetch_list=fetch, scope=scope)
+
+
+def test_executor_results_are_bit_identical_with_passes_on_and_off(static_mode):
+    def net(x, y):
+        paddle.exp(paddle.sin(x))                      # dead
+        h = F.relu(paddle.matmul(x, paddle.transpose(y, [1, 0])))
+        return paddle.tanh(paddle.scale(h * 2.0 + 1.0, 0.5)), paddle.sum(h)
+    main, _, fetch = build(net, ("x", [None, 6]), ("y", [4, 6]))
+    for batch in (3, 5):
+        x, y = f32(batch, 6), f32(4, 6)
+        feed = {"x": x.copy(), "y": y.copy()}
+        on = _run_with(True, main, feed, fetch)
+        off = _run_with(False, main, feed, fetch)
+        for a, b in zip(on, off):
+            np.testing.assert_array_equal(a, b)
+        h = np.maximum(x @ y.T, 0)
+        np.testing.assert_allclose(on[0], np.tanh((h * 2 + 1) * 0.5), rtol=1e-6)
+        np.testing.assert_array_equal(feed["x"], x)
+        np.testing.assert_array_equal(feed["y"], y)
+
+
+def test_training_with_passes_equals_training_without(static_mode):
+    def program():
+        main, startup = static.Program(), static.Program()
+        with static.program_guard(main, startup):
+            x = static.data("x", [8, 5])
+            label = static.data("label", [8], "int64")
+            h = F.relu(paddle.nn.Linear(5, 7)(x))
+            loss = F.cross_entropy(paddle.nn.Linear(7, 3)(h * 0.5 + 0.1), label)
+            paddle.optimizer.Adam(learning_rate=0.01).minimize(loss)
+        return main, startup, loss.name
+    main, startup, loss = program()
+    params = [p.name for p in main.all_parameters()]
+    assert any(op.type == "fused_elementwise" for op in apply_passes(main, {loss, *params}).global_block().ops)
+    scopes = {True: static.Scope(), False: static.Scope()}
+    for passes, scope in scopes.items():
+        _run_with(passes, startup, {}, [], scope)
+    init = {n: np.array(scopes[True].find_var(n).get_tensor()) for n in params}
+    for n in params:
+        scopes[False].find_var(n).set(init[n])
+    for _ in range(3):
+        feed = {"x": f32(8, 5), "label": RNG.integers(0, 3, 8)}
+        got = {passes: _run_with(passes, main, feed, [loss], scope)[0] for passes, scope in scopes.items()}
+        np.testing.assert_array_equal(got[True], got[False])
+    for n in params:
+        a, b = (np.asarray(s.find_var(n).get_tensor()) for s in scopes.values())
+        np.testing.assert_array_equal(a, b)
+        assert not np.array_equal(a, init[n])
