@@ -85,8 +85,8 @@ class MLP(paddle.nn.Layer):
         return self.fc3(F.relu(self.fc2(F.relu(self.fc1(x)))))
 
 
-def main() -> None:
-    print(describe())
+def eager_workload():
+    """W3's data, a seeded eager model with Adam, its NumPy floor, and the eager step function."""
     paddle.seed(0)
     model = MLP()
     opt = paddle.optimizer.Adam(learning_rate=1e-3, parameters=model.parameters())
@@ -103,6 +103,12 @@ def main() -> None:
         opt.clear_grad()
         return loss
 
+    return model, xs, ys, floor, eager_step
+
+
+def main() -> None:
+    print(describe())
+    model, xs, ys, floor, eager_step = eager_workload()
     loss_eager = float(eager_step())
     loss_floor = floor.step(xs, ys)
     assert abs(loss_eager - loss_floor) < 1e-4, (loss_eager, loss_floor)

@@ -8,7 +8,7 @@ and are checked to produce the same parameters after one step before timing. The
 is timed with the passes on (the default) and off. Aim: static <= 1.1x the floor.
 """
 from _harness import bench, describe, fmt_time
-from mlp_step import BATCH, MLP, SIZES, NumpyMLPStep
+from mlp_step import BATCH, MLP, SIZES, eager_workload
 from static_overhead import with_flags
 
 import numpy as np
@@ -53,24 +53,10 @@ class StaticStep:
 
 def main() -> None:
     print(describe())
-    paddle.seed(0)
-    model = MLP()
-    opt = paddle.optimizer.Adam(learning_rate=1e-3, parameters=model.parameters())
-    rng = np.random.default_rng(0)
-    xs = rng.standard_normal((BATCH, SIZES[0])).astype(np.float32)
-    ys = rng.integers(0, SIZES[-1], BATCH).astype(np.int64)
+    model, xs, ys, floor, eager_step = eager_workload()
     init = [p.numpy() for p in model.parameters()]
-    floor = NumpyMLPStep(init)
     program = build_static()
     static_on, static_off = StaticStep(*program, init, passes=True), StaticStep(*program, init, passes=False)
-    x, y = paddle.to_tensor(xs), paddle.to_tensor(ys)
-
-    def eager_step():
-        loss = F.cross_entropy(model(x), y)
-        loss.backward()
-        opt.step()
-        opt.clear_grad()
-        return loss
 
     feed = {"x": xs, "y": ys}
     loss_static = float(static_on.step(feed))

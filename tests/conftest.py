@@ -20,3 +20,13 @@ def _fresh_state():
     paddle.set_default_dtype("float32")
     yield
     paddle.set_default_dtype("float32")
+
+
+@pytest.fixture
+def static_mode():
+    """Build in static mode for the test, and always return to eager mode after it."""
+    paddle.enable_static()
+    try:
+        yield
+    finally:
+        paddle.disable_static()

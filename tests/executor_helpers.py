@@ -24,15 +24,6 @@ def no_passes():
         paddle.set_flags(before)
 
 
-@pytest.fixture
-def static_mode():
-    paddle.enable_static()
-    try:
-        yield
-    finally:
-        paddle.disable_static()
-
-
 def var(block, name: str, shape=(4,), dtype="float64", **flags: Any):
     return block.create_var(name, shape, dtype, **flags)
 

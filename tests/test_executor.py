@@ -4,7 +4,7 @@ import threading
 
 import numpy as np
 import pytest
-from executor_helpers import no_passes, op, static_mode, var  # noqa: F401 - fixtures
+from executor_helpers import no_passes, op, var  # noqa: F401 - fixtures
 
 import runtime as paddle
 from runtime import static

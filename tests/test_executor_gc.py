@@ -2,7 +2,7 @@
 reference counts, the seed's shrunk GC table, and peak live bytes measured through the slots."""
 import numpy as np
 import pytest
-from executor_helpers import live_bytes, no_passes, op, static_mode, var, writer  # noqa: F401 - fixtures
+from executor_helpers import live_bytes, no_passes, op, var, writer  # noqa: F401 - fixtures
 
 import runtime as paddle
 from runtime import static

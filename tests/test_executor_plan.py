@@ -2,7 +2,7 @@
 asserted edge by edge on hand-built programs."""
 import numpy as np
 import pytest
-from executor_helpers import no_passes, op, static_mode, var, writer  # noqa: F401 - fixtures
+from executor_helpers import no_passes, op, var, writer  # noqa: F401 - fixtures
 
 import runtime as paddle
 from runtime import static

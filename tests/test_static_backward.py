@@ -10,15 +10,6 @@ from runtime import static
 from helpers import fd_grad
 
 
-@pytest.fixture
-def static_mode():
-    paddle.enable_static()
-    try:
-        yield
-    finally:
-        paddle.disable_static()
-
-
 def _run(main, feed, fetch, scope=None):
     exe = static.Executor(paddle.CPUPlace())
     return exe.run(main, feed=feed, fetch_list=fetch, scope=scope or static.Scope())

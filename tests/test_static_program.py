@@ -6,15 +6,6 @@ import runtime as paddle
 from runtime import static
 
 
-@pytest.fixture
-def static_mode():
-    paddle.enable_static()
-    try:
-        yield
-    finally:
-        paddle.disable_static()
-
-
 def _seed_example():
     main, startup = static.Program(), static.Program()
     with static.program_guard(main, startup):

@@ -14,15 +14,6 @@ from runtime import static
 from runtime.static.io import program_from_dict, program_to_dict
 
 
-@pytest.fixture
-def static_mode():
-    paddle.enable_static()
-    try:
-        yield
-    finally:
-        paddle.disable_static()
-
-
 def _value(scope, name):
     return np.array(scope.find_var(name).get_tensor(), copy=True)
 
