@@ -17,7 +17,7 @@ import numpy as np
 
 from .. import flags as _flags
 from ..place import CPUPlace
-from ..static.framework import Operator, Program, Variable, default_main_program
+from ..static.framework import Operator, Program, Variable, default_main_program, var_names
 from ..tensor import Tensor
 from .interpreter import FEED_OP, FETCH_OP, InterpreterCore
 from .plan import Plan
@@ -36,15 +36,7 @@ def _fetch_names(fetch_list: Any) -> tuple[str, ...]:
     if not isinstance(fetch_list, (list, tuple)):
         raise TypeError(f"Executor.run: argument 'fetch_list' must be a list of Variables or names, "
                         f"got {type(fetch_list).__name__}")
-    names = []
-    for f in fetch_list:
-        if isinstance(f, Variable):
-            names.append(f.name)
-        elif isinstance(f, str):
-            names.append(f)
-        else:
-            raise TypeError(f"Executor.run: each fetch target must be a Variable or a str, got {type(f).__name__}")
-    return tuple(names)
+    return tuple(var_names(fetch_list, "Executor.run", "fetch_list"))
 
 
 def prepare_program(program: Program, feed_names: Sequence[str], fetch_names: Sequence[str],

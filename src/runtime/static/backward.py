@@ -21,7 +21,7 @@ from __future__ import annotations
 from typing import Any, Callable, Iterable, Sequence
 
 from ..ops import creation, math as _math
-from .framework import Block, Operator, Variable, program_guard, unique_name
+from .framework import Block, Operator, Variable, program_guard, unique_name, var_names
 
 __all__ = ["append_backward", "gradients"]
 
@@ -47,15 +47,7 @@ class _GradContext:
 
 def _names(items: Any, api: str, arg: str) -> set[str]:
     """Var names from a set/list of Variables or names (None: empty)."""
-    out: set[str] = set()
-    for item in items or ():
-        if isinstance(item, Variable):
-            out.add(item.name)
-        elif isinstance(item, str):
-            out.add(item)
-        else:
-            raise TypeError(f"{api}: '{arg}' must hold Variables or var names, got {type(item).__name__}")
-    return out
+    return set(var_names(items, api, arg))
 
 
 def _as_var_list(items: Any, api: str, arg: str) -> list[Variable]:

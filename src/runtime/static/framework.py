@@ -24,7 +24,7 @@ from ..ops.registry import TensorSpec, get_op
 from ..tensor import Tensor
 
 __all__ = ["Program", "Block", "Variable", "Operator", "program_guard", "default_main_program",
-           "default_startup_program", "unique_name"]
+           "default_startup_program", "unique_name", "var_names"]
 
 _RUNTIME_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -154,6 +154,19 @@ class Variable(Tensor):
                 f"dtype({self._np_dtype.name}) stop_gradient({self.stop_gradient})")
 
     __str__ = __repr__
+
+
+def var_names(items: Any, api: str, arg: str) -> list[str]:
+    """Names from Variables or names (as fetch lists and no-grad sets accept); None gives []."""
+    names = []
+    for item in items or ():
+        if isinstance(item, Variable):
+            names.append(item.name)
+        elif isinstance(item, str):
+            names.append(item)
+        else:
+            raise TypeError(f"{api}: argument '{arg}' must hold Variables or var names, got {type(item).__name__}")
+    return names
 
 
 # ---------------------------------------------------------------- Operator
