@@ -1,0 +1,184 @@
+"""SIRBuilder: records calls into a StatementIR while the opcode executor simulates a frame.
+
+Interface (what the executor calls; Symbols stand for tensors, anything else is a constant):
+
+    b = SIRBuilder()                                   # or SIRBuilder("SIR_7")
+    x = b.add_input(Meta.make([4, 8], "float32"))      # -> Symbol
+    y = b.call_api(runtime.matmul, (x, w_sym))         # -> the result with Symbols for tensors
+    z = b.call_method("__add__", y, (1.0,))
+    o = b.call_layer(linear, (z,))
+    (p, q) = b.call_sir(other_sir, (o, x))
+    b.set_outputs([o, p])
+    sir = b.build()                                    # -> StatementIR
+
+Every call is replayed at once in static mode on a scratch Program (static Variables standing
+for the symbols; see `replay`), so only the op registry's meta functions run, never a kernel:
+output shapes, dtypes and stop_gradient come from the resulting Variables, and a call eager
+code would reject raises here the same exception type with the same message (static mode's
+"[while building op ...]" note is taken off). The previous mode (dynamic or static) and default
+programs are restored after each call, whatever happens.
+
+NotImplementedError means "cannot be captured, run this eagerly": a call that needs a tensor's
+value (`if x.sum() > 0:` inside a layer, `x.numpy()`), or one that writes a symbol's tensor in
+place (`paddle.assign(y, output=x)`: statements are single assignments). Writes to bound tensors
+(BatchNorm's running statistics) are allowed; the compiled SIR writes them back. Eager tensors
+among the arguments (a parameter an inlined forward reads, a global tensor) are bound, not
+copied. A call whose result holds no new tensor and appends no op (`paddle.is_tensor(x)`)
+returns its Python result and records nothing.
+"""
+from __future__ import annotations
+
+import itertools
+from typing import TYPE_CHECKING, Any, Callable, Sequence
+
+from runtime.autograd import is_grad_enabled
+from runtime.static import Program, Variable
+
+from .pytree import tree_leaves, tree_map
+from .replay import Binder, resolve, run_statement, static_program
+from .sir import StatementIR
+from .statement import ApiStatement, LayerStatement, MethodStatement, SirStatement, Statement
+from .symbol import Meta, Symbol
+
+if TYPE_CHECKING:
+    from runtime.nn import Layer
+
+__all__ = ["SIRBuilder"]
+
+_sir_ids = itertools.count()
+_WRAPPED = (ValueError, TypeError, IndexError)  # the types static mode re-raises with a note
+
+
+class SIRBuilder:
+    """Builds one StatementIR call by call, checking each with the registry's meta functions."""
+
+    def __init__(self, name: str | None = None):
+        self.name = f"SIR_{next(_sir_ids)}" if name is None else name
+        self._program = Program()
+        self._block = self._program.global_block()
+        self._binder = Binder(self._block)
+        self._inputs: list[Symbol] = []
+        self._statements: list[Statement] = []
+        self._outputs: list[Symbol] = []
+        self._vars: dict[Symbol, Variable] = {}
+        self._symbols: dict[int, Symbol] = {}  # id(Variable) -> the symbol it stands for
+        self._by_var_name: dict[str, Symbol] = {}
+        self._names = itertools.count()
+
+    # ------------------------------------------------------------ inputs and outputs
+    def add_input(self, meta: Meta) -> Symbol:
+        """A new input of the SIR, fed by the caller at run time."""
+        if not isinstance(meta, Meta):
+            raise TypeError(f"add_input: argument 'meta' must be a Meta, got {type(meta).__name__}")
+        sym = self._new_symbol(meta)
+        var = self._block.create_var(sym.name, meta.shape, meta.dtype, stop_gradient=meta.stop_gradient)
+        self._bind(sym, var)
+        self._inputs.append(sym)
+        return sym
+
+    def set_outputs(self, outputs: Any) -> None:
+        """The symbols the SIR returns (any nesting; flattened in order)."""
+        leaves = tree_leaves(outputs)
+        for leaf in leaves:
+            if not isinstance(leaf, Symbol) or leaf not in self._vars:
+                raise ValueError(f"set_outputs: {leaf!r} is not a symbol of {self.name}")
+        self._outputs = leaves
+
+    def build(self) -> StatementIR:
+        """The StatementIR recorded so far."""
+        return StatementIR(self.name, self._inputs, self._outputs, self._statements)
+
+    # ------------------------------------------------------------ the four statement kinds
+    def call_api(self, fn: Callable, args: Sequence = (), kwargs: dict | None = None) -> Any:
+        """Record `fn(*args, **kwargs)` for a runtime public function; its result with Symbols."""
+        return self._record(ApiStatement(fn, tuple(args), kwargs or {}, None))
+
+    def call_method(self, name: str, self_sym: Symbol, args: Sequence = (), kwargs: dict | None = None) -> Any:
+        """Record the Tensor method call `self_sym.<name>(*args, **kwargs)`; its result with Symbols."""
+        if not isinstance(self_sym, Symbol):
+            raise TypeError(f"call_method: argument 'self_sym' must be a Symbol, got {type(self_sym).__name__}")
+        return self._record(MethodStatement(name, (self_sym, *args), kwargs or {}, None))
+
+    def call_layer(self, layer: "Layer", args: Sequence = (), kwargs: dict | None = None) -> Any:
+        """Record `layer(*args, **kwargs)`; its parameters are bound, not copied, when lowered."""
+        return self._record(LayerStatement(layer, tuple(args), kwargs or {}, None))
+
+    def call_sir(self, sir: StatementIR, args: Sequence[Symbol]) -> tuple[Symbol, ...]:
+        """Record a call of another SIR on `args` (one per input of it); its output symbols."""
+        args = tuple(args)
+        if len(args) != len(sir.inputs):
+            raise TypeError(f"call_sir: {sir.name} takes {len(sir.inputs)} inputs, got {len(args)}")
+        for i, (a, s) in enumerate(zip(args, sir.inputs)):
+            got = a.meta if isinstance(a, Symbol) else None
+            if got is None or got.dtype != s.meta.dtype or len(got.shape) != len(s.meta.shape) or any(
+                    want not in (-1, have) for want, have in zip(s.meta.shape, got.shape)):
+                raise TypeError(f"call_sir: argument {i} of {sir.name} must be a symbol of {s.meta}, got "
+                                f"{got if got is not None else type(a).__name__}")
+        return self._record(SirStatement(sir, args, ()))
+
+    # ------------------------------------------------------------ recording
+    def _record(self, st: Statement) -> Any:
+        for leaf in tree_leaves((st.args, st.kwargs)):
+            if isinstance(leaf, Symbol) and leaf not in self._vars:
+                raise ValueError(f"{leaf!r} is not a symbol of {self.name}")
+        n_ops = len(self._block.ops)
+        error = None
+        with static_program(self._program):
+            args, kwargs = tree_map(lambda x: resolve(x, self._vars, self._binder), (st.args, st.kwargs))
+            try:
+                result = run_statement(st, args, kwargs, self._binder)
+            except _WRAPPED as e:
+                error = _eager_error(e, st)
+        if error is not None:
+            raise error
+        new_ops = self._block.ops[n_ops:]
+        self._check_no_symbol_written(st, new_ops)
+        before = len(self._vars)
+        outputs = tree_map(self._symbol_of, result)
+        if len(self._vars) == before and not new_ops:
+            return outputs
+        st.outputs = outputs
+        self._statements.append(st)
+        return outputs
+
+    def _symbol_of(self, value: Any) -> Any:
+        """A result leaf as the caller sees it: the Symbol of a Variable (new or known), else itself."""
+        if not isinstance(value, Variable):
+            return value
+        sym = self._symbols.get(id(value))
+        if sym is None:
+            meta = Meta.from_tensor(value)
+            if not is_grad_enabled():  # eager ops under no_grad give stop_gradient outputs
+                meta = meta._replace(stop_gradient=True)
+            sym = self._new_symbol(meta)
+            self._bind(sym, value)
+        return sym
+
+    def _check_no_symbol_written(self, st: Statement, ops: list) -> None:
+        for name in (name for op in ops for name in op.outputs):
+            sym = self._by_var_name.get(name)
+            if sym is not None and not self._vars[sym].persistable:
+                raise NotImplementedError(
+                    f"{st.kind} statement writes {sym.name} in place; a StatementIR assigns each symbol once")
+
+    def _new_symbol(self, meta: Meta) -> Symbol:
+        return Symbol(f"var_{next(self._names)}", meta)
+
+    def _bind(self, sym: Symbol, var: Variable) -> None:
+        self._vars[sym] = var
+        self._symbols[id(var)] = sym
+        self._by_var_name[var.name] = sym
+
+
+def _eager_error(e: Exception, st: Statement) -> Exception:
+    """The exception eager code raises for this call: static mode's re-raise with its note taken off;
+    a call that needs a tensor's value (`bool(x)`, `x.numpy()`) cannot be captured at all."""
+    if isinstance(e, TypeError) and "static Variable" in str(e):
+        error = NotImplementedError(f"{st.kind} statement needs a tensor value at translation time: {e}")
+        error.__cause__ = e
+        return error
+    original = e.__context__
+    if (e.__suppress_context__ and type(original) is type(e)
+            and str(e).startswith(f"{original} [while building op ")):
+        return original
+    return e

@@ -1,0 +1,245 @@
+"""CompiledSIR: a StatementIR as a callable on eager tensors, run as static Programs.
+
+    f = CompiledSIR(sir)              # lowers now (see `lower`)
+    outputs = f(*eager_inputs)        # a tuple of eager Tensors, one per SIR output
+
+One `Executor` and one `Scope` per CompiledSIR; each call checks the inputs against the SIR's
+input metas (shape, -1 matching any size, dtype, stop_gradient), puts the arrays of the bound
+eager tensors into their scope cells as they are (zero copy: parameters updated by an optimizer
+between calls are simply read) and runs the cached InterpreterCore. A program write to a bound
+tensor (BatchNorm's running statistics in training) is written back into that tensor in place.
+
+Autograd (DESIGN: "A compiled forward is one autograd node"): when grad mode is on and an
+output depends on an input or bound tensor that requires grad, the call goes through
+`runtime.autograd.PyLayer`, so it records ONE node on the eager tape. Its forward runs the
+Program and also fetches the intermediates the gradient needs; its backward runs the gradient
+Program, built once (per set of bound tensors' stop_gradient flags) with
+`static.gradients(outputs, inputs + bound, target_gradients)` on a copy of the forward and cut
+down to the gradient ops, whose feeds are the inputs, those intermediates and the output
+gradients. Gradients reach eager inputs and parameters as any eager op's do (accumulated into
+`.grad`). A bound tensor written in place between the forward and the backward raises, as eager
+autograd does. Double backward (`create_graph=True`) through a compiled SIR is not supported.
+Programs run on the CPU executor.
+"""
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+from runtime import static
+from runtime.autograd import PyLayer, PyLayerContext, is_grad_enabled
+from runtime.executor import Executor, Scope
+from runtime.static import Program
+from runtime.tensor import Tensor
+
+from .lower import Lowered, lower
+from .replay import static_program
+from .sir import StatementIR
+from .symbol import Meta
+
+__all__ = ["CompiledSIR"]
+
+_wrap = Tensor._wrap
+
+
+class CompiledSIR:
+    """Runs `sir` on eager tensors: forward Program cached, backward Program built once when needed."""
+
+    def __init__(self, sir: StatementIR):
+        self.sir = sir
+        self._executor = Executor()
+        self._scope = Scope()
+        first = lower(sir)
+        self._bound: tuple[Tensor, ...] = tuple(first.bindings.values())
+        self._cells = [(self._scope.var(name), t) for name, t in first.bindings.items()]
+        self._exact = None if any(-1 in s.meta.shape for s in sir.inputs) else \
+            [(s.meta.shape, s.meta.dtype, s.meta.stop_gradient) for s in sir.inputs]
+        self._first = _Variant(self, first)
+        self._variants = {self._flags(): self._first}
+
+    @property
+    def lowered(self) -> Lowered:
+        """The Program, feed/fetch names and bindings of the first lowering (for dumps and tools)."""
+        return self._first.lowered
+
+    def __call__(self, *inputs: Tensor) -> tuple[Tensor, ...]:
+        self._check(inputs)
+        if is_grad_enabled():
+            variant = self._variants.get(self._flags()) or self._relower()
+            if variant.differentiable:
+                return tuple(SIRFunction.apply(variant, len(inputs), *inputs, *self._bound))
+        else:
+            variant = self._first
+        return tuple(_wrap(a) for a in variant.run([t._data for t in inputs]))
+
+    # ------------------------------------------------------------ helpers
+    def _flags(self) -> tuple[bool, ...]:
+        return tuple(t.stop_gradient for t in self._bound)
+
+    def _relower(self) -> "_Variant":
+        """A bound tensor's stop_gradient changed (a frozen parameter): lower for the new flags."""
+        lowered = lower(self.sir)
+        if list(lowered.bindings) != [c.name for c, _ in self._cells]:
+            raise RuntimeError(f"{self.sir.name}: lowering again bound other tensors "
+                               f"({list(lowered.bindings)}, before {[c.name for c, _ in self._cells]})")
+        variant = self._variants[self._flags()] = _Variant(self, lowered)
+        return variant
+
+    def _check(self, inputs: Sequence[Any]) -> None:
+        try:  # the common case, one comparison: exactly the metas of the SIR
+            if [(t._data.shape, t._data.dtype, t.stop_gradient) for t in inputs] == self._exact:
+                return
+        except AttributeError:
+            pass
+        expected = self.sir.inputs
+        if len(inputs) != len(expected):
+            raise TypeError(f"{self.sir.name} takes {len(expected)} inputs, got {len(inputs)}")
+        for i, (t, s) in enumerate(zip(inputs, expected)):
+            if not isinstance(t, Tensor):
+                raise TypeError(f"{self.sir.name}: input {i} ({s.name}) must be a Tensor, got {type(t).__name__}")
+            a, m = t._data, s.meta
+            if (a.dtype != m.dtype or a.ndim != len(m.shape) or t.stop_gradient != m.stop_gradient
+                    or any(d != -1 and d != n for d, n in zip(m.shape, a.shape))):
+                raise ValueError(f"{self.sir.name}: input {i} ({s.name}) must be {m}, got {Meta.from_tensor(t)}")
+
+    def _run(self, core: Any, feeds: list, written: Sequence = ()) -> list:
+        """Run a core with the bound arrays in place; write program updates back into bound tensors."""
+        for cell, t in self._cells:
+            cell.value = t._data
+        out = core.run(feeds)
+        for cell, t in written:
+            if cell.value is not t._data:
+                t.set_value(cell.value)
+                cell.value = t._data
+        return out
+
+
+class _Variant:
+    """One lowering of the SIR (for one set of bound flags) with its executor cores."""
+
+    def __init__(self, owner: CompiledSIR, lowered: Lowered):
+        self.owner = owner
+        self.lowered = lowered
+        block = lowered.program.global_block()
+        self.out_requires = tuple(not block.var(n).stop_gradient for n in lowered.output_names)
+        self.differentiable = any(self.out_requires)
+        self.feed_names = sorted(lowered.input_names)
+        self._feed_order = [lowered.input_names.index(n) for n in self.feed_names]
+        fetch = list(dict.fromkeys(lowered.output_names))
+        self._out_index = [fetch.index(n) for n in lowered.output_names]
+        self._core = owner._executor.core_for(lowered.program, self.feed_names, fetch, owner._scope)
+        stored = {n for op in block.ops for n in op.outputs}
+        self.written = [(cell, t) for cell, t in owner._cells if cell.name in stored]
+        self._grad: _GradientPlan | None = None
+
+    def run(self, arrays: list) -> list:
+        """The output arrays of one inference run on the input arrays (in SIR input order)."""
+        out = self.owner._run(self._core, [arrays[i] for i in self._feed_order], self.written)
+        return [out[i] for i in self._out_index]
+
+    @property
+    def grad(self) -> "_GradientPlan":
+        if self._grad is None:
+            self._grad = _GradientPlan(self)
+        return self._grad
+
+
+class _GradientPlan:
+    """The forward run that keeps what the gradient needs, and the gradient Program (built once)."""
+
+    def __init__(self, variant: _Variant):
+        owner, lowered = variant.owner, variant.lowered
+        self.owner, self.variant = owner, variant
+        clone = lowered.program.clone()
+        block = clone.global_block()
+        n_forward = len(block.ops)
+        self.targets = [n for n in dict.fromkeys(n for n, r in zip(lowered.output_names, variant.out_requires) if r)]
+        args = [*lowered.input_names, *lowered.bindings]  # the PyLayer's tensor arguments, in order
+        wrt = [n for n in dict.fromkeys(args) if not block.var(n).stop_gradient]
+        with static_program(clone):
+            douts = [static.data(f"{n}@DOUT", block.var(n).shape, block.var(n).dtype) for n in self.targets]
+            grads = static.gradients([block.var(n) for n in self.targets], [block.var(n) for n in wrt],
+                                     target_gradients=douts)
+        backward, feeds = _extract(block, n_forward)
+        known = {*lowered.input_names, *(d.name for d in douts)}
+        self.saved = [n for n in feeds if n not in known]
+        grad_of = {n: g.name for n, g in zip(wrt, grads) if g is not None}
+        self.arg_grads = [grad_of.get(n) for n in args]  # grad var name per tensor argument (or None)
+        fetch_grads = list(dict.fromkeys(g for g in self.arg_grads if g is not None))
+        self._grad_index = [None if g is None else fetch_grads.index(g) for g in self.arg_grads]
+        reads = {n for op in backward.global_block().ops for n in op.inputs}
+        self.checked = [i for i, n in enumerate(args) if n in reads]  # arguments whose values backward reads
+        self.backward_program = backward
+        self.feed_names = sorted(feeds)
+        fetch = list(dict.fromkeys([*lowered.output_names, *self.saved]))
+        self._out_index = [fetch.index(n) for n in lowered.output_names]
+        self._saved_index = [fetch.index(n) for n in self.saved]
+        self._forward = owner._executor.core_for(lowered.program, variant.feed_names, fetch, owner._scope)
+        self._backward = owner._executor.core_for(backward, self.feed_names, fetch_grads, owner._scope)
+
+    def forward(self, arrays: list) -> tuple[list, dict]:
+        """Outputs and {name: array} of the saved intermediates, for inputs in SIR input order."""
+        out = self.owner._run(self._forward, [arrays[i] for i in self.variant._feed_order], self.variant.written)
+        return [out[i] for i in self._out_index], {n: out[i] for n, i in zip(self.saved, self._saved_index)}
+
+    def backward(self, values: dict, out_grads: Sequence[Tensor]) -> list:
+        """One gradient array (or None) per tensor argument, from the saved values and output grads."""
+        feeds = dict(values)
+        for name in self.targets:
+            feeds[f"{name}@DOUT"] = None
+        for name, g in zip(self.variant.lowered.output_names, out_grads):
+            key = f"{name}@DOUT"
+            if key in feeds:
+                feeds[key] = g._data if feeds[key] is None else feeds[key] + g._data
+        out = self.owner._run(self._backward, [feeds[n] for n in self.feed_names])
+        return [None if i is None else out[i] for i in self._grad_index]
+
+
+def _extract(block: Any, start: int) -> tuple[Program, list[str]]:
+    """A Program of the ops of `block` from `start` on, and the names it must be fed, in first-read order.
+
+    Persistable vars are not fed: they are read from the scope, where the bound tensors are."""
+    program = Program()
+    new = program.global_block()
+    feeds: list[str] = []
+    for op in block.ops[start:]:
+        for name in op.inputs:
+            if name is not None and name not in new.vars:
+                v = block.var(name)
+                new.create_var(name, v.shape, v.dtype, persistable=v.persistable, stop_gradient=v.stop_gradient,
+                               is_parameter=v.is_parameter)
+                if not v.persistable:
+                    feeds.append(name)
+        for name in op.outputs:
+            if name not in new.vars:
+                v = block.var(name)
+                new.create_var(name, v.shape, v.dtype, persistable=v.persistable, stop_gradient=v.stop_gradient)
+        new.append_op(op.type, op.inputs, op.outputs, op.attrs, op.callsite)
+    return program, feeds
+
+
+class SIRFunction(PyLayer):
+    """The autograd face of a compiled SIR: forward runs the Program, backward the gradient Program."""
+
+    @staticmethod
+    def forward(ctx: PyLayerContext, variant: _Variant, n_inputs: int, *tensors: Tensor) -> tuple[Tensor, ...]:
+        plan = variant.grad
+        outs, saved = plan.forward([t._data for t in tensors[:n_inputs]])
+        ctx.plan = plan
+        ctx.values = {**{n: t._data for n, t in zip(variant.lowered.input_names, tensors)}, **saved}
+        ctx.checked = [(tensors[i], tensors[i]._version) for i in plan.checked]
+        results = tuple(_wrap(a) for a in outs)
+        ctx.mark_non_differentiable(*(r for r, req in zip(results, variant.out_requires) if not req))
+        return results
+
+    @staticmethod
+    def backward(ctx: PyLayerContext, *out_grads: Tensor) -> tuple[Tensor | None, ...]:
+        if is_grad_enabled():
+            raise NotImplementedError("double backward (create_graph=True) through a compiled subgraph is not "
+                                      "supported")
+        for t, version in ctx.checked:
+            if t._version != version:
+                raise RuntimeError(f"a tensor (shape {t.shape}) needed to compute the gradient of a compiled "
+                                   f"subgraph was modified by an in-place operation after it was used (version "
+                                   f"{version} -> {t._version}); use an out-of-place op or clone() it first")
+        grads = ctx.plan.backward(ctx.values, out_grads)
+        return tuple(None if g is None else _wrap(g) for g in grads)

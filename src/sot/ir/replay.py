@@ -1,0 +1,145 @@
+"""Replaying statements through runtime's public API in static mode (DESIGN: "Lowering replays").
+
+Both the builder (to learn output metas: only meta functions run) and lowering (to build the
+Program) call the SAME functions here: `call_api` calls the function, `call_method` the
+Variable's method, `call_layer` the layer, `call_sir` replays the callee's statements. No
+second description of any op exists.
+
+Eager tensors are bound, not copied: a `Binder` gives each eager tensor a persistable Variable
+named after it (a Parameter's own name, `tensor_<n>` otherwise), and while a Layer is replayed
+its Parameters and buffers (those of its sublayers too) are swapped for those Variables and
+restored afterwards, so the layer's forward reads them as program inputs and no parameter is
+created. The swap mutates the layer for the duration of the call: do not call that layer from
+another thread meanwhile.
+"""
+from __future__ import annotations
+
+import contextlib
+from typing import TYPE_CHECKING, Any, Callable, Iterator, Sequence
+
+from runtime import static
+from runtime.mode import in_dynamic_mode
+from runtime.parameter import is_parameter
+from runtime.static import Block, Program, Variable
+from runtime.tensor import Tensor
+
+from .pytree import tree_leaves, tree_map
+from .statement import ApiStatement, LayerStatement, MethodStatement, SirStatement, Statement
+from .symbol import Symbol
+
+if TYPE_CHECKING:
+    from runtime.nn import Layer
+
+    from .sir import StatementIR
+
+__all__ = ["static_program", "Binder", "bound_layer", "run_statement", "replay_sir"]
+
+
+@contextlib.contextmanager
+def static_program(program: Program) -> Iterator[None]:
+    """Static mode appending to `program`; the previous mode and default programs come back after."""
+    was_dynamic = in_dynamic_mode()
+    if was_dynamic:
+        static.enable_static()
+    try:
+        # a throwaway startup program: a replay must never add initialisers to the user's
+        with static.program_guard(program, Program()):
+            yield
+    finally:
+        if was_dynamic:
+            static.disable_static()
+
+
+class Binder:
+    """Persistable Variables of one block standing for eager tensors, one per tensor (by identity)."""
+
+    def __init__(self, block: Block):
+        self.block = block
+        self.tensors: dict[str, Tensor] = {}  # var name -> the eager tensor bound to it, in binding order
+        self._vars: dict[int, Variable] = {}
+
+    def var(self, tensor: Tensor) -> Variable:
+        """The Variable bound to `tensor` (created on first use, with its shape, dtype and flags)."""
+        v = self._vars.get(id(tensor))
+        if v is None:
+            name = self._free_name(tensor.name if is_parameter(tensor) else f"tensor_{len(self.tensors)}")
+            shape, dtype = list(tensor._data.shape), tensor._data.dtype
+            if is_parameter(tensor):
+                v = self.block.create_parameter(name, shape, dtype, trainable=not tensor.stop_gradient)
+            else:
+                v = self.block.create_var(name, shape, dtype, persistable=True, stop_gradient=tensor.stop_gradient)
+            self._vars[id(tensor)] = v
+            self.tensors[name] = tensor  # also keeps the tensor alive, so its id is never reused
+        return v
+
+    def _free_name(self, name: str) -> str:
+        candidate, n = name, 0
+        while candidate in self.tensors or candidate in self.block.vars:
+            n += 1
+            candidate = f"{name}_{n}"
+        return candidate
+
+
+@contextlib.contextmanager
+def bound_layer(layer: "Layer", binder: Binder) -> Iterator[None]:
+    """`layer` (and its sublayers) reading the binder's Variables instead of its own tensors."""
+    swapped: list[tuple[Any, str, Tensor]] = []
+    try:
+        for _, sub in layer.named_sublayers(include_self=True):
+            owned = [*sub.named_parameters(include_sublayers=False), *sub.named_buffers(include_sublayers=False)]
+            for key, tensor in owned:
+                if isinstance(tensor, Variable):
+                    continue
+                setattr(sub, key, binder.var(tensor))
+                swapped.append((sub, key, tensor))
+        yield
+    finally:
+        for sub, key, tensor in reversed(swapped):
+            setattr(sub, key, tensor)
+
+
+def _call_api(st: ApiStatement, args: tuple, kwargs: dict, binder: Binder) -> Any:
+    return st.fn(*args, **kwargs)
+
+
+def _call_method(st: MethodStatement, args: tuple, kwargs: dict, binder: Binder) -> Any:
+    return getattr(args[0], st.method)(*args[1:], **kwargs)
+
+
+def _call_layer(st: LayerStatement, args: tuple, kwargs: dict, binder: Binder) -> Any:
+    with bound_layer(st.layer, binder):
+        return st.layer(*args, **kwargs)
+
+
+def _call_sir(st: SirStatement, args: tuple, kwargs: dict, binder: Binder) -> Any:
+    return tuple(replay_sir(st.sir, args, binder))
+
+
+_RUN: dict[type, Callable[[Any, tuple, dict, Binder], Any]] = {
+    ApiStatement: _call_api, MethodStatement: _call_method, LayerStatement: _call_layer, SirStatement: _call_sir}
+
+
+def run_statement(st: Statement, args: tuple, kwargs: dict, binder: Binder) -> Any:
+    """Call what `st` calls on already-resolved arguments (static Variables); its result."""
+    return _RUN[type(st)](st, args, kwargs, binder)
+
+
+def resolve(value: Any, env: dict[Symbol, Variable], binder: Binder) -> Any:
+    """A leaf of a statement's arguments as the replay passes it: symbols and eager tensors become Variables."""
+    if isinstance(value, Symbol):
+        return env[value]
+    if isinstance(value, Tensor) and not isinstance(value, Variable):
+        return binder.var(value)
+    return value
+
+
+def replay_sir(sir: "StatementIR", inputs: Sequence[Variable], binder: Binder) -> list[Variable]:
+    """Append the ops of every statement of `sir` (inputs bound to `inputs`); its output Variables."""
+    env: dict[Symbol, Any] = dict(zip(sir.inputs, inputs))
+    for st in sir.statements:
+        args, kwargs = tree_map(lambda x: resolve(x, env, binder), (st.args, st.kwargs))
+        result = run_statement(st, args, kwargs, binder)
+        for sym, value in zip(tree_leaves(st.outputs), tree_leaves(result)):
+            if isinstance(sym, Symbol):
+                env[sym] = value
+    return [env[s] for s in sir.outputs]
