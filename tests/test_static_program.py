@@ -100,3 +100,12 @@ def test_seed_example_forward_runs_and_matches_numpy(static_mode):
     w = scope.find_var(main.global_block().all_parameters()[0].name).get_tensor()
     b = scope.find_var(main.global_block().all_parameters()[1].name).get_tensor()
     np.testing.assert_allclose(value, ((xs @ w + b - ys) ** 2).mean(), rtol=1e-5)
+
+
+def test_variable_rank_and_bad_scalar_operand(static_mode):
+    main = static.Program()
+    with static.program_guard(main):
+        x = static.data("x", [None, 3, 4])
+        assert x.dim() == x.ndimension() == x.ndim == 3
+        with pytest.raises(TypeError, match="add: argument 'y' must be a Tensor or a number, got str"):
+            paddle.add(x, "a")

@@ -65,7 +65,10 @@ def _scalar_tensor(op: str, v: Any, like: Tensor, arg: str) -> Tensor:
     """A 0-D tensor for scalar `v` next to `like`; memoised, as these are never written to."""
     a = like._data
     if a is None:  # a static Variable: the constant is recorded when the op is appended
-        return Tensor._wrap(np.asarray(v, dtype=_scalar_dtype(v, like.dtype.np_dtype)))
+        try:
+            return Tensor._wrap(np.asarray(v, dtype=_scalar_dtype(v, like.dtype.np_dtype)))
+        except TypeError:
+            raise TypeError(f"{op}: argument '{arg}' must be a Tensor or a number, got {type(v).__name__}") from None
     key = (type(v), v, a.dtype, type(a))
     try:
         hit = _SCALAR_CACHE.get(key)

@@ -97,6 +97,11 @@ class Variable(Tensor):
     def trainable(self) -> bool:
         return not self.stop_gradient
 
+    def dim(self) -> int:
+        return len(self._shape)
+
+    ndimension = dim
+
     @property
     def place(self):
         raise TypeError(f"static Variable '{self.name}' has no place; its values live in a Scope")
