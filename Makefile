@@ -5,9 +5,13 @@ SHELL := /bin/bash
 
 .PHONY: test demo bench clean
 
-# .venv-X.Y/.stamp is rebuilt when pyproject.toml changes.
-.venv-%/.stamp: pyproject.toml
-	@py=$$(scripts/find-python $*); \
+# .venv-X.Y/.stamp is rebuilt when pyproject.toml changes; when only the C hook changes (setup.py,
+# src/sot/_eval_frame.c) the package is reinstalled in place, which rebuilds the extension.
+.venv-%/.stamp: pyproject.toml setup.py src/sot/_eval_frame.c
+	@if [ -f $@ ] && [ -z "$(filter pyproject.toml,$?)" ]; then \
+	  .venv-$*/bin/python -m pip install -q -e '.[test]' && touch $@; exit $$?; \
+	fi; \
+	py=$$(scripts/find-python $*); \
 	if [ -z "$$py" ]; then echo "python$* not found"; exit 1; fi; \
 	rm -rf .venv-$*; "$$py" -m venv .venv-$* && \
 	.venv-$*/bin/python -m pip install -q --upgrade pip && \

@@ -1,0 +1,842 @@
+/* sot._eval_frame: the PEP 523 frame-evaluation hook of sot, for CPython 3.11, 3.12 and 3.13.
+ *
+ * Interface (the Python face is sot/eval_frame.py, which documents it for users):
+ *   set_eval_frame(callback_or_None) -> previous   thread-local callback
+ *   CustomCode(code, disable_eval_frame=False)      what a callback or a cache lookup returns
+ *   skip_code(code)                                 never hand frames of `code` to the hook
+ *   set_code_cache(code, cache_or_None), get_code_cache(code)
+ *                                                   per-code cache, kept in co_extra
+ *   counters() -> dict                              process-wide event counts
+ *
+ * How a hooked frame runs. CPython pushes the frame of a Python call and binds its arguments
+ * before it calls the hook, so the frame is "unstarted": only its argument slots are filled.
+ * The hook wraps it in an InterpreterFrame view (f_code, f_locals, f_globals, f_builtins; no
+ * real frame object, which CPython forbids for frames that have not reached RESUME) and asks
+ * the code's cache, then the callback, what to run. To run other code it swaps the frame's code
+ * object in place (same argument layout, so the argument slots stay valid), grows the frame on
+ * the thread's data stack when there is room, and lets _PyEval_EvalFrameDefault run it: CPython
+ * then clears and pops the frame exactly as it would the original. When the data-stack chunk has
+ * no room to grow the frame, the code runs in a new frame of its own with the same arguments
+ * bound again (PyEval_EvalCodeEx), and the unstarted frame is released.
+ *
+ * Who clears a frame differs: on 3.11 the caller (_PyEval_Vector) clears and pops it after the
+ * hook returns; on 3.12+ the evaluator must, so a frame the hook does not evaluate is released
+ * here (release_unstarted). Every `#if PY_VERSION_HEX` of sot lives in this file.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+#if PY_VERSION_HEX >= 0x030B0000 && PY_VERSION_HEX < 0x030E0000
+#define SOT_HOOK_SUPPORTED 1
+#define Py_BUILD_CORE
+#include <internal/pycore_frame.h>
+#if PY_VERSION_HEX >= 0x030D0000
+#include <internal/pycore_ceval.h>
+#endif
+#undef Py_BUILD_CORE
+#else
+#define SOT_HOOK_SUPPORTED 0
+#endif
+
+#if PY_VERSION_HEX >= 0x030C0000
+#define CODE_GET_EXTRA PyUnstable_Code_GetExtra
+#define CODE_SET_EXTRA PyUnstable_Code_SetExtra
+#define REQUEST_CODE_EXTRA_INDEX PyUnstable_Eval_RequestCodeExtraIndex
+#else
+#define CODE_GET_EXTRA _PyCode_GetExtra
+#define CODE_SET_EXTRA _PyCode_SetExtra
+#define REQUEST_CODE_EXTRA_INDEX _PyEval_RequestCodeExtraIndex
+#endif
+
+#if SOT_HOOK_SUPPORTED
+
+/* ------------------------------------------------------------------ module state */
+
+static Py_ssize_t extra_index = -1; /* our co_extra slot: NULL, skip_marker or a cache */
+static PyObject *skip_marker;       /* co_extra value of a skipped code object */
+static PyObject *str_lookup;        /* interned "lookup" */
+
+static struct {
+    unsigned long long callback_calls, cache_lookups, cache_hits, relocated_runs;
+} counts;
+
+/* ------------------------------------------------------------------ CustomCode */
+
+typedef struct {
+    PyObject_HEAD
+    PyObject *code; /* a code object, or None: run the frame's own code */
+    char disable_eval_frame;
+} CustomCode;
+
+static PyObject *
+CustomCode_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
+{
+    static char *kwlist[] = {"code", "disable_eval_frame", NULL};
+    PyObject *code;
+    int disable = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|p:CustomCode", kwlist, &code, &disable)) {
+        return NULL;
+    }
+    if (code != Py_None && !PyCode_Check(code)) {
+        return PyErr_Format(PyExc_TypeError, "CustomCode: code must be a code object or None, not %.200s",
+                            Py_TYPE(code)->tp_name);
+    }
+    CustomCode *self = (CustomCode *)type->tp_alloc(type, 0);
+    if (self == NULL) {
+        return NULL;
+    }
+    self->code = Py_NewRef(code);
+    self->disable_eval_frame = (char)disable;
+    return (PyObject *)self;
+}
+
+static void
+CustomCode_dealloc(CustomCode *self)
+{
+    Py_DECREF(self->code);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static PyObject *
+CustomCode_repr(CustomCode *self)
+{
+    return PyUnicode_FromFormat("CustomCode(%R, disable_eval_frame=%s)", self->code,
+                                self->disable_eval_frame ? "True" : "False");
+}
+
+static PyObject *
+CustomCode_get_code(CustomCode *self, void *closure)
+{
+    return Py_NewRef(self->code);
+}
+
+static PyObject *
+CustomCode_get_disable(CustomCode *self, void *closure)
+{
+    return PyBool_FromLong(self->disable_eval_frame);
+}
+
+static PyGetSetDef CustomCode_getset[] = {
+    {"code", (getter)CustomCode_get_code, NULL, "the code to run, or None for the frame's own", NULL},
+    {"disable_eval_frame", (getter)CustomCode_get_disable, NULL,
+     "whether frames called by that code run with the hook off", NULL},
+    {NULL},
+};
+
+static PyTypeObject CustomCode_Type = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "sot._eval_frame.CustomCode",
+    .tp_basicsize = sizeof(CustomCode),
+    .tp_dealloc = (destructor)CustomCode_dealloc,
+    .tp_repr = (reprfunc)CustomCode_repr,
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = PyDoc_STR("CustomCode(code, disable_eval_frame=False): what a hooked frame runs."),
+    .tp_getset = CustomCode_getset,
+    .tp_new = CustomCode_new,
+};
+
+/* ------------------------------------------------------------------ per-code extra */
+
+static void
+free_extra(void *extra)
+{
+    Py_XDECREF((PyObject *)extra);
+}
+
+static int
+check_code(PyObject *code)
+{
+    if (!PyCode_Check(code)) {
+        PyErr_Format(PyExc_TypeError, "expected a code object, not %.200s", Py_TYPE(code)->tp_name);
+        return -1;
+    }
+    return 0;
+}
+
+/* Stores `value` (a new reference is taken; NULL clears) in the code's slot. */
+static int
+store_extra(PyObject *code, PyObject *value)
+{
+    Py_XINCREF(value);
+    /* CPython frees the previous value with free_extra. */
+    if (CODE_SET_EXTRA(code, extra_index, value) < 0) {
+        Py_XDECREF(value);
+        return -1;
+    }
+    return 0;
+}
+
+static PyObject *
+skip_code(PyObject *module, PyObject *code)
+{
+    if (check_code(code) < 0 || store_extra(code, skip_marker) < 0) {
+        return NULL;
+    }
+    Py_RETURN_NONE;
+}
+
+static PyObject *
+set_code_cache(PyObject *module, PyObject *args)
+{
+    PyObject *code, *cache;
+    if (!PyArg_ParseTuple(args, "OO:set_code_cache", &code, &cache) || check_code(code) < 0) {
+        return NULL;
+    }
+    if (cache != Py_None) {
+        if (!PyObject_HasAttr(cache, str_lookup)) {
+            return PyErr_Format(PyExc_TypeError,
+                                "a code cache needs a lookup(frame) method; %.200s has none",
+                                Py_TYPE(cache)->tp_name);
+        }
+    }
+    if (store_extra(code, cache == Py_None ? NULL : cache) < 0) {
+        return NULL;
+    }
+    Py_RETURN_NONE;
+}
+
+static PyObject *
+get_code_cache(PyObject *module, PyObject *code)
+{
+    void *extra = NULL;
+    if (check_code(code) < 0 || CODE_GET_EXTRA(code, extra_index, &extra) < 0) {
+        return NULL;
+    }
+    if (extra == NULL || extra == skip_marker) {
+        Py_RETURN_NONE;
+    }
+    return Py_NewRef((PyObject *)extra);
+}
+
+static PyObject *
+counters(PyObject *module, PyObject *unused)
+{
+    return Py_BuildValue("{sKsKsKsK}", "callback_calls", counts.callback_calls, "cache_lookups",
+                         counts.cache_lookups, "cache_hits", counts.cache_hits, "relocated_runs",
+                         counts.relocated_runs);
+}
+
+/* ------------------------------------------------------------------ frame access per version */
+
+#if PY_VERSION_HEX >= 0x030D0000
+#define FRAME_CODE(f) ((PyCodeObject *)(f)->f_executable)
+#define FRAME_FUNC(f) ((PyFunctionObject *)(f)->f_funcobj)
+#define FRAME_SIZE(co) ((co)->co_framesize)
+static inline void
+frame_set_code(_PyInterpreterFrame *frame, PyCodeObject *code)
+{
+    Py_SETREF(frame->f_executable, Py_NewRef((PyObject *)code));
+    frame->instr_ptr = _PyCode_CODE(code);
+}
+#elif PY_VERSION_HEX >= 0x030C0000
+#define FRAME_CODE(f) ((f)->f_code)
+#define FRAME_FUNC(f) ((PyFunctionObject *)(f)->f_funcobj)
+#define FRAME_SIZE(co) ((co)->co_framesize)
+static inline void
+frame_set_code(_PyInterpreterFrame *frame, PyCodeObject *code)
+{
+    Py_SETREF(frame->f_code, (PyCodeObject *)Py_NewRef((PyObject *)code));
+    frame->prev_instr = _PyCode_CODE(code) - 1;
+}
+#else
+#define FRAME_CODE(f) ((f)->f_code)
+#define FRAME_FUNC(f) ((f)->f_func)
+/* 3.11 has no co_framesize; this is the size _PyEvalFramePushAndInit pushes. */
+#define FRAME_SIZE(co) ((co)->co_nlocalsplus + (co)->co_stacksize + (int)FRAME_SPECIALS_SIZE)
+static inline void
+frame_set_code(_PyInterpreterFrame *frame, PyCodeObject *code)
+{
+    Py_SETREF(frame->f_code, (PyCodeObject *)Py_NewRef((PyObject *)code));
+    frame->prev_instr = _PyCode_CODE(code) - 1;
+}
+#endif
+
+/* Per thread: the callback (strong; NULL when unset), a depth > 0 while the hook is off (during
+ * the callback, a lookup, or code run with disable_eval_frame), and the code object whose next
+ * frame must run untouched (the relocated run of that code). */
+typedef struct {
+    PyObject *callback;
+    int disabled;
+    PyObject *passthrough;
+} ThreadHook;
+static _Thread_local ThreadHook hook;
+
+/* Threads with a callback set; the hook is installed in the interpreter while this is > 0. A
+ * thread that exits with a callback still set keeps it counted (other threads see no callback). */
+static Py_ssize_t threads_with_callback;
+
+#define UNHOOKED_FLAGS (CO_GENERATOR | CO_COROUTINE | CO_ASYNC_GENERATOR | CO_ITERABLE_COROUTINE)
+
+static inline int
+total_args(PyCodeObject *co)
+{
+    return co->co_argcount + co->co_kwonlyargcount + !!(co->co_flags & CO_VARARGS) +
+           !!(co->co_flags & CO_VARKEYWORDS);
+}
+
+static PyObject *
+closure_of(_PyInterpreterFrame *frame)
+{
+    PyFunctionObject *func = FRAME_FUNC(frame);
+    return (func != NULL && PyFunction_Check(func)) ? func->func_closure : NULL;
+}
+
+#if PY_VERSION_HEX >= 0x030C0000 && PY_VERSION_HEX < 0x030D0000
+/* 3.12 keeps these static; they mirror Python/pystate.c and Python/frame.c for a frame that
+ * was never linked into the frame chain (so it has no frame object). */
+static void
+pop_frame(PyThreadState *tstate, _PyInterpreterFrame *frame)
+{
+    PyObject **base = (PyObject **)frame;
+    if (base == &tstate->datastack_chunk->data[0]) {
+        _PyStackChunk *chunk = tstate->datastack_chunk;
+        _PyStackChunk *previous = chunk->previous;
+        PyObjectArenaAllocator arena;
+        tstate->datastack_top = &previous->data[previous->top];
+        tstate->datastack_chunk = previous;
+        PyObject_GetArenaAllocator(&arena);
+        arena.free(arena.ctx, chunk, chunk->size);
+        tstate->datastack_limit = (PyObject **)(((char *)previous) + previous->size);
+    }
+    else {
+        tstate->datastack_top = base;
+    }
+}
+
+static void
+clear_and_pop(PyThreadState *tstate, _PyInterpreterFrame *frame)
+{
+    for (int i = 0; i < frame->stacktop; i++) {
+        Py_XDECREF(frame->localsplus[i]);
+    }
+    frame->stacktop = 0;
+    Py_XDECREF(frame->f_locals);
+    Py_DECREF(frame->f_funcobj);
+    Py_DECREF(frame->f_code);
+    pop_frame(tstate, frame);
+}
+#endif
+
+/* Releases a frame that the hook does not evaluate (its evaluator's duty on 3.12+). */
+static void
+release_unstarted(PyThreadState *tstate, _PyInterpreterFrame *frame)
+{
+#if PY_VERSION_HEX >= 0x030D0000
+    _PyEval_FrameClearAndPop(tstate, frame);
+#elif PY_VERSION_HEX >= 0x030C0000
+    clear_and_pop(tstate, frame);
+#else
+    (void)tstate;
+    (void)frame; /* _PyEval_Vector clears and pops it */
+#endif
+}
+
+/* ------------------------------------------------------------------ InterpreterFrame view */
+
+typedef struct {
+    PyObject_HEAD
+    _PyInterpreterFrame *frame; /* valid only while the hook holds the view */
+    PyObject *code, *globals, *builtins;
+    PyObject *locals; /* built on first use */
+} FrameView;
+
+static PyTypeObject FrameView_Type;
+
+/* f_locals of an unstarted frame: its arguments and the values of its free variables (what
+ * frame.f_locals shows at the first line); for module and class bodies, their namespace. */
+static PyObject *
+build_locals(_PyInterpreterFrame *frame)
+{
+    PyCodeObject *co = FRAME_CODE(frame);
+    if (!(co->co_flags & CO_OPTIMIZED)) {
+        return frame->f_locals != NULL ? Py_NewRef(frame->f_locals) : PyDict_New();
+    }
+    PyObject *locals = PyDict_New();
+    if (locals == NULL) {
+        return NULL;
+    }
+    PyObject *names = co->co_localsplusnames;
+    int nargs = total_args(co);
+    for (int i = 0; i < nargs; i++) {
+        PyObject *value = frame->localsplus[i];
+        if (value != NULL && PyDict_SetItem(locals, PyTuple_GET_ITEM(names, i), value) < 0) {
+            goto error;
+        }
+    }
+    PyObject *closure = closure_of(frame);
+    int first_free = co->co_nlocalsplus - co->co_nfreevars;
+    for (int j = 0; closure != NULL && j < co->co_nfreevars; j++) {
+        PyObject *value = PyCell_GET(PyTuple_GET_ITEM(closure, j));
+        if (value != NULL &&
+            PyDict_SetItem(locals, PyTuple_GET_ITEM(names, first_free + j), value) < 0) {
+            goto error;
+        }
+    }
+    return locals;
+error:
+    Py_DECREF(locals);
+    return NULL;
+}
+
+static FrameView *
+view_new(_PyInterpreterFrame *frame, PyCodeObject *code)
+{
+    FrameView *view = PyObject_GC_New(FrameView, &FrameView_Type);
+    if (view == NULL) {
+        return NULL;
+    }
+    view->frame = frame;
+    view->code = Py_NewRef((PyObject *)code);
+    view->globals = Py_NewRef(frame->f_globals);
+    view->builtins = Py_NewRef(frame->f_builtins);
+    view->locals = NULL;
+    PyObject_GC_Track(view);
+    return view;
+}
+
+/* Ends the view's access to the frame; a view kept by Python code keeps a snapshot of locals. */
+static void
+view_release(FrameView *view)
+{
+    if (Py_REFCNT(view) > 1 && view->locals == NULL) {
+        view->locals = build_locals(view->frame);
+        if (view->locals == NULL) {
+            PyErr_Clear(); /* f_locals then raises RuntimeError */
+        }
+    }
+    view->frame = NULL;
+    Py_DECREF(view);
+}
+
+static PyObject *
+FrameView_get_locals(FrameView *self, void *closure)
+{
+    if (self->locals == NULL) {
+        if (self->frame == NULL) {
+            PyErr_SetString(PyExc_RuntimeError, "the locals of this frame are gone");
+            return NULL;
+        }
+        self->locals = build_locals(self->frame);
+        if (self->locals == NULL) {
+            return NULL;
+        }
+    }
+    return Py_NewRef(self->locals);
+}
+
+static PyObject *
+FrameView_get_code(FrameView *self, void *closure)
+{
+    return Py_NewRef(self->code);
+}
+
+static PyObject *
+FrameView_get_globals(FrameView *self, void *closure)
+{
+    return Py_NewRef(self->globals);
+}
+
+static PyObject *
+FrameView_get_builtins(FrameView *self, void *closure)
+{
+    return Py_NewRef(self->builtins);
+}
+
+static PyObject *
+FrameView_repr(FrameView *self)
+{
+    PyCodeObject *co = (PyCodeObject *)self->code;
+    return PyUnicode_FromFormat("<InterpreterFrame of %U, file %R, line %d>", co->co_qualname,
+                                co->co_filename, co->co_firstlineno);
+}
+
+static int
+FrameView_traverse(FrameView *self, visitproc visit, void *arg)
+{
+    Py_VISIT(self->code);
+    Py_VISIT(self->globals);
+    Py_VISIT(self->builtins);
+    Py_VISIT(self->locals);
+    return 0;
+}
+
+static int
+FrameView_clear(FrameView *self)
+{
+    Py_CLEAR(self->code);
+    Py_CLEAR(self->globals);
+    Py_CLEAR(self->builtins);
+    Py_CLEAR(self->locals);
+    return 0;
+}
+
+static void
+FrameView_dealloc(FrameView *self)
+{
+    PyObject_GC_UnTrack(self);
+    FrameView_clear(self);
+    PyObject_GC_Del(self);
+}
+
+static PyGetSetDef FrameView_getset[] = {
+    {"f_code", (getter)FrameView_get_code, NULL, "the code object of the frame", NULL},
+    {"f_locals", (getter)FrameView_get_locals, NULL,
+     "arguments and free variables at the frame's start (a snapshot dict)", NULL},
+    {"f_globals", (getter)FrameView_get_globals, NULL, "the frame's globals", NULL},
+    {"f_builtins", (getter)FrameView_get_builtins, NULL, "the frame's builtins", NULL},
+    {NULL},
+};
+
+static PyTypeObject FrameView_Type = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "sot._eval_frame.InterpreterFrame",
+    .tp_basicsize = sizeof(FrameView),
+    .tp_dealloc = (destructor)FrameView_dealloc,
+    .tp_repr = (reprfunc)FrameView_repr,
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC,
+    .tp_doc = PyDoc_STR("The frame handed to the eval-frame callback and to cache lookups."),
+    .tp_traverse = (traverseproc)FrameView_traverse,
+    .tp_clear = (inquiry)FrameView_clear,
+    .tp_getset = FrameView_getset,
+};
+
+/* ------------------------------------------------------------------ running other code */
+
+static int
+same_name(PyObject *a, PyObject *b)
+{
+    return a == b || PyUnicode_Compare(a, b) == 0;
+}
+
+/* Other code may run in a frame only if it reads the same argument slots and closure. */
+static int
+check_layout(PyCodeObject *old, PyCodeObject *new)
+{
+    const int argflags = CO_VARARGS | CO_VARKEYWORDS;
+    const char *why = NULL;
+    if (new->co_flags & UNHOOKED_FLAGS) {
+        why = "it is a generator or coroutine";
+    }
+    else if (new->co_argcount != old->co_argcount ||
+             new->co_posonlyargcount != old->co_posonlyargcount ||
+             new->co_kwonlyargcount != old->co_kwonlyargcount ||
+             (new->co_flags & argflags) != (old->co_flags & argflags)) {
+        why = "its arguments differ";
+    }
+    else if (new->co_nfreevars != old->co_nfreevars) {
+        why = "its free variables differ";
+    }
+    else {
+        int nfree = old->co_nfreevars;
+        for (int j = 1; j <= nfree && why == NULL; j++) {
+            if (!same_name(PyTuple_GET_ITEM(new->co_localsplusnames, new->co_nlocalsplus - j),
+                           PyTuple_GET_ITEM(old->co_localsplusnames, old->co_nlocalsplus - j))) {
+                why = "its free variables differ";
+            }
+        }
+    }
+    if (why != NULL) {
+        PyErr_Format(PyExc_TypeError, "cannot run %R in place of %R: %s", new, old, why);
+        return -1;
+    }
+    return 0;
+}
+
+/* Swaps `code` into the frame if the frame (the top of the data stack) can grow to its size. */
+static int
+swap_in_place(PyThreadState *tstate, _PyInterpreterFrame *frame, PyCodeObject *code)
+{
+    PyCodeObject *old = FRAME_CODE(frame);
+    PyObject **base = (PyObject **)frame;
+    if (base + FRAME_SIZE(old) != tstate->datastack_top ||
+        FRAME_SIZE(code) >= tstate->datastack_limit - base) {
+        return 0;
+    }
+    tstate->datastack_top = base + FRAME_SIZE(code);
+    /* An unstarted frame holds only its arguments; the other slots of `code` start empty. */
+    for (int i = total_args(old); i < code->co_nlocalsplus; i++) {
+        frame->localsplus[i] = NULL;
+    }
+    frame->stacktop = code->co_nlocalsplus;
+    frame_set_code(frame, code);
+    return 1;
+}
+
+/* Runs `code` in a new frame with the frame's arguments bound again, as a call would. */
+static PyObject *
+run_relocated(_PyInterpreterFrame *frame, PyCodeObject *code)
+{
+    PyCodeObject *old = FRAME_CODE(frame);
+    PyObject **slots = frame->localsplus;
+    int npos = old->co_argcount, nkwonly = old->co_kwonlyargcount, next = npos + nkwonly;
+    PyObject *varargs = (old->co_flags & CO_VARARGS) ? slots[next++] : NULL;
+    PyObject *varkw = (old->co_flags & CO_VARKEYWORDS) ? slots[next++] : NULL;
+    Py_ssize_t nvar = varargs != NULL ? PyTuple_GET_SIZE(varargs) : 0;
+    Py_ssize_t nkw = nkwonly + (varkw != NULL ? PyDict_GET_SIZE(varkw) : 0);
+    PyObject **args = PyMem_Malloc(sizeof(PyObject *) * (npos + nvar + 2 * nkw + 1));
+    if (args == NULL) {
+        return PyErr_NoMemory();
+    }
+    PyObject **kws = args + npos + nvar;
+    for (int i = 0; i < npos; i++) {
+        args[i] = slots[i];
+    }
+    for (Py_ssize_t i = 0; i < nvar; i++) {
+        args[npos + i] = PyTuple_GET_ITEM(varargs, i);
+    }
+    for (int i = 0; i < nkwonly; i++) {
+        kws[2 * i] = PyTuple_GET_ITEM(old->co_localsplusnames, npos + i);
+        kws[2 * i + 1] = slots[npos + i];
+    }
+    Py_ssize_t pos = 0, k = nkwonly;
+    PyObject *key, *value;
+    while (varkw != NULL && PyDict_Next(varkw, &pos, &key, &value)) {
+        kws[2 * k] = key;
+        kws[2 * k + 1] = value;
+        k++;
+    }
+    counts.relocated_runs++;
+    hook.passthrough = (PyObject *)code;
+    PyObject *result =
+        PyEval_EvalCodeEx((PyObject *)code, frame->f_globals, frame->f_locals, args,
+                          (int)(npos + nvar), kws, (int)nkw, NULL, 0, NULL, closure_of(frame));
+    hook.passthrough = NULL;
+    PyMem_Free(args);
+    return result;
+}
+
+/* Runs `code` (NULL: the frame's own) for the frame; callees run unhooked if `disable`. */
+static PyObject *
+run_frame(PyThreadState *tstate, _PyInterpreterFrame *frame, PyCodeObject *code, int disable)
+{
+    if (code != NULL && check_layout(FRAME_CODE(frame), code) < 0) {
+        release_unstarted(tstate, frame);
+        return NULL;
+    }
+    PyObject *result;
+    hook.disabled += disable;
+    if (code == NULL || swap_in_place(tstate, frame, code)) {
+        result = _PyEval_EvalFrameDefault(tstate, frame, 0);
+    }
+    else {
+        result = run_relocated(frame, code);
+        release_unstarted(tstate, frame);
+    }
+    hook.disabled -= disable;
+    return result;
+}
+
+/* Reads what a callback or lookup returned: 0 with *code (NULL: the frame's own) and *disable
+ * set, 1 for None, -1 for an error. */
+static int
+read_choice(PyObject *choice, PyCodeObject **code, int *disable)
+{
+    *code = NULL;
+    *disable = 0;
+    if (choice == Py_None) {
+        return 1;
+    }
+    if (PyCode_Check(choice)) {
+        *code = (PyCodeObject *)choice;
+        return 0;
+    }
+    if (Py_IS_TYPE(choice, &CustomCode_Type)) {
+        CustomCode *custom = (CustomCode *)choice;
+        *code = custom->code == Py_None ? NULL : (PyCodeObject *)custom->code;
+        *disable = custom->disable_eval_frame;
+        return 0;
+    }
+    PyErr_Format(PyExc_TypeError,
+                 "the eval-frame callback and cache lookups return None, a code object or "
+                 "CustomCode, not %.200s",
+                 Py_TYPE(choice)->tp_name);
+    return -1;
+}
+
+/* Asks the code's cache, then (on a miss) the callback, what to run; both run unhooked. */
+static PyObject *
+ask(_PyInterpreterFrame *frame, PyCodeObject *code, PyObject *cache)
+{
+    FrameView *view = view_new(frame, code);
+    if (view == NULL) {
+        return NULL;
+    }
+    PyObject *choice = NULL;
+    hook.disabled++;
+    if (cache != NULL) {
+        counts.cache_lookups++;
+        Py_INCREF(cache);
+        choice = PyObject_CallMethodOneArg(cache, str_lookup, (PyObject *)view);
+        Py_DECREF(cache);
+        if (choice == Py_None) {
+            Py_CLEAR(choice);
+        }
+        else if (choice != NULL) {
+            counts.cache_hits++;
+        }
+        else {
+            goto done;
+        }
+    }
+    if (choice == NULL) {
+        PyObject *callback = Py_XNewRef(hook.callback);
+        if (callback == NULL) { /* the lookup unset it */
+            choice = Py_NewRef(Py_None);
+        }
+        else {
+            counts.callback_calls++;
+            choice = PyObject_CallOneArg(callback, (PyObject *)view);
+            Py_DECREF(callback);
+        }
+    }
+done:
+    view_release(view);
+    hook.disabled--;
+    return choice;
+}
+
+static PyObject *
+hooked(PyThreadState *tstate, _PyInterpreterFrame *frame, PyCodeObject *code, PyObject *cache)
+{
+    PyObject *choice = ask(frame, code, cache);
+    PyCodeObject *new_code;
+    int disable;
+    if (choice == NULL || read_choice(choice, &new_code, &disable) < 0) {
+        Py_XDECREF(choice);
+        release_unstarted(tstate, frame);
+        return NULL;
+    }
+    PyObject *result = run_frame(tstate, frame, new_code, disable);
+    Py_DECREF(choice);
+    return result;
+}
+
+/* The PEP 523 entry point: every Python frame of the interpreter comes here while installed. */
+static PyObject *
+sot_eval_frame(PyThreadState *tstate, _PyInterpreterFrame *frame, int throw_flag)
+{
+    PyCodeObject *code = FRAME_CODE(frame);
+    if (hook.passthrough != NULL && hook.passthrough == (PyObject *)code) {
+        hook.passthrough = NULL;
+        return _PyEval_EvalFrameDefault(tstate, frame, throw_flag);
+    }
+    if (hook.callback == NULL || hook.disabled || throw_flag || (code->co_flags & UNHOOKED_FLAGS) ||
+        PyErr_Occurred()) {
+        return _PyEval_EvalFrameDefault(tstate, frame, throw_flag);
+    }
+    void *extra = NULL;
+    if (CODE_GET_EXTRA((PyObject *)code, extra_index, &extra) < 0) {
+        release_unstarted(tstate, frame);
+        return NULL;
+    }
+    if (extra == skip_marker) {
+        return _PyEval_EvalFrameDefault(tstate, frame, throw_flag);
+    }
+    return hooked(tstate, frame, code, (PyObject *)extra);
+}
+
+static int
+install_hook(int on)
+{
+    PyInterpreterState *interp = PyInterpreterState_Get();
+    _PyFrameEvalFunction current = _PyInterpreterState_GetEvalFrameFunc(interp);
+    if (current != _PyEval_EvalFrameDefault && current != sot_eval_frame) {
+        PyErr_SetString(PyExc_RuntimeError,
+                        "another PEP 523 frame evaluator is installed; sot cannot hook frames");
+        return -1;
+    }
+    _PyInterpreterState_SetEvalFrameFunc(interp, on ? sot_eval_frame : _PyEval_EvalFrameDefault);
+    return 0;
+}
+
+static PyObject *
+set_eval_frame(PyObject *module, PyObject *callback)
+{
+    if (callback != Py_None && !PyCallable_Check(callback)) {
+        return PyErr_Format(PyExc_TypeError, "the eval-frame callback must be callable or None, not %.200s",
+                            Py_TYPE(callback)->tp_name);
+    }
+    PyObject *previous = hook.callback; /* the thread's reference passes to the caller */
+    if (callback == Py_None) {
+        if (previous != NULL && threads_with_callback == 1 && install_hook(0) < 0) {
+            return NULL;
+        }
+        threads_with_callback -= previous != NULL;
+        hook.callback = NULL;
+    }
+    else {
+        if (previous == NULL && threads_with_callback == 0 && install_hook(1) < 0) {
+            return NULL;
+        }
+        threads_with_callback += previous == NULL;
+        hook.callback = Py_NewRef(callback);
+    }
+    return previous != NULL ? previous : Py_NewRef(Py_None);
+}
+
+
+
+/* ------------------------------------------------------------------ module */
+
+static PyMethodDef methods[] = {
+    {"set_eval_frame", set_eval_frame, METH_O,
+     "set_eval_frame(callback_or_None) -> previous: set this thread's eval-frame callback."},
+    {"skip_code", skip_code, METH_O, "skip_code(code): never hand frames of code to the hook."},
+    {"set_code_cache", set_code_cache, METH_VARARGS,
+     "set_code_cache(code, cache_or_None): cache.lookup(frame) is asked before the callback."},
+    {"get_code_cache", get_code_cache, METH_O, "get_code_cache(code) -> the code's cache or None."},
+    {"counters", counters, METH_NOARGS, "counters() -> process-wide counts of hook events."},
+    {NULL},
+};
+
+static struct PyModuleDef module_def = {
+    PyModuleDef_HEAD_INIT,
+    .m_name = "sot._eval_frame",
+    .m_doc = "The PEP 523 frame-evaluation hook of sot (see sot.eval_frame).",
+    .m_size = -1,
+    .m_methods = methods,
+};
+
+PyMODINIT_FUNC
+PyInit__eval_frame(void)
+{
+    if (PyType_Ready(&CustomCode_Type) < 0) {
+        return NULL;
+    }
+    if (PyType_Ready(&FrameView_Type) < 0) {
+        return NULL;
+    }
+    if (extra_index < 0) {
+        extra_index = REQUEST_CODE_EXTRA_INDEX(free_extra);
+        if (extra_index < 0) {
+            return PyErr_Format(PyExc_RuntimeError, "no co_extra slot left for sot");
+        }
+        skip_marker = PyObject_CallNoArgs((PyObject *)&PyBaseObject_Type);
+        str_lookup = PyUnicode_InternFromString("lookup");
+        if (skip_marker == NULL || str_lookup == NULL) {
+            return NULL;
+        }
+    }
+    PyObject *module = PyModule_Create(&module_def);
+    if (module == NULL) {
+        return NULL;
+    }
+    if (PyModule_AddObjectRef(module, "CustomCode", (PyObject *)&CustomCode_Type) < 0 ||
+        PyModule_AddObjectRef(module, "InterpreterFrame", (PyObject *)&FrameView_Type) < 0) {
+        Py_DECREF(module);
+        return NULL;
+    }
+    return module;
+}
+
+#else /* !SOT_HOOK_SUPPORTED: the package still installs; only the hook is missing. */
+
+PyMODINIT_FUNC
+PyInit__eval_frame(void)
+{
+    PyErr_Format(PyExc_ImportError, "sot's eval-frame hook supports CPython 3.11-3.13, not %d.%d",
+                 PY_MAJOR_VERSION, PY_MINOR_VERSION);
+    return NULL;
+}
+
+#endif /* SOT_HOOK_SUPPORTED */

@@ -1,0 +1,92 @@
+"""The PEP 523 frame-evaluation hook: how sot gets to see, and replace, the Python frames a thread runs.
+
+This is the Python face of the C extension `sot._eval_frame` (CPython 3.11, 3.12, 3.13).
+
+Interface
+---------
+``set_eval_frame(callback) -> previous``
+    Sets THIS THREAD's callback (``None`` removes it) and returns the previous one (or ``None``).
+    While a callback is set, every Python frame the thread evaluates is first handed to
+    ``callback(frame)`` -- except frames of generators, coroutines and async generators, frames
+    whose code object was passed to ``skip_code``, and frames run while the hook is disabled.
+    The callback itself (and everything it calls) runs with the hook disabled.
+
+``frame`` (an ``InterpreterFrame``)
+    The frame about to run, before its first instruction: ``f_code``, ``f_globals``,
+    ``f_builtins`` and ``f_locals``. ``f_locals`` is a dict of the bound arguments and of the
+    free variables' values (what ``frame.f_locals`` shows on the function's first line); for
+    module and class bodies it is their namespace. A view kept after the callback returns keeps
+    that snapshot.
+
+What the callback (or a cache lookup) returns
+    ``None`` runs the original code normally. ``CustomCode(code, disable_eval_frame=False)`` runs
+    ``code`` in place of the original, in the same frame, with the same bound arguments and
+    closure; ``code`` must have the original's argument layout (``co_argcount``,
+    ``co_posonlyargcount``, ``co_kwonlyargcount``, ``*args``/``**kwargs``) and the same free
+    variables, in the same order (a ``TypeError`` otherwise); other locals and its stack size
+    may differ. ``CustomCode(None, ...)`` runs the original code. ``disable_eval_frame=True``
+    runs every frame called from that code with the hook off. A bare code object means
+    ``CustomCode(code, False)``.
+
+``set_code_cache(code, cache)`` / ``get_code_cache(code)``
+    A per-code-object cache stored with the code object (``co_extra``; ``None`` removes it). When
+    a frame's code has a cache, the hook calls ``cache.lookup(frame)`` first, in C: ``None`` is a
+    miss (the callback is then asked), anything else is a hit and is run as above without calling
+    the callback.
+
+``skip_code(code)``
+    Frames of ``code`` are never handed to the hook (replaces any cache of that code).
+
+Exceptions raised by the callback, a lookup, or the code run propagate to the caller of the
+frame with the frame released. ``counters()`` returns process-wide counts of callback calls,
+cache lookups and hits, and relocated runs (code run in a new frame because the thread's frame
+stack had no room to grow the original one in place).
+"""
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable, Iterator
+from types import CodeType
+from typing import Optional, Protocol, Union
+
+from sot._eval_frame import (
+    CustomCode,
+    InterpreterFrame,
+    counters,
+    get_code_cache,
+    set_code_cache,
+    set_eval_frame,
+    skip_code,
+)
+
+__all__ = [
+    "CodeCache",
+    "CustomCode",
+    "InterpreterFrame",
+    "counters",
+    "eval_frame_callback",
+    "get_code_cache",
+    "set_code_cache",
+    "set_eval_frame",
+    "skip_code",
+]
+
+Choice = Optional[Union[CustomCode, CodeType]]
+Callback = Callable[[InterpreterFrame], Choice]
+
+
+class CodeCache(Protocol):
+    """What set_code_cache stores: asked before the callback, so a hit never reaches Python's translator."""
+
+    def lookup(self, frame: InterpreterFrame) -> Choice:
+        """The code to run for this frame, or None on a miss."""
+
+
+@contextlib.contextmanager
+def eval_frame_callback(callback: Optional[Callback]) -> Iterator[None]:
+    """Sets this thread's callback for a block and restores the previous one after it, even on error."""
+    previous = set_eval_frame(callback)
+    try:
+        yield
+    finally:
+        set_eval_frame(previous)
