@@ -30,7 +30,7 @@ test:
 	if [ -n "$$failed" ]; then echo "FAILED on:$$failed"; exit 1; fi; \
 	echo "all tests passed on $$ran Python version(s)"
 
-.venv/.stamp: pyproject.toml
+.venv/.stamp: pyproject.toml setup.py src/sot/_eval_frame.c
 	@py=""; for v in 3.11 3.13 3.12; do py=$$(scripts/find-python $$v); [ -n "$$py" ] && break; done; \
 	if [ -z "$$py" ]; then echo "no supported Python (3.11-3.13) found"; exit 1; fi; \
 	rm -rf .venv; "$$py" -m venv .venv && .venv/bin/python -m pip install -q --upgrade pip && \
