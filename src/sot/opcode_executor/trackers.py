@@ -1,0 +1,84 @@
+"""Trackers: where a Variable's value came from, so guards can re-check it and codegen can reload it.
+
+A tracker has a `source` (a guard source expression over `f_locals`/`f_globals`/`f_builtins`, or
+None when the value was made during simulation) and `load()`, the normalised instructions that
+push the value again in generated code.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from sot.pyversion import Instruction
+
+__all__ = ["Tracker", "LocalTracker", "GlobalTracker", "BuiltinTracker", "ConstTracker",
+           "GetAttrTracker", "DummyTracker"]
+
+
+class Tracker:
+    """Base: no source, cannot be reloaded (a value computed during simulation)."""
+
+    source: str | None = None
+
+    def load(self) -> list[Instruction]:
+        """Instructions that push the tracked value in generated code."""
+        raise NotImplementedError(f"{type(self).__name__} values cannot be reloaded")
+
+
+class LocalTracker(Tracker):
+    """A local of the frame (an argument, for the frames this slice captures)."""
+
+    def __init__(self, name: str):
+        self.name = name
+        self.source = f"f_locals[{name!r}]"
+
+    def load(self) -> list[Instruction]:
+        """LOAD_FAST of the local."""
+        return [Instruction("LOAD_FAST", argval=self.name)]
+
+
+class GlobalTracker(Tracker):
+    """A name found in the frame's globals."""
+
+    def __init__(self, name: str):
+        self.name = name
+        self.source = f"f_globals[{name!r}]"
+
+    def load(self) -> list[Instruction]:
+        """LOAD_GLOBAL of the name (no NULL slot)."""
+        return [Instruction("LOAD_GLOBAL", argval=self.name)]
+
+
+class BuiltinTracker(GlobalTracker):
+    """A name LOAD_GLOBAL found in the builtins (not shadowed by a global)."""
+
+    def __init__(self, name: str):
+        super().__init__(name)
+        self.source = f"f_builtins[{name!r}]"
+
+
+class ConstTracker(Tracker):
+    """A constant of the code object (LOAD_CONST): needs no guard."""
+
+    def __init__(self, value: Any):
+        self.value = value
+
+    def load(self) -> list[Instruction]:
+        """LOAD_CONST of the value."""
+        return [Instruction("LOAD_CONST", argval=self.value)]
+
+
+class GetAttrTracker(Tracker):
+    """`base.name`, where base has its own tracker."""
+
+    def __init__(self, base: Tracker, name: str):
+        self.base = base
+        self.name = name
+        self.source = None if base.source is None else f"{base.source}.{name}"
+
+    def load(self) -> list[Instruction]:
+        """The base's load, then LOAD_ATTR."""
+        return [*self.base.load(), Instruction("LOAD_ATTR", argval=self.name)]
+
+
+class DummyTracker(Tracker):
+    """A value created during simulation (a folded constant, an op's result)."""

@@ -1,0 +1,171 @@
+"""The frame callback of `to_static`: translate a frame into a guarded, cached code object.
+
+`Translator(code, fallback, cache_size_limit)` is called by the eval-frame hook with an unstarted
+frame of `code`. It simulates the frame with the `OpcodeExecutor` (recording tensor work into a
+SIR), compiles the SIR (`CompiledSIR`), builds a code object with the original's argument layout
+that loads the tensor inputs from where their Trackers say they came from, calls the compiled SIR
+and returns its result, and inserts it into the code's `CodeCache` (one per code object, shared by every Translator of that
+code; the first one's `cache_size_limit` holds) under the executor's guards,
+so the next call with matching inputs is served by the cache in C without calling back.
+A frame that cannot be captured runs eagerly (`fallbacks` records why) or, with
+`fallback=False`, raises `GraphBreakError(reason, where)`.
+"""
+from __future__ import annotations
+
+import types
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from sot.eval_frame import CustomCode, get_code_cache, set_code_cache
+from sot.guards import RUN_EAGERLY, CodeCache
+from sot.ir import CompiledSIR, Symbol
+from sot.opcode_executor import (ConstantVariable, ListVariable, OpcodeExecutor, TensorVariable, TupleVariable,
+                                 Unsupported)
+from sot.opcode_executor.variables import Variable
+from sot.pyversion import DecodeError, Instruction, NormalisedCode, encode, versions
+
+__all__ = ["GraphBreakError", "Fallback", "Translator"]
+
+_EAGER = CustomCode(None, True)  # the original code, with the hook off for its callees
+
+
+class GraphBreakError(RuntimeError):
+    """A frame could not be captured whole and `fallback=False` asked for no eager fallback."""
+
+    def __init__(self, reason: str, where: str):
+        self.reason = reason
+        self.where = where
+        super().__init__(f"cannot capture the frame: {reason} ({where})")
+
+
+@dataclass(frozen=True)
+class Fallback:
+    """One frame that ran eagerly, and why."""
+
+    reason: str
+    where: str
+
+
+class _HookCache:
+    """The code's CodeCache as the C hook reads it: RUN_EAGERLY becomes the original code."""
+
+    def __init__(self, cache: CodeCache):
+        self.cache = cache
+
+    def lookup(self, frame: Any) -> Any:
+        """The cached CustomCode for `frame`, None on a miss."""
+        found = self.cache.lookup(frame)
+        return _EAGER if found is RUN_EAGERLY else found
+
+
+class Translator:
+    """The eval-frame callback for one code object (the decorated function's)."""
+
+    def __init__(self, code: types.CodeType, fallback: bool = True, cache_size_limit: int = 8):
+        self.code = code
+        self.fallback = fallback
+        installed = get_code_cache(code)
+        if isinstance(installed, _HookCache):  # the cache is per code object: share it
+            self.cache = installed.cache
+        else:
+            self.cache = CodeCache(code, cache_size_limit)
+            set_code_cache(code, _HookCache(self.cache))
+        self.fallbacks: list[Fallback] = []
+        self.translations = 0
+
+    def __call__(self, frame: Any) -> Any:
+        """Translates a frame of our code on a cache miss; other frames run untouched."""
+        if frame.f_code is not self.code:
+            return None
+        try:
+            ex = OpcodeExecutor(self.code, dict(frame.f_locals), frame.f_globals, frame.f_builtins)
+            returned = ex.run()
+            custom = CustomCode(self._codegen(ex, returned), True)
+        except (Unsupported, DecodeError, NotImplementedError) as e:
+            if isinstance(e, Unsupported):
+                reason, where = e.reason, e.where
+            else:
+                reason, where = f"{type(e).__name__}: {e}", _where(self.code)
+            if not self.fallback:
+                raise GraphBreakError(reason, where) from e
+            self.fallbacks.append(Fallback(reason, where))
+            return _EAGER
+        except Exception as e:  # noqa: BLE001 - a user error: eager code raises it as it should
+            self.fallbacks.append(Fallback(f"{type(e).__name__}: {e}", _where(self.code)))
+            return _EAGER
+        self.translations += 1
+        self.cache.insert(ex.guards(), custom, payload=ex.builder.build())
+        return custom
+
+    def _codegen(self, ex: OpcodeExecutor, returned: Variable) -> types.CodeType:
+        """A code object with the original layout: load the tensor inputs, call the SIR runner, return."""
+        outputs: list[Symbol] = []
+        template = _template(ex, returned, outputs)
+        ex.builder.set_outputs(outputs)
+        compiled = CompiledSIR(ex.builder.build()) if outputs else None
+        runner = _runner(compiled, template)
+        line = self.code.co_firstlineno
+        body = [Instruction("RESUME", arg=0, argval=0)]
+        call_slots = [Instruction("LOAD_CONST", argval=runner), Instruction("PUSH_NULL")]
+        body += call_slots if versions.NULL_AFTER_CALLABLE else call_slots[::-1]
+        for var in ex.inputs:
+            body += var.tracker.load()
+        body += [Instruction("CALL", arg=len(ex.inputs), argval=len(ex.inputs)), Instruction("RETURN_VALUE")]
+        for ins in body:
+            ins.lineno = line
+        body[0].starts_line = True
+        return encode(NormalisedCode(tuple(body), (), ex.normalised.meta), template=self.code)
+
+
+def _where(code: types.CodeType) -> str:
+    """file:line of a code object's definition."""
+    return f"{code.co_filename}:{code.co_firstlineno}"
+
+
+def _template(ex: OpcodeExecutor, var: Variable, outputs: list[Symbol]) -> Any:
+    """The returned value's shape: an int index into the SIR outputs per tensor, tuples, constants."""
+    if isinstance(var, TensorVariable) and any(var is v for v in ex.inputs):
+        return _In(next(i for i, v in enumerate(ex.inputs) if v is var))  # returned as is, like eager
+    if isinstance(var, TensorVariable):
+        outputs.append(var.symbol)
+        return _Out(len(outputs) - 1)
+    if isinstance(var, TupleVariable):
+        items = [_template(ex, v, outputs) for v in var.items]
+        return items if isinstance(var, ListVariable) else tuple(items)
+    if isinstance(var, ConstantVariable):
+        return var.value
+    ex.unsupported(f"returning {var!r}")
+
+
+@dataclass(frozen=True)
+class _Out:
+    """Position of a returned tensor among the SIR's outputs."""
+
+    index: int
+
+
+@dataclass(frozen=True)
+class _In:
+    """Position of a returned tensor among the inputs (returned itself, not a copy)."""
+
+    index: int
+
+
+def _runner(compiled: CompiledSIR | None, template: Any) -> Callable:
+    """The function the generated code calls: run the SIR and rebuild the returned structure."""
+    def fill(node: Any, values: tuple, inputs: tuple) -> Any:
+        if isinstance(node, _Out):
+            return values[node.index]
+        if isinstance(node, _In):
+            return inputs[node.index]
+        if isinstance(node, (tuple, list)):
+            return type(node)(fill(n, values, inputs) for n in node)
+        return node
+
+    if isinstance(template, _Out):
+        index = template.index
+        return lambda *tensors: compiled(*tensors)[index]
+
+    def run(*tensors: Any) -> Any:
+        return fill(template, compiled(*tensors) if compiled is not None else (), tensors)
+    return run
