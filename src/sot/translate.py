@@ -162,10 +162,12 @@ def _runner(compiled: CompiledSIR | None, template: Any) -> Callable:
             return type(node)(fill(n, values, inputs) for n in node)
         return node
 
+    # the cache's guards already checked every input's shape, dtype and stop_gradient
     if isinstance(template, _Out):
         index = template.index
-        return lambda *tensors: compiled(*tensors)[index]
+        run_checked = compiled.run_checked
+        return lambda *tensors: run_checked(*tensors)[index]
 
     def run(*tensors: Any) -> Any:
-        return fill(template, compiled(*tensors) if compiled is not None else (), tensors)
+        return fill(template, compiled.run_checked(*tensors) if compiled is not None else (), tensors)
     return run

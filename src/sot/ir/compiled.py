@@ -63,6 +63,11 @@ class CompiledSIR:
 
     def __call__(self, *inputs: Tensor) -> tuple[Tensor, ...]:
         self._check(inputs)
+        return self.run_checked(*inputs)
+
+    def run_checked(self, *inputs: Tensor) -> tuple[Tensor, ...]:
+        """Run on inputs already known to match the SIR's input metas (the translated code's
+        guards checked exactly that, so a cache hit does not check them twice)."""
         if is_grad_enabled():
             variant = self._variants.get(self._flags()) or self._relower()
             if variant.differentiable:
