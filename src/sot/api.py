@@ -5,21 +5,64 @@
 `fn` itself is translated (or served from its code cache) while everything it calls runs with the
 hook off. `SOT_DISABLE=1` in the environment when `to_static` is applied returns `fn` untouched.
 The wrapper's `sot_translator` holds the cache, the translation count and the recorded fallbacks.
+
+`with disable():` runs every `to_static` wrapper called inside it (on this thread) eagerly, with
+the hook off. `@not_to_static` marks a function to be left untouched: its code is passed to
+`skip_code` (the hook never sees its frames) and `to_static` of it returns it as is.
 """
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
+import threading
 import types
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
-from sot.eval_frame import set_eval_frame
+from sot.eval_frame import set_eval_frame, skip_code
 
 from .translate import Translator
 
-__all__ = ["to_static", "symbolic_translate"]
+__all__ = ["to_static", "symbolic_translate", "disable", "not_to_static"]
 
 _BACKENDS = ("interpreter",)
+_NOT_TO_STATIC = "_sot_not_to_static"
+
+
+class _State(threading.local):
+    """Per-thread nesting depth of `disable()`."""
+
+    disabled = 0
+
+
+_state = _State()
+
+
+@contextlib.contextmanager
+def disable() -> Iterator[None]:
+    """Run the block eagerly: `to_static` wrappers called inside it skip the JIT (debugging, comparisons)."""
+    _state.disabled += 1
+    previous = set_eval_frame(None)
+    try:
+        yield
+    finally:
+        set_eval_frame(previous)
+        _state.disabled -= 1
+
+
+def not_to_static(function: Callable) -> Callable:
+    """Mark `function` as never translated, even when called from a translated frame."""
+    function = function.__wrapped__ if hasattr(function, "sot_translator") else function
+    code = getattr(function, "__code__", None)
+    if isinstance(code, types.CodeType):
+        skip_code(code)
+    setattr(function, _NOT_TO_STATIC, True)
+    return function
+
+
+def is_not_to_static(function: Any) -> bool:
+    """Whether `function` was marked with `not_to_static`."""
+    return bool(getattr(function, _NOT_TO_STATIC, False))
 
 
 def to_static(function: Callable | None = None, *, fallback: bool = True, backend: str = "interpreter",
@@ -29,7 +72,7 @@ def to_static(function: Callable | None = None, *, fallback: bool = True, backen
         raise ValueError(f"to_static: unknown backend {backend!r}; known: {', '.join(_BACKENDS)}")
     if function is None:
         return functools.partial(to_static, fallback=fallback, backend=backend, cache_size_limit=cache_size_limit)
-    if os.environ.get("SOT_DISABLE", "") not in ("", "0"):
+    if os.environ.get("SOT_DISABLE", "") not in ("", "0") or is_not_to_static(function):
         return function
     if not isinstance(function, types.FunctionType):
         raise TypeError(f"to_static: expected a Python function, got {type(function).__name__}")
@@ -37,6 +80,8 @@ def to_static(function: Callable | None = None, *, fallback: bool = True, backen
 
     @functools.wraps(function)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
+        if _state.disabled:
+            return function(*args, **kwargs)
         previous = set_eval_frame(translator)
         try:
             return function(*args, **kwargs)
