@@ -19,8 +19,8 @@ from typing import Any, Callable
 from sot.eval_frame import CustomCode, get_code_cache, set_code_cache
 from sot.guards import RUN_EAGERLY, CodeCache
 from sot.ir import CompiledSIR, Symbol
-from sot.opcode_executor import (ConstantVariable, ListVariable, OpcodeExecutor, TensorVariable, TupleVariable,
-                                 Unsupported)
+from sot.opcode_executor import (ConstantVariable, DictVariable, ListVariable, OpcodeExecutor, TensorVariable,
+                                 TupleVariable, Unsupported)
 from sot.opcode_executor.variables import Variable
 from sot.pyversion import DecodeError, Instruction, NormalisedCode, encode, versions
 
@@ -123,7 +123,7 @@ def _where(code: types.CodeType) -> str:
 
 
 def _template(ex: OpcodeExecutor, var: Variable, outputs: list[Symbol]) -> Any:
-    """The returned value's shape: an int index into the SIR outputs per tensor, tuples, constants."""
+    """The returned value's shape: an index into the SIR outputs per tensor, tuples, lists, dicts, constants."""
     if isinstance(var, TensorVariable) and any(var is v for v in ex.inputs):
         return _In(next(i for i, v in enumerate(ex.inputs) if v is var))  # returned as is, like eager
     if isinstance(var, TensorVariable):
@@ -132,6 +132,8 @@ def _template(ex: OpcodeExecutor, var: Variable, outputs: list[Symbol]) -> Any:
     if isinstance(var, TupleVariable):
         items = [_template(ex, v, outputs) for v in var.items]
         return items if isinstance(var, ListVariable) else tuple(items)
+    if isinstance(var, DictVariable):
+        return {k: _template(ex, v, outputs) for k, v in var.items.items()}
     if isinstance(var, ConstantVariable):
         return var.value
     ex.unsupported(f"returning {var!r}")
@@ -160,6 +162,8 @@ def _runner(compiled: CompiledSIR | None, template: Any) -> Callable:
             return inputs[node.index]
         if isinstance(node, (tuple, list)):
             return type(node)(fill(n, values, inputs) for n in node)
+        if isinstance(node, dict):
+            return {k: fill(n, values, inputs) for k, n in node.items()}
         return node
 
     # the cache's guards already checked every input's shape, dtype and stop_gradient

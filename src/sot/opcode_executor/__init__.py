@@ -6,11 +6,12 @@ order, each with a reloadable Tracker) and `.guards()`; `Unsupported(opname, whe
 the frame uses something not simulated yet. Variables and Trackers are in their own modules.
 """
 from .executor import HANDLERS, OpcodeExecutor, Unsupported
-from .trackers import (BuiltinTracker, ConstTracker, DummyTracker, GetAttrTracker, GlobalTracker, LocalTracker,
-                       Tracker)
-from .variables import (NULL, ConstantVariable, ListVariable, ObjectVariable, TensorMethodVariable, TensorVariable,
-                        TupleVariable, Variable)
+from .trackers import (BuiltinTracker, ConstTracker, DummyTracker, GetAttrTracker, GetItemTracker, GlobalTracker,
+                       LocalTracker, Tracker)
+from .variables import (NULL, ConstantVariable, ContainerMethodVariable, DictVariable, IteratorVariable, ListVariable,
+                        ObjectVariable, TensorMethodVariable, TensorVariable, TupleVariable, Variable)
 
 __all__ = ["OpcodeExecutor", "Unsupported", "HANDLERS", "Tracker", "LocalTracker", "GlobalTracker",
-           "BuiltinTracker", "ConstTracker", "GetAttrTracker", "DummyTracker", "Variable", "ConstantVariable",
-           "TensorVariable", "TupleVariable", "ListVariable", "ObjectVariable", "TensorMethodVariable", "NULL"]
+           "BuiltinTracker", "ConstTracker", "GetAttrTracker", "GetItemTracker", "DummyTracker", "Variable",
+           "ConstantVariable", "TensorVariable", "TupleVariable", "ListVariable", "DictVariable", "IteratorVariable",
+           "ObjectVariable", "TensorMethodVariable", "ContainerMethodVariable", "NULL"]

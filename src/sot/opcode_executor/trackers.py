@@ -11,7 +11,7 @@ from typing import Any
 from sot.pyversion import Instruction
 
 __all__ = ["Tracker", "LocalTracker", "GlobalTracker", "BuiltinTracker", "ConstTracker",
-           "GetAttrTracker", "DummyTracker"]
+           "GetAttrTracker", "GetItemTracker", "DummyTracker"]
 
 
 class Tracker:
@@ -78,6 +78,19 @@ class GetAttrTracker(Tracker):
     def load(self) -> list[Instruction]:
         """The base's load, then LOAD_ATTR."""
         return [*self.base.load(), Instruction("LOAD_ATTR", argval=self.name)]
+
+
+class GetItemTracker(Tracker):
+    """`base[index]` for a constant index, where base (a list or tuple) has its own tracker."""
+
+    def __init__(self, base: Tracker, index: int):
+        self.base = base
+        self.index = index
+        self.source = None if base.source is None else f"{base.source}[{index!r}]"
+
+    def load(self) -> list[Instruction]:
+        """The base's load, then the constant subscript."""
+        return [*self.base.load(), Instruction("LOAD_CONST", argval=self.index), Instruction("BINARY_SUBSCR")]
 
 
 class DummyTracker(Tracker):

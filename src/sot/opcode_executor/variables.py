@@ -14,8 +14,9 @@ from sot.ir import Symbol
 
 from .trackers import DummyTracker, Tracker
 
-__all__ = ["Variable", "ConstantVariable", "TensorVariable", "TupleVariable", "ListVariable", "ObjectVariable",
-           "TensorMethodVariable", "NULL", "CONSTANT_TYPES", "OBJECT_TYPES"]
+__all__ = ["Variable", "ConstantVariable", "TensorVariable", "TupleVariable", "ListVariable", "DictVariable",
+           "IteratorVariable", "ObjectVariable", "TensorMethodVariable", "ContainerMethodVariable", "NULL",
+           "CONSTANT_TYPES", "OBJECT_TYPES"]
 
 CONSTANT_TYPES = (type(None), bool, int, float, str)
 
@@ -38,7 +39,7 @@ class Variable:
 
 
 class ConstantVariable(Variable):
-    """A Python constant (None/bool/int/float/str): arithmetic on it is folded."""
+    """A Python constant (None/bool/int/float/str, or a folded range/slice/constant tuple): operations on it fold."""
 
     def __init__(self, value: Any, tracker: Tracker | None = None):
         super().__init__(tracker)
@@ -71,11 +72,17 @@ class TensorVariable(Variable):
 
 
 class TupleVariable(Variable):
-    """A tuple built during simulation (BUILD_TUPLE, or an op returning several tensors)."""
+    """A tuple: built during simulation, returned by an op, or read from the frame item by item."""
 
     def __init__(self, items: list[Variable], tracker: Tracker | None = None):
         super().__init__(tracker)
         self.items = list(items)
+
+    def guards(self) -> list[Guard]:
+        """type_is + len_eq on its source (each item guards itself through its own tracker)."""
+        src = self.tracker.source
+        kind = list if isinstance(self, ListVariable) else tuple
+        return [] if src is None else [Guard(src, "type_is", kind), Guard(src, "len_eq", len(self.items))]
 
     def _describe(self) -> str:
         return ", ".join(map(repr, self.items))
@@ -83,6 +90,33 @@ class TupleVariable(Variable):
 
 class ListVariable(TupleVariable):
     """A list built during simulation (BUILD_LIST), e.g. a shape argument."""
+
+
+class DictVariable(Variable):
+    """A dict built during simulation (BUILD_MAP, BUILD_CONST_KEY_MAP): constant keys, Variable values."""
+
+    def __init__(self, items: dict[Any, Variable], tracker: Tracker | None = None):
+        super().__init__(tracker)
+        self.items = dict(items)
+
+    def _describe(self) -> str:
+        return ", ".join(f"{k!r}: {v!r}" for k, v in self.items.items())
+
+
+class IteratorVariable(Variable):
+    """An iterator over Variables known at translation time: FOR_ITER unrolls the loop over it."""
+
+    def __init__(self, items: list[Variable]):
+        super().__init__()
+        self.items = list(items)
+        self.position = 0
+
+    def next(self) -> Variable | None:
+        """The next item, None when exhausted."""
+        if self.position == len(self.items):
+            return None
+        self.position += 1
+        return self.items[self.position - 1]
 
 
 class ObjectVariable(Variable):
@@ -110,6 +144,10 @@ class TensorMethodVariable(Variable):
 
     def _describe(self) -> str:
         return self.name
+
+
+class ContainerMethodVariable(TensorMethodVariable):
+    """A list or dict method (append, extend, keys, values, items) loaded with its container as self."""
 
 
 class _Null(Variable):

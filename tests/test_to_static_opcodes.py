@@ -1,0 +1,217 @@
+"""to_static captures frames with control flow on Python values, containers and builtins whole.
+
+Every JIT result is compared with the eager result of the same function on the same inputs, and
+the frame must have been translated (no fallback recorded).
+"""
+import types
+
+import numpy as np
+import pytest
+
+import runtime as paddle
+import sot
+from sot.pyversion import versions
+
+SCALES = [1, 2, 3]
+
+
+def rand(*shape):
+    return paddle.to_tensor(np.random.rand(*shape).astype("float32"))
+
+
+def jit_of(fn, **options):
+    """to_static of a copy of `fn` with its own code object (caches are per code)."""
+    code = fn.__code__.replace()
+    return sot.to_static(types.FunctionType(code, fn.__globals__, fn.__name__, fn.__defaults__), **options)
+
+
+def assert_same_result(jit, eager):
+    assert type(jit) is type(eager)
+    if isinstance(eager, (tuple, list)):
+        assert len(jit) == len(eager)
+        for j, e in zip(jit, eager):
+            assert_same_result(j, e)
+    elif isinstance(eager, dict):
+        assert list(jit) == list(eager)
+        for k in eager:
+            assert_same_result(jit[k], eager[k])
+    elif isinstance(eager, paddle.Tensor):
+        assert jit.dtype == eager.dtype and jit.shape == eager.shape
+        np.testing.assert_array_equal(jit.numpy(), eager.numpy())
+    else:
+        assert jit == eager
+
+
+def captured(fn, *args):
+    """Runs fn eagerly and under to_static, checks both agree and that the frame was translated."""
+    jit = jit_of(fn)
+    assert_same_result(jit(*args), fn(*args))
+    assert jit.sot_translator.fallbacks == [] and jit.sot_translator.translations == 1
+    return jit
+
+
+def branch_on_constant(x, n):
+    if n > 2:
+        x = x * 2
+    elif n == 2 or not n:
+        x = x - 1
+    else:
+        x = -x
+    return x if n is not None else x + 1
+
+
+def optional_arg(x, bias=None):
+    if bias is None:
+        return x
+    return x + bias
+
+
+def loop_over_range(x):
+    for i in range(4):
+        if i == 1:
+            continue
+        if i == 3:
+            break
+        x = x + i
+    return x
+
+
+def loop_over_tensors(xs):
+    total = xs[0]
+    for t in xs[1:]:
+        total = total + t
+    return total
+
+
+def while_loop(x):
+    i = 0
+    while i < 3:
+        x = x * 2
+        i += 1
+    return x
+
+
+def containers(x, y):
+    pair = (x, y)
+    d = {"a": x, "b": pair[1]}
+    a, b = pair
+    out = [a + b, d["a"] * 2]
+    out.append(y - 1)
+    return out, tuple(out[:2]), {"sum": out[0], "n": len(out)}
+
+
+def comprehension(xs):
+    return [t * 2 for t in xs]
+
+
+def tensor_indexing(x):
+    return x[0], x[1:, ::2], x[:, 1]
+
+
+def builtins_on_values(xs, n):
+    out = []
+    for i, t in enumerate(xs):
+        out.append(t * i)
+    for a, b in zip(xs, SCALES):
+        out.append(a + b)
+    k = max(n, 2) + min(1, n) + abs(-n) + sum([1, 2]) + int(2.5) + float(n) + bool(n)
+    return out, len(xs), k, isinstance(xs[0], paddle.Tensor), isinstance(n, (int, float)), 3 in SCALES
+
+
+def constant_membership(x, mode):
+    if mode in ("double", "twice"):
+        return x * 2
+    if mode not in ["neg"]:
+        return x
+    return -x
+
+
+CASES = [
+    (branch_on_constant, lambda: (rand(3), 3)), (branch_on_constant, lambda: (rand(3), 2)),
+    (branch_on_constant, lambda: (rand(3), 0)), (branch_on_constant, lambda: (rand(3), 1)),
+    (optional_arg, lambda: (rand(3),)), (optional_arg, lambda: (rand(3), rand(3))),
+    (loop_over_range, lambda: (rand(2),)), (loop_over_tensors, lambda: ([rand(3), rand(3), rand(3)],)),
+    (loop_over_tensors, lambda: ((rand(2), rand(2)),)), (while_loop, lambda: (rand(2),)),
+    (containers, lambda: (rand(2), rand(2))),
+    (tensor_indexing, lambda: (rand(3, 4),)), (builtins_on_values, lambda: ([rand(2), rand(2)], 3)),
+    (constant_membership, lambda: (rand(2), "twice")), (constant_membership, lambda: (rand(2), "x")),
+    (constant_membership, lambda: (rand(2), "neg")),
+]
+
+
+@pytest.mark.parametrize("fn,inputs", CASES, ids=[c[0].__name__ for c in CASES])
+def test_frame_is_captured_and_matches_eager(fn, inputs):
+    captured(fn, *inputs())
+
+
+def test_comprehensions_are_inlined_from_3_12_and_fall_back_on_3_11():
+    xs = [rand(2), rand(2)]
+    if not versions.PY311:
+        captured(comprehension, xs)
+        return
+    jit = jit_of(comprehension)  # 3.11 compiles the comprehension to a nested function
+    assert_same_result(jit(xs), comprehension(xs))
+    (fb,) = jit.sot_translator.fallbacks
+    assert "a constant of type code" in fb.reason
+
+
+def test_a_different_python_value_translates_again():
+    jit = captured(branch_on_constant, rand(3), 3)
+    for n, translations in [(3, 1), (2, 2), (3, 2), (1, 3)]:
+        x = rand(3)
+        assert_same_result(jit(x, n), branch_on_constant(x, n))
+        assert jit.sot_translator.translations == translations
+
+
+def test_a_list_of_another_length_translates_again():
+    jit = captured(loop_over_tensors, [rand(2), rand(2)])
+    xs = [rand(2), rand(2)]
+    assert_same_result(jit(xs), loop_over_tensors(xs))
+    assert jit.sot_translator.translations == 1
+    xs = [rand(2), rand(2), rand(2)]
+    assert_same_result(jit(xs), loop_over_tensors(xs))
+    assert jit.sot_translator.translations == 2
+    xs = (rand(2), rand(2))  # a tuple is another type
+    assert_same_result(jit(xs), loop_over_tensors(xs))
+    assert jit.sot_translator.translations == 3
+
+
+def test_a_rebound_global_list_translates_again(monkeypatch):
+    jit = captured(builtins_on_values, [rand(2)], 1)
+    monkeypatch.setitem(globals(), "SCALES", [5, 6])
+    xs = [rand(2)]
+    assert_same_result(jit(xs, 1), builtins_on_values(xs, 1))
+    assert jit.sot_translator.translations == 2
+
+
+def tensor_condition(x):
+    if x.sum() > 0:
+        return x
+    return -x
+
+
+def test_a_condition_on_a_tensor_falls_back():
+    jit = jit_of(tensor_condition)
+    x = rand(3)
+    assert_same_result(jit(x), tensor_condition(x))
+    (fb,) = jit.sot_translator.fallbacks
+    assert "POP_JUMP_IF_FALSE" in fb.reason and "a condition on" in fb.reason
+
+
+def bad_index(xs):
+    return xs[5]
+
+
+def bad_unpack(xs):
+    a, b = xs
+    return a
+
+
+@pytest.mark.parametrize("fn", [bad_index, bad_unpack])
+def test_errors_are_the_eager_errors(fn):
+    xs = [rand(2), rand(2), rand(2)]
+    with pytest.raises(Exception) as eager:
+        fn(xs)
+    with pytest.raises(Exception) as compiled:
+        jit_of(fn)(xs)
+    assert type(compiled.value) is type(eager.value) and str(compiled.value) == str(eager.value)
