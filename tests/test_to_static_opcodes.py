@@ -215,3 +215,16 @@ def test_errors_are_the_eager_errors(fn):
     with pytest.raises(Exception) as compiled:
         jit_of(fn)(xs)
     assert type(compiled.value) is type(eager.value) and str(compiled.value) == str(eager.value)
+
+
+def scaled_by_config(x, config):
+    factor, shift = config
+    return x * factor + shift
+
+
+def test_an_item_of_a_tuple_argument_is_guarded_by_value():
+    jit = captured(scaled_by_config, rand(2), (2, 1))
+    for config, translations in [((2, 1), 1), ((2, 5), 2), ((3, 1), 3), ((2, 1.0), 4)]:
+        x = rand(2)
+        assert_same_result(jit(x, config), scaled_by_config(x, config))
+        assert jit.sot_translator.translations == translations
