@@ -14,13 +14,13 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import os
 import threading
 import types
 from typing import Any, Callable, Iterator
 
 from sot.eval_frame import set_eval_frame, skip_code
 
+from . import config
 from .translate import Translator
 
 __all__ = ["to_static", "symbolic_translate", "disable", "not_to_static"]
@@ -72,7 +72,7 @@ def to_static(function: Callable | None = None, *, fallback: bool = True, backen
         raise ValueError(f"to_static: unknown backend {backend!r}; known: {', '.join(_BACKENDS)}")
     if function is None:
         return functools.partial(to_static, fallback=fallback, backend=backend, cache_size_limit=cache_size_limit)
-    if os.environ.get("SOT_DISABLE", "") not in ("", "0") or is_not_to_static(function):
+    if config.disabled() or is_not_to_static(function):
         return function
     if not isinstance(function, types.FunctionType):
         raise TypeError(f"to_static: expected a Python function, got {type(function).__name__}")

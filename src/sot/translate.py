@@ -16,6 +16,7 @@ import types
 from dataclasses import dataclass
 from typing import Any, Callable
 
+from sot.dump import dump_translation
 from sot.eval_frame import CustomCode, get_code_cache, set_code_cache
 from sot.guards import RUN_EAGERLY, CodeCache
 from sot.ir import CompiledSIR, Symbol
@@ -114,7 +115,10 @@ class Translator:
         for ins in body:
             ins.lineno = line
         body[0].starts_line = True
-        return encode(NormalisedCode(tuple(body), (), ex.normalised.meta), template=self.code)
+        generated = encode(NormalisedCode(tuple(body), (), ex.normalised.meta), template=self.code)
+        dump_translation(self.code, ex.builder.build(), compiled.lowered.program if compiled else None, generated,
+                         ex.guards())
+        return generated
 
 
 def _where(code: types.CodeType) -> str:
