@@ -1,0 +1,332 @@
+"""Differential test: Hypothesis writes random straight-line functions; `to_static` must match eager.
+
+Each example is Python source built from a small grammar: statements `vK = <expr>` over the inputs
+`x`, `y` (shape [2, 3], float32 or float64), earlier variables, Python numbers (folded at
+translation time), tensor arithmetic (`+ - *`, `/` only by `abs(t) + 1` or a nonzero constant,
+unary `-`, Python numbers on either side, broadcasting against a trailing-shape partner), runtime
+functions and Tensor methods (tanh, sin, abs, relu, exp of clipped values, sum, mean, reshape,
+transpose, matmul), tuples built, indexed and unpacked, and a return of a tensor or a tuple.
+Every grammar rule renders twice: as `runtime` code (the function under test) and as NumPy code
+(the reference). For each function:
+
+  * the JIT result equals the eager result (same types, dtypes, shapes; values within a
+    tolerance for the dtype) and the eager result equals the NumPy reference;
+  * the frame was captured whole: no fallback, exactly one translation;
+  * a second call with new values of the same shapes hits the cache (still one translation) and
+    still equals eager;
+  * with inputs that require grad, the gradients of the sum of the returned tensors match eager's
+    (the compiled frame is one autograd node), on the first call and on a cache hit.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import runtime as paddle
+import runtime.nn.functional as F
+import sot
+
+# (runtime form, NumPy form) of each elementwise function; "{}" is the operand
+UNARY = [
+    ("paddle.tanh({})", "np.tanh({})"),
+    ("paddle.sin({})", "np.sin({})"),
+    ("paddle.abs({})", "np.abs({})"),
+    ("F.relu({})", "np.maximum({}, 0)"),
+    ("paddle.exp(paddle.clip({}, -4.0, 4.0))", "np.exp(np.clip({}, -4.0, 4.0))"),
+    ("({}).tanh()", "np.tanh({})"),
+    ("({}).abs()", "np.abs({})"),
+    ("({}).clip(-3.0, 3.0).exp()", "np.exp(np.clip({}, -3.0, 3.0))"),
+    ("(-{})", "(-{})"),
+]
+INT_LITERALS = [-3, -2, -1, 0, 1, 2, 3, 7]
+FLOAT_LITERALS = [-2.5, -0.5, 0.25, 1.5, 3.0]
+TOLERANCE = {  # (JIT vs eager, eager vs NumPy) as (rtol, atol)
+    "float32": ((1e-6, 1e-6), (1e-4, 1e-5)),
+    "float64": ((1e-12, 1e-12), (1e-9, 1e-12)),
+}
+
+
+@dataclass
+class Expr:
+    """One expression in both renderings; `shape` for a tensor, None for a Python number."""
+
+    src: str
+    ref: str
+    shape: tuple | None
+
+
+@dataclass
+class Program:
+    """A random function being written: statements in both renderings and the names in scope."""
+
+    draw: st.DataObject
+    tensors: list[Expr] = field(default_factory=lambda: [Expr("x", "x", (2, 3)), Expr("y", "y", (2, 3))])
+    numbers: list[Expr] = field(default_factory=list)
+    tuples: list[tuple[str, list[Expr]]] = field(default_factory=list)
+    lines: list[tuple[str, str]] = field(default_factory=list)
+
+    def pick(self, options: list):
+        return options[self.draw.draw(st.integers(0, len(options) - 1))]
+
+    def flip(self) -> bool:
+        return self.draw.draw(st.booleans())
+
+    def name(self) -> str:
+        return f"v{len(self.lines)}"
+
+    # ------------------------------------------------------------ Python numbers (folded)
+    def number(self, depth: int) -> Expr:
+        leaves = [Expr(repr(v), repr(v), None) for v in INT_LITERALS + FLOAT_LITERALS] + self.numbers
+        if depth == 0 or self.flip():
+            return self.pick(leaves)
+        a, b = self.number(depth - 1), self.number(depth - 1)
+        form = self.pick(["({a} + {b})", "({a} - {b})", "({a} * {b})", "({a} / 4)", "({a} // 2)", "({a} % 3)",
+                          "abs({a})", "max({a}, {b})", "min({a}, {b})", "float({a})", "int({a})", "(-{a})"])
+        text = form.format(a=a.src, b=b.src)
+        return Expr(text, text, None)
+
+    # ------------------------------------------------------------ tensors
+    def leaves_of(self, shape: tuple) -> list[Expr]:
+        """Expressions of exactly `shape` from the tensors in scope (as they are, reshaped, transposed)."""
+        found = [t for t in self.tensors if t.shape == shape]
+        size = int(np.prod(shape))
+        for t in self.tensors:
+            if t.shape != shape and int(np.prod(t.shape)) == size:
+                found.append(reshaped(t, shape))
+            if len(t.shape) == 2 and t.shape[::-1] == shape and shape[0] != shape[1]:
+                found.append(Expr(f"{t.src}.transpose([1, 0])", f"np.transpose({t.ref})", shape))
+        return found
+
+    def tensor(self, depth: int) -> Expr:
+        if depth == 0:
+            return self.pick(self.tensors)
+        rule = self.pick(["leaf", "unary", "binary", "binary", "number", "divide", "reduce", "reshape", "matmul",
+                          "index"])
+        if rule == "leaf":
+            return self.pick(self.tensors)
+        a = self.tensor(depth - 1)
+        if rule == "unary":
+            src, ref = self.pick(UNARY)
+            return Expr(src.format(a.src), ref.format(a.ref), a.shape)
+        if rule == "binary":
+            partners = [self.tensor(depth - 1)] if depth > 1 else []
+            partners = [p for p in partners if p.shape == a.shape[len(a.shape) - len(p.shape):]]
+            partners += [a] + [p for k in range(len(a.shape) + 1) for p in self.leaves_of(a.shape[k:])]
+            b = self.pick(partners)
+            op = self.pick(["+", "-", "*"])
+            left, right = (a, b) if self.flip() else (b, a)
+            return Expr(f"({left.src} {op} {right.src})", f"({left.ref} {op} {right.ref})", a.shape)
+        if rule == "number":
+            n = self.number(1)
+            op = self.pick(["+", "-", "*"])
+            if self.flip():
+                return Expr(f"({a.src} {op} {n.src})", f"({a.ref} {op} {n.ref})", a.shape)
+            return Expr(f"({n.src} {op} {a.src})", f"({n.ref} {op} {a.ref})", a.shape)
+        if rule == "divide":
+            b = self.pick(self.leaves_of(a.shape) + [a] + (self.tensors if a.shape == () else []))
+            form = self.pick([("({a} / (paddle.abs({b}) + 1))", "({a} / (np.abs({b}) + 1))"),
+                              ("({a} / {c})", "({a} / {c})"),
+                              ("({c} / (paddle.abs({a}) + 1))", "({c} / (np.abs({a}) + 1))")])
+            c = self.pick(["2", "-4", "0.5", "3.0"])
+            src, ref = form[0].format(a=a.src, b=b.src, c=c), form[1].format(a=a.ref, b=b.ref, c=c)
+            shape = np.broadcast_shapes(a.shape, b.shape) if "{b}" in form[0] else a.shape
+            return Expr(src, ref, tuple(shape))
+        if rule == "reduce":
+            if not a.shape or self.flip():
+                kind = self.pick([("paddle.sum({})", "np.sum({})"), ("({}).mean()", "np.mean({})")])
+                return Expr(kind[0].format(a.src), kind[1].format(a.ref), ())
+            axis = self.pick([0, -1])
+            kind = self.pick([("paddle.sum({}, axis={})", "np.sum({}, axis={})"),
+                              ("({}).mean(axis={})", "np.mean({}, axis={})")])
+            src, ref = kind[0].format(a.src, axis), kind[1].format(a.ref, axis)
+            if self.flip():  # a keyword argument of its own (KW_NAMES / CALL_KW)
+                shape = (1, *a.shape[1:]) if axis == 0 else (*a.shape[:-1], 1)
+                return Expr(src[:-1] + ", keepdim=True)", ref[:-1] + ", keepdims=True)", shape)
+            return Expr(src, ref, a.shape[1:] if axis == 0 else a.shape[:-1])
+        if rule == "index":
+            if not a.shape:
+                return a
+            n = a.shape[0]
+            if len(a.shape) == 2 and self.flip():
+                j = self.draw.draw(st.integers(-a.shape[1], a.shape[1] - 1))
+                return Expr(f"{a.src}[:, {j}]", f"{a.ref}[:, {j}]", a.shape[:1])
+            if self.flip():
+                i = self.draw.draw(st.integers(-n, n - 1))
+                return Expr(f"{a.src}[{i}]", f"{a.ref}[{i}]", a.shape[1:])
+            start = self.draw.draw(st.integers(0, n - 1))
+            return Expr(f"{a.src}[{start}:]", f"{a.ref}[{start}:]", (n - start, *a.shape[1:]))
+        if rule == "reshape":
+            size = int(np.prod(a.shape))
+            shapes = [s for s in [(size,), (1, size), (size, 1), (2, size // 2), (3, size // 3)]
+                      if int(np.prod(s)) == size and s != a.shape]
+            shape = self.pick(shapes)
+            if self.flip():
+                return reshaped(a, shape)
+            return Expr(f"({a.src}).reshape({list(shape)})", f"np.reshape({a.ref}, {shape})", shape)
+        # matmul: a as [m, k] (reshaped if need be) times a [k, n] built from a tensor in scope
+        if len(a.shape) != 2:
+            a = reshaped(a, (1, int(np.prod(a.shape))))
+        k = a.shape[1]
+        rights = [r for n in (1, 2, 3) for r in self.leaves_of((k, n))] or [reshaped(a, (k, a.shape[0]))]
+        b = self.pick(rights)
+        if self.flip():
+            return Expr(f"paddle.matmul({a.src}, {b.src})", f"np.matmul({a.ref}, {b.ref})", (a.shape[0], b.shape[1]))
+        return Expr(f"({a.src}).matmul({b.src})", f"np.matmul({a.ref}, {b.ref})", (a.shape[0], b.shape[1]))
+
+    # ------------------------------------------------------------ statements
+    def statement(self) -> None:
+        name = self.name()
+        rule = self.pick(["tensor", "tensor", "tensor", "number", "tuple", "index", "unpack", "rebind", "augment"])
+        if rule in ("index", "unpack") and not self.tuples or rule == "augment" and not self.numbers:
+            rule = "tensor"
+        if rule == "rebind":  # a name in scope (an argument too) gets a new value, maybe of a new shape
+            old = self.pick(self.tensors).src
+            e = self.tensor(self.draw.draw(st.integers(1, 2)))
+            self.lines.append((f"{old} = {e.src}", f"{old} = {e.ref}"))
+            self.tensors = [t for t in self.tensors if t.src != old] + [Expr(old, old, e.shape)]
+        elif rule == "augment":  # in-place arithmetic on a Python number: folded
+            old = self.pick(self.numbers).src
+            op, e = self.pick(["+=", "-=", "*="]), self.number(1)
+            self.lines.append((f"{old} {op} {e.src}", f"{old} {op} {e.ref}"))
+        elif rule == "tensor":
+            e = self.tensor(self.draw.draw(st.integers(1, 3)))
+            self.lines.append((f"{name} = {e.src}", f"{name} = {e.ref}"))
+            self.tensors.append(Expr(name, name, e.shape))
+        elif rule == "number":
+            e = self.number(2)
+            self.lines.append((f"{name} = {e.src}", f"{name} = {e.ref}"))
+            self.numbers.append(Expr(name, name, None))
+        elif rule == "tuple":
+            items = [self.tensor(1) if self.flip() else self.number(1) for _ in range(self.draw.draw(st.integers(2, 3)))]
+            self.lines.append((f"{name} = ({', '.join(i.src for i in items)},)",
+                               f"{name} = ({', '.join(i.ref for i in items)},)"))
+            self.tuples.append((name, items))
+        else:
+            tup, items = self.pick(self.tuples)
+            if rule == "index":
+                i = self.draw.draw(st.integers(-len(items), len(items) - 1))
+                part = f"{tup}[{i}]" if self.flip() else f"{tup}[{i}:][0]"  # an item, or the first of a slice
+                self.lines.append((f"{name} = {part}", f"{name} = {part}"))
+                self.bind(name, items[i])
+            else:
+                names = [f"{name}_{j}" for j in range(len(items))]
+                self.lines.append((f"{', '.join(names)} = {tup}", f"{', '.join(names)} = {tup}"))
+                for n, item in zip(names, items):
+                    self.bind(n, item)
+
+    def bind(self, name: str, item: Expr) -> None:
+        (self.numbers if item.shape is None else self.tensors).append(Expr(name, name, item.shape))
+
+    def returned(self) -> str:
+        last = self.tensors[-1].src
+        if self.flip():
+            return last
+        extra = [self.pick(self.tensors).src, self.pick(self.numbers).src if self.numbers else "x"]
+        return f"({last}, {', '.join(extra[:self.draw.draw(st.integers(1, 2))])})"
+
+    def source(self) -> tuple[str, str]:
+        """`def f(x, y)` in runtime code and `def ref(x, y)` in NumPy code."""
+        ret = self.returned()
+        body = [line for line, _ in self.lines] + [f"return {ret}"]
+        ref = [line for _, line in self.lines] + [f"return {ret}"]
+        return ("def f(x, y):\n" + "".join(f"    {s}\n" for s in body),
+                "def ref(x, y):\n" + "".join(f"    {s}\n" for s in ref))
+
+
+def reshaped(e: Expr, shape: tuple) -> Expr:
+    return Expr(f"paddle.reshape({e.src}, {list(shape)})", f"np.reshape({e.ref}, {shape})", shape)
+
+
+def build(source: str, name: str):
+    namespace = {"paddle": paddle, "F": F, "np": np}
+    exec(compile(source, f"<differential {name}>", "exec"), namespace)
+    return namespace[name]
+
+
+def assert_close(actual, expected, tol, what: str) -> None:
+    """Same structure, types, dtypes and shapes; tensor values within `tol`; Python values equal."""
+    if isinstance(expected, tuple):
+        assert isinstance(actual, tuple) and len(actual) == len(expected), what
+        for i, (a, e) in enumerate(zip(actual, expected)):
+            assert_close(a, e, tol, f"{what}[{i}]")
+        return
+    if isinstance(expected, (paddle.Tensor, np.ndarray, np.generic)):
+        a = actual.numpy() if isinstance(actual, paddle.Tensor) else np.asarray(actual)
+        e = expected.numpy() if isinstance(expected, paddle.Tensor) else np.asarray(expected)
+        assert isinstance(actual, paddle.Tensor), f"{what}: {type(actual).__name__} is not a Tensor"
+        assert a.dtype == e.dtype and a.shape == e.shape, f"{what}: {a.dtype}{list(a.shape)} vs {e.dtype}{list(e.shape)}"
+        np.testing.assert_allclose(a, e, rtol=tol[0], atol=tol[1], err_msg=what)
+        return
+    assert type(actual) is type(expected) and actual == expected, f"{what}: {actual!r} vs {expected!r}"
+
+
+def inputs(seed: int, dtype: str, grad: bool = False) -> tuple:
+    rng = np.random.default_rng(seed)
+    return tuple(paddle.to_tensor(rng.uniform(-2, 2, (2, 3)).astype(dtype), stop_gradient=not grad) for _ in range(2))
+
+
+def random_function(data: st.DataObject) -> tuple:
+    """(f, its NumPy twin, f's source) for a random program of 1 to 6 statements."""
+    program = Program(data)
+    for _ in range(data.draw(st.integers(1, 6))):
+        program.statement()
+    source, ref_source = program.source()
+    return build(source, "f"), build(ref_source, "ref"), source
+
+
+def assert_captured_once(jit, note: str) -> None:
+    assert jit.sot_translator.fallbacks == [], note
+    assert jit.sot_translator.translations == 1, note
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data(), dtype=st.sampled_from(["float32", "float64"]), seed=st.integers(0, 2**16))
+def test_random_straight_line_functions_match_eager(data, dtype, seed):
+    fn, ref, source = random_function(data)
+    note = f"\n{source}"
+    jit_tol, ref_tol = TOLERANCE[dtype]
+    jit = sot.to_static(fn)
+
+    x, y = inputs(seed, dtype)
+    eager = fn(x, y)
+    assert_close(eager, ref(x.numpy(), y.numpy()), ref_tol, "eager vs NumPy" + note)
+    assert_close(jit(x, y), eager, jit_tol, "JIT vs eager" + note)
+    assert_captured_once(jit, note)
+
+    x2, y2 = inputs(seed + 1, dtype)
+    assert_close(jit(x2, y2), fn(x2, y2), jit_tol, "JIT vs eager, second call" + note)
+    assert jit.sot_translator.translations == 1, "the second call must hit the cache" + note
+
+
+def backward(result) -> None:
+    """Backward from the sum of every returned tensor's sum (Python numbers in a tuple are left out)."""
+    tensors = [t for t in (result if isinstance(result, tuple) else (result,)) if isinstance(t, paddle.Tensor)]
+    total = paddle.sum(tensors[0])
+    for t in tensors[1:]:
+        total = total + paddle.sum(t)
+    total.backward()
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data(), dtype=st.sampled_from(["float32", "float64"]), seed=st.integers(0, 2**16))
+def test_random_functions_give_eager_gradients(data, dtype, seed):
+    """Inputs that require grad: the compiled frame is one autograd node whose gradients match eager's."""
+    fn, _, source = random_function(data)
+    note = f"\n{source}"
+    jit_tol = TOLERANCE[dtype][0]
+    jit = sot.to_static(fn)
+    for call in (seed, seed + 1):  # the second call is served by the cache
+        xe, ye = inputs(call, dtype, grad=True)
+        xj, yj = inputs(call, dtype, grad=True)
+        eager, out = fn(xe, ye), jit(xj, yj)
+        assert_close(out, eager, jit_tol, "JIT vs eager" + note)
+        backward(eager)
+        backward(out)
+        for name, e, j in (("x", xe, xj), ("y", ye, yj)):
+            assert (j.grad is None) == (e.grad is None), f"{name}.grad: JIT {j.grad} vs eager {e.grad}" + note
+            if e.grad is not None:
+                assert_close(j.grad, e.grad, jit_tol, f"{name}.grad, JIT vs eager" + note)
+        assert_captured_once(jit, note)
