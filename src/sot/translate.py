@@ -171,10 +171,8 @@ def _runner(compiled: CompiledSIR | None, template: Any) -> Callable:
         return node
 
     # the cache's guards already checked every input's shape, dtype and stop_gradient
-    if isinstance(template, _Out):
-        index = template.index
-        run_checked = compiled.run_checked
-        return lambda *tensors: run_checked(*tensors)[index]
+    if isinstance(template, _Out):  # one tensor returned: the common case, one Python frame per call
+        return compiled.output_runner(template.index)
 
     def run(*tensors: Any) -> Any:
         return fill(template, compiled.run_checked(*tensors) if compiled is not None else (), tensors)

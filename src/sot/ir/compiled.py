@@ -23,7 +23,7 @@ Programs run on the CPU executor.
 """
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 from runtime import static
 from runtime.autograd import PyLayer, PyLayerContext, is_grad_enabled
@@ -64,6 +64,23 @@ class CompiledSIR:
     def __call__(self, *inputs: Tensor) -> tuple[Tensor, ...]:
         self._check(inputs)
         return self.run_checked(*inputs)
+
+    def output_runner(self, index: int) -> Callable[..., Tensor]:
+        """A callable `(*inputs) -> output index` for a translated function that returns one SIR output: the
+        cache-hit path. Inputs are already checked, as for `run_checked`.
+
+        Without bound tensors and with an output that cannot require grad, every call runs the first
+        lowering's inference core whatever the grad mode (the guards fixed the inputs' stop_gradient), so the
+        callable is one closure over that core: no grad-mode test, no variant lookup, no tuple of outputs."""
+        first = self._first
+        if self._cells or first.differentiable:
+            run_checked = self.run_checked
+            return lambda *inputs: run_checked(*inputs)[index]
+        run, order, at = first._core.run, first._feed_order, first._out_index[index]
+
+        def run_one(*inputs: Tensor) -> Tensor:
+            return _wrap(run([inputs[i]._data for i in order])[at])
+        return run_one
 
     def run_checked(self, *inputs: Tensor) -> tuple[Tensor, ...]:
         """Run on inputs already known to match the SIR's input metas (the translated code's
