@@ -3,51 +3,13 @@
 Every JIT result is compared with the eager result of the same function on the same inputs, and
 the frame must have been translated (no fallback recorded).
 """
-import types
 
-import numpy as np
 import pytest
 
 import runtime as paddle
-import sot
-from sot.pyversion import versions
+from sot_helpers import assert_same_result, captured, jit_of, rand
 
 SCALES = [1, 2, 3]
-
-
-def rand(*shape):
-    return paddle.to_tensor(np.random.rand(*shape).astype("float32"))
-
-
-def jit_of(fn, **options):
-    """to_static of a copy of `fn` with its own code object (caches are per code)."""
-    code = fn.__code__.replace()
-    return sot.to_static(types.FunctionType(code, fn.__globals__, fn.__name__, fn.__defaults__), **options)
-
-
-def assert_same_result(jit, eager):
-    assert type(jit) is type(eager)
-    if isinstance(eager, (tuple, list)):
-        assert len(jit) == len(eager)
-        for j, e in zip(jit, eager):
-            assert_same_result(j, e)
-    elif isinstance(eager, dict):
-        assert list(jit) == list(eager)
-        for k in eager:
-            assert_same_result(jit[k], eager[k])
-    elif isinstance(eager, paddle.Tensor):
-        assert jit.dtype == eager.dtype and jit.shape == eager.shape
-        np.testing.assert_array_equal(jit.numpy(), eager.numpy())
-    else:
-        assert jit == eager
-
-
-def captured(fn, *args):
-    """Runs fn eagerly and under to_static, checks both agree and that the frame was translated."""
-    jit = jit_of(fn)
-    assert_same_result(jit(*args), fn(*args))
-    assert jit.sot_translator.fallbacks == [] and jit.sot_translator.translations == 1
-    return jit
 
 
 def branch_on_constant(x, n):
@@ -144,15 +106,9 @@ def test_frame_is_captured_and_matches_eager(fn, inputs):
     captured(fn, *inputs())
 
 
-def test_comprehensions_are_inlined_from_3_12_and_fall_back_on_3_11():
-    xs = [rand(2), rand(2)]
-    if not versions.PY311:
-        captured(comprehension, xs)
-        return
-    jit = jit_of(comprehension)  # 3.11 compiles the comprehension to a nested function
-    assert_same_result(jit(xs), comprehension(xs))
-    (fb,) = jit.sot_translator.fallbacks
-    assert "a constant of type code" in fb.reason
+def test_comprehensions_are_captured_on_every_version():
+    # 3.12+ inline comprehensions into the frame; 3.11 makes a nested function the executor inlines
+    captured(comprehension, [rand(2), rand(2)])
 
 
 def test_a_different_python_value_translates_again():

@@ -2,7 +2,6 @@
 
 Every JIT result is compared with the eager result of the same function on the same inputs.
 """
-import types
 
 import numpy as np
 import pytest
@@ -10,36 +9,11 @@ import pytest
 import runtime as paddle
 import runtime.nn.functional as F
 import sot
+from sot_helpers import assert_same_result, fresh, jit_of, rand
 from sot.eval_frame import counters
 
 G_SCALE = 3
 W = paddle.to_tensor(np.arange(12, dtype="float32").reshape(3, 4) / 10)
-
-
-def rand(*shape, grad=False):
-    return paddle.to_tensor(np.random.rand(*shape).astype("float32"), stop_gradient=not grad)
-
-
-def fresh(fn):
-    """A copy of `fn` with its own code object, so its code cache starts empty (caches are per code)."""
-    return types.FunctionType(fn.__code__.replace(), fn.__globals__, fn.__name__, fn.__defaults__, fn.__closure__)
-
-
-def jit_of(fn, **options):
-    return sot.to_static(fresh(fn), **options)
-
-
-def assert_same_result(jit, eager):
-    if isinstance(eager, tuple):
-        assert isinstance(jit, tuple) and len(jit) == len(eager)
-        for j, e in zip(jit, eager):
-            assert_same_result(j, e)
-    elif isinstance(eager, paddle.Tensor):
-        assert isinstance(jit, paddle.Tensor)
-        assert jit.dtype == eager.dtype and jit.shape == eager.shape
-        np.testing.assert_array_equal(jit.numpy(), eager.numpy())
-    else:
-        assert type(jit) is type(eager) and jit == eager
 
 
 def add_one(x):

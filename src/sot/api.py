@@ -1,10 +1,11 @@
 """The user API: `to_static` and `symbolic_translate`.
 
-`to_static(fn)` returns a wrapper (functools.wraps: same name, doc, `__wrapped__`) that installs a
-`Translator` as this thread's eval-frame callback for the duration of the call, so the frame of
-`fn` itself is translated (or served from its code cache) while everything it calls runs with the
-hook off. `SOT_DISABLE=1` in the environment when `to_static` is applied returns `fn` untouched.
-The wrapper's `sot_translator` holds the cache, the translation count and the recorded fallbacks.
+`to_static(fn)` returns a wrapper (a C `CallWithCallback` with functools.wraps' name, doc,
+`__wrapped__`; it binds as a method) that installs a `Translator` as this thread's eval-frame
+callback for the duration of the call, so the frame of `fn` itself is translated (or served from
+its code cache) while everything it calls runs with the hook off. `SOT_DISABLE=1` in the
+environment when `to_static` is applied returns `fn` untouched. The wrapper's `sot_translator`
+holds the cache, the translation count and the recorded fallbacks.
 
 `with disable():` runs every `to_static` wrapper called inside it (on this thread) eagerly, with
 the hook off. `@not_to_static` marks a function to be left untouched: its code is passed to
@@ -18,15 +19,15 @@ import threading
 import types
 from typing import Any, Callable, Iterator
 
-from sot.eval_frame import set_eval_frame, skip_code
+from sot.eval_frame import CallWithCallback, hook_disabled, skip_code
 
 from . import config
+from .markers import NOT_TO_STATIC, is_not_to_static
 from .translate import Translator
 
 __all__ = ["to_static", "symbolic_translate", "disable", "not_to_static"]
 
 _BACKENDS = ("interpreter",)
-_NOT_TO_STATIC = "_sot_not_to_static"
 
 
 class _State(threading.local):
@@ -42,11 +43,10 @@ _state = _State()
 def disable() -> Iterator[None]:
     """Run the block eagerly: `to_static` wrappers called inside it skip the JIT (debugging, comparisons)."""
     _state.disabled += 1
-    previous = set_eval_frame(None)
     try:
-        yield
+        with hook_disabled():
+            yield
     finally:
-        set_eval_frame(previous)
         _state.disabled -= 1
 
 
@@ -56,13 +56,8 @@ def not_to_static(function: Callable) -> Callable:
     code = getattr(function, "__code__", None)
     if isinstance(code, types.CodeType):
         skip_code(code)
-    setattr(function, _NOT_TO_STATIC, True)
+    setattr(function, NOT_TO_STATIC, True)
     return function
-
-
-def is_not_to_static(function: Any) -> bool:
-    """Whether `function` was marked with `not_to_static`."""
-    return bool(getattr(function, _NOT_TO_STATIC, False))
 
 
 def to_static(function: Callable | None = None, *, fallback: bool = True, backend: str = "interpreter",
@@ -78,16 +73,8 @@ def to_static(function: Callable | None = None, *, fallback: bool = True, backen
         raise TypeError(f"to_static: expected a Python function, got {type(function).__name__}")
     translator = Translator(function.__code__, fallback=fallback, cache_size_limit=cache_size_limit)
 
-    @functools.wraps(function)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        if _state.disabled:
-            return function(*args, **kwargs)
-        previous = set_eval_frame(translator)
-        try:
-            return function(*args, **kwargs)
-        finally:
-            set_eval_frame(previous)
-
+    # the translator is this thread's callback during each call (swapped in C: the hit path's budget is ~1 us)
+    wrapper = functools.update_wrapper(CallWithCallback(function, translator), function)
     wrapper.sot_translator = translator  # type: ignore[attr-defined]
     return wrapper
 

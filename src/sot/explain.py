@@ -1,9 +1,9 @@
 """`explain(fn, *args, **kwargs)`: run `fn` once under the JIT and report what was captured and what was not.
 
-The call is real (no copies). The report comes from the translator's records: the code cache's
-entries whose hit count grew or that were inserted during the call are the compiled subgraphs that
-ran (`graph_count`, `sir_texts` from the SIR kept with each entry), new `Translator.fallbacks` are
-the frames that ran eagerly (`fallbacks`, each with reason and file:line). `break_count` and
+The call is real (no copies). The report comes from the code cache: its entries whose hit count
+grew or that were inserted during the call ran. An entry holding a SIR is a compiled subgraph
+(`graph_count`, `sir_texts`); an entry holding a `Fallback` is a frame that ran eagerly, either
+just translated or served from the cache (`fallbacks`, each with reason and file:line). `break_count` and
 `breaks` stay 0 and empty until subgraph breaks exist; these names stay when later issues enrich it.
 """
 from __future__ import annotations
@@ -49,10 +49,10 @@ def explain(fn: Callable, *args: Any, **kwargs: Any) -> Explanation:
     if translator is None:  # SOT_DISABLE or not_to_static: nothing is translated
         return Explanation(name, jit(*args, **kwargs))
     hits = {id(e): e.hits for e in translator.cache.entries}
-    n_fallbacks, n_translations = len(translator.fallbacks), translator.translations
+    n_translations = translator.translations
     result = jit(*args, **kwargs)
-    new = [e for e in translator.cache.entries if id(e) not in hits]
-    ran = [e for e in translator.cache.entries if e in new or e.hits > hits.get(id(e), 0)]
-    return Explanation(name, result, graph_count=len(ran), fallbacks=translator.fallbacks[n_fallbacks:],
-                       sir_texts=[str(e.payload) for e in ran if e.payload is not None],
-                       translations=translator.translations - n_translations)
+    ran = [e for e in translator.cache.entries if id(e) not in hits or e.hits > hits[id(e)]]
+    graphs = [e.payload for e in ran if e.payload is not None and not isinstance(e.payload, Fallback)]
+    return Explanation(name, result, graph_count=len(graphs),
+                       fallbacks=[e.payload for e in ran if isinstance(e.payload, Fallback)],
+                       sir_texts=[str(sir) for sir in graphs], translations=translator.translations - n_translations)

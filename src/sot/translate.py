@@ -20,8 +20,8 @@ from sot.dump import dump_translation
 from sot.eval_frame import CustomCode, get_code_cache, set_code_cache
 from sot.guards import RUN_EAGERLY, CodeCache
 from sot.ir import CompiledSIR, Symbol
-from sot.opcode_executor import (ConstantVariable, DictVariable, ListVariable, OpcodeExecutor, TensorVariable,
-                                 TupleVariable, Unsupported)
+from sot.opcode_executor import (ConstantVariable, DictVariable, FrameRaises, ListVariable, ObjectVariable,
+                                 OpcodeExecutor, TensorVariable, TupleVariable, Unsupported)
 from sot.opcode_executor.variables import Variable
 from sot.pyversion import DecodeError, Instruction, NormalisedCode, encode, versions
 
@@ -78,10 +78,13 @@ class Translator:
         """Translates a frame of our code on a cache miss; other frames run untouched."""
         if frame.f_code is not self.code:
             return None
+        ex = None
         try:
             ex = OpcodeExecutor(self.code, dict(frame.f_locals), frame.f_globals, frame.f_builtins)
             returned = ex.run()
             custom = CustomCode(self._codegen(ex, returned), True)
+        except FrameRaises as e:  # the frame raises its own exception: eager code raises it, in any mode
+            return self._run_eagerly(ex, Fallback(e.reason, e.where))
         except (Unsupported, DecodeError, NotImplementedError) as e:
             if isinstance(e, Unsupported):
                 reason, where = e.reason, e.where
@@ -89,14 +92,19 @@ class Translator:
                 reason, where = f"{type(e).__name__}: {e}", _where(self.code)
             if not self.fallback:
                 raise GraphBreakError(reason, where) from e
-            self.fallbacks.append(Fallback(reason, where))
-            return _EAGER
+            return self._run_eagerly(ex, Fallback(reason, where))
         except Exception as e:  # noqa: BLE001 - a user error: eager code raises it as it should
-            self.fallbacks.append(Fallback(f"{type(e).__name__}: {e}", _where(self.code)))
-            return _EAGER
+            return self._run_eagerly(ex, Fallback(f"{type(e).__name__}: {e}", _where(self.code)))
         self.translations += 1
         self.cache.insert(ex.guards(), custom, payload=ex.builder.build())
         return custom
+
+    def _run_eagerly(self, ex: OpcodeExecutor | None, fallback: Fallback) -> CustomCode:
+        """Record why the frame runs eagerly, and cache that decision under the guards the simulation
+        relied on up to its failure, so the next such call is not simulated again."""
+        self.fallbacks.append(fallback)
+        self.cache.insert(ex.guards() if ex is not None else (), _EAGER, payload=fallback)
+        return _EAGER
 
     def _codegen(self, ex: OpcodeExecutor, returned: Variable) -> types.CodeType:
         """A code object with the original layout: load the tensor inputs, call the SIR runner, return."""
@@ -106,7 +114,9 @@ class Translator:
         compiled = CompiledSIR(ex.builder.build()) if outputs else None
         runner = _runner(compiled, template)
         line = self.code.co_firstlineno
-        body = [Instruction("RESUME", arg=0, argval=0)]
+        free = self.code.co_freevars  # a closure's tensors are loaded with LOAD_DEREF: copy the cells in first
+        body = [Instruction("COPY_FREE_VARS", arg=len(free), argval=len(free))] if free else []
+        body += [Instruction("RESUME", arg=0, argval=0)]
         call_slots = [Instruction("LOAD_CONST", argval=runner), Instruction("PUSH_NULL")]
         body += call_slots if versions.NULL_AFTER_CALLABLE else call_slots[::-1]
         for var in ex.inputs:
@@ -128,6 +138,8 @@ def _where(code: types.CodeType) -> str:
 
 def _template(ex: OpcodeExecutor, var: Variable, outputs: list[Symbol]) -> Any:
     """The returned value's shape: an index into the SIR outputs per tensor, tuples, lists, dicts, constants."""
+    if isinstance(var, TensorVariable) and var.bound:
+        return var.value  # a parameter returned as is
     if isinstance(var, TensorVariable) and any(var is v for v in ex.inputs):
         return _In(next(i for i, v in enumerate(ex.inputs) if v is var))  # returned as is, like eager
     if isinstance(var, TensorVariable):
@@ -138,7 +150,8 @@ def _template(ex: OpcodeExecutor, var: Variable, outputs: list[Symbol]) -> Any:
         return items if isinstance(var, ListVariable) else tuple(items)
     if isinstance(var, DictVariable):
         return {k: _template(ex, v, outputs) for k, v in var.items.items()}
-    if isinstance(var, ConstantVariable):
+    if isinstance(var, ConstantVariable) or (isinstance(var, ObjectVariable) and var.tracker.source is None
+                                             and type(var.value).__module__ == "runtime.dtypes"):
         return var.value
     ex.unsupported(f"returning {var!r}")
 

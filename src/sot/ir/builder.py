@@ -31,6 +31,7 @@ from __future__ import annotations
 import itertools
 from typing import TYPE_CHECKING, Any, Callable, Sequence
 
+from runtime import Tensor
 from runtime.autograd import is_grad_enabled
 from runtime.static import Program, Variable
 
@@ -93,10 +94,12 @@ class SIRBuilder:
         """Record `fn(*args, **kwargs)` for a runtime public function; its result with Symbols."""
         return self._record(ApiStatement(fn, tuple(args), kwargs or {}, None))
 
-    def call_method(self, name: str, self_sym: Symbol, args: Sequence = (), kwargs: dict | None = None) -> Any:
-        """Record the Tensor method call `self_sym.<name>(*args, **kwargs)`; its result with Symbols."""
-        if not isinstance(self_sym, Symbol):
-            raise TypeError(f"call_method: argument 'self_sym' must be a Symbol, got {type(self_sym).__name__}")
+    def call_method(self, name: str, self_sym: Symbol | Tensor, args: Sequence = (), kwargs: dict | None = None) -> Any:
+        """Record the Tensor method call `self_sym.<name>(*args, **kwargs)`; its result with Symbols.
+        `self_sym` may be an eager tensor (a parameter): bound, like eager tensors among the arguments."""
+        if not isinstance(self_sym, (Symbol, Tensor)):
+            raise TypeError(f"call_method: argument 'self_sym' must be a Symbol or Tensor, got "
+                            f"{type(self_sym).__name__}")
         return self._record(MethodStatement(name, (self_sym, *args), kwargs or {}, None))
 
     def call_layer(self, layer: "Layer", args: Sequence = (), kwargs: dict | None = None) -> Any:

@@ -3,15 +3,20 @@
 `OpcodeExecutor(code, f_locals, f_globals, f_builtins).run()` -> the returned Variable, with
 `.builder` (the SIRBuilder holding the recorded tensor work), `.inputs` (tensor inputs in SIR
 order, each with a reloadable Tracker) and `.guards()`; `Unsupported(opname, where, detail)` when
-the frame uses something not simulated yet. Variables and Trackers are in their own modules.
+the frame uses something not simulated yet; `FrameRaises` when it raises an exception of its own.
+Calls of Python functions are inlined by `OpcodeInlineExecutor`. Variables, Trackers, attribute
+lookups (`attributes`), call dispatch (`calls`), builtins and argument binding are in their own modules.
 """
-from .executor import HANDLERS, OpcodeExecutor, Unsupported
+from .dispatch import HANDLERS, FrameRaises, Unsupported
+from .executor import OpcodeExecutor, OpcodeInlineExecutor
 from .trackers import (BuiltinTracker, ConstTracker, DummyTracker, GetAttrTracker, GetItemTracker, GlobalTracker,
                        LocalTracker, Tracker)
-from .variables import (NULL, ConstantVariable, ContainerMethodVariable, DictVariable, IteratorVariable, ListVariable,
-                        ObjectVariable, TensorMethodVariable, TensorVariable, TupleVariable, Variable)
+from .variables import (NULL, BoundMethodVariable, CellVariable, ConstantVariable, ContainerMethodVariable,
+                        DictVariable, FunctionVariable, InstanceVariable, IteratorVariable, ListVariable,
+                        ObjectVariable, SuperVariable, TensorMethodVariable, TensorVariable, TupleVariable, Variable)
 
-__all__ = ["OpcodeExecutor", "Unsupported", "HANDLERS", "Tracker", "LocalTracker", "GlobalTracker",
+__all__ = ["OpcodeExecutor", "OpcodeInlineExecutor", "Unsupported", "FrameRaises", "HANDLERS", "Tracker", "LocalTracker", "GlobalTracker",
            "BuiltinTracker", "ConstTracker", "GetAttrTracker", "GetItemTracker", "DummyTracker", "Variable",
            "ConstantVariable", "TensorVariable", "TupleVariable", "ListVariable", "DictVariable", "IteratorVariable",
-           "ObjectVariable", "TensorMethodVariable", "ContainerMethodVariable", "NULL"]
+           "ObjectVariable", "FunctionVariable", "BoundMethodVariable", "CellVariable", "InstanceVariable",
+           "SuperVariable", "TensorMethodVariable", "ContainerMethodVariable", "NULL"]

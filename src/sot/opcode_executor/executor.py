@@ -4,9 +4,17 @@
 per normalised opname (the `HANDLERS` table) and returns the Variable the frame returns. Tensor
 work is recorded through `self.builder` (a `SIRBuilder`): runtime public functions as call_api,
 Tensor methods and operators as call_method. Python-number arithmetic is folded into Constants.
-`self.inputs` lists the tensor inputs in SIR input order; `guards()` collects every guard the
-simulation relied on. An opname without a handler, or a value the slice cannot model, raises
-`Unsupported` naming the opname and file:line.
+Calls of user Python functions, methods, properties, lambdas, closures, comprehensions and
+`Layer.__call__`/`forward` are inlined: an `OpcodeInlineExecutor` simulates the callee's code
+into the same SIR, sharing the inputs and the guarded reads with its caller.
+
+Tensors read from the frame's arguments and globals become SIR inputs (reloaded by the
+generated code on every call); tensors reached through attributes (Layer parameters and
+buffers) are bound into the SIR by identity, as DESIGN.md's "Parameters are bound" says.
+`self.inputs` lists the tensor inputs in SIR order; `guards()` collects every guard the
+simulation relied on. An opname without a handler, or a value the executor cannot model,
+raises `Unsupported` naming the opname and file:line; a `raise` the frame would execute raises
+`FrameRaises` (run the frame eagerly: it raises the user's exception itself).
 """
 from __future__ import annotations
 
@@ -17,15 +25,20 @@ from typing import Any, Callable
 from runtime import Tensor
 from sot.guards import Guard
 from sot.ir import Meta, SIRBuilder, Symbol
+from sot.markers import is_not_to_static
 from sot.pyversion import Instruction, decode, versions
 
-from .trackers import (BuiltinTracker, ConstTracker, GetAttrTracker, GetItemTracker, GlobalTracker, LocalTracker,
-                       Tracker)
-from .variables import (CONSTANT_TYPES, NULL, OBJECT_TYPES, ConstantVariable, ContainerMethodVariable, DictVariable,
-                        IteratorVariable,
-                        ListVariable, ObjectVariable, TensorMethodVariable, TensorVariable, TupleVariable, Variable)
+from .attributes import AttributeMixin
+from .binding import BindError, bind_arguments
+from .calls import CallMixin, is_runtime_api
+from .dispatch import HANDLERS, FrameRaises, Unsupported, handles
+from .trackers import (BuiltinTracker, CellTracker, ConstTracker, DummyTracker, GetAttrTracker, GetItemTracker,
+                       GlobalTracker, LocalTracker, Tracker)
+from .variables import (CONSTANT_TYPES, NULL, OBJECT_TYPES, BoundMethodVariable, CellVariable, ConstantVariable,
+                        DictVariable, FunctionVariable, InstanceVariable, IteratorVariable, ListVariable,
+                        ObjectVariable, TensorVariable, TupleVariable, Variable)
 
-__all__ = ["OpcodeExecutor", "Unsupported", "HANDLERS"]
+__all__ = ["OpcodeExecutor", "OpcodeInlineExecutor", "Unsupported", "FrameRaises", "HANDLERS"]
 
 # BINARY_OP operator -> (Python function for folding, Tensor dunder, reflected dunder)
 _BINARY: dict[str, tuple[Callable, str, str]] = {
@@ -37,9 +50,17 @@ _BINARY: dict[str, tuple[Callable, str, str]] = {
     "%": (operator.mod, "__mod__", "__rmod__"),
     "**": (operator.pow, "__pow__", "__rpow__"),
     "@": (operator.matmul, "__matmul__", "__rmatmul__"),
+    "&": (operator.and_, "__and__", "__rand__"),
+    "|": (operator.or_, "__or__", "__ror__"),
+    "^": (operator.xor, "__xor__", "__rxor__"),
+    "<<": (operator.lshift, "__lshift__", "__rlshift__"),
+    ">>": (operator.rshift, "__rshift__", "__rrshift__"),
 }
-
-
+# unary opname -> (Python function for folding, Tensor dunder)
+_UNARY: dict[str, tuple[Callable, str]] = {
+    "UNARY_NEGATIVE": (operator.neg, "__neg__"), "UNARY_INVERT": (operator.invert, "__invert__"),
+    "INTRINSIC_UNARY_POSITIVE": (operator.pos, "__pos__"),
+}
 # COMPARE_OP operator -> (Python function for folding, Tensor dunder)
 _COMPARE: dict[str, tuple[Callable, str]] = {
     "<": (operator.lt, "__lt__"), "<=": (operator.le, "__le__"), "==": (operator.eq, "__eq__"),
@@ -50,71 +71,74 @@ _JUMPS: dict[str, Callable[[Any], bool]] = {
     "POP_JUMP_IF_TRUE": bool, "POP_JUMP_IF_FALSE": operator.not_,
     "POP_JUMP_IF_NONE": lambda v: v is None, "POP_JUMP_IF_NOT_NONE": lambda v: v is not None,
 }
-# the container methods simulated, by Variable type
-_CONTAINER_METHODS: dict[type, tuple[str, ...]] = {
-    ListVariable: ("append", "extend"), DictVariable: ("keys", "values", "items"),
-}
-_MAX_STEPS = 100_000  # simulated instructions per frame: an unrolled loop longer than this runs eagerly
+# FORMAT conversions (CONVERT_VALUE's argval)
+_CONVERSIONS: dict[Any, Callable[[Any], str]] = {"str": str, "repr": repr, "ascii": ascii}
+_MAX_STEPS = 100_000  # simulated instructions per translation: an unrolled loop longer than this runs eagerly
+_MAX_DEPTH = 32  # nested inline calls
 
 
-class Unsupported(Exception):
-    """The frame uses something this executor cannot simulate yet: a reason to run it eagerly."""
-
-    def __init__(self, opname: str, where: str, detail: str = ""):
-        self.opname = opname
-        self.where = where
-        self.detail = detail
-        self.reason = f"{opname}: {detail}" if detail else f"unsupported opcode {opname}"
-        super().__init__(f"{self.reason} at {where}")
-
-
-HANDLERS: dict[str, Callable[["OpcodeExecutor", Instruction], Any]] = {}
-
-
-def _handles(*opnames: str) -> Callable:
-    """Registers the decorated method as the handler of `opnames`."""
-    def register(fn: Callable) -> Callable:
-        for name in opnames:
-            HANDLERS[name] = fn
-        return fn
-    return register
-
-
-def _is_runtime_api(fn: Any) -> bool:
-    """A public function of the runtime package (recorded as call_api)."""
-    module = getattr(fn, "__module__", None) or ""
-    return (callable(fn) and not isinstance(fn, type) and (module == "runtime" or module.startswith("runtime."))
-            and not getattr(fn, "__name__", "_").startswith("_"))
+def _in_runtime(fn: types.FunctionType) -> bool:
+    """A function of the runtime library itself (its module's globals are fixed)."""
+    module = fn.__module__ or ""
+    return module == "runtime" or module.startswith("runtime.")
 
 
 def _is_constant(value: Any) -> bool:
-    """A code constant the executor folds: a scalar, or a tuple/frozenset of them (not a code object)."""
+    """A code constant the executor folds: a scalar, a code object, or a tuple/frozenset of them."""
     if isinstance(value, (tuple, frozenset)):
         return all(_is_constant(v) for v in value)
-    return type(value) in CONSTANT_TYPES
+    return type(value) in CONSTANT_TYPES or isinstance(value, types.CodeType)
 
 
-class OpcodeExecutor:
-    """Simulates one frame of `code` whose arguments are `f_locals`."""
+def _item_trackers(tracker: Tracker, attribute: str, count: int) -> list[Tracker]:
+    """Trackers of `tracked.attribute[i]` for i < count (a function's defaults or closure)."""
+    base = GetAttrTracker(tracker, attribute)
+    return [GetItemTracker(base, i) for i in range(count)]
 
-    def __init__(self, code: types.CodeType, f_locals: dict, f_globals: dict, f_builtins: dict):
-        self.code = code
-        self.normalised = decode(code)
-        self.f_locals, self.f_globals, self.f_builtins = f_locals, f_globals, f_builtins
-        self.builder = SIRBuilder(f"SIR_{code.co_name}")
-        self.stack: list[Variable] = []
-        self.locals: dict[str, Variable] = {}
+
+class _Translation:
+    """What every frame of one translation shares: the SIR being built, its inputs, its guarded reads."""
+
+    def __init__(self, name: str, f_globals: dict):
+        self.builder = SIRBuilder(name)
         self.inputs: list[TensorVariable] = []
         self.tracked: list[Variable] = []  # every Variable read from the frame: the guard sources
+        self.f_globals = f_globals  # the translated frame's own globals
+        self.steps = 0
+
+class OpcodeExecutor(CallMixin, AttributeMixin):
+    """Simulates one frame of `code` whose arguments are `f_locals` (the translated frame)."""
+
+    def __init__(self, code: types.CodeType, f_locals: dict, f_globals: dict, f_builtins: dict):
+        self._start(code, _Translation(f"SIR_{code.co_name}", f_globals), f_globals, f_builtins)
+        self.f_locals = f_locals
+        self.depth = 0
+        self.parent: OpcodeExecutor | None = None
+
+    def _start(self, code: types.CodeType, translation: _Translation, f_globals: dict, f_builtins: dict) -> None:
+        self.code = code
+        self.normalised = decode(code)
+        self.translation = translation
+        self.builder = translation.builder
+        self.inputs = translation.inputs
+        self.tracked = translation.tracked
+        self.f_locals: dict = {}
+        self.f_globals, self.f_builtins = f_globals, f_builtins
+        self.stack: list[Variable] = []
+        self.locals: dict[str, Variable] = {}
+        self.cells: dict[str, CellVariable] = {}
         self.current: Instruction | None = None
         self.jump_to: Instruction | None = None  # set by a handler that transfers control
+        self.yielded: list[Variable] | None = None  # an inlined generator's yields so far
 
     # ------------------------------------------------------------ driving
     def run(self) -> Variable:
         """Simulates the instructions in order; the Variable RETURN_VALUE returned."""
         instructions = self.normalised.instructions
+        translation = self.translation
         pc = 0
-        for _ in range(_MAX_STEPS):
+        while translation.steps < _MAX_STEPS:
+            translation.steps += 1
             if pc == len(instructions):
                 self.unsupported("the frame ends without RETURN_VALUE")
             ins = self.current = instructions[pc]
@@ -141,25 +165,57 @@ class OpcodeExecutor:
         """The guards of every Variable read from the frame, without repeats."""
         return list(dict.fromkeys(g for v in self.tracked for g in v.guards()))
 
+    def global_tracker(self, name: str) -> Tracker:
+        """Where the global `name` of this frame's code comes from."""
+        return GlobalTracker(name)
+
     # ------------------------------------------------------------ values from the frame
     def wrap(self, value: Any, tracker: Tracker) -> Variable:
-        """The Variable for a value read from the frame; tensors become SIR inputs."""
+        """The Variable for a value read from the frame, guarded through `tracker`."""
         if isinstance(value, Tensor):
-            if tracker.source is None:
-                self.unsupported("a tensor with no reloadable source")
-            var: Variable = TensorVariable(self.builder.add_input(Meta.from_tensor(value)), tracker, value)
-            self.inputs.append(var)
+            var: Variable = self._wrap_tensor(value, tracker)
         elif type(value) in CONSTANT_TYPES:
             var = ConstantVariable(value, tracker)
         elif type(value) in (list, tuple):
             items = [self.wrap(v, GetItemTracker(tracker, i)) for i, v in enumerate(value)]
             var = (ListVariable if type(value) is list else TupleVariable)(items, tracker)
-        elif isinstance(value, OBJECT_TYPES) or _is_runtime_api(value):
+        elif isinstance(value, dict) and all(type(k) in CONSTANT_TYPES for k in value):
+            items = {k: self.wrap(v, GetItemTracker(tracker, k)) for k, v in value.items()}
+            var = DictVariable(items, tracker, type(value))
+        elif isinstance(value, types.FunctionType):
+            var = FunctionVariable(value, tracker, global_tracker=self._globals_of(value, tracker))
+        elif isinstance(value, types.MethodType) and isinstance(value.__func__, types.FunctionType):
+            function = self.wrap(value.__func__, GetAttrTracker(tracker, "__func__"))
+            return BoundMethodVariable(function, self.wrap(value.__self__, GetAttrTracker(tracker, "__self__")))
+        elif isinstance(value, OBJECT_TYPES) or is_runtime_api(value) or type(value).__module__ == "runtime.dtypes":
             var = ObjectVariable(value, tracker)
+        elif type(type(value).__getattribute__) is types.FunctionType:
+            self.unsupported(f"an object of {type(value).__name__} with its own __getattribute__")
         else:
-            self.unsupported(f"a value of type {type(value).__name__}")
+            var = InstanceVariable(value, tracker)
         self.tracked.append(var)
         return var
+
+    def _wrap_tensor(self, value: Tensor, tracker: Tracker) -> TensorVariable:
+        """A frame's argument or global becomes a SIR input; a tensor found through an attribute is bound."""
+        if tracker.source is None:
+            self.unsupported("a tensor with no reloadable source")
+        if tracker.reloadable:
+            var = TensorVariable(self.builder.add_input(Meta.from_tensor(value)), tracker, value)
+            self.inputs.append(var)
+            return var
+        return TensorVariable(value, tracker, value, bound=True)
+
+    def _globals_of(self, fn: types.FunctionType, tracker: Tracker) -> Callable[[str], Tracker] | None:
+        """Where the globals a real function reads come from (see FunctionVariable.global_tracker)."""
+        if fn.__globals__ is self.translation.f_globals:
+            return GlobalTracker
+        if _in_runtime(fn):
+            return lambda name: DummyTracker()
+        if tracker.source is None:
+            return None
+        base = GetAttrTracker(tracker, "__globals__")
+        return lambda name: GetItemTracker(base, name)
 
     def from_result(self, result: Any) -> Variable:
         """The Variable of a recorded call's result (Symbols, tuples of them, Python constants)."""
@@ -170,11 +226,14 @@ class OpcodeExecutor:
             return kind([self.from_result(r) for r in result])
         if type(result) in CONSTANT_TYPES:
             return ConstantVariable(result)
+        if type(result).__module__ == "runtime.dtypes":
+            return ObjectVariable(result)
         self.unsupported(f"a call returning {type(result).__name__}")
 
     def as_arg(self, var: Variable) -> Any:
-        """A Variable as an argument of a recorded call: a Symbol or a Python value."""
+        """A Variable as an argument of a recorded call: a Symbol (or bound tensor) or a Python value."""
         if isinstance(var, TensorVariable):
+            var.fresh = False  # the callee may return a view of it: no in-place update from now on
             return var.symbol
         if isinstance(var, ConstantVariable):
             return var.value
@@ -183,53 +242,172 @@ class OpcodeExecutor:
             return items if isinstance(var, ListVariable) else tuple(items)
         if isinstance(var, DictVariable):
             return {k: self.as_arg(v) for k, v in var.items.items()}
+        if isinstance(var, ObjectVariable) and not isinstance(var, (InstanceVariable, FunctionVariable)):
+            return var.value  # a dtype, a module-level constant object
         self.unsupported(f"passing {var!r} to a tensor operation")
 
     def push_call_slots(self, callable_: Variable) -> None:
         """Pushes a callable with its NULL slot where this CPython puts it."""
         self.stack.extend([callable_, NULL] if versions.NULL_AFTER_CALLABLE else [NULL, callable_])
 
+    def pop(self, n: int) -> list[Variable]:
+        """The top `n` stack items, deepest first, removed."""
+        if not n:
+            return []
+        items = self.stack[-n:]
+        del self.stack[-n:]
+        return items
+
+    # ------------------------------------------------------------ inlining
+    def inline(self, fn: FunctionVariable, args: list[Variable], kwargs: dict[str, Variable]) -> Variable:
+        """Simulate a Python function's code into this translation's SIR."""
+        if fn.value is not None and is_not_to_static(fn.value):
+            self.unsupported(f"{fn.code.co_qualname} is marked not_to_static")
+        if self.depth >= _MAX_DEPTH:
+            self.unsupported(f"calls nested deeper than {_MAX_DEPTH}")
+        if fn.code.co_flags & (0x80 | 0x100 | 0x200):  # coroutine, iterable coroutine, async generator
+            self.unsupported(f"calling the coroutine function {fn.code.co_qualname}")
+        defaults, kwdefaults, closure = (fn.defaults, fn.kwdefaults, fn.closure) if fn.value is None else \
+            self._parts_of(fn)
+        try:
+            bound = bind_arguments(fn.code, args, kwargs, defaults, kwdefaults)
+        except BindError as e:
+            raise FrameRaises("CALL", self.where(), str(e)) from None
+        return OpcodeInlineExecutor(self, fn, bound, closure).run()
+
+    def _parts_of(self, fn: FunctionVariable) -> tuple[tuple, dict, tuple]:
+        """A real function's defaults, keyword defaults and closure cells as Variables."""
+        value, tracker = fn.value, fn.tracker
+        defaults = tuple(self.wrap(v, t) for v, t in zip(value.__defaults__ or (), _item_trackers(
+            tracker, "__defaults__", len(value.__defaults__ or ()))))
+        kw_base = GetAttrTracker(tracker, "__kwdefaults__")
+        kwdefaults = {k: self.wrap(v, GetItemTracker(kw_base, k)) for k, v in (value.__kwdefaults__ or {}).items()}
+        cells = []
+        for cell, t in zip(value.__closure__ or (), _item_trackers(tracker, "__closure__", len(
+                value.__closure__ or ()))):
+            try:
+                contents = cell.cell_contents
+            except ValueError:  # an empty cell
+                cells.append(CellVariable(None, real=True))
+                continue
+            cells.append(CellVariable(self.wrap(contents, GetAttrTracker(t, "cell_contents")), real=True))
+        return defaults, kwdefaults, tuple(cells)
+
+    def zero_arg_super(self) -> tuple[Variable, Variable]:
+        """`super()`'s two implicit arguments: the `__class__` cell and the first argument."""
+        cell = self.cells.get("__class__")
+        if cell is None or cell.content is None or not self.code.co_argcount:
+            self.unsupported("super() without a __class__ cell or a first argument")
+        first = self.code.co_varnames[0]
+        receiver = self.cells[first].content if first in self.cells else self.local(first)
+        return cell.content, receiver
+
     # ------------------------------------------------------------ handlers
-    @_handles("RESUME", "NOP")
+    @handles("RESUME", "NOP")
     def _nop(self, ins: Instruction) -> None:
         pass
 
-    @_handles("PUSH_NULL")
+    @handles("PUSH_NULL")
     def _push_null(self, ins: Instruction) -> None:
         self.stack.append(NULL)
 
-    @_handles("POP_TOP")
+    @handles("POP_TOP")
     def _pop_top(self, ins: Instruction) -> None:
         self.stack.pop()
 
-    @_handles("LOAD_CONST")
+    @handles("LOAD_CONST")
     def _load_const(self, ins: Instruction) -> None:
         if not _is_constant(ins.argval):
             self.unsupported(f"a constant of type {type(ins.argval).__name__}")
         self.stack.append(ConstantVariable(ins.argval, ConstTracker(ins.argval)))
 
-    @_handles("LOAD_FAST")
-    def _load_fast(self, ins: Instruction) -> None:
-        name = ins.argval
-        if name not in self.locals:
-            if name not in self.f_locals:
+    def local(self, name: str) -> Variable:
+        """The Variable of a local; an argument of the translated frame is read on first use."""
+        var = self.locals.get(name)
+        if var is None:
+            if name not in self.f_locals or name in self.code.co_freevars:
                 self.unsupported(f"local {name!r} is unbound")
-            self.locals[name] = self.wrap(self.f_locals[name], LocalTracker(name))
-        self.stack.append(self.locals[name])
+            var = self.locals[name] = self.wrap(self.f_locals[name], LocalTracker(name))
+        if var is NULL:
+            raise FrameRaises("LOAD_FAST", self.where(), f"local {name!r} referenced before assignment")
+        return var
 
-    @_handles("STORE_FAST")
+    @handles("LOAD_FAST")
+    def _load_fast(self, ins: Instruction) -> None:
+        self.stack.append(self.local(ins.argval))
+
+    @handles("STORE_FAST")
     def _store_fast(self, ins: Instruction) -> None:
-        value = self.stack.pop()
-        if value is NULL:  # restoring a local LOAD_FAST_AND_CLEAR found unbound
-            self.locals.pop(ins.argval, None)
-        else:
-            self.locals[ins.argval] = value
+        self.locals[ins.argval] = self.stack.pop()  # NULL: LOAD_FAST_AND_CLEAR found it unbound
 
-    @_handles("LOAD_GLOBAL")
+    @handles("DELETE_FAST")
+    def _delete_fast(self, ins: Instruction) -> None:
+        self.local(ins.argval)
+        self.locals[ins.argval] = NULL  # unbound from now on, even an argument
+
+    @handles("LOAD_FAST_AND_CLEAR")
+    def _load_fast_and_clear(self, ins: Instruction) -> None:
+        name = ins.argval
+        bound = self.locals.get(name) is not NULL and (name in self.locals or name in self.f_locals)
+        self.stack.append(self.local(name) if bound else NULL)
+        self.locals[name] = NULL
+
+    # ------------------------------------------------------------ cells and closures
+    @handles("MAKE_CELL")
+    def _make_cell(self, ins: Instruction) -> None:
+        name = ins.argval
+        bound = self.locals.get(name) is not NULL and (name in self.locals or name in self.f_locals)
+        self.cells[name] = CellVariable(self.local(name) if bound else None)
+        self.locals[name] = NULL
+
+    def free_cells(self) -> list[CellVariable]:
+        """The cells of the frame's free variables: the translated frame's show in f_locals."""
+        return [CellVariable(self.wrap(self.f_locals[name], CellTracker(name)) if name in self.f_locals else None,
+                             real=True) for name in self.code.co_freevars]
+
+    @handles("COPY_FREE_VARS")
+    def _copy_free_vars(self, ins: Instruction) -> None:
+        self.cells.update(zip(self.code.co_freevars, self.free_cells()))
+
+    @handles("LOAD_DEREF")
+    def _load_deref(self, ins: Instruction) -> None:
+        cell = self.cells.get(ins.argval)
+        if cell is None or cell.content is None:
+            self.unsupported(f"free variable {ins.argval!r} referenced before assignment")
+        self.stack.append(cell.content)
+
+    @handles("STORE_DEREF")
+    def _store_deref(self, ins: Instruction) -> None:
+        cell = self.cells[ins.argval]
+        if cell.real:
+            self.unsupported(f"assigning {ins.argval!r}, a variable of an enclosing function (a side effect)")
+        cell.content = self.stack.pop()
+
+    @handles("LOAD_CLOSURE")
+    def _load_closure(self, ins: Instruction) -> None:
+        self.stack.append(self.cells[ins.argval])
+
+    @handles("MAKE_FUNCTION")
+    def _make_function(self, ins: Instruction) -> None:
+        code = self.stack.pop()
+        closure = self.stack.pop().items if ins.arg & 0x08 else ()
+        if ins.arg & 0x04:
+            self.stack.pop()  # annotations: not needed to run the function
+        kwdefaults = self.stack.pop().items if ins.arg & 0x02 else {}
+        defaults = tuple(self.stack.pop().items) if ins.arg & 0x01 else ()
+        self.stack.append(FunctionVariable(None, code=code.value, defaults=defaults, kwdefaults=kwdefaults,
+                                           closure=tuple(closure), f_globals=self.f_globals,
+                                           global_tracker=self.global_tracker))
+
+    # ------------------------------------------------------------ globals and attributes
+    @handles("LOAD_GLOBAL")
     def _load_global(self, ins: Instruction) -> None:
         name = ins.argval
         if name in self.f_globals:
-            var = self.wrap(self.f_globals[name], GlobalTracker(name))
+            tracker = self.global_tracker(name)
+            if tracker is None:
+                self.unsupported(f"global {name!r} of a function with no reloadable source")
+            var = self.wrap(self.f_globals[name], tracker)
         elif name in self.f_builtins:
             var = self.wrap(self.f_builtins[name], BuiltinTracker(name))
         else:
@@ -239,99 +417,110 @@ class OpcodeExecutor:
         else:
             self.stack.append(var)
 
-    @_handles("LOAD_ATTR")
-    def _load_attr(self, ins: Instruction) -> None:
-        base = self.stack.pop()
-        name = ins.argval
-        if isinstance(base, TensorVariable):
-            if not ins.is_method or not callable(getattr(Tensor, name, None)):
-                self.unsupported(f"tensor attribute {name!r}")
-            self.stack.extend([TensorMethodVariable(name), base])
-            return
-        if ins.is_method and name in _CONTAINER_METHODS.get(type(base), ()):
-            self.stack.extend([ContainerMethodVariable(name), base])
-            return
-        if not isinstance(base, ObjectVariable) or not isinstance(base.value, types.ModuleType):
-            self.unsupported(f"attribute {name!r} of {base!r}")
-        if not hasattr(base.value, name):
-            self.unsupported(f"module {base.value.__name__} has no attribute {name!r}")
-        var = self.wrap(getattr(base.value, name), GetAttrTracker(base.tracker, name))
-        if ins.is_method:
-            self.push_call_slots(var)
-        else:
-            self.stack.append(var)
+    @handles("LOAD_ASSERTION_ERROR")
+    def _load_assertion_error(self, ins: Instruction) -> None:
+        self.stack.append(ObjectVariable(AssertionError))
 
-    @_handles("CALL")
-    def _call(self, ins: Instruction) -> None:
-        nargs = ins.arg
-        args = self.stack[len(self.stack) - nargs:] if nargs else []
-        del self.stack[len(self.stack) - nargs:]
-        first, second = self.stack[-2:]
-        del self.stack[-2:]
-        if first is NULL:
-            fn = second
-        elif second is NULL:
-            fn = first
-        else:
-            fn, args = first, [second, *args]
-        n_kw = len(ins.kwnames)
-        if isinstance(fn, ContainerMethodVariable) and not n_kw:
-            self.stack.append(self.container_method(fn.name, *args))
-            return
-        if isinstance(fn, ObjectVariable) and fn.value in _BUILTINS and not n_kw:
-            self.stack.append(_BUILTINS[fn.value](self, args))
-            return
-        pos = [self.as_arg(a) for a in args[:len(args) - n_kw]]
-        kwargs = {k: self.as_arg(a) for k, a in zip(ins.kwnames, args[len(args) - n_kw:])}
-        if isinstance(fn, TensorMethodVariable):
-            self_sym, *rest = pos
-            result = self.builder.call_method(fn.name, self_sym, rest, kwargs)
-        elif isinstance(fn, ObjectVariable) and _is_runtime_api(fn.value):
-            result = self.builder.call_api(fn.value, pos, kwargs)
-        else:
-            self.unsupported(f"calling {fn!r}")
-        self.stack.append(self.from_result(result))
+    @handles("RAISE_VARARGS")
+    def _raise_varargs(self, ins: Instruction) -> None:
+        raise FrameRaises(ins.opname, self.where(), "the frame raises an exception")
 
-    @_handles("BINARY_OP")
+    # ------------------------------------------------------------ operators
+    @handles("BINARY_OP")
     def _binary_op(self, ins: Instruction) -> None:
-        op = ins.argval[:-1] if ins.argval.endswith("=") and ins.argval not in _COMPARE else ins.argval
+        in_place = ins.argval.endswith("=") and ins.argval not in _COMPARE
+        op = ins.argval[:-1] if in_place else ins.argval
         if op not in _BINARY:
             self.unsupported(f"operator {ins.argval!r}")
         fold, dunder, reflected = _BINARY[op]
         right = self.stack.pop()
         left = self.stack.pop()
-        if op != ins.argval and not isinstance(left, ConstantVariable):
+        if in_place and not isinstance(left, (ConstantVariable, TensorVariable)) and not (
+                isinstance(left, TupleVariable) and not isinstance(left, ListVariable)):
+            if isinstance(left, ListVariable) and op == "+":
+                self.stack.append(left)
+                self.container_method("extend", left, right)  # list += iterable extends it in place
+                return
             self.unsupported(f"in-place {ins.argval!r} on {left!r}")  # mutates the object: a side effect
-        if isinstance(left, ConstantVariable) and isinstance(right, ConstantVariable):
-            self.stack.append(ConstantVariable(fold(left.value, right.value)))
+        if isinstance(left, TensorVariable) and in_place:
+            self.stack.append(self._tensor_in_place(left, dunder, right))
         elif isinstance(left, TensorVariable):
-            self.stack.append(self.from_result(
-                self.builder.call_method(dunder, left.symbol, [self.as_arg(right)])))
+            self.stack.append(self._operator(dunder, left, right))
         elif isinstance(right, TensorVariable) and isinstance(left, ConstantVariable):
-            self.stack.append(self.from_result(
-                self.builder.call_method(reflected, right.symbol, [left.value])))
+            self.stack.append(self._operator(reflected, right, left))
+        elif not isinstance(left, TensorVariable) and not isinstance(right, TensorVariable):
+            result = fold(self.python_value(left), self.python_value(right))
+            self.stack.append(self.from_result(result) if isinstance(result, (tuple, list)) else
+                              ConstantVariable(result))
         else:
             self.unsupported(f"{left!r} {ins.argval} {right!r}")
 
-    @_handles("UNARY_NEGATIVE")
-    def _unary_negative(self, ins: Instruction) -> None:
-        value = self.stack.pop()
+    def _operator(self, dunder: str, tensor: TensorVariable, other: Variable | None = None) -> Variable:
+        """A Tensor operator: recorded as call_method; its result is a new tensor nothing aliases."""
+        args = [] if other is None else [other.symbol if isinstance(other, TensorVariable) else self.as_arg(other)]
+        result = self.from_result(self.builder.call_method(dunder, tensor.symbol, args))
+        if isinstance(result, TensorVariable):
+            result.fresh = True
+        return result
+
+    def _tensor_in_place(self, tensor: TensorVariable, dunder: str, other: Variable) -> TensorVariable:
+        """`t op= x` on a tensor made in this frame that nothing else can alias: every reference to
+        the Variable sees the new value, cast to its dtype, as eager's in-place update does."""
+        if tensor.tracker.source is not None or not tensor.fresh:
+            self.unsupported(f"in-place update of {tensor!r}, which may be aliased outside the frame or by a view")
+        result = self._operator(dunder, tensor, other)
+        meta = tensor.meta
+        if result.meta.shape != meta.shape:
+            self.unsupported(f"in-place update of {tensor!r} changes its shape")  # eager raises: let it
+        if result.meta.dtype != meta.dtype:
+            result = self.from_result(self.builder.call_method("astype", result.symbol, [str(meta.dtype)]))
+        tensor.symbol = result.symbol
+        return tensor
+
+    @handles("UNARY_NEGATIVE", "UNARY_INVERT")
+    def _unary(self, ins: Instruction) -> None:
+        self.stack.append(self._unary_of(ins.opname, self.stack.pop()))
+
+    def _unary_of(self, kind: str, value: Variable) -> Variable:
+        fold, dunder = _UNARY[kind]
         if isinstance(value, ConstantVariable):
-            self.stack.append(ConstantVariable(-value.value))
-        elif isinstance(value, TensorVariable):
-            self.stack.append(self.from_result(self.builder.call_method("__neg__", value.symbol)))
-        else:
-            self.unsupported(f"-{value!r}")
+            return ConstantVariable(fold(value.value))
+        if isinstance(value, TensorVariable):
+            return self._operator(dunder, value)
+        self.unsupported(f"{kind} of {value!r}")
 
-    @_handles("BUILD_TUPLE", "BUILD_LIST")
+    @handles("BUILD_TUPLE", "BUILD_LIST")
     def _build_sequence(self, ins: Instruction) -> None:
-        items = self.stack[len(self.stack) - ins.arg:] if ins.arg else []
-        del self.stack[len(self.stack) - ins.arg:]
-        self.stack.append((ListVariable if ins.opname == "BUILD_LIST" else TupleVariable)(items))
+        self.stack.append((ListVariable if ins.opname == "BUILD_LIST" else TupleVariable)(self.pop(ins.arg)))
 
-    @_handles("RETURN_VALUE")
+    def returned(self, value: Variable) -> Variable:
+        """What a call of this frame gives its caller, from the Variable RETURN_VALUE pops."""
+        return value
+
+    @handles("RETURN_VALUE")
     def _return_value(self, ins: Instruction) -> Variable:
-        return self.stack.pop()
+        return self.returned(self.stack.pop())
+
+    # ------------------------------------------------------------ strings
+    @handles("CONVERT_VALUE")
+    def _convert_value(self, ins: Instruction) -> None:
+        self.stack.append(ConstantVariable(_CONVERSIONS[ins.argval](self.python_value(self.stack.pop()))))
+
+    @handles("FORMAT_SIMPLE")
+    def _format_simple(self, ins: Instruction) -> None:
+        self.stack.append(ConstantVariable(format(self.python_value(self.stack.pop()))))
+
+    @handles("FORMAT_WITH_SPEC")
+    def _format_with_spec(self, ins: Instruction) -> None:
+        spec = self.python_value(self.stack.pop())
+        value = self.python_value(self.stack.pop())
+        if ins.argval:
+            value = _CONVERSIONS[ins.argval](value)
+        self.stack.append(ConstantVariable(format(value, spec)))
+
+    @handles("BUILD_STRING")
+    def _build_string(self, ins: Instruction) -> None:
+        self.stack.append(ConstantVariable("".join(self.python_value(v) for v in self.pop(ins.arg))))
 
     # ------------------------------------------------------------ control flow on Python values
     def truth(self, var: Variable) -> bool:
@@ -340,11 +529,16 @@ class OpcodeExecutor:
             return bool(var.value)
         if isinstance(var, (TupleVariable, DictVariable)):
             return bool(var.items)
-        if isinstance(var, ObjectVariable):
-            return bool(var.value)
+        if isinstance(var, InstanceVariable):
+            kind = type(var.value)
+            if getattr(kind, "__bool__", None) is None and getattr(kind, "__len__", None) is None:
+                return True  # an object without __bool__/__len__ is true; its type guard pins that
+            self.unsupported(f"the truth of {var!r}")
+        if isinstance(var, (ObjectVariable, FunctionVariable, BoundMethodVariable)):
+            return True if not isinstance(var, ObjectVariable) else bool(var.value)
         self.unsupported(f"a condition on {var!r}")
 
-    @_handles(*_JUMPS)
+    @handles(*_JUMPS)
     def _pop_jump_if(self, ins: Instruction) -> None:
         var = self.stack.pop()
         if ins.opname.endswith("NONE"):
@@ -354,27 +548,31 @@ class OpcodeExecutor:
         if _JUMPS[ins.opname](value):
             self.jump_to = ins.target
 
-    @_handles("JUMP")
+    @handles("JUMP")
     def _jump(self, ins: Instruction) -> None:
         self.jump_to = ins.target
 
-    @_handles("UNARY_NOT")
+    @handles("UNARY_NOT")
     def _unary_not(self, ins: Instruction) -> None:
         self.stack.append(ConstantVariable(not self.truth(self.stack.pop())))
 
-    @_handles("COMPARE_OP")
+    @handles("TO_BOOL")
+    def _to_bool(self, ins: Instruction) -> None:
+        self.stack.append(ConstantVariable(self.truth(self.stack.pop())))
+
+    @handles("COMPARE_OP")
     def _compare_op(self, ins: Instruction) -> None:
         fold, dunder = _COMPARE[ins.argval]
         right = self.stack.pop()
         left = self.stack.pop()
-        if isinstance(left, ConstantVariable) and isinstance(right, ConstantVariable):
-            self.stack.append(ConstantVariable(fold(left.value, right.value)))
-        elif isinstance(left, TensorVariable):
-            self.stack.append(self.from_result(self.builder.call_method(dunder, left.symbol, [self.as_arg(right)])))
-        else:
+        if isinstance(left, TensorVariable):
+            self.stack.append(self._operator(dunder, left, right))
+        elif isinstance(right, TensorVariable):
             self.unsupported(f"{left!r} {ins.argval} {right!r}")
+        else:
+            self.stack.append(ConstantVariable(fold(self.python_value(left), self.python_value(right))))
 
-    @_handles("IS_OP", "CONTAINS_OP")
+    @handles("IS_OP", "CONTAINS_OP")
     def _identity_or_membership(self, ins: Instruction) -> None:
         right = self.stack.pop()
         left = self.stack.pop()
@@ -383,20 +581,27 @@ class OpcodeExecutor:
                 result = left.value is right.value
             elif isinstance(left, ConstantVariable) or isinstance(right, ConstantVariable):
                 result = False  # a constant is never the same object as a tensor, container or module
+            elif left is right:
+                result = True
+            elif (isinstance(left, ObjectVariable) and isinstance(right, ObjectVariable)
+                  and not isinstance(left, InstanceVariable) and not isinstance(right, InstanceVariable)):
+                result = left.value is right.value  # both pinned by identity guards
             else:
-                result = left is right or (isinstance(left, ObjectVariable) and isinstance(right, ObjectVariable)
-                                           and left.value is right.value)
+                self.unsupported(f"{left!r} is {right!r}: identity not pinned by a guard")
         else:
-            if not isinstance(left, ConstantVariable):
+            if isinstance(right, DictVariable) and not isinstance(left, TensorVariable):
+                result = self.python_value(left) in right.items
+            elif isinstance(left, ConstantVariable):
+                result = left.value in self.python_value(right)
+            else:
                 self.unsupported(f"{left!r} in {right!r}")
-            result = left.value in self.python_value(right)
         self.stack.append(ConstantVariable(result != bool(ins.arg)))
 
-    @_handles("GET_ITER")
+    @handles("GET_ITER")
     def _get_iter(self, ins: Instruction) -> None:
         self.stack.append(IteratorVariable(self.elements(self.stack.pop())))
 
-    @_handles("FOR_ITER")
+    @handles("FOR_ITER")
     def _for_iter(self, ins: Instruction) -> None:
         item = self.stack[-1].next()
         if item is None:
@@ -408,11 +613,12 @@ class OpcodeExecutor:
     # ------------------------------------------------------------ containers
     def elements(self, var: Variable) -> list[Variable]:
         """The items iterating `var` yields, known at translation time."""
-        if isinstance(var, (TupleVariable, IteratorVariable)):
-            items = var.items[var.position:] if isinstance(var, IteratorVariable) else var.items
-            if isinstance(var, IteratorVariable):
-                var.position = len(var.items)
+        if isinstance(var, IteratorVariable):
+            items = var.items[var.position:]
+            var.position = len(var.items)
             return list(items)
+        if isinstance(var, TupleVariable):
+            return list(var.items)
         if isinstance(var, DictVariable):
             return [ConstantVariable(k) for k in var.items]
         if isinstance(var, ConstantVariable) and isinstance(var.value, (tuple, range, str, frozenset)):
@@ -428,145 +634,172 @@ class OpcodeExecutor:
             return items if isinstance(var, ListVariable) else tuple(items)
         if isinstance(var, DictVariable):
             return {k: self.python_value(v) for k, v in var.items.items()}
+        if isinstance(var, ObjectVariable) and not isinstance(var, InstanceVariable):
+            return var.value
         self.unsupported(f"a Python value of {var!r}")
 
-    @_handles("BUILD_MAP", "BUILD_CONST_KEY_MAP")
+    @handles("BUILD_MAP", "BUILD_CONST_KEY_MAP")
     def _build_map(self, ins: Instruction) -> None:
         if ins.opname == "BUILD_CONST_KEY_MAP":
             keys = self.python_value(self.stack.pop())
-            values = self.stack[len(self.stack) - ins.arg:] if ins.arg else []
+            values = self.pop(ins.arg)
         else:
-            flat = self.stack[len(self.stack) - 2 * ins.arg:] if ins.arg else []
+            flat = self.pop(2 * ins.arg)
             keys = [self.python_value(k) for k in flat[::2]]
             values = flat[1::2]
-        del self.stack[len(self.stack) - len(values) * (1 if ins.opname == "BUILD_CONST_KEY_MAP" else 2):]
         self.stack.append(DictVariable(dict(zip(keys, values))))
 
-    @_handles("BUILD_SLICE")
-    def _build_slice(self, ins: Instruction) -> None:
-        parts = [self.python_value(v) for v in self.stack[len(self.stack) - ins.arg:]]
-        del self.stack[len(self.stack) - ins.arg:]
-        self.stack.append(ConstantVariable(slice(*parts)))
+    @handles("MAP_ADD")
+    def _map_add(self, ins: Instruction) -> None:
+        key, value = self.pop(2)
+        self.stack[-ins.arg].items[self.python_value(key)] = value
 
-    @_handles("BINARY_SUBSCR", "BINARY_SLICE")
+    @handles("DICT_UPDATE", "DICT_MERGE")
+    def _dict_update(self, ins: Instruction) -> None:
+        other = self.stack.pop()
+        target = self.stack[-ins.arg]
+        if not isinstance(other, DictVariable):
+            self.unsupported(f"**{other!r}")
+        if ins.opname == "DICT_MERGE" and set(other.items) & set(target.items):
+            raise FrameRaises(ins.opname, self.where(), "a keyword argument given twice")
+        target.items.update(other.items)
+
+    @handles("BUILD_SLICE")
+    def _build_slice(self, ins: Instruction) -> None:
+        self.stack.append(ConstantVariable(slice(*(self.python_value(v) for v in self.pop(ins.arg)))))
+
+    @handles("BINARY_SUBSCR", "BINARY_SLICE")
     def _subscript(self, ins: Instruction) -> None:
         if ins.opname == "BINARY_SLICE":
-            end, start = self.python_value(self.stack.pop()), self.python_value(self.stack.pop())
-            index = slice(start, end)
+            start, end = self.pop(2)
+            index: Any = slice(self.python_value(start), self.python_value(end))
         else:
             index = self.stack.pop()
             index = index if isinstance(index, TensorVariable) else self.python_value(index)
         base = self.stack.pop()
         if isinstance(base, TensorVariable):
-            result = self.builder.call_method("__getitem__", base.symbol, [self.as_arg(index) if isinstance(
-                index, TensorVariable) else index])
-            self.stack.append(self.from_result(result))
+            self.stack.append(self._record_method("__getitem__", base, [
+                index if isinstance(index, TensorVariable) else ConstantVariable(index)], {}))
         elif isinstance(base, TupleVariable) and isinstance(index, slice):
             self.stack.append(type(base)(base.items[index]))
         elif isinstance(base, (TupleVariable, DictVariable)) and not isinstance(index, Variable):
-            self.stack.append(base.items[index])
+            try:
+                self.stack.append(base.items[index])
+            except (IndexError, KeyError) as e:
+                raise FrameRaises(ins.opname, self.where(), f"{type(e).__name__}: {e}") from None
         elif isinstance(base, ConstantVariable) and not isinstance(index, Variable):
             self.stack.append(ConstantVariable(base.value[index]))
         else:
             self.unsupported(f"{base!r}[{index!r}]")
 
-    @_handles("UNPACK_SEQUENCE")
+    @handles("STORE_SUBSCR")
+    def _store_subscr(self, ins: Instruction) -> None:
+        index, base, value = self.stack.pop(), self.stack.pop(), self.stack.pop()
+        key = self.python_value(index)
+        if base.tracker.source is not None or not isinstance(base, (ListVariable, DictVariable)):
+            self.unsupported(f"{base!r}[{key!r}] = ...: a write into an object from outside the frame")
+        if isinstance(base, ListVariable):
+            if not isinstance(key, int) or not -len(base.items) <= key < len(base.items):
+                self.unsupported(f"list assignment at {key!r}")
+        base.items[key] = value
+
+    @handles("UNPACK_SEQUENCE")
     def _unpack_sequence(self, ins: Instruction) -> None:
         items = self.elements(self.stack.pop())
         if len(items) != ins.arg:
-            self.unsupported(f"unpacking {len(items)} values into {ins.arg}")
+            raise FrameRaises(ins.opname, self.where(), f"unpacking {len(items)} values into {ins.arg}")
         self.stack.extend(reversed(items))
 
-    def container_method(self, name: str, container: Variable, *args: Variable) -> Variable:
-        """list.append/extend (on a list made in this frame) and dict.keys/values/items."""
+    @handles("UNPACK_EX")
+    def _unpack_ex(self, ins: Instruction) -> None:
+        before, after = ins.arg & 0xFF, ins.arg >> 8
+        items = self.elements(self.stack.pop())
+        if len(items) < before + after:
+            raise FrameRaises(ins.opname, self.where(), f"not enough values to unpack ({len(items)})")
+        middle = ListVariable(items[before:len(items) - after])
+        self.stack.extend(reversed([*items[:before], middle, *items[len(items) - after:]]))
+
+    def container_method(self, name: str, container: Variable, *args: Variable, **kwargs: Variable) -> Variable:
+        """list.append/extend (on a list made in this frame) and dict.keys/values/items/get."""
+        if kwargs:
+            self.unsupported(f"{name} with keyword arguments")
         if name in ("append", "extend"):
             if container.tracker.source is not None:
                 self.unsupported(f"mutating {container!r}")  # a list from the frame: a side effect to replay
             (value,) = args
             container.items.extend(self.elements(value) if name == "extend" else [value])
             return ConstantVariable(None)
+        if name == "get":
+            key = self.python_value(args[0])
+            return container.items.get(key, args[1] if len(args) > 1 else ConstantVariable(None))
         if args:
             self.unsupported(f"dict.{name} with arguments")
         views = {"keys": lambda k, v: ConstantVariable(k), "values": lambda k, v: v,
                  "items": lambda k, v: TupleVariable([ConstantVariable(k), v])}
         return IteratorVariable([views[name](k, v) for k, v in container.items.items()])
 
-    @_handles("LIST_APPEND", "LIST_EXTEND")
+    @handles("LIST_APPEND", "LIST_EXTEND")
     def _list_append_extend(self, ins: Instruction) -> None:
         value = self.stack.pop()
         self.container_method("append" if ins.opname == "LIST_APPEND" else "extend", self.stack[-ins.arg], value)
 
-    @_handles("CALL_INTRINSIC_1")
+    @handles("CALL_INTRINSIC_1")
     def _call_intrinsic_1(self, ins: Instruction) -> None:
-        if ins.argval != "INTRINSIC_LIST_TO_TUPLE":
+        if ins.argval == "INTRINSIC_LIST_TO_TUPLE":
+            self.stack.append(TupleVariable(self.elements(self.stack.pop())))
+        elif ins.argval in _UNARY:
+            self.stack.append(self._unary_of(ins.argval, self.stack.pop()))
+        else:
             self.unsupported(f"intrinsic {ins.argval}")
-        self.stack.append(TupleVariable(self.elements(self.stack.pop())))
 
-    @_handles("SWAP", "COPY")
+    @handles("SWAP", "COPY")
     def _swap_copy(self, ins: Instruction) -> None:
         if ins.opname == "COPY":
             self.stack.append(self.stack[-ins.arg])
         else:
             self.stack[-1], self.stack[-ins.arg] = self.stack[-ins.arg], self.stack[-1]
 
-    @_handles("LOAD_FAST_AND_CLEAR")
-    def _load_fast_and_clear(self, ins: Instruction) -> None:
-        self.stack.append(self.locals.pop(ins.argval, NULL))
+    # ------------------------------------------------------------ generators (inlined to a list of yields)
+    @handles("RETURN_GENERATOR")
+    def _return_generator(self, ins: Instruction) -> None:
+        if self.parent is None:
+            self.unsupported("a generator frame")
+        self.yielded = []
+        self.stack.append(ConstantVariable(None))  # what the POP_TOP after it discards
+
+    @handles("YIELD_VALUE")
+    def _yield_value(self, ins: Instruction) -> None:
+        if self.yielded is None:
+            self.unsupported("yield outside an inlined generator")
+        self.yielded.append(self.stack.pop())
+        self.stack.append(ConstantVariable(None))  # the value sent back in: iteration sends None
 
 
-def _fold_builtin(fn: Callable) -> Callable[[OpcodeExecutor, list], Variable]:
-    """A builtin applied to Python values known at translation time, folded into a constant."""
-    def call(ex: OpcodeExecutor, args: list[Variable]) -> Variable:
-        result = fn(*(ex.python_value(a) for a in args))
-        if type(result) not in CONSTANT_TYPES and not isinstance(result, range):
-            ex.unsupported(f"{fn.__name__} returning {type(result).__name__}")
-        return ConstantVariable(result)
-    return call
+class OpcodeInlineExecutor(OpcodeExecutor):
+    """A call of a Python function simulated into its caller's SIR: its locals are the bound
+    argument Variables, its globals those of the function, its free variables `closure`'s cells.
+    A generator function runs to its end and returns an iterator over what it yielded."""
 
+    def __init__(self, parent: OpcodeExecutor, fn: FunctionVariable, bound: dict[str, Variable],
+                 closure: tuple):
+        self._start(fn.code, parent.translation, fn.f_globals, parent.f_builtins)
+        self.parent = parent
+        self.depth = parent.depth + 1
+        self.function = fn
+        self.locals = dict(bound)
+        self.closure = closure
 
-def _len(ex: OpcodeExecutor, args: list[Variable]) -> Variable:
-    """len of a container: known even when its items are tensors."""
-    (var,) = args
-    if isinstance(var, (TupleVariable, DictVariable)):
-        return ConstantVariable(len(var.items))
-    return _fold_builtin(len)(ex, args)
+    def global_tracker(self, name: str) -> Tracker | None:
+        """Where the function's global `name` comes from (None: not reloadable)."""
+        factory = self.function.global_tracker
+        return None if factory is None else factory(name)
 
+    def free_cells(self) -> list[CellVariable]:
+        """The function's closure cells."""
+        if len(self.closure) != len(self.code.co_freevars):
+            self.unsupported("a closure that does not match the code's free variables")
+        return list(self.closure)
 
-def _zip_enumerate(fn: Callable) -> Callable[[OpcodeExecutor, list], Variable]:
-    """enumerate/zip over Variables: an iterator of tuples of items."""
-    def call(ex: OpcodeExecutor, args: list[Variable]) -> Variable:
-        if fn is enumerate:
-            if len(args) > 1:
-                ex.unsupported("enumerate with a start")
-            lists = [[ConstantVariable(i) for i in range(len(ex.elements(args[0])))], ex.elements(args[0])]
-        else:
-            lists = [ex.elements(a) for a in args]
-        return IteratorVariable([TupleVariable(list(t)) for t in zip(*lists)])
-    return call
-
-
-def _to_sequence(kind: type) -> Callable[[OpcodeExecutor, list], Variable]:
-    """list(...) / tuple(...) of an iterable of Variables."""
-    def call(ex: OpcodeExecutor, args: list[Variable]) -> Variable:
-        return (ListVariable if kind is list else TupleVariable)(ex.elements(args[0]) if args else [])
-    return call
-
-
-def _isinstance(ex: OpcodeExecutor, args: list[Variable]) -> Variable:
-    """isinstance of a Variable whose Python type is known, against classes given as objects."""
-    var, classes = args
-    kinds = {TensorVariable: Tensor, ListVariable: list, TupleVariable: tuple, DictVariable: dict}
-    known = type(var.value) if isinstance(var, (ConstantVariable, ObjectVariable)) else kinds.get(type(var))
-    targets = classes.value if isinstance(classes, ObjectVariable) else tuple(
-        c.value for c in classes.items if isinstance(c, ObjectVariable)) if isinstance(classes, TupleVariable) else None
-    if known is None or targets is None:
-        ex.unsupported(f"isinstance({var!r}, {classes!r})")
-    return ConstantVariable(issubclass(known, targets))
-
-
-# builtins simulated at translation time: each takes the executor and the argument Variables
-_BUILTINS: dict[Any, Callable[[OpcodeExecutor, list], Variable]] = {
-    **{fn: _fold_builtin(fn) for fn in (range, min, max, abs, sum, int, float, bool)},
-    len: _len, enumerate: _zip_enumerate(enumerate), zip: _zip_enumerate(zip),
-    list: _to_sequence(list), tuple: _to_sequence(tuple), isinstance: _isinstance,
-}
+    def returned(self, value: Variable) -> Variable:
+        """The returned Variable; an inlined generator gives the iterator over its yields."""
+        return IteratorVariable(self.yielded) if self.yielded is not None else value

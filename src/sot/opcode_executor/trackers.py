@@ -10,14 +10,20 @@ from typing import Any
 
 from sot.pyversion import Instruction
 
-__all__ = ["Tracker", "LocalTracker", "GlobalTracker", "BuiltinTracker", "ConstTracker",
-           "GetAttrTracker", "GetItemTracker", "DummyTracker"]
+__all__ = ["Tracker", "LocalTracker", "CellTracker", "GlobalTracker", "BuiltinTracker", "ConstTracker",
+           "GetAttrTracker", "GetItemTracker", "TypeTracker", "DummyTracker"]
 
 
 class Tracker:
-    """Base: no source, cannot be reloaded (a value computed during simulation)."""
+    """Base: no source, cannot be reloaded (a value computed during simulation).
+
+    `reloadable`: the generated code can load the value again on every call (the frame's
+    arguments, globals and their items); a tensor with such a source is a SIR input, any other
+    (a parameter read through attributes) is bound into the SIR by identity.
+    """
 
     source: str | None = None
+    reloadable = False
 
     def load(self) -> list[Instruction]:
         """Instructions that push the tracked value in generated code."""
@@ -30,10 +36,19 @@ class LocalTracker(Tracker):
     def __init__(self, name: str):
         self.name = name
         self.source = f"f_locals[{name!r}]"
+        self.reloadable = True
 
     def load(self) -> list[Instruction]:
         """LOAD_FAST of the local."""
         return [Instruction("LOAD_FAST", argval=self.name)]
+
+
+class CellTracker(LocalTracker):
+    """A free variable of the frame (the content of one of its closure cells): f_locals shows it."""
+
+    def load(self) -> list[Instruction]:
+        """LOAD_DEREF of the free variable."""
+        return [Instruction("LOAD_DEREF", argval=self.name)]
 
 
 class GlobalTracker(Tracker):
@@ -42,6 +57,7 @@ class GlobalTracker(Tracker):
     def __init__(self, name: str):
         self.name = name
         self.source = f"f_globals[{name!r}]"
+        self.reloadable = True
 
     def load(self) -> list[Instruction]:
         """LOAD_GLOBAL of the name (no NULL slot)."""
@@ -81,16 +97,25 @@ class GetAttrTracker(Tracker):
 
 
 class GetItemTracker(Tracker):
-    """`base[index]` for a constant index, where base (a list or tuple) has its own tracker."""
+    """`base[index]` for a constant index or key, where base (a list, tuple or dict) has its own tracker."""
 
-    def __init__(self, base: Tracker, index: int):
+    def __init__(self, base: Tracker, index: Any):
         self.base = base
         self.index = index
         self.source = None if base.source is None else f"{base.source}[{index!r}]"
+        self.reloadable = base.reloadable
 
     def load(self) -> list[Instruction]:
         """The base's load, then the constant subscript."""
         return [*self.base.load(), Instruction("LOAD_CONST", argval=self.index), Instruction("BINARY_SUBSCR")]
+
+
+class TypeTracker(Tracker):
+    """`type(base)`: where a method or class attribute of an object is looked up (guards only)."""
+
+    def __init__(self, base: Tracker):
+        self.base = base
+        self.source = None if base.source is None else f"type({base.source})"
 
 
 class DummyTracker(Tracker):

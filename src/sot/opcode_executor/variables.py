@@ -10,12 +10,13 @@ import types
 from typing import Any
 
 from sot.guards import Guard, tensor_guards
-from sot.ir import Symbol
+from sot.ir import Meta
 
 from .trackers import DummyTracker, Tracker
 
 __all__ = ["Variable", "ConstantVariable", "TensorVariable", "TupleVariable", "ListVariable", "DictVariable",
-           "IteratorVariable", "ObjectVariable", "TensorMethodVariable", "ContainerMethodVariable", "NULL",
+           "IteratorVariable", "ObjectVariable", "FunctionVariable", "BoundMethodVariable", "CellVariable",
+           "InstanceVariable", "SuperVariable", "TensorMethodVariable", "ContainerMethodVariable", "NULL",
            "CONSTANT_TYPES", "OBJECT_TYPES"]
 
 CONSTANT_TYPES = (type(None), bool, int, float, str)
@@ -55,20 +56,33 @@ class ConstantVariable(Variable):
 
 
 class TensorVariable(Variable):
-    """A tensor: a SIR symbol; an input also keeps the eager tensor it stands for."""
+    """A tensor: a SIR symbol, or (`bound`) an eager tensor bound into the SIR by identity (a
+    parameter or buffer read through an attribute). An input also keeps the eager tensor it
+    stands for. `fresh`: made by an operator in this translation and never passed to a call that
+    could return a view of it, so an in-place update of it is seen by nothing but its Variable."""
 
-    def __init__(self, symbol: Symbol, tracker: Tracker | None = None, value: Any = None):
+    def __init__(self, symbol: Any, tracker: Tracker | None = None, value: Any = None, bound: bool = False):
         super().__init__(tracker)
         self.symbol = symbol
         self.value = value
+        self.bound = bound
+        self.fresh = False
+
+    @property
+    def meta(self) -> Meta:
+        """Shape, dtype and stop_gradient the translation knows."""
+        return Meta.from_tensor(self.value) if self.bound else self.symbol.meta
 
     def guards(self) -> list[Guard]:
-        """type_is + tensor_meta on its source."""
+        """type_is + tensor_meta on its source; a bound tensor also its identity."""
         src = self.tracker.source
-        return [] if src is None or self.value is None else tensor_guards(src, self.value)
+        if src is None or self.value is None:
+            return []
+        meta_guards = tensor_guards(src, self.value)
+        return [Guard(src, "id_is", self.value), *meta_guards] if self.bound else meta_guards
 
     def _describe(self) -> str:
-        return repr(self.symbol)
+        return f"bound {self.value.name}" if self.bound else repr(self.symbol)
 
 
 class TupleVariable(Variable):
@@ -93,11 +107,17 @@ class ListVariable(TupleVariable):
 
 
 class DictVariable(Variable):
-    """A dict built during simulation (BUILD_MAP, BUILD_CONST_KEY_MAP): constant keys, Variable values."""
+    """A dict with constant keys and Variable values: built during simulation, or read from the frame."""
 
-    def __init__(self, items: dict[Any, Variable], tracker: Tracker | None = None):
+    def __init__(self, items: dict[Any, Variable], tracker: Tracker | None = None, kind: type = dict):
         super().__init__(tracker)
         self.items = dict(items)
+        self.kind = kind
+
+    def guards(self) -> list[Guard]:
+        """type_is + keys_eq on its source (each value guards itself through its own tracker)."""
+        src = self.tracker.source
+        return [] if src is None else [Guard(src, "type_is", self.kind), Guard(src, "keys_eq", tuple(self.items))]
 
     def _describe(self) -> str:
         return ", ".join(f"{k!r}: {v!r}" for k, v in self.items.items())
@@ -133,6 +153,83 @@ class ObjectVariable(Variable):
 
     def _describe(self) -> str:
         return getattr(self.value, "__name__", type(self.value).__name__)
+
+
+class FunctionVariable(ObjectVariable):
+    """A Python function to inline: a real one read from the frame (guarded by identity), or one that
+    MAKE_FUNCTION built during simulation (`value` None; its defaults and closure cells are Variables).
+
+    `global_tracker(name)` says where a global read by its code comes from (None: not reloadable,
+    the read is not guarded — functions of the `runtime` library, whose module globals are fixed).
+    """
+
+    def __init__(self, value: types.FunctionType | None, tracker: Tracker | None = None, *,
+                 code: types.CodeType | None = None, defaults: tuple = (), kwdefaults: dict | None = None,
+                 closure: tuple = (), f_globals: dict | None = None, global_tracker: Any = None):
+        super().__init__(value, tracker)
+        self.code = value.__code__ if value is not None else code
+        self.defaults = defaults
+        self.kwdefaults = kwdefaults or {}
+        self.closure = closure
+        self.f_globals = value.__globals__ if value is not None else f_globals
+        self.global_tracker = global_tracker
+
+    def guards(self) -> list[Guard]:
+        """id_is for a real function; a simulated one has no source."""
+        return super().guards() if self.value is not None else []
+
+    def _describe(self) -> str:
+        return self.code.co_qualname
+
+
+class BoundMethodVariable(Variable):
+    """`obj.method`: a FunctionVariable (or Tensor method) called with the object (or class) as its first argument."""
+
+    def __init__(self, function: Variable, receiver: Variable):
+        super().__init__()
+        self.function = function
+        self.receiver = receiver
+
+    def _describe(self) -> str:
+        return f"{self.function._describe()} of {self.receiver!r}"
+
+
+class CellVariable(Variable):
+    """A closure cell: `content` is its Variable (None while empty). A cell of a real function
+    (`real`) is shared with code outside the translation, so storing into it is a side effect."""
+
+    def __init__(self, content: Variable | None = None, real: bool = False):
+        super().__init__()
+        self.content = content
+        self.real = real
+
+    def _describe(self) -> str:
+        return repr(self.content)
+
+
+class InstanceVariable(ObjectVariable):
+    """Any other object (a user class instance, an nn.Layer): attributes are read through its
+    tracker, methods resolved on its type, which is what its guard pins (type_is)."""
+
+    def guards(self) -> list[Guard]:
+        """type_is on its source."""
+        src = self.tracker.source
+        return [] if src is None else [Guard(src, "type_is", type(self.value))]
+
+    def _describe(self) -> str:
+        return type(self.value).__name__
+
+
+class SuperVariable(Variable):
+    """`super(cls, obj)`: attribute lookups start after `cls` in the MRO of obj's type."""
+
+    def __init__(self, cls: type, receiver: Variable):
+        super().__init__()
+        self.cls = cls
+        self.receiver = receiver
+
+    def _describe(self) -> str:
+        return f"{self.cls.__name__}, {self.receiver!r}"
 
 
 class TensorMethodVariable(Variable):

@@ -1,0 +1,143 @@
+"""Attribute reads during simulation: Python's lookup rules on Variables whose types guards pin.
+
+A tensor's shape, dtype, ndim, size and stop_gradient come from its meta; its methods become
+bound TensorMethodVariables. On an object, a class attribute that is a function becomes a
+bound method (inlined when called), a property's getter is inlined, and anything else is read
+for real through a GetAttrTracker (so a guard re-checks it: `self.training`, a sublayer, a
+parameter). Modules and classes are read the same way. The lookup's own guard is the object's
+type (InstanceVariable), so a method found on the class is the one the next call finds.
+"""
+from __future__ import annotations
+
+import types
+
+from runtime import Tensor
+from runtime.dtypes import from_np_dtype
+from sot.pyversion import Instruction
+
+from .dispatch import Unsupported, handles
+from .trackers import GetAttrTracker, GetItemTracker, TypeTracker
+from .variables import (BoundMethodVariable, ConstantVariable, ContainerMethodVariable, DictVariable,
+                        FunctionVariable, InstanceVariable, ListVariable, ObjectVariable, SuperVariable,
+                        TensorMethodVariable, TensorVariable, Variable)
+
+__all__ = ["AttributeMixin"]
+
+# the container methods simulated, by Variable type
+CONTAINER_METHODS: dict[type, tuple[str, ...]] = {
+    ListVariable: ("append", "extend"), DictVariable: ("keys", "values", "items", "get"),
+}
+
+
+class AttributeMixin:
+    """LOAD_ATTR / LOAD_SUPER_ATTR and the lookups `getattr`/`hasattr` share (part of OpcodeExecutor)."""
+
+    def load_attr(self, base: Variable, name: str) -> Variable:
+        """`base.name` as a Variable (a bound method for a method)."""
+        if isinstance(base, TensorVariable):
+            return self._tensor_attr(base, name)
+        if isinstance(base, SuperVariable):
+            return self._class_attr(base.receiver, name, start_after=base.cls)
+        if isinstance(base, InstanceVariable):
+            return self._class_attr(base, name)
+        if not isinstance(base, ObjectVariable) or isinstance(base, FunctionVariable):
+            self.unsupported(f"attribute {name!r} of {base!r}")
+        if not hasattr(base.value, name):
+            self.unsupported(f"{base!r} has no attribute {name!r}")
+        return self.wrap(getattr(base.value, name), GetAttrTracker(base.tracker, name))
+
+    def has_attr(self, base: Variable, name: str) -> bool:
+        """hasattr(base, name) when the answer is pinned by base's guards (its type or identity)."""
+        if isinstance(base, TensorVariable):
+            return hasattr(Tensor, name)
+        if isinstance(base, InstanceVariable):
+            if name in getattr(base.value, "__dict__", {}):
+                return True
+            try:
+                self.load_attr(base, name)
+            except Unsupported:
+                if hasattr(base.value, name):
+                    raise
+                self.unsupported(f"hasattr({base!r}, {name!r}) is False: nothing guards its absence")
+            return True
+        if isinstance(base, ObjectVariable):
+            return hasattr(base.value, name)
+        return hasattr(self.python_value(base), name)
+
+    def _tensor_attr(self, tensor: TensorVariable, name: str) -> Variable:
+        """Shape, dtype, ndim, size, stop_gradient from the tensor's meta (its guard pins them)."""
+        meta = tensor.meta
+        if -1 in meta.shape and name in ("shape", "size"):
+            self.unsupported(f"{name} of {tensor!r} has sizes known only at run time")
+        values = {
+            "shape": lambda: ListVariable([ConstantVariable(d) for d in meta.shape]),
+            "ndim": lambda: ConstantVariable(len(meta.shape)),
+            "size": lambda: ConstantVariable(int(_product(meta.shape))),
+            "dtype": lambda: ObjectVariable(from_np_dtype(meta.dtype)),
+            "stop_gradient": lambda: ConstantVariable(meta.stop_gradient),
+        }
+        if name in values:
+            return values[name]()
+        if callable(getattr(Tensor, name, None)) and not isinstance(getattr(Tensor, name), property):
+            return BoundMethodVariable(TensorMethodVariable(name), tensor)
+        self.unsupported(f"tensor attribute {name!r}")
+
+    def _class_attr(self, obj: Variable, name: str, start_after: type | None = None) -> Variable:
+        """Python's attribute lookup on an object of a known type, with methods and properties inlined."""
+        value = obj.value
+        mro = type(value).__mro__
+        first = mro.index(start_after) + 1 if start_after is not None else 0
+        found = next(((k, klass.__dict__[name]) for k, klass in enumerate(mro) if k >= first and name in
+                      klass.__dict__), None)
+        if found is None or (start_after is None and name in getattr(value, "__dict__", {}) and not hasattr(
+                found[1], "__set__")):
+            if start_after is not None or not hasattr(value, name):
+                self.unsupported(f"{type(value).__name__} object has no attribute {name!r}")
+            return self.wrap(getattr(value, name), GetAttrTracker(obj.tracker, name))
+        k, attr = found
+        where = GetAttrTracker(GetItemTracker(GetAttrTracker(TypeTracker(obj.tracker), "__mro__"), k), name)
+        if isinstance(attr, property):
+            if attr.fget is None:
+                self.unsupported(f"property {name!r} has no getter")
+            getter = self.wrap(attr.fget, GetAttrTracker(where, "fget"))
+            return self.call(getter, [obj], {})
+        if isinstance(attr, types.FunctionType):
+            return BoundMethodVariable(self.wrap(attr, where), obj)
+        if isinstance(attr, staticmethod):
+            return self.wrap(attr.__func__, where)
+        if isinstance(attr, classmethod):
+            function = self.wrap(attr.__func__, GetAttrTracker(where, "__func__"))
+            return BoundMethodVariable(function, ObjectVariable(type(value)))
+        if start_after is not None:
+            self.unsupported(f"super() attribute {name!r} of type {type(attr).__name__}")
+        return self.wrap(getattr(value, name), GetAttrTracker(obj.tracker, name))
+
+    @handles("LOAD_ATTR")
+    def _load_attr(self, ins: Instruction) -> None:
+        base = self.stack.pop()
+        if ins.is_method and ins.argval in CONTAINER_METHODS.get(type(base), ()):
+            self.stack.extend([ContainerMethodVariable(ins.argval), base])
+            return
+        var = self.load_attr(base, ins.argval)
+        if ins.is_method:
+            self.push_call_slots(var)
+        else:
+            self.stack.append(var)
+
+    @handles("LOAD_SUPER_ATTR")
+    def _load_super_attr(self, ins: Instruction) -> None:
+        super_fn, cls, receiver = self.pop(3)
+        if not (isinstance(super_fn, ObjectVariable) and super_fn.value is super):
+            self.unsupported("LOAD_SUPER_ATTR of something other than super")
+        found = self.load_attr(self.call(super_fn, [cls, receiver], {}), ins.argval)
+        if ins.is_method:
+            self.push_call_slots(found)
+        else:
+            self.stack.append(found)
+
+
+def _product(shape: tuple[int, ...]) -> int:
+    out = 1
+    for d in shape:
+        out *= d
+    return out

@@ -1,0 +1,176 @@
+"""Builtins simulated at translation time: each takes the executor and the argument Variables.
+
+Pure builtins of Python values known at translation time (and the `math` module's functions)
+fold into constants; `len`, `enumerate`, `zip`, `list`, `tuple`, `isinstance`, `getattr`,
+`hasattr`, `super` and `type` work on Variables whose Python-level shape is known even when
+their items are tensors.
+"""
+from __future__ import annotations
+
+import types
+from typing import TYPE_CHECKING, Any, Callable
+
+from runtime import Tensor
+
+from .variables import (CONSTANT_TYPES, ConstantVariable, DictVariable, FunctionVariable, InstanceVariable,
+                        IteratorVariable, ListVariable, ObjectVariable, SuperVariable, TensorVariable,
+                        TupleVariable, Variable)
+
+if TYPE_CHECKING:
+    from .executor import OpcodeExecutor
+
+__all__ = ["BUILTINS", "builtin_of"]
+
+Builtin = Callable[["OpcodeExecutor", list[Variable], dict[str, Variable]], Variable]
+
+
+def _fold(fn: Callable) -> Builtin:
+    """`fn` applied to Python values known at translation time, folded into a constant."""
+    def call(ex: "OpcodeExecutor", args: list[Variable], kwargs: dict[str, Variable]) -> Variable:
+        result = fn(*(ex.python_value(a) for a in args), **{k: ex.python_value(v) for k, v in kwargs.items()})
+        if not _is_folded_value(result):
+            ex.unsupported(f"{fn.__name__} returning {type(result).__name__}")
+        if type(result) is list:  # a new mutable list (sorted): items the frame may append to
+            return ListVariable([ConstantVariable(v) for v in result])
+        return ConstantVariable(result)
+    return call
+
+
+def _is_folded_value(value: Any) -> bool:
+    if isinstance(value, (tuple, list)):
+        return all(_is_folded_value(v) for v in value)
+    return type(value) in CONSTANT_TYPES or isinstance(value, (range, slice))
+
+
+def _len(ex: "OpcodeExecutor", args: list[Variable], kwargs: dict[str, Variable]) -> Variable:
+    """len of a container: known even when its items are tensors; of a tensor, its first dimension."""
+    (var,) = args
+    if isinstance(var, (TupleVariable, DictVariable)):
+        return ConstantVariable(len(var.items))
+    if isinstance(var, TensorVariable):
+        shape = var.meta.shape
+        if not shape or shape[0] < 0:
+            ex.unsupported(f"len of {var!r}")
+        return ConstantVariable(shape[0])
+    return _fold(len)(ex, args, kwargs)
+
+
+def _zip_enumerate(fn: Callable) -> Builtin:
+    """enumerate/zip over Variables: an iterator of tuples of items."""
+    def call(ex: "OpcodeExecutor", args: list[Variable], kwargs: dict[str, Variable]) -> Variable:
+        if fn is enumerate:
+            start = ex.python_value(args[1] if len(args) > 1 else kwargs.get("start", ConstantVariable(0)))
+            items = ex.elements(args[0])
+            lists = [[ConstantVariable(start + i) for i in range(len(items))], items]
+        else:
+            if kwargs:
+                ex.unsupported("zip with keyword arguments")
+            lists = [ex.elements(a) for a in args]
+        return IteratorVariable([TupleVariable(list(t)) for t in zip(*lists)])
+    return call
+
+
+def _to_sequence(kind: type) -> Builtin:
+    """list(...) / tuple(...) of an iterable of Variables."""
+    def call(ex: "OpcodeExecutor", args: list[Variable], kwargs: dict[str, Variable]) -> Variable:
+        return (ListVariable if kind is list else TupleVariable)(ex.elements(args[0]) if args else [])
+    return call
+
+
+def _reversed(ex: "OpcodeExecutor", args: list[Variable], kwargs: dict[str, Variable]) -> Variable:
+    """reversed(...) of a sequence of Variables."""
+    return IteratorVariable(ex.elements(args[0])[::-1])
+
+
+def _python_type(var: Variable) -> type | None:
+    """The Python type of the value a Variable stands for, when the translation knows it."""
+    if isinstance(var, (ConstantVariable, ObjectVariable)):
+        return type(var.value)
+    kinds = {TensorVariable: Tensor, ListVariable: list, TupleVariable: tuple}
+    if isinstance(var, DictVariable):
+        return var.kind
+    return kinds.get(type(var))
+
+
+def _isinstance(ex: "OpcodeExecutor", args: list[Variable], kwargs: dict[str, Variable]) -> Variable:
+    """isinstance of a Variable whose Python type is known, against classes given as objects."""
+    var, classes = args
+    known = _python_type(var)
+    if isinstance(classes, ObjectVariable):
+        targets = classes.value
+    elif isinstance(classes, TupleVariable) and all(isinstance(c, ObjectVariable) for c in classes.items):
+        targets = tuple(c.value for c in classes.items)
+    else:
+        targets = None
+    if known is None or targets is None:
+        ex.unsupported(f"isinstance({var!r}, {classes!r})")
+    return ConstantVariable(issubclass(known, targets))
+
+
+def _type(ex: "OpcodeExecutor", args: list[Variable], kwargs: dict[str, Variable]) -> Variable:
+    """type(x) of a Variable whose type its guards pin."""
+    known = _python_type(args[0]) if len(args) == 1 and not kwargs else None
+    if known is None:
+        ex.unsupported("type() of this value")
+    return ObjectVariable(known)
+
+
+def _getattr(ex: "OpcodeExecutor", args: list[Variable], kwargs: dict[str, Variable]) -> Variable:
+    """getattr(obj, name[, default]) with a constant name: the same lookup as LOAD_ATTR."""
+    name = ex.python_value(args[1])
+    if not isinstance(name, str):
+        ex.unsupported("getattr with a non-constant name")
+    if len(args) == 3 and not ex.has_attr(args[0], name):
+        return args[2]
+    return ex.load_attr(args[0], name)
+
+
+def _hasattr(ex: "OpcodeExecutor", args: list[Variable], kwargs: dict[str, Variable]) -> Variable:
+    """hasattr(obj, name) with a constant name."""
+    name = ex.python_value(args[1])
+    if not isinstance(name, str):
+        ex.unsupported("hasattr with a non-constant name")
+    return ConstantVariable(ex.has_attr(args[0], name))
+
+
+def _super(ex: "OpcodeExecutor", args: list[Variable], kwargs: dict[str, Variable]) -> Variable:
+    """super(cls, obj), or super() in a method: its class cell and first argument."""
+    if len(args) == 2:
+        cls, receiver = args
+    elif not args:
+        cls, receiver = ex.zero_arg_super()
+    else:
+        cls = receiver = None
+    if not isinstance(cls, ObjectVariable) or not isinstance(cls.value, type) or not isinstance(
+            receiver, InstanceVariable):
+        ex.unsupported("super() outside a method of an object")
+    return SuperVariable(cls.value, receiver)
+
+
+def _callable(ex: "OpcodeExecutor", args: list[Variable], kwargs: dict[str, Variable]) -> Variable:
+    """callable(x) of a Variable whose type is known."""
+    (var,) = args
+    if isinstance(var, ObjectVariable):
+        return ConstantVariable(callable(var.value))
+    return ConstantVariable(isinstance(var, FunctionVariable))
+
+
+BUILTINS: dict[Any, Builtin] = {
+    **{fn: _fold(fn) for fn in (range, min, max, abs, sum, int, float, bool, str, round, divmod, pow, any, all,
+                                 sorted, repr, chr, ord, hash, slice)},
+    len: _len, enumerate: _zip_enumerate(enumerate), zip: _zip_enumerate(zip),
+    list: _to_sequence(list), tuple: _to_sequence(tuple), reversed: _reversed, isinstance: _isinstance,
+    type: _type, getattr: _getattr, hasattr: _hasattr, super: _super, callable: _callable,
+}
+
+
+def builtin_of(fn: Any) -> Builtin | None:
+    """How a call of `fn` is simulated: a BUILTINS entry, or folding for `math`'s functions."""
+    try:
+        found = BUILTINS.get(fn)
+    except TypeError:  # an unhashable callable
+        return None
+    if found is None and isinstance(fn, types.BuiltinFunctionType) and getattr(fn, "__module__", None) == "math":
+        return _fold(fn)
+    return found
+

@@ -1,0 +1,94 @@
+"""Calls during simulation: what `fn(*args, **kwargs)` becomes in the SIR.
+
+A runtime public function is recorded as call_api, a Tensor method as call_method; a Python
+function, bound method, lambda, closure or comprehension is inlined (`OpcodeExecutor.inline`),
+and so is the function a nested `to_static` wrapper wraps;
+a callable object (an nn.Layer) is called through its type's `__call__`, inlined the same way;
+builtins and `math` functions on values known at translation time are simulated (see
+`builtins`). Anything else cannot be captured.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from sot.markers import is_to_static_wrapper
+from sot.pyversion import Instruction
+
+from .builtins import builtin_of
+from .dispatch import handles
+from .trackers import GetAttrTracker
+from .variables import (NULL, BoundMethodVariable, ContainerMethodVariable, DictVariable, FunctionVariable,
+                        InstanceVariable, ObjectVariable, TensorMethodVariable, Variable)
+
+__all__ = ["CallMixin", "is_runtime_api"]
+
+
+def is_runtime_api(fn: Any) -> bool:
+    """A public function of the runtime package (recorded as call_api); its methods are inlined."""
+    module = getattr(fn, "__module__", None) or ""
+    name = getattr(fn, "__qualname__", None) or getattr(fn, "__name__", "_")
+    return (callable(fn) and not isinstance(fn, type) and (module == "runtime" or module.startswith("runtime."))
+            and not name.startswith("_") and "." not in name)
+
+
+
+class CallMixin:
+    """CALL / CALL_FUNCTION_EX and the call dispatch builtins share (part of OpcodeExecutor)."""
+
+    def call(self, fn: Variable, args: list[Variable], kwargs: dict[str, Variable]) -> Variable:
+        """Simulate `fn(*args, **kwargs)`: record tensor work, inline Python code, fold builtins."""
+        if isinstance(fn, ContainerMethodVariable):
+            return self.container_method(fn.name, *args, **kwargs)
+        if isinstance(fn, TensorMethodVariable):
+            self_var, *rest = args
+            return self._record_method(fn.name, self_var, rest, kwargs)
+        if isinstance(fn, BoundMethodVariable):
+            return self.call(fn.function, [fn.receiver, *args], kwargs)
+        if isinstance(fn, ObjectVariable) and is_runtime_api(fn.value):
+            pos = [self.as_arg(a) for a in args]
+            return self.from_result(self.builder.call_api(fn.value, pos, {k: self.as_arg(v) for k, v in
+                                                                          kwargs.items()}))
+        if isinstance(fn, ObjectVariable) and is_to_static_wrapper(fn.value):  # inline what it wraps
+            return self.call(self.wrap(fn.value.__wrapped__, GetAttrTracker(fn.tracker, "__wrapped__")), args, kwargs)
+        if isinstance(fn, FunctionVariable):
+            return self.inline(fn, args, kwargs)
+        if isinstance(fn, InstanceVariable):
+            method = self.load_attr(fn, "__call__")
+            if not isinstance(method, (BoundMethodVariable, FunctionVariable)):
+                self.unsupported(f"calling {fn!r}, whose __call__ is not Python code")
+            return self.call(method, args, kwargs)
+        if isinstance(fn, ObjectVariable):
+            builtin = builtin_of(fn.value)
+            if builtin is not None:
+                return builtin(self, args, kwargs)
+        self.unsupported(f"calling {fn!r}")
+
+    def _record_method(self, name: str, self_var: Variable, args: list[Variable], kwargs: dict) -> Variable:
+        """A Tensor method call, recorded as call_method."""
+        self_sym = self.as_arg(self_var)
+        return self.from_result(self.builder.call_method(
+            name, self_sym, [self.as_arg(a) for a in args], {k: self.as_arg(v) for k, v in kwargs.items()}))
+
+    @handles("CALL")
+    def _call(self, ins: Instruction) -> None:
+        args = self.pop(ins.arg)
+        first, second = self.pop(2)
+        if first is NULL:
+            fn = second
+        elif second is NULL:
+            fn = first
+        else:
+            fn, args = first, [second, *args]
+        n_kw = len(ins.kwnames)
+        kwargs = dict(zip(ins.kwnames, args[len(args) - n_kw:]))
+        self.stack.append(self.call(fn, args[:len(args) - n_kw], kwargs))
+
+    @handles("CALL_FUNCTION_EX")
+    def _call_function_ex(self, ins: Instruction) -> None:
+        kwargs = self.stack.pop() if ins.arg & 1 else DictVariable({})
+        args = self.stack.pop()
+        first, second = self.pop(2)
+        fn = second if first is NULL else first
+        if not isinstance(kwargs, DictVariable) or not all(isinstance(k, str) for k in kwargs.items):
+            self.unsupported(f"**{kwargs!r}")
+        self.stack.append(self.call(fn, self.elements(args), kwargs.items))

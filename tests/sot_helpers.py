@@ -1,0 +1,52 @@
+"""Helpers shared by the to_static tests: fresh code objects, JIT-vs-eager comparison.
+
+Caches are per code object, so each test translates a copy of its function (`fresh`) and
+starts from an empty cache. `captured` is the common assertion: eager and JIT agree, and the
+frame was translated (no fallback recorded)."""
+import types
+
+import numpy as np
+
+import runtime as paddle
+import sot
+
+
+def rand(*shape, grad=False):
+    """A float32 tensor of uniform values; grad=True makes it record gradients."""
+    return paddle.to_tensor(np.random.rand(*shape).astype("float32"), stop_gradient=not grad)
+
+
+def fresh(fn):
+    """A copy of `fn` with its own code object, so its code cache starts empty."""
+    return types.FunctionType(fn.__code__.replace(), fn.__globals__, fn.__name__, fn.__defaults__, fn.__closure__)
+
+
+def jit_of(fn, **options):
+    """to_static of a fresh copy of `fn`."""
+    return sot.to_static(fresh(fn), **options)
+
+
+def assert_same_result(jit, eager):
+    """Same types, same structure; tensors equal in dtype, shape and values (exactly)."""
+    assert type(jit) is type(eager)
+    if isinstance(eager, (tuple, list)):
+        assert len(jit) == len(eager)
+        for j, e in zip(jit, eager):
+            assert_same_result(j, e)
+    elif isinstance(eager, dict):
+        assert list(jit) == list(eager)
+        for k in eager:
+            assert_same_result(jit[k], eager[k])
+    elif isinstance(eager, paddle.Tensor):
+        assert jit.dtype == eager.dtype and jit.shape == eager.shape
+        np.testing.assert_array_equal(jit.numpy(), eager.numpy())
+    else:
+        assert jit == eager
+
+
+def captured(fn, *args, **kwargs):
+    """Runs fn eagerly and under to_static, checks both agree and that the frame was translated."""
+    jit = jit_of(fn)
+    assert_same_result(jit(*args, **kwargs), fn(*args, **kwargs))
+    assert jit.sot_translator.fallbacks == [] and jit.sot_translator.translations == 1
+    return jit
