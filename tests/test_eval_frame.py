@@ -10,10 +10,13 @@ import types
 import pytest
 
 from sot.eval_frame import (
+    CallWithCallback,
     CustomCode,
+    add_disable_depth,
     counters,
     eval_frame_callback,
     get_code_cache,
+    hook_disabled,
     set_code_cache,
     set_eval_frame,
     skip_code,
@@ -510,6 +513,98 @@ def test_skip_code_replaces_a_cache():
     assert answer.seen == [] and cache.lookups == 0
 
 
+def test_views_kept_by_lookups_keep_their_own_locals():
+    kept = []
+
+    class Keeping(_Cache):
+        def lookup(self, frame):
+            if len(kept) < 2:
+                kept.append(frame)  # a kept view is never reused for a later lookup
+            return super().lookup(frame)
+
+    set_code_cache(_cached.__code__, Keeping(lambda local: _cached_variant.__code__))
+    try:
+        assert [hooked(Answer(), _cached, x) for x in (1, 2, 3, 4)] == [1001, 1002, 1003, 1004]
+    finally:
+        set_code_cache(_cached.__code__, None)
+    assert kept[0] is not kept[1]
+    assert [v.f_locals for v in kept] == [{"x": 1}, {"x": 2}]
+    assert all(v.f_code is _cached.__code__ and v.f_globals is globals() for v in kept)
+
+
+# ---------------------------------------------------------------- CallWithCallback and hook_disabled
+
+def _wrapped_target(a, b=2, *rest, key="k", **extra):
+    """The function a CallWithCallback calls in these tests."""
+    return (a, b, rest, key, extra, _callee(a))
+
+
+@pytest.mark.parametrize("args, kwargs", [((1,), {}), ((1, 5, 6), {"key": "z", "more": 7}), ((), {"a": 3})])
+def test_call_with_callback_calls_fn_with_the_callback_set(args, kwargs):
+    answer = Answer()
+    wrapper = CallWithCallback(_wrapped_target, answer)
+    assert wrapper(*args, **kwargs) == _wrapped_target(*args, **kwargs)
+    assert answer.seen == ["_wrapped_target", "_callee"]
+    assert set_eval_frame(None) is None  # restored: no callback before, none after
+    assert (wrapper.fn, wrapper.callback) == (_wrapped_target, answer)
+
+
+def test_call_with_callback_restores_the_previous_callback_also_on_error():
+    outer, inner = Answer(), Answer((_raises.__code__, CustomCode(None)))
+    wrapper = CallWithCallback(_raises, inner)
+    assert set_eval_frame(outer) is None
+    try:
+        assert outcome(wrapper, "x") == outcome(_raises, "x")
+        assert inner.seen == ["_raises"]
+    finally:
+        assert set_eval_frame(None) is outer
+    assert outer.seen == ["outcome", "outcome", "_raises"]  # the wrapper's _raises frame went to inner
+
+
+def test_call_with_callback_nests_and_binds_as_a_method():
+    outer_cb, inner_cb = Answer(), Answer()
+    inner = CallWithCallback(_callee, inner_cb)
+
+    def outer_fn(x):
+        return inner(x) + _callee(x)  # inner's callback for its call only, then outer's again
+
+    assert CallWithCallback(outer_fn, outer_cb)(1) == 2 * _callee(1)
+    assert outer_cb.seen == ["outer_fn", "_callee"] and inner_cb.seen == ["_callee"]
+
+    class Shape(_Shape):
+        scaled = CallWithCallback(lambda self, k: self.side * k, Answer())
+
+    shape = Shape(3)
+    assert shape.scaled(2) == Shape.scaled(shape, 2) == getattr(shape, "scaled")(2) == 6
+
+
+def test_hook_disabled_turns_the_hook_off_and_call_with_callback_calls_plainly():
+    answer = Answer()
+    wrapper = CallWithCallback(_callee, answer)
+    with eval_frame_callback(answer):
+        with hook_disabled():
+            assert add_disable_depth(0) == 1
+            with hook_disabled():
+                assert add_disable_depth(0) == 2
+                assert wrapper(1) == _callee(1)
+            assert _callee(2) == 3
+        assert answer.seen == []
+        assert add_disable_depth(0) == 0
+        _callee(3)
+    assert answer.seen == ["_callee"]
+
+
+def test_call_with_callback_and_disable_depth_check_their_arguments():
+    with pytest.raises(TypeError, match="fn must be callable"):
+        CallWithCallback(42, Answer())
+    with pytest.raises(TypeError, match="callback must be callable"):
+        CallWithCallback(_callee, None)
+    for bad in (2, -1):  # -1 at depth 0 would turn the hook on inside code that turned it off
+        with pytest.raises(ValueError, match="add_disable_depth"):
+            add_disable_depth(bad)
+    assert add_disable_depth(0) == 0
+
+
 # ---------------------------------------------------------------- errors raised by the hook's parties
 
 def _takes(obj):
@@ -630,6 +725,25 @@ def test_no_reference_leaks(path):
         assert_flat(run, [obj, items, choice, cache, _leak_target.__code__, _leak_variant.__code__])
     finally:
         set_code_cache(_leak_target.__code__, None)
+
+
+@pytest.mark.parametrize("raises", [False, True])
+def test_no_reference_leaks_through_call_with_callback(raises):
+    obj, items = object(), [1, 2, 3]
+    answer = Answer() if not raises else (lambda frame: (_ for _ in ()).throw(LookupError(obj)))
+    wrapper = CallWithCallback(_leak_target, answer)
+
+    def run(n):
+        for _ in range(n):
+            try:
+                assert wrapper(obj, items, scale=2) == 7
+            except LookupError:
+                pass
+            if not raises:
+                answer.seen.clear()
+
+    assert_flat(run, [obj, items, wrapper, answer])
+    assert set_eval_frame(None) is None
 
 
 def test_no_reference_leaks_when_relocated():

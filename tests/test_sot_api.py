@@ -1,7 +1,9 @@
-"""The user API around to_static: disable(), not_to_static, sot.testing.assert_same, sot.explain.
+"""The user API around to_static: its wrapper, disable(), not_to_static, sot.testing.assert_same, sot.explain.
 
 Every JIT result is compared with the eager result of the same function on the same inputs.
 """
+import inspect
+import threading
 import types
 
 import numpy as np
@@ -23,7 +25,9 @@ def rand(*shape):
 
 def fresh(fn):
     """A copy of `fn` with its own code object, so its code cache starts empty (caches are per code)."""
-    return types.FunctionType(fn.__code__.replace(), fn.__globals__, fn.__name__, fn.__defaults__, fn.__closure__)
+    new = types.FunctionType(fn.__code__.replace(), fn.__globals__, fn.__name__, fn.__defaults__, fn.__closure__)
+    new.__kwdefaults__, new.__doc__, new.__qualname__ = fn.__kwdefaults__, fn.__doc__, fn.__qualname__
+    return new
 
 
 def affine(x, y):
@@ -43,6 +47,123 @@ def logs_and_doubles(x, log):
 
 def raises(x):
     raise ValueError(f"bad input of rank {len(x.shape)}")
+
+
+# ----- the to_static wrapper -----
+
+def scaled_sum(x, y=None, *, scale=2.0):
+    """Adds y (if given) and scales: a docstring the wrapper must keep."""
+    return (x if y is None else x + y) * scale
+
+
+def test_the_wrapper_keeps_the_functions_metadata():
+    fn = fresh(scaled_sum)
+    jit = sot.to_static(fn)
+    assert jit.__wrapped__ is fn
+    assert (jit.__name__, jit.__qualname__, jit.__doc__, jit.__module__) == \
+        (fn.__name__, fn.__qualname__, fn.__doc__, fn.__module__)
+    assert inspect.signature(jit) == inspect.signature(fn)
+    assert isinstance(jit.sot_translator, sot.translate.Translator)
+
+
+def test_the_wrapper_passes_arguments_and_keywords():
+    jit = sot.to_static(fresh(scaled_sum))
+    x, y = rand(3), rand(3)
+    for args, kwargs in [((x,), {}), ((x, y), {}), ((x,), {"y": y, "scale": 0.5})]:
+        np.testing.assert_allclose(jit(*args, **kwargs).numpy(), scaled_sum(*args, **kwargs).numpy(), rtol=1e-6)
+
+
+def test_an_exception_propagates_and_the_previous_callback_is_restored():
+    seen = []
+
+    def outer(frame):
+        if frame.f_code.co_filename == __file__:
+            seen.append(frame.f_code.co_name)
+
+    jit = sot.to_static(fresh(raises))
+    x = rand(2, 2)
+    assert set_eval_frame(outer) is None
+    try:
+        with pytest.raises(ValueError) as got:
+            jit(x)
+        add_one(1)  # back under the outer callback
+    finally:
+        assert set_eval_frame(None) is outer
+    with pytest.raises(ValueError) as want:
+        raises(x)
+    assert str(got.value) == str(want.value)
+    assert seen == ["add_one"]  # the frame of raises went to the translator, not to the outer callback
+
+
+def test_nested_to_static_calls_match_eager():
+    inner = sot.to_static(fresh(add_one))
+
+    def outer(x):
+        return inner(x) * 2
+
+    jit = sot.to_static(outer)
+    x = rand(3)
+    for _ in range(2):  # translation, then the cache hit
+        np.testing.assert_array_equal(jit(x).numpy(), ((x + 1) * 2).numpy())
+    np.testing.assert_array_equal(inner(x).numpy(), (x + 1).numpy())
+    assert set_eval_frame(None) is None
+
+
+class Scaler:
+    def __init__(self, k):
+        self.k = k
+
+    @sot.to_static
+    def apply(self, x):
+        return x * self.k
+
+
+def test_the_wrapper_binds_as_a_method():
+    s, x = Scaler(3.0), rand(4)
+    want = x * 3.0
+    for got in (s.apply(x), s.apply(x), Scaler.apply(s, x)):
+        np.testing.assert_array_equal(got.numpy(), want.numpy())
+    translator = Scaler.apply.sot_translator
+    assert translator.translations + len(translator.fallbacks) >= 1  # the bound call went through the wrapper
+
+
+def test_the_wrapper_from_several_threads():
+    jit = sot.to_static(fresh(affine))
+    inputs = [(rand(2, 3), rand(2, 3)) for _ in range(2)]
+    barrier, results, leftovers = threading.Barrier(2), {}, {}
+
+    def work(i):
+        barrier.wait()
+        x, y = inputs[i]
+        results[i] = [jit(x, y) for _ in range(20)]
+        leftovers[i] = set_eval_frame(None)
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert leftovers == {0: None, 1: None}
+    for i, (x, y) in enumerate(inputs):
+        want = affine(x, y)
+        for got in results[i]:
+            for g, w in zip(got, want):
+                np.testing.assert_allclose(g.numpy(), w.numpy(), rtol=1e-6)
+
+
+def test_disable_inside_a_translated_call_and_nested_disable():
+    jit = sot.to_static(fresh(add_one))
+    x = rand(3)
+    with sot.disable():
+        with sot.disable():
+            np.testing.assert_array_equal(jit(x).numpy(), add_one(x).numpy())
+        np.testing.assert_array_equal(jit(x).numpy(), add_one(x).numpy())
+    assert jit.sot_translator.translations == 0
+    with pytest.raises(KeyError):
+        with sot.disable():
+            raise KeyError("inside")
+    np.testing.assert_array_equal(jit(x).numpy(), add_one(x).numpy())  # the hook is back on after the error
+    assert jit.sot_translator.translations == 1
 
 
 # ----- disable() and not_to_static -----

@@ -2,6 +2,8 @@
  *
  * Interface (the Python face is sot/eval_frame.py, which documents it for users):
  *   set_eval_frame(callback_or_None) -> previous   thread-local callback
+ *   CallWithCallback(fn, callback)                  fn's calls run with callback set (to_static)
+ *   add_disable_depth(delta) -> depth               thread-local "hook off" depth (sot.disable)
  *   CustomCode(code, disable_eval_frame=False)      what a callback or a cache lookup returns
  *   skip_code(code)                                 never hand frames of `code` to the hook
  *   set_code_cache(code, cache_or_None), get_code_cache(code)
@@ -22,9 +24,14 @@
  * Who clears a frame differs: on 3.11 the caller (_PyEval_Vector) clears and pops it after the
  * hook returns; on 3.12+ the evaluator must, so a frame the hook does not evaluate is released
  * here (release_unstarted). Every `#if PY_VERSION_HEX` of sot lives in this file.
+ *
+ * The cache-hit path is the one that counts (a hit should cost about a microsecond): it
+ * allocates nothing here. The view handed to a lookup is a spare one, reused while no Python
+ * code kept it, and `CallWithCallback` swaps the callback in C around a vectorcall.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <structmember.h>
 
 #if PY_VERSION_HEX >= 0x030B0000 && PY_VERSION_HEX < 0x030E0000
 #define SOT_HOOK_SUPPORTED 1
@@ -378,26 +385,45 @@ error:
     return NULL;
 }
 
+static int FrameView_clear(FrameView *self);
+
+/* A released view that no Python code kept, emptied, for the next lookup (NULL: none). One for
+ * the process: the GIL serialises view_new and view_release, which call no Python code. */
+static FrameView *spare_view;
+
 static FrameView *
 view_new(_PyInterpreterFrame *frame, PyCodeObject *code)
 {
-    FrameView *view = PyObject_GC_New(FrameView, &FrameView_Type);
-    if (view == NULL) {
-        return NULL;
+    FrameView *view = spare_view;
+    if (view != NULL) {
+        spare_view = NULL;
+    }
+    else {
+        view = PyObject_GC_New(FrameView, &FrameView_Type);
+        if (view == NULL) {
+            return NULL;
+        }
+        view->code = view->globals = view->builtins = view->locals = NULL;
+        PyObject_GC_Track(view);
     }
     view->frame = frame;
     view->code = Py_NewRef((PyObject *)code);
     view->globals = Py_NewRef(frame->f_globals);
     view->builtins = Py_NewRef(frame->f_builtins);
-    view->locals = NULL;
-    PyObject_GC_Track(view);
     return view;
 }
 
-/* Ends the view's access to the frame; a view kept by Python code keeps a snapshot of locals. */
+/* Ends the view's access to the frame; a view kept by Python code keeps a snapshot of locals,
+ * one nobody kept becomes the spare. */
 static void
 view_release(FrameView *view)
 {
+    if (Py_REFCNT(view) == 1 && spare_view == NULL) {
+        view->frame = NULL;
+        FrameView_clear(view); /* the frame holds what these hold: no deallocation runs Python code */
+        spare_view = view;
+        return;
+    }
     if (Py_REFCNT(view) > 1 && view->locals == NULL) {
         view->locals = build_locals(view->frame);
         if (view->locals == NULL) {
@@ -749,6 +775,31 @@ install_hook(int on)
     return 0;
 }
 
+/* Makes `callback` (NULL: none; a new reference is taken) this thread's callback, installing
+ * or removing the hook as the count of threads with one crosses zero; *previous receives the old
+ * callback (the thread's reference passes to the caller; NULL: none). */
+static int
+swap_callback(PyObject *callback, PyObject **previous)
+{
+    PyObject *old = hook.callback;
+    if (callback == NULL) {
+        if (old != NULL && threads_with_callback == 1 && install_hook(0) < 0) {
+            return -1;
+        }
+        threads_with_callback -= old != NULL;
+    }
+    else {
+        if (old == NULL && threads_with_callback == 0 && install_hook(1) < 0) {
+            return -1;
+        }
+        threads_with_callback += old == NULL;
+        Py_INCREF(callback);
+    }
+    hook.callback = callback;
+    *previous = old;
+    return 0;
+}
+
 static PyObject *
 set_eval_frame(PyObject *module, PyObject *callback)
 {
@@ -756,25 +807,169 @@ set_eval_frame(PyObject *module, PyObject *callback)
         return PyErr_Format(PyExc_TypeError, "the eval-frame callback must be callable or None, not %.200s",
                             Py_TYPE(callback)->tp_name);
     }
-    PyObject *previous = hook.callback; /* the thread's reference passes to the caller */
-    if (callback == Py_None) {
-        if (previous != NULL && threads_with_callback == 1 && install_hook(0) < 0) {
-            return NULL;
-        }
-        threads_with_callback -= previous != NULL;
-        hook.callback = NULL;
-    }
-    else {
-        if (previous == NULL && threads_with_callback == 0 && install_hook(1) < 0) {
-            return NULL;
-        }
-        threads_with_callback += previous == NULL;
-        hook.callback = Py_NewRef(callback);
+    PyObject *previous;
+    if (swap_callback(callback == Py_None ? NULL : callback, &previous) < 0) {
+        return NULL;
     }
     return previous != NULL ? previous : Py_NewRef(Py_None);
 }
 
+static PyObject *
+add_disable_depth(PyObject *module, PyObject *arg)
+{
+    long delta = PyLong_AsLong(arg);
+    if (delta == -1 && PyErr_Occurred()) {
+        return NULL;
+    }
+    if (delta < -1 || delta > 1 || hook.disabled + delta < 0) {
+        return PyErr_Format(PyExc_ValueError,
+                            "add_disable_depth: delta must be -1, 0 or 1 and the depth stay >= 0; "
+                            "got %ld at depth %d", delta, hook.disabled);
+    }
+    hook.disabled += (int)delta;
+    return PyLong_FromLong(hook.disabled);
+}
 
+/* ------------------------------------------------------------------ CallWithCallback */
+
+/* A callable that calls `fn` with `callback` as this thread's callback for the duration of the
+ * call (the previous one restored after it, also when it raises), or calls `fn` plainly while
+ * the hook is off on this thread. It is to_static's wrapper: doing the swap in C around a
+ * vectorcall costs a fraction of a Python wrapper with try/finally. It binds as a method (like
+ * a function) and has a __dict__ for functools.wraps' metadata. */
+typedef struct {
+    PyObject_HEAD
+    PyObject *fn, *callback;
+    PyObject *dict;
+    vectorcallfunc vectorcall;
+} CallWithCallback;
+
+static PyObject *
+CallWithCallback_vectorcall(CallWithCallback *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    if (self->fn == NULL) { /* cleared by the GC while it broke a cycle */
+        PyErr_SetString(PyExc_RuntimeError, "CallWithCallback: called after it was cleared");
+        return NULL;
+    }
+    if (hook.disabled) {
+        return PyObject_Vectorcall(self->fn, args, nargsf, kwnames);
+    }
+    PyObject *previous, *ours;
+    if (swap_callback(self->callback, &previous) < 0) {
+        return NULL;
+    }
+    PyObject *result = PyObject_Vectorcall(self->fn, args, nargsf, kwnames);
+    /* Restoring only fails if another evaluator was installed meanwhile; then the hook stays. */
+    if (swap_callback(previous, &ours) < 0) {
+        Py_CLEAR(result);
+    }
+    else {
+        Py_XDECREF(ours);
+    }
+    Py_XDECREF(previous);
+    return result;
+}
+
+static PyObject *
+CallWithCallback_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
+{
+    static char *kwlist[] = {"fn", "callback", NULL};
+    PyObject *fn, *callback;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OO:CallWithCallback", kwlist, &fn, &callback)) {
+        return NULL;
+    }
+    if (!PyCallable_Check(fn) || !PyCallable_Check(callback)) {
+        return PyErr_Format(PyExc_TypeError, "CallWithCallback: %s must be callable, not %.200s",
+                            PyCallable_Check(fn) ? "callback" : "fn",
+                            Py_TYPE(PyCallable_Check(fn) ? callback : fn)->tp_name);
+    }
+    CallWithCallback *self = (CallWithCallback *)type->tp_alloc(type, 0);
+    if (self == NULL) {
+        return NULL;
+    }
+    self->fn = Py_NewRef(fn);
+    self->callback = Py_NewRef(callback);
+    self->vectorcall = (vectorcallfunc)CallWithCallback_vectorcall;
+    return (PyObject *)self;
+}
+
+static int
+CallWithCallback_traverse(CallWithCallback *self, visitproc visit, void *arg)
+{
+    Py_VISIT(self->fn);
+    Py_VISIT(self->callback);
+    Py_VISIT(self->dict);
+    return 0;
+}
+
+static int
+CallWithCallback_clear(CallWithCallback *self)
+{
+    Py_CLEAR(self->fn);
+    Py_CLEAR(self->callback);
+    Py_CLEAR(self->dict);
+    return 0;
+}
+
+static void
+CallWithCallback_dealloc(CallWithCallback *self)
+{
+    PyObject_GC_UnTrack(self);
+    CallWithCallback_clear(self);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+/* Binds like a function: instance.attr is a bound method passing the instance first. */
+static PyObject *
+CallWithCallback_get(PyObject *self, PyObject *obj, PyObject *type)
+{
+    if (obj == NULL || obj == Py_None) {
+        return Py_NewRef(self);
+    }
+    return PyMethod_New(self, obj);
+}
+
+static PyObject *
+CallWithCallback_repr(CallWithCallback *self)
+{
+    return PyUnicode_FromFormat("<CallWithCallback of %R>", self->fn);
+}
+
+static PyMemberDef CallWithCallback_members[] = {
+    {"fn", T_OBJECT_EX, offsetof(CallWithCallback, fn), READONLY, "the function called"},
+    {"callback", T_OBJECT_EX, offsetof(CallWithCallback, callback), READONLY,
+     "the eval-frame callback set during its calls"},
+    {NULL},
+};
+
+static PyGetSetDef CallWithCallback_getset[] = {
+    {"__dict__", PyObject_GenericGetDict, PyObject_GenericSetDict, "attributes (functools.wraps' metadata)",
+     NULL},
+    {NULL},
+};
+
+static PyTypeObject CallWithCallback_Type = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "sot._eval_frame.CallWithCallback",
+    .tp_basicsize = sizeof(CallWithCallback),
+    .tp_dealloc = (destructor)CallWithCallback_dealloc,
+    .tp_vectorcall_offset = offsetof(CallWithCallback, vectorcall),
+    .tp_repr = (reprfunc)CallWithCallback_repr,
+    .tp_call = PyVectorcall_Call,
+    .tp_getattro = PyObject_GenericGetAttr,
+    .tp_setattro = PyObject_GenericSetAttr,
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL |
+                Py_TPFLAGS_METHOD_DESCRIPTOR,
+    .tp_doc = PyDoc_STR("CallWithCallback(fn, callback): calls fn with callback as this thread's "
+                        "eval-frame callback."),
+    .tp_traverse = (traverseproc)CallWithCallback_traverse,
+    .tp_clear = (inquiry)CallWithCallback_clear,
+    .tp_members = CallWithCallback_members,
+    .tp_getset = CallWithCallback_getset,
+    .tp_descr_get = CallWithCallback_get,
+    .tp_dictoffset = offsetof(CallWithCallback, dict),
+    .tp_new = CallWithCallback_new,
+};
 
 /* ------------------------------------------------------------------ module */
 
@@ -785,6 +980,8 @@ static PyMethodDef methods[] = {
     {"set_code_cache", set_code_cache, METH_VARARGS,
      "set_code_cache(code, cache_or_None): cache.lookup(frame) is asked before the callback."},
     {"get_code_cache", get_code_cache, METH_O, "get_code_cache(code) -> the code's cache or None."},
+    {"add_disable_depth", add_disable_depth, METH_O,
+     "add_disable_depth(delta) -> depth: turn this thread's hook off (+1) or back on (-1); 0 reads it."},
     {"counters", counters, METH_NOARGS, "counters() -> process-wide counts of hook events."},
     {NULL},
 };
@@ -806,6 +1003,9 @@ PyInit__eval_frame(void)
     if (PyType_Ready(&FrameView_Type) < 0) {
         return NULL;
     }
+    if (PyType_Ready(&CallWithCallback_Type) < 0) {
+        return NULL;
+    }
     if (extra_index < 0) {
         extra_index = REQUEST_CODE_EXTRA_INDEX(free_extra);
         if (extra_index < 0) {
@@ -822,7 +1022,8 @@ PyInit__eval_frame(void)
         return NULL;
     }
     if (PyModule_AddObjectRef(module, "CustomCode", (PyObject *)&CustomCode_Type) < 0 ||
-        PyModule_AddObjectRef(module, "InterpreterFrame", (PyObject *)&FrameView_Type) < 0) {
+        PyModule_AddObjectRef(module, "InterpreterFrame", (PyObject *)&FrameView_Type) < 0 ||
+        PyModule_AddObjectRef(module, "CallWithCallback", (PyObject *)&CallWithCallback_Type) < 0) {
         Py_DECREF(module);
         return NULL;
     }
