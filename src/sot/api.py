@@ -1,5 +1,7 @@
 """The user API: `to_static` and `symbolic_translate`.
 
+`to_static(layer)` translates the layer's `forward` in place and returns the same layer.
+
 `to_static(fn)` returns a wrapper (a C `CallWithCallback` with functools.wraps' name, doc,
 `__wrapped__`; it binds as a method) that installs a `Translator` as this thread's eval-frame
 callback for the duration of the call, so the frame of `fn` itself is translated (or served from
@@ -19,6 +21,7 @@ import threading
 import types
 from typing import Any, Callable, Iterator
 
+from runtime.nn import Layer
 from sot.eval_frame import CallWithCallback, hook_disabled, skip_code
 
 from . import config
@@ -69,14 +72,26 @@ def to_static(function: Callable | None = None, *, fallback: bool = True, backen
         return functools.partial(to_static, fallback=fallback, backend=backend, cache_size_limit=cache_size_limit)
     if config.disabled() or is_not_to_static(function):
         return function
+    if isinstance(function, Layer):
+        return _layer_to_static(function, fallback=fallback, cache_size_limit=cache_size_limit)
     if not isinstance(function, types.FunctionType):
-        raise TypeError(f"to_static: expected a Python function, got {type(function).__name__}")
+        raise TypeError(f"to_static: expected a Python function or an nn.Layer, got {type(function).__name__}")
     translator = Translator(function.__code__, fallback=fallback, cache_size_limit=cache_size_limit)
 
     # the translator is this thread's callback during each call (swapped in C: the hit path's budget is ~1 us)
     wrapper = functools.update_wrapper(CallWithCallback(function, translator), function)
     wrapper.sot_translator = translator  # type: ignore[attr-defined]
     return wrapper
+
+
+def _layer_to_static(layer: Layer, **options: Any) -> Layer:
+    """The same layer, its `forward` translated (as Paddle's to_static of a Layer): parameters,
+    state_dict, train()/eval() are the layer's own, since nothing else changes."""
+    forward = type(layer).forward
+    if not isinstance(forward, types.FunctionType):
+        raise TypeError(f"to_static: {type(layer).__name__}.forward is not a Python function")
+    layer.forward = types.MethodType(to_static(forward, **options), layer)
+    return layer
 
 
 def symbolic_translate(function: Callable) -> Callable:

@@ -15,8 +15,8 @@ from runtime import Tensor
 from runtime.dtypes import from_np_dtype
 from sot.pyversion import Instruction
 
-from .dispatch import Unsupported, handles
-from .trackers import GetAttrTracker, GetItemTracker, TypeTracker
+from .dispatch import handles
+from .trackers import ExpressionTracker, GetAttrTracker, GetItemTracker, TypeTracker
 from .variables import (BoundMethodVariable, ConstantVariable, ContainerMethodVariable, DictVariable,
                         FunctionVariable, InstanceVariable, ListVariable, ObjectVariable, SuperVariable,
                         TensorMethodVariable, TensorVariable, Variable)
@@ -47,19 +47,15 @@ class AttributeMixin:
         return self.wrap(getattr(base.value, name), GetAttrTracker(base.tracker, name))
 
     def has_attr(self, base: Variable, name: str) -> bool:
-        """hasattr(base, name) when the answer is pinned by base's guards (its type or identity)."""
+        """hasattr(base, name); on an object the answer is guarded as an expression of its own."""
         if isinstance(base, TensorVariable):
             return hasattr(Tensor, name)
         if isinstance(base, InstanceVariable):
-            if name in getattr(base.value, "__dict__", {}):
-                return True
-            try:
-                self.load_attr(base, name)
-            except Unsupported:
-                if hasattr(base.value, name):
-                    raise
-                self.unsupported(f"hasattr({base!r}, {name!r}) is False: nothing guards its absence")
-            return True
+            if base.tracker.source is None:
+                self.unsupported(f"hasattr on {base!r}, which has no source to guard")
+            present = hasattr(base.value, name)
+            self.wrap(present, ExpressionTracker(f"hasattr({base.tracker.source}, {name!r})"))
+            return present
         if isinstance(base, ObjectVariable):
             return hasattr(base.value, name)
         return hasattr(self.python_value(base), name)

@@ -147,6 +147,14 @@ def _super(ex: "OpcodeExecutor", args: list[Variable], kwargs: dict[str, Variabl
     return SuperVariable(cls.value, receiver)
 
 
+def _sum(ex: "OpcodeExecutor", args: list[Variable], kwargs: dict[str, Variable]) -> Variable:
+    """sum(items, start=0) as eager computes it: start + item + item ..., tensors included."""
+    total = args[1] if len(args) > 1 else kwargs.get("start", ConstantVariable(0))
+    for item in ex.elements(args[0]):
+        total = ex.binary("+", total, item)
+    return total
+
+
 def _callable(ex: "OpcodeExecutor", args: list[Variable], kwargs: dict[str, Variable]) -> Variable:
     """callable(x) of a Variable whose type is known."""
     (var,) = args
@@ -156,11 +164,11 @@ def _callable(ex: "OpcodeExecutor", args: list[Variable], kwargs: dict[str, Vari
 
 
 BUILTINS: dict[Any, Builtin] = {
-    **{fn: _fold(fn) for fn in (range, min, max, abs, sum, int, float, bool, str, round, divmod, pow, any, all,
+    **{fn: _fold(fn) for fn in (range, min, max, abs, int, float, bool, str, round, divmod, pow, any, all,
                                  sorted, repr, chr, ord, hash, slice)},
     len: _len, enumerate: _zip_enumerate(enumerate), zip: _zip_enumerate(zip),
     list: _to_sequence(list), tuple: _to_sequence(tuple), reversed: _reversed, isinstance: _isinstance,
-    type: _type, getattr: _getattr, hasattr: _hasattr, super: _super, callable: _callable,
+    type: _type, getattr: _getattr, hasattr: _hasattr, super: _super, callable: _callable, sum: _sum,
 }
 
 

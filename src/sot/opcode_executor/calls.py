@@ -15,7 +15,7 @@ from sot.markers import is_to_static_wrapper
 from sot.pyversion import Instruction
 
 from .builtins import builtin_of
-from .dispatch import handles
+from .dispatch import FrameRaises, handles
 from .trackers import GetAttrTracker
 from .variables import (NULL, BoundMethodVariable, ContainerMethodVariable, DictVariable, FunctionVariable,
                         InstanceVariable, ObjectVariable, TensorMethodVariable, Variable)
@@ -57,6 +57,8 @@ class CallMixin:
             if not isinstance(method, (BoundMethodVariable, FunctionVariable)):
                 self.unsupported(f"calling {fn!r}, whose __call__ is not Python code")
             return self.call(method, args, kwargs)
+        if isinstance(fn, ObjectVariable) and isinstance(fn.value, type) and issubclass(fn.value, BaseException):
+            raise FrameRaises("CALL", self.where(), f"the frame makes a {fn.value.__name__} (to raise it)")
         if isinstance(fn, ObjectVariable):
             builtin = builtin_of(fn.value)
             if builtin is not None:

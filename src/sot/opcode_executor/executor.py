@@ -19,6 +19,7 @@ raises `Unsupported` naming the opname and file:line; a `raise` the frame would 
 from __future__ import annotations
 
 import operator
+import sys
 import types
 from typing import Any, Callable
 
@@ -32,8 +33,8 @@ from .attributes import AttributeMixin
 from .binding import BindError, bind_arguments
 from .calls import CallMixin, is_runtime_api
 from .dispatch import HANDLERS, FrameRaises, Unsupported, handles
-from .trackers import (BuiltinTracker, CellTracker, ConstTracker, DummyTracker, GetAttrTracker, GetItemTracker,
-                       GlobalTracker, LocalTracker, Tracker)
+from .trackers import (BuiltinTracker, CellTracker, ConstTracker, DummyTracker, ExpressionTracker, GetAttrTracker,
+                       GetItemTracker, GlobalTracker, LocalTracker, Tracker)
 from .variables import (CONSTANT_TYPES, NULL, OBJECT_TYPES, BoundMethodVariable, CellVariable, ConstantVariable,
                         DictVariable, FunctionVariable, InstanceVariable, IteratorVariable, ListVariable,
                         ObjectVariable, TensorVariable, TupleVariable, Variable)
@@ -417,6 +418,20 @@ class OpcodeExecutor(CallMixin, AttributeMixin):
         else:
             self.stack.append(var)
 
+    @handles("IMPORT_NAME")
+    def _import_name(self, ins: Instruction) -> None:
+        level, fromlist = (self.python_value(v) for v in self.pop(2))
+        name = ins.argval
+        if level != 0 or name not in sys.modules:
+            self.unsupported(f"importing {name!r}, which is not imported yet (a side effect)")
+        module = sys.modules[name] if fromlist else sys.modules[name.partition(".")[0]]
+        source = f"__import__({name!r}, fromlist={fromlist!r})" if fromlist else f"__import__({name!r})"
+        self.stack.append(self.wrap(module, ExpressionTracker(source)))
+
+    @handles("IMPORT_FROM")
+    def _import_from(self, ins: Instruction) -> None:
+        self.stack.append(self.load_attr(self.stack[-1], ins.argval))
+
     @handles("LOAD_ASSERTION_ERROR")
     def _load_assertion_error(self, ins: Instruction) -> None:
         self.stack.append(ObjectVariable(AssertionError))
@@ -430,30 +445,31 @@ class OpcodeExecutor(CallMixin, AttributeMixin):
     def _binary_op(self, ins: Instruction) -> None:
         in_place = ins.argval.endswith("=") and ins.argval not in _COMPARE
         op = ins.argval[:-1] if in_place else ins.argval
-        if op not in _BINARY:
-            self.unsupported(f"operator {ins.argval!r}")
-        fold, dunder, reflected = _BINARY[op]
         right = self.stack.pop()
-        left = self.stack.pop()
+        self.stack.append(self.binary(op, self.stack.pop(), right, in_place))
+
+    def binary(self, op: str, left: Variable, right: Variable, in_place: bool = False) -> Variable:
+        """`left op right` (`op=` when in_place): a recorded tensor operator, a folded constant, or a
+        container built from Variables."""
+        if op not in _BINARY:
+            self.unsupported(f"operator {op!r}")
+        fold, dunder, reflected = _BINARY[op]
+        if isinstance(left, TupleVariable) and type(left) is type(right) and op == "+":
+            if isinstance(left, ListVariable) and in_place:
+                self.container_method("extend", left, right)  # list += list extends it in place
+                return left
+            return type(left)([*left.items, *right.items])
         if in_place and not isinstance(left, (ConstantVariable, TensorVariable)) and not (
                 isinstance(left, TupleVariable) and not isinstance(left, ListVariable)):
-            if isinstance(left, ListVariable) and op == "+":
-                self.stack.append(left)
-                self.container_method("extend", left, right)  # list += iterable extends it in place
-                return
-            self.unsupported(f"in-place {ins.argval!r} on {left!r}")  # mutates the object: a side effect
-        if isinstance(left, TensorVariable) and in_place:
-            self.stack.append(self._tensor_in_place(left, dunder, right))
-        elif isinstance(left, TensorVariable):
-            self.stack.append(self._operator(dunder, left, right))
-        elif isinstance(right, TensorVariable) and isinstance(left, ConstantVariable):
-            self.stack.append(self._operator(reflected, right, left))
-        elif not isinstance(left, TensorVariable) and not isinstance(right, TensorVariable):
-            result = fold(self.python_value(left), self.python_value(right))
-            self.stack.append(self.from_result(result) if isinstance(result, (tuple, list)) else
-                              ConstantVariable(result))
-        else:
-            self.unsupported(f"{left!r} {ins.argval} {right!r}")
+            self.unsupported(f"in-place {op}= on {left!r}")  # mutates the object: a side effect
+        if isinstance(left, TensorVariable):
+            return self._tensor_in_place(left, dunder, right) if in_place else self._operator(dunder, left, right)
+        if isinstance(right, TensorVariable) and isinstance(left, ConstantVariable):
+            return self._operator(reflected, right, left)
+        if isinstance(right, TensorVariable):
+            self.unsupported(f"{left!r} {op} {right!r}")
+        result = fold(self.python_value(left), self.python_value(right))
+        return self.from_result(result) if isinstance(result, (tuple, list)) else ConstantVariable(result)
 
     def _operator(self, dunder: str, tensor: TensorVariable, other: Variable | None = None) -> Variable:
         """A Tensor operator: recorded as call_method; its result is a new tensor nothing aliases."""
@@ -634,6 +650,8 @@ class OpcodeExecutor(CallMixin, AttributeMixin):
             return items if isinstance(var, ListVariable) else tuple(items)
         if isinstance(var, DictVariable):
             return {k: self.python_value(v) for k, v in var.items.items()}
+        if isinstance(var, IteratorVariable):
+            return iter([self.python_value(v) for v in self.elements(var)])
         if isinstance(var, ObjectVariable) and not isinstance(var, InstanceVariable):
             return var.value
         self.unsupported(f"a Python value of {var!r}")

@@ -11,7 +11,7 @@ from typing import Any
 from sot.pyversion import Instruction
 
 __all__ = ["Tracker", "LocalTracker", "CellTracker", "GlobalTracker", "BuiltinTracker", "ConstTracker",
-           "GetAttrTracker", "GetItemTracker", "TypeTracker", "DummyTracker"]
+           "GetAttrTracker", "GetItemTracker", "TypeTracker", "ExpressionTracker", "DummyTracker"]
 
 
 class Tracker:
@@ -116,6 +116,14 @@ class TypeTracker(Tracker):
     def __init__(self, base: Tracker):
         self.base = base
         self.source = None if base.source is None else f"type({base.source})"
+
+
+class ExpressionTracker(Tracker):
+    """A Python expression over the frame that is not a chain of reads, e.g. `hasattr(<obj>, 'k')` or
+    `__import__('math')`: evaluated whole by the guard function (guards only, never reloaded)."""
+
+    def __init__(self, source: str):
+        self.source = source
 
 
 class DummyTracker(Tracker):
