@@ -330,3 +330,30 @@ def test_random_functions_give_eager_gradients(data, dtype, seed):
             if e.grad is not None:
                 assert_close(j.grad, e.grad, jit_tol, f"{name}.grad, JIT vs eager" + note)
         assert_captured_once(jit, note)
+
+
+# Found by differential probing: a kernel that fails on the values (nothing a meta function sees)
+# raised the executor's re-raise, its message extended with the op, input shapes and a callsite
+# in sot's replay, where eager code raises the kernel's own exception.
+def negate_mask(x, y):
+    return -(x > 0) + y
+
+
+def power(x, y):
+    return x ** y
+
+
+def scaled_negate_mask(x, y):
+    return x * 2 + -(y > 0)
+
+
+def test_a_failing_kernel_raises_what_eager_raises():
+    x = paddle.to_tensor(np.array([[1.0, -2.0], [0.5, 3.0]], "float32"))
+    ints, negative = paddle.to_tensor(np.array([2, 3], "int64")), paddle.to_tensor(np.array([1, -1], "int64"))
+    cases = [(negate_mask, x, x), (power, ints, negative),  # the one-output hit path
+             (scaled_negate_mask, paddle.to_tensor(x.numpy(), stop_gradient=False), x)]  # the autograd node
+    for fn, a, b in cases:
+        jit = sot.to_static(fn)
+        for _ in range(2):  # the translation, then the cache hit
+            sot.testing.assert_same(jit, a, b)
+        assert_captured_once(jit, fn.__name__)

@@ -23,7 +23,7 @@ Programs run on the CPU executor.
 """
 from __future__ import annotations
 
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, NoReturn, Sequence
 
 from runtime import static
 from runtime.autograd import PyLayer, PyLayerContext, is_grad_enabled
@@ -79,7 +79,10 @@ class CompiledSIR:
         run, order, at = first._core.run, first._feed_order, first._out_index[index]
 
         def run_one(*inputs: Tensor) -> Tensor:
-            return _wrap(run([inputs[i]._data for i in order])[at])
+            try:
+                return _wrap(run([inputs[i]._data for i in order])[at])
+            except Exception as e:  # noqa: BLE001 - re-raised as eager code raises it
+                _raise_as_eager(e)
         return run_one
 
     def run_checked(self, *inputs: Tensor) -> tuple[Tensor, ...]:
@@ -127,12 +130,25 @@ class CompiledSIR:
         """Run a core with the bound arrays in place; write program updates back into bound tensors."""
         for cell, t in self._cells:
             cell.value = t._data
-        out = core.run(feeds)
+        try:
+            out = core.run(feeds)
+        except Exception as e:  # noqa: BLE001 - re-raised as eager code raises it
+            _raise_as_eager(e)
         for cell, t in written:
             if cell.value is not t._data:
                 t.set_value(cell.value)
                 cell.value = t._data
         return out
+
+
+def _raise_as_eager(e: Exception) -> NoReturn:
+    """Raise what eager code raises when a kernel fails on the values (a negative integer power, `-` on
+    bools: nothing a meta function sees): the executor's re-raise that names the op, its input shapes and
+    its callsite in sot's replay (meaningless to the user) is taken off; any other error goes on as is."""
+    original = e.__cause__
+    if type(original) is type(e) and str(e).startswith(f"{original} [operator "):
+        raise original from None
+    raise e
 
 
 class _Variant:
