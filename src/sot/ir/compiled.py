@@ -19,7 +19,8 @@ down to the gradient ops, whose feeds are the inputs, those intermediates and th
 gradients. Gradients reach eager inputs and parameters as any eager op's do (accumulated into
 `.grad`). A bound tensor written in place between the forward and the backward raises, as eager
 autograd does. Double backward (`create_graph=True`) through a compiled SIR is not supported.
-Programs run on the CPU executor.
+Programs run on the CPU executor. A kernel that fails on the values raises what eager code raises
+(the executor's note naming the op and its callsite in the replay is taken off).
 """
 from __future__ import annotations
 
