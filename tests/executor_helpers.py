@@ -1,5 +1,8 @@
 """Helpers of the executor tests: hand-built programs, pass-free plans and live-byte counting."""
+import random
 import sys
+import threading
+import time
 from typing import Any
 
 import numpy as np
@@ -52,3 +55,61 @@ def live_bytes(slots: list, plan, exclude: set) -> int:
             base = base.base
         owners[id(base)] = base.nbytes
     return sum(owners.values())
+
+
+class Recorder:
+    """A thread-safe run hook for the parallel tests: logs (event, index, time, thread) and can
+    hold an op at a gate (a threading.Event, opened by the test) or in `on_start`, make ops meet
+    at a barrier, and shake the schedule (a random short delay or GIL yield before each kernel,
+    seeded). An op's "start" is logged after its gate and before its barrier and delay."""
+
+    def __init__(self, seed: int | None = None, gates: dict | None = None, barrier_ops: tuple = (),
+                 barrier: Any = None, on_start: Any = None):
+        self.log: list[tuple[str, int, float, int]] = []
+        self._rng = random.Random(seed) if seed is not None else None
+        self._lock = threading.Lock()
+        self.gates = gates or {}
+        self.barrier_ops, self.barrier = barrier_ops, barrier
+        self.on_start = on_start
+
+    def __call__(self, event: str, index: int, slots: list) -> None:
+        if event != "start":
+            self.log.append((event, index, time.perf_counter(), threading.get_ident()))
+            return
+        gate = self.gates.get(index)
+        if gate is not None:
+            assert gate.wait(5), f"gate of op {index} never opened"
+        if self.on_start is not None:
+            self.on_start(index)
+        self.log.append((event, index, time.perf_counter(), threading.get_ident()))
+        if index in self.barrier_ops:
+            self.barrier.wait()
+        if self._rng is not None:
+            with self._lock:
+                pick = self._rng.random()
+            if pick < 0.2:
+                time.sleep(0.00005)
+            elif pick < 0.6:
+                time.sleep(0)   # yield the GIL: another thread may run first
+
+    def entries(self, event: str) -> dict[int, tuple[float, int]]:
+        """index -> (time, thread) of every `event` ("start", "end", "free")."""
+        return {i: (t, th) for e, i, t, th in list(self.log) if e == event}
+
+    def position(self, event: str, index: int) -> int:
+        """Where (event, index) sits in the log (the order events happened)."""
+        return [(e, i) for e, i, _, _ in self.log].index((event, index))
+
+
+def chain_program(n: int, shape=(4,)):
+    """x -> exp -> tanh -> exp ... (n ops); returns (program, name of the last var)."""
+    import runtime.static as static  # noqa: PLC0415
+    prog = static.Program()
+    blk = prog.global_block()
+    var(blk, "x", shape, need_check_feed=True)
+    prev = "x"
+    for i in range(n):
+        var(blk, f"t{i}", shape)
+        op(blk, ("exp", "tanh", "sin")[i % 3], [prev], [f"t{i}"])
+        prev = f"t{i}"
+    return prog, prev

@@ -15,6 +15,13 @@ _DEFAULTS: dict[str, tuple[Any, str]] = {
     "FLAGS_enable_dead_op_elimination": (True, "drop static ops that no fetch, persistable or side effect needs"),
     "FLAGS_enable_fusion": (True, "run chains of elementwise static ops as one fused_elementwise op"),
     "FLAGS_enable_inplace": (True, "let a static elementwise op write into a dead input's buffer"),
+    "FLAGS_executor_parallel": ("auto", "static runs: 'auto' (a cost estimate picks threads or one thread), "
+                                        "'always', 'never'"),
+    "FLAGS_executor_stream_policy": ("host", "where static kernels run: 'host' pool, 'single' device stream, "
+                                             "'auto' streams for costly independent branches"),
+    "FLAGS_executor_host_threads": (0, "threads of the executor's host pool; 0: one per core, 2 to 4"),
+    "FLAGS_executor_record_stream": (True, "defer freeing a var until every other stream that used it passed "
+                                           "the use (off only to show the hazard it prevents)"),
 }
 _values: dict[str, Any] = {k: v for k, (v, _) in _DEFAULTS.items()}
 

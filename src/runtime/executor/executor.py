@@ -19,9 +19,11 @@ from .. import flags as _flags
 from ..place import CPUPlace
 from ..static.framework import Operator, Program, Variable, default_main_program, var_names
 from ..tensor import Tensor
+from .asyncvalue import AsyncValue
 from .interpreter import FEED_OP, FETCH_OP, InterpreterCore
 from .plan import Plan
 from .scope import Scope, global_scope
+from .streams import run_queue
 
 __all__ = ["Executor", "prepare_program"]
 
@@ -97,6 +99,17 @@ class _FeedChecker:
         return out
 
 
+def _run_into(arg: tuple[InterpreterCore, list, bool, AsyncValue]) -> None:
+    """A queued run: its fetches, or its error, into the future."""
+    core, feeds, return_numpy, future = arg
+    try:
+        out = core.run(feeds)
+    except BaseException as e:  # noqa: BLE001 - the error belongs to whoever waits on the future
+        future.set_error(e)
+        return
+    future.set_value(out if return_numpy else [Tensor._wrap(a) for a in out])
+
+
 class Executor:
     """Runs static programs on `place` (Paddle's `static.Executor`), one cached core per key."""
 
@@ -108,14 +121,26 @@ class Executor:
 
     def run(self, program: Program | None = None, feed: dict | None = None, fetch_list: Any = None,
             feed_var_name: str = "feed", fetch_var_name: str = "fetch", scope: Scope | None = None,
-            return_numpy: bool = True, use_program_cache: bool = True, use_prune: bool = False) -> list:
-        """Run `program` on `feed` in `scope`; the values of `fetch_list`, in its order."""
+            return_numpy: bool = True, use_program_cache: bool = True, use_prune: bool = False,
+            return_futures: bool = False) -> list | AsyncValue:
+        """Run `program` on `feed` in `scope`; the values of `fetch_list`, in its order.
+
+        With `return_futures=True` the run is queued (feeds checked first, in this thread) and an
+        AsyncValue of that list comes back at once (`result()`, `done()`, `add_done_callback`), so
+        the caller can overlap its own work (the next batch's loading) with the run; queued runs
+        execute one after another in the order they were queued."""
         feed = {} if feed is None else feed
         if not isinstance(feed, dict):
             raise TypeError(f"Executor.run: argument 'feed' must be a dict of name to value, got "
                             f"{type(feed).__name__}")
         core, check = self._core(program, feed, fetch_list, scope, feed_var_name, fetch_var_name)
-        out = core.run(check(feed))
+        feeds = check(feed)
+        if return_futures:
+            future = AsyncValue()
+            core.prepare()
+            run_queue().submit(_run_into, (core, feeds, return_numpy, future))
+            return future
+        out = core.run(feeds)
         return out if return_numpy else [Tensor._wrap(a) for a in out]
 
     def plan_for(self, program: Program | None = None, feed: Any = None, fetch_list: Any = None,

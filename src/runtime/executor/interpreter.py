@@ -6,21 +6,25 @@ Build (`build()`, or the first `run()`):
    array, never the array itself);
 2. the op function list: each op's kernel is looked up ONCE (`stats["kernel_lookups"]`), its
    inputs and outputs resolved to slots, its attributes bound;
-3. dependencies (`dependency.DependencyBuilder`) and lifetimes (`gc.analyse_lifetimes`);
-4. the run-safety analysis: which persistables a run loads from the scope, which it writes
+3. the run-safety analysis: which persistables a run loads from the scope, which it writes
    (committed to the scope only after every op succeeded), and how in-place updates of
    persistables are kept undoable (below);
+4. dependencies (`dependency.DependencyBuilder`), lifetimes (`gc.analyse_lifetimes`), cost
+   estimates and the parallel-or-sequential choice (`cost`), execution contexts and edge kinds
+   (`stream_analysis`);
 5. code: the sequential mode lowers the plan to one generated straight-line Python function
    (kernel calls on local variables, each var dropped right after its last user, in plan order);
    its cost per op is one Python call plus the kernel.
 
 Run: the generated function loads the persistables it reads from their scope cells (resolved
 once per scope), runs the ops, commits, and returns the fetches; a run does no name lookup, no
-registry lookup and no meta inference. `run(scheduler=True)` instead runs the plan with its
-dependency counters (reset from the plan every run) and reference counts, popping ready ops in
-plan order on the calling thread: the reference for the parallel scheduler that will reuse the
-plan. Both accept a `hook(event, index, slots)` ("start"/"end" of op `index`, "free" of var slot
-`index`) for tests and tools.
+registry lookup and no meta inference. When the build chose the parallel mode, runs after the
+first go through `parallel.ParallelRunner` instead (host pool, device-launch queue, emulated
+streams, the same plan and the same per-op code). `run(scheduler=True)` runs the plan with its
+dependency counters and reference counts, popping ready ops in plan order on the calling thread
+(the single-threaded reference). All accept a `hook(event, index, slots)` ("start"/"end" of op
+`index`, "free" of var slot `index`; called from worker threads in the parallel mode) for tests
+and tools.
 
 Atomicity. Ops that produce a persistable's new value write it to the run's own storage; the
 scope's cells are updated only after the last op. In-place kernels (optimizer updates) change
@@ -36,6 +40,7 @@ the scope is left as it was before the run.
 """
 from __future__ import annotations
 
+import dataclasses
 import heapq
 import linecache
 import types
@@ -47,10 +52,14 @@ from .. import flags as _flags
 from ..ops import registry as _registry
 from ..ops.fused import inplace_kernel
 from ..ops.registry import TensorSpec
+from . import cost as _cost
 from .dependency import DependencyBuilder
 from .gc import analyse_lifetimes
+from .parallel import ParallelRunner
 from .plan import NO_SLOT, Instruction, Plan
 from .scope import Scope, ScopeVariable
+from .stream_analysis import POLICIES, STREAM_ATTR, StreamAnalyzer, edge_kind, place
+from .streams import host_threads
 
 __all__ = ["InterpreterCore", "FEED_OP", "FETCH_OP", "NO_NEED_BUFFER"]
 
@@ -72,11 +81,11 @@ def _mutated_inputs(op: Any, opdef: Any) -> set[int]:
     return named or {p for p, n in enumerate(op.inputs) if n is not None}
 
 
-def _meta_outputs(opdef: Any, op: Any, block: Any) -> int:
+def _meta_outputs(opdef: Any, op: Any, attrs: dict, block: Any) -> int:
     """How many outputs the kernel returns (0: a single array), from the op's meta at build."""
     specs = tuple(None if n is None else block.var(n).spec() for n in op.inputs)
     try:
-        meta = opdef.meta(*specs, **op.attrs)
+        meta = opdef.meta(*specs, **attrs)
     except Exception:  # noqa: BLE001 - a hand-built op the meta rejects: trust the recorded outputs
         return len(op.outputs) if len(op.outputs) > 1 else 0
     return len(meta) if type(meta) is tuple else 0
@@ -125,6 +134,8 @@ class InterpreterCore:
         self._fast: Callable | None = None
         self._traced: Callable | None = None
         self._op_fns: list[Callable] | None = None
+        self._runner: ParallelRunner | None = None
+        self._use_parallel = False
         self._codes: dict[types.CodeType, tuple[dict[int, int], bool]] = {}
         self._bound = False
         self._created: list[str] = []
@@ -146,9 +157,11 @@ class InterpreterCore:
                 names.append(name)
             return ids[name]
 
-        instrs, opdefs, kernels, n_outs = [], [], [], []
+        instrs, opdefs, kernels, n_outs, annotations = [], [], [], [], []
         for i, op in enumerate(block.ops):
             ins, outs = tuple(slot(n) for n in op.inputs), tuple(slot(n) for n in op.outputs)
+            attrs = {k: v for k, v in op.attrs.items() if k != STREAM_ATTR}
+            annotations.append(op.attrs.get(STREAM_ATTR))
             opdef, kernel, mutated, shape_only, pair, multi = None, None, set(), (), None, 0
             if op.type not in (FEED_OP, FETCH_OP):
                 opdef = _registry.get_op(op.type)
@@ -163,10 +176,10 @@ class InterpreterCore:
                     mutated.add(ins[pair[0]])
                 else:
                     pair = None
-                multi = _meta_outputs(opdef, op, block)
+                multi = _meta_outputs(opdef, op, attrs, block)
             instrs.append(Instruction(
                 index=i, type=op.type, kind="kernel" if opdef else op.type, inputs=ins, outputs=outs,
-                attrs=dict(op.attrs),
+                attrs=attrs,
                 reads=frozenset(s for p, s in enumerate(ins) if s != NO_SLOT and p not in shape_only),
                 shape_reads=frozenset(s for p, s in enumerate(ins) if s != NO_SLOT and p in shape_only),
                 writes=frozenset(outs) | mutated, inplace=frozenset(mutated), callsite=op.callsite,
@@ -181,37 +194,73 @@ class InterpreterCore:
         fed = {ins.outputs[0] for ins in instrs if ins.kind == FEED_OP}
         fetched = {ins.inputs[0] for ins in instrs if ins.kind == FETCH_OP}
         skip = {ids[n] for n in self.skip_gc_vars if n in ids} | holders
+        self._analyse_run_safety(names, pers, fed, holders)
 
+        sequential_run = bool(_flags.flag("FLAGS_new_executor_sequential_run"))
         deps = DependencyBuilder().build(
             [ins.reads | ins.shape_reads for ins in instrs], [ins.writes for ins in instrs],
             random=[d is not None and d.random for d in opdefs],
             side_effect=[d is not None and d.side_effect for d in opdefs],
-            sequential_run=bool(_flags.flag("FLAGS_new_executor_sequential_run")))
+            sequential_run=sequential_run)
         self._freeable = [v not in pers and v not in fed and v not in fetched and v not in skip
                           for v in range(len(names))]
         life = analyse_lifetimes([ins.reads | ins.writes for ins in instrs], tracked=lambda v: v not in skip,
                                  freeable=self._freeable.__getitem__, reach=deps.reach)
         self._life = life
         self._stubbed = {s for ins in instrs for s in ins.shape_reads}
-        self._analyse_run_safety(names, pers, fed, holders)
+        op_cost, parallel, schedule = self._analyse_streams(annotations, deps)
+        instrs = self._instrs
 
         nm = names.__getitem__
-        edges = [(i, j) for i, ds in enumerate(deps.downstream) for j in ds]
         self.plan = Plan(
             program=self.program, place=self.place, feed_names=self.feed_names, fetch_names=self.fetch_names,
             var_names=tuple(names), var_ids=dict(ids), persistable=frozenset(map(nm, pers)),
             holder_vars=self.holder_vars, skip_inplace=frozenset(map(nm, fed)), skip_gc_vars=self.skip_gc_vars,
             instructions=tuple(instrs), order=tuple(range(len(instrs))), downstream=deps.downstream,
             upstream=deps.upstream, dep_count=deps.dep_count, extra_edges=deps.extra_edges, reach=deps.reach,
-            next_kind={e: "direct" for e in edges}, events={},
+            next_kind=schedule.next_kind, events={e: tuple(map(nm, vs)) for e, vs in schedule.events.items()},
             last_live={nm(v): s for v, s in life.last_live.items()},
             ref_count={nm(v): c for v, c in life.ref_count.items()},
             gc_check_vars=tuple(tuple(map(nm, c)) for c in life.gc_check_vars),
-            free_after=tuple(tuple(map(nm, f)) for f in life.free_after))
+            free_after=tuple(tuple(map(nm, f)) for f in life.free_after), op_cost=op_cost, parallel=parallel)
+        mode = _flags.flag("FLAGS_executor_parallel")
+        self._use_parallel = (not sequential_run and self._xp is np
+                              and (mode == "always" or (mode == "auto" and parallel)))
         self._init_globals()
         self._fast = self._compile_sequential(traced=False)
         self.stats["builds"] += 1
         return self.plan
+
+    def _analyse_streams(self, annotations: list, deps: Any) -> tuple[tuple[float, ...], bool, Any]:
+        """Op costs, the parallel-or-sequential choice, contexts (written into the instructions)
+        and the edge kinds of the stream analysis."""
+        mode, policy = _flags.flag("FLAGS_executor_parallel"), _flags.flag("FLAGS_executor_stream_policy")
+        if mode not in ("auto", "always", "never"):
+            raise ValueError(f"InterpreterCore.build: FLAGS_executor_parallel must be 'auto', 'always' or 'never', "
+                             f"got {mode!r}")
+        if policy not in POLICIES:
+            raise ValueError(f"InterpreterCore.build: FLAGS_executor_stream_policy must be one of {POLICIES}, "
+                             f"got {policy!r}")
+        meta = self._var_meta
+
+        def shape(v: int) -> Any:
+            return None if v == NO_SLOT else meta[v]._shape
+        instrs = self._instrs
+        op_cost = tuple(0.0 if ins.kind != "kernel" else
+                        _cost.op_cost(ins.type, [shape(v) for v in ins.inputs], [shape(v) for v in ins.outputs])
+                        for ins in instrs)
+        threads = host_threads()
+        parallel = _cost.prefer_parallel(op_cost, deps.downstream, threads)
+        contexts = place([ins.kind for ins in instrs], annotations, policy, deps.upstream, op_cost,
+                         _cost.RUN_OVERHEAD_US + _cost.HOP_US, threads)
+        self._instrs = [dataclasses.replace(ins, context=c.kind, stream=c.stream,
+                                           queue="device" if c.is_device else "host")
+                        for ins, c in zip(instrs, contexts)]
+        self._contexts = contexts
+        self._record_stream = bool(_flags.flag("FLAGS_executor_record_stream"))
+        schedule = StreamAnalyzer(contexts, [ins.reads | ins.shape_reads for ins in instrs],
+                                  [ins.writes for ins in instrs]).analyse(deps.downstream)
+        return op_cost, parallel, schedule
 
     def _analyse_run_safety(self, names: list[str], pers: set[int], fed: set[int], holders: set[int]) -> None:
         """Loads, commits, missing feeds, skip-inplace copies and the guards of in-place updates."""
@@ -433,16 +482,27 @@ class InterpreterCore:
         self._created = created
         self._bound = True
 
-    def run(self, feeds: Sequence[Any] = (), *, scheduler: bool = False, hook: Hook | None = None) -> list:
-        """Run the plan on `feeds` (in `feed_names` order); the fetched arrays in `fetch_names` order."""
+    def prepare(self) -> None:
+        """Build (if needed) and resolve the scope cells now, in this thread (before queuing a run)."""
         if self.plan is None:
             self.build()
         if not self._bound:
             self._bind()
+
+    def run(self, feeds: Sequence[Any] = (), *, scheduler: bool = False, parallel: bool | None = None,
+            hook: Hook | None = None) -> list:
+        """Run the plan on `feeds` (in `feed_names` order); the fetched arrays in `fetch_names` order.
+        `parallel` overrides the build's choice (FLAGS_executor_parallel and the cost estimate), which
+        applies from the second run on: like Paddle's build run, the first runs on this thread, so a
+        program run once (a startup program) never starts the work queues (seed §4, D2)."""
+        if not self._bound:  # inline, not prepare(): the tiny-program path counts every call
+            self.prepare()
         snaps: list[tuple[Any, Any]] = []
         try:
             if scheduler:
                 out = self._run_scheduled(feeds, snaps, hook)
+            elif (self._use_parallel and self.stats["runs"] > 0) if parallel is None else parallel:
+                out = self._run_parallel(feeds, snaps, hook)
             elif hook is not None:
                 if self._traced is None:
                     self._traced = self._compile_sequential(traced=True)
@@ -471,6 +531,45 @@ class InterpreterCore:
             if cell is not None and cell.value is None:
                 del self.scope.vars[name]
                 self._bound = False
+
+    @property
+    def runs_parallel(self) -> bool:
+        """Whether `run()` without `parallel=` uses the parallel runner."""
+        return self._use_parallel
+
+    def _run_parallel(self, feeds: Sequence[Any], snaps: list, hook: Hook | None) -> list:
+        runner = self._runner
+        if runner is None:
+            runner = self._runner = self._make_runner()
+        return runner.run(feeds, snaps, hook, self._g["_load"], self._g["_commit"])
+
+    def _make_runner(self) -> ParallelRunner:
+        """The frozen parallel schedule (made on the first parallel run: a run-once program never pays)."""
+        if self._op_fns is None:
+            self._op_fns = self._compile_op_functions()
+        plan, life = self.plan, self._life
+        owner: dict[int, str | None] = {}   # a var belongs to the stream of its first writer
+        for ins, ctx in zip(self._instrs, self._contexts):
+            for v in ins.writes:
+                owner.setdefault(v, ctx.stream if ctx.is_device else None)
+        stub, stubbed = self._g["_stub"], self._stubbed
+
+        def release(s: list, v: int) -> None:
+            s[v] = stub(s[v]) if v in stubbed else None
+        down, dep, kinds = [set(d) for d in plan.downstream], list(plan.dep_count), dict(plan.next_kind)
+        tail = self._validate_tail
+        if tail is not None:  # the checks of the trailing updates read all their inputs: a barrier
+            for p in range(tail):
+                if all(q > tail for q in down[p]):
+                    down[p].add(tail)
+                    dep[tail] += 1
+                    kinds[(p, tail)] = edge_kind(self._contexts[p], self._contexts[tail])
+        return ParallelRunner(
+            fns=self._op_fns, contexts=self._contexts, downstream=[frozenset(d) for d in down], dep_count=dep,
+            next_kind=kinds, gc_check_vars=life.gc_check_vars, ref_count=life.ref_count,
+            freeable=self._freeable, owner=[owner.get(v) for v in range(len(plan.var_names))], release=release,
+            n_vars=len(plan.var_names),
+            n_fetches=len(self.fetch_names), record_stream=self._record_stream)
 
     def _run_scheduled(self, feeds: Sequence[Any], snaps: list, hook: Hook | None) -> list:
         """Dependency counters and reference counts, reset from the plan; ready ops in plan order."""

@@ -5,9 +5,10 @@ It holds, in the three groups of seed 000 §2.2.2 (checklist C9):
 - instructions: one per op, its vars as integer slots (seed §3.2.4.1: vars live in a vector,
   `var_names[slot]`, `var_ids[name]`), what it reads and writes, where it runs;
 - analysis: the dependency graph after shrink (`downstream`, `dep_count`, the happens-before
-  relation), the successor kinds and events (all "direct" on one host stream for now), the
-  last-live sets and reference counts of the GC (seed §3.3.2) and the free lists derived from them.
-A parallel scheduler reuses the same plan unchanged; the sequential mode runs it in `order`.
+  relation), the successor kinds (direct/event/sync) and the vars each non-direct edge waits
+  for, the last-live sets and reference counts of the GC (seed §3.3.2) and the free lists
+  derived from them, the cost estimates and the parallel-or-sequential choice.
+The parallel run (executor/parallel.py) and the sequential mode (in `order`) run the same plan.
 """
 from __future__ import annotations
 
@@ -40,7 +41,8 @@ class Instruction:
     inplace_pair: tuple[int, int] | None = None   # (input position, output position) sharing a buffer
     place: str = "cpu"
     queue: str = "host"         # which work queue runs it: "host" or "device"
-    stream: str = "default"
+    stream: str = "default"     # its device stream; host ops keep "default"
+    context: str = "cpu"        # cpu, gpu, h2d or d2h (stream_analysis.Context.kind)
 
     def __repr__(self) -> str:
         return f"Instruction(#{self.index} {self.type} in={self.inputs} out={self.outputs})"
@@ -78,6 +80,9 @@ class Plan:
     ref_count: dict[str, int] = field(repr=False)
     gc_check_vars: tuple[tuple[str, ...], ...] = field(repr=False)
     free_after: tuple[tuple[str, ...], ...] = field(repr=False)
+    # analysis: the parallel run (executor/cost.py)
+    op_cost: tuple[float, ...] = field(default=(), repr=False)   # estimated microseconds per op
+    parallel: bool = False          # the cost estimate's choice: parallel pays off for this plan
 
     @property
     def ops(self) -> list:

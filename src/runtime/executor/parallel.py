@@ -1,0 +1,281 @@
+"""The parallel run of a plan (seed 000 §4.1-4.2; checklist H1-H5, I1, I3, J2-J4, K1, T5, T6).
+
+`ParallelRunner` freezes what the scheduler needs from a plan (successors split by edge kind,
+the producers each op waits on, the vars each op checks for GC, the owner stream of each var)
+and runs it any number of times, each run with its own slots and counters:
+
+- the caller enqueues the ops with no predecessor (host ops on the host pool, device ops on the
+  device-launch queue) and blocks on the run's completion; it runs no op itself (H1);
+- a worker runs a ready op, then its successors the seed's way (H5): after a HOST op, the event
+  successors go to the launch queue; of the ready direct and sync successors exactly one stays
+  on this thread, the rest are enqueued; after a DEVICE launch, direct and event successors stay
+  on this thread (launching never blocks) and sync ones go to the host pool, where they wait;
+- counters (dependency counts, reference counts, unfinished ops) are decremented under the
+  run's lock (T14: Python has no cheap atomics, and 3.13t has no GIL);
+- a device op is launched: its stream waits for the events of its event-edge producers, runs
+  the kernel, records its own event if a successor needs it (I1: wait < run < record);
+  a host waiter (sync edge) blocks its host thread on the producer's event;
+- GC (I3, J2-J4): after a host op runs, or as soon as a device op is launched (FastGC), each of
+  its `gc_check_vars` loses one reference; a device op on a stream other than the var's owner
+  first records an event on its own stream for that var (RecordStream). At zero the var is
+  released: at once for a host var with no outstanding device use, else when the owner stream
+  has passed every use enqueued so far AND every recorded event has completed — never while a
+  consumer on another stream has not run;
+- errors are values (T5): the first exception is kept with its op; from then on no op starts its
+  kernel, but every op is still settled (counters, events), so the run always terminates and the
+  caller raises the first error; cancellation (KeyboardInterrupt in the caller, T6) uses the
+  same path.
+The caller returns only after every stream this run used has drained, so nothing of a finished
+run is still executing when the next run starts.
+"""
+from __future__ import annotations
+
+import threading
+from collections import deque
+from typing import Any, Callable, Sequence
+
+from .asyncvalue import AsyncValue
+from .stream_analysis import Context
+from .streams import WorkQueue, host_pool, launch_queue, stream
+
+__all__ = ["ParallelRunner"]
+
+Hook = Callable[[str, int, list], None]
+_DIRECT, _EVENT, _SYNC = 0, 1, 2
+_KINDS = {"direct": _DIRECT, "event": _EVENT, "sync": _SYNC}
+
+
+class _Run:
+    """The state of one run: slots, fetches, counters, events, the first error."""
+
+    __slots__ = ("s", "r", "feeds", "snaps", "hook", "dep", "ref", "lock", "unfinished", "error", "cancel",
+                 "done", "events", "outstanding", "used")
+
+    def __init__(self, runner: "ParallelRunner", feeds: Sequence[Any], snaps: list, hook: Hook | None):
+        self.s: list[Any] = [None] * runner.n_vars
+        self.r: list[Any] = [None] * runner.n_fetches
+        self.feeds, self.snaps, self.hook = feeds, snaps, hook
+        self.dep = list(runner.dep_count)
+        self.ref = list(runner.ref_count)
+        self.lock = threading.Lock()
+        self.unfinished = runner.n_ops
+        self.error: tuple[int, BaseException] | None = None
+        self.cancel = False
+        self.done = AsyncValue()
+        self.events = [AsyncValue() if rec else None for rec in runner.records]
+        self.outstanding: dict[int, list[AsyncValue]] = {}
+        self.used: set[str] = set()
+
+
+class ParallelRunner:
+    """One plan's parallel schedule, built once per core; `run` may be called from many threads."""
+
+    def __init__(self, *, fns: Sequence[Callable], contexts: Sequence[Context],
+                 downstream: Sequence[frozenset[int]], dep_count: Sequence[int], next_kind: dict[tuple[int, int], str],
+                 gc_check_vars: Sequence[Sequence[int]], ref_count: dict[int, int], freeable: Sequence[bool],
+                 owner: Sequence[str | None], release: Callable[[list, int], None], n_vars: int, n_fetches: int,
+                 record_stream: bool):
+        n = len(fns)
+        self.fns = tuple(fns)
+        self.n_ops, self.n_vars, self.n_fetches = n, n_vars, n_fetches
+        self.dep_count = tuple(dep_count)
+        self.device = tuple(c.is_device for c in contexts)
+        self.stream_of = tuple(c.stream if c.is_device else None for c in contexts)
+        waits: list[list[int]] = [[] for _ in range(n)]
+        for i, ds in enumerate(downstream):
+            for j in sorted(ds):
+                if next_kind[(i, j)] != "direct":
+                    waits[j].append(i)
+        self.succ = tuple(tuple((j, _KINDS[next_kind[(i, j)]]) for j in sorted(ds)) for i, ds in enumerate(downstream))
+        self.waits = tuple(map(tuple, waits))
+        self.records = tuple(any(k != _DIRECT for _, k in self.succ[i]) for i in range(n))
+        self.gc = tuple(tuple(v for v in vs if freeable[v]) for vs in gc_check_vars)
+        rc = [0] * n_vars
+        for v, c in ref_count.items():
+            rc[v] = c
+        self.ref_count = tuple(rc)
+        self.owner = tuple(owner)
+        self.record_stream = record_stream
+        self._release_slot = release
+        self.roots = tuple(i for i in range(n) if self.dep_count[i] == 0)
+
+    # ------------------------------------------------------------ the caller's side
+    def run(self, feeds: Sequence[Any], snaps: list, hook: Hook | None, load: Callable[[list], None],
+            commit: Callable[[list], None]) -> list:
+        """Run every op once; the fetches. Raises the first op error (with its traceback)."""
+        run = _Run(self, feeds, snaps, hook)
+        load(run.s)
+        if self.n_ops == 0:
+            commit(run.s)
+            return run.r
+        for i in self.roots:
+            self._enqueue(run, i)
+        try:
+            while not run.done.wait(0.1):   # a SIGINT that lands just before a blocking wait is only
+                pass                        # handled when the wait returns: so wait in slices
+        except BaseException:  # KeyboardInterrupt while waiting: stop dispatching, let running ops end
+            run.cancel = True
+            run.done.wait()
+            self._drain(run)
+            raise
+        self._drain(run)
+        if run.error is not None:
+            raise run.error[1]
+        commit(run.s)
+        return run.r
+
+    def _drain(self, run: _Run) -> None:
+        """Wait until every stream this run launched onto has run what it was given."""
+        for name in sorted(run.used):
+            marker = AsyncValue()
+            stream(name).record(marker)
+            marker.wait()
+
+    # ------------------------------------------------------------ workers
+    def _enqueue(self, run: _Run, i: int) -> None:
+        queue: WorkQueue = launch_queue() if self.device[i] else host_pool()
+        queue.submit(self._task, (run, i))
+
+    def _task(self, arg: tuple[_Run, int]) -> None:
+        """RunInstructionAsync: op `i`, then the successors this thread keeps, until none is left.
+        The hot loop of the parallel run, so its lookups are hoisted into locals."""
+        run, i = arg
+        fns, device, waits, succ, gc = self.fns, self.device, self.waits, self.succ, self.gc
+        s, snaps, feeds, r, hook, lock, dep = run.s, run.snaps, run.feeds, run.r, run.hook, run.lock, run.dep
+        ready = deque((i,))
+        while ready:
+            i = ready.popleft()
+            try:
+                if device[i]:
+                    self._launch(run, i)
+                else:
+                    for p in waits[i]:   # a host waiter: block on the device producer (synchronize_run)
+                        run.events[p].wait()
+                    if run.error is None and not run.cancel:
+                        if hook is not None:
+                            hook("start", i, s)
+                        try:
+                            fns[i](s, snaps, feeds, r)
+                        except BaseException as e:  # noqa: BLE001 - errors are values: raised in the caller
+                            self._fail(run, i, e)
+                        if hook is not None:
+                            hook("end", i, s)
+                        if gc[i] and run.error is None:
+                            self._check_gc(run, i, None)
+            except BaseException as e:  # noqa: BLE001 - bookkeeping failed: keep it as the run's error
+                self._fail(run, i, e)
+            # RunNextInstructions (seed §4.1); while op i has a successor left, unfinished stays > 0
+            with lock:
+                nxt = [jk for jk in succ[i] if _dec(dep, jk[0])]
+                run.unfinished -= 1
+                last = run.unfinished == 0
+            if last:
+                run.done.set_value()
+            elif nxt:
+                self._dispatch(run, i, nxt, ready)
+
+    def _dispatch(self, run: _Run, i: int, nxt: list[tuple[int, int]], ready: deque) -> None:
+        """Where the ready successors of op `i` run (H5)."""
+        if len(nxt) == 1 and nxt[0][1] == _DIRECT:
+            ready.append(nxt[0][0])
+            return
+        if self.device[i]:   # launching never blocks: keep direct and event successors, move sync ones
+            for j, kind in nxt:
+                if kind == _SYNC:
+                    host_pool().submit(self._task, (run, j))
+                else:
+                    ready.append(j)
+            return
+        keep = [j for j, kind in nxt if kind == _SYNC] + [j for j, kind in nxt if kind == _DIRECT]
+        for j, kind in nxt:
+            if kind == _EVENT:
+                launch_queue().submit(self._task, (run, j))
+        if keep:           # exactly one stays on this thread, the rest are enqueued
+            ready.append(keep[0])
+            for j in keep[1:]:
+                self._enqueue(run, j)
+
+    def _launch(self, run: _Run, i: int) -> None:
+        name = self.stream_of[i]
+        st = stream(name)
+        if name not in run.used:
+            with run.lock:
+                run.used.add(name)
+        for p in self.waits[i]:
+            st.wait_event(run.events[p])
+        st.submit(self._device_body, (run, i))
+        if run.events[i] is not None:
+            st.record(run.events[i])
+        if self.gc[i] and run.error is None and not run.cancel:
+            self._check_gc(run, i, name)
+
+    def _device_body(self, arg: tuple[_Run, int]) -> None:
+        run, i = arg
+        if run.error is not None or run.cancel:
+            return
+        hook = run.hook
+        if hook is not None:
+            hook("start", i, run.s)
+        try:
+            self.fns[i](run.s, run.snaps, run.feeds, run.r)
+        except BaseException as e:  # noqa: BLE001 - errors are values: kept, raised in the caller
+            self._fail(run, i, e)
+        if hook is not None:
+            hook("end", i, run.s)
+
+    def _fail(self, run: _Run, i: int, e: BaseException) -> None:
+        with run.lock:
+            if run.error is None:
+                run.error = (i, e)
+
+    # ------------------------------------------------------------ GC across streams
+    def _check_gc(self, run: _Run, i: int, on: str | None) -> None:
+        """CheckGC of op `i` (run on a host thread, or just launched onto stream `on`)."""
+        recorded = []
+        if on is not None and self.record_stream:
+            for v in self.gc[i]:
+                if self.owner[v] != on:             # RecordStream: this stream's use of v
+                    used = AsyncValue()
+                    stream(on).record(used)
+                    recorded.append((v, used))
+        ref, zero = run.ref, []
+        with run.lock:
+            for v, used in recorded:
+                run.outstanding.setdefault(v, []).append(used)
+            for v in self.gc[i]:
+                ref[v] -= 1
+                if ref[v] == 0:
+                    zero.append((v, run.outstanding.pop(v, [])))
+        for v, pending in zero:
+            self._release(run, v, pending)
+
+    def _release(self, run: _Run, v: int, pending: list[AsyncValue]) -> None:
+        owner = self.owner[v]
+        if owner is not None:                       # stream-ordered: after the owner's queued uses
+            marker = AsyncValue()
+            stream(owner).record(marker)
+            pending.append(marker)
+        if not pending:
+            self._free(run, v)
+            return
+        left = [len(pending)]
+
+        def passed(_: AsyncValue) -> None:
+            with run.lock:
+                left[0] -= 1
+                last = left[0] == 0
+            if last:
+                self._free(run, v)
+        for ev in pending:
+            ev.add_done_callback(passed)
+
+    def _free(self, run: _Run, v: int) -> None:
+        self._release_slot(run.s, v)
+        if run.hook is not None:
+            run.hook("free", v, run.s)
+
+
+def _dec(dep: list[int], j: int) -> bool:
+    """CheckAndDecrease (H4): always decrement; True when it reached zero. Caller holds the lock."""
+    dep[j] -= 1
+    return dep[j] == 0

@@ -1,0 +1,357 @@
+"""The InterpreterCore's parallel run on the host pool (checklist H1-H5, K1, T1, T5, T6; scenarios
+4, 6-8, 17, 18, 23, 25): overlap of independent ops, the seed's dispatch rule, hazards under
+random injected delays, bit-equality with the sequential mode, errors raised in the caller,
+cancellation, futures, no leaks, two executors at once, and the cost-based choice of mode.
+
+Every scheduling test repeats its run with seeded random delays injected before the kernels
+(executor_helpers.Recorder); concurrency is asserted from gates, barriers and the recorded
+start/end order of the instrumented kernels, never from wall-clock speed."""
+import gc
+import signal
+import sys
+import threading
+
+import numpy as np
+import pytest
+from executor_helpers import Recorder, chain_program, no_passes, op, var, writer  # noqa: F401 - fixtures
+
+import runtime as paddle
+from runtime import static
+from runtime.executor import streams
+
+N = 64
+
+
+def _core(prog, feed, fetch, scope=None):
+    return static.Executor().core_for(prog, feed, fetch, scope=scope or static.Scope())
+
+
+def _diamond(stream_b=None, stream_c=None):
+    """a = exp(x); b = tanh(a); c = sin(a); d = b + c."""
+    prog = static.Program()
+    blk = prog.global_block()
+    var(blk, "x", (N,), need_check_feed=True)
+    for n in "abcd":
+        var(blk, n, (N,))
+    op(blk, "exp", ["x"], ["a"])
+    op(blk, "tanh", ["a"], ["b"], **({"execution_stream": stream_b} if stream_b else {}))
+    op(blk, "sin", ["a"], ["c"], **({"execution_stream": stream_c} if stream_c else {}))
+    op(blk, "add", ["b", "c"], ["d"])
+    return prog
+
+
+def _diamond_ref(xs):
+    a = np.exp(xs)
+    return np.tanh(a) + np.sin(a)
+
+
+@pytest.mark.parametrize("streams_bc", [(None, None), ("s1", "s2")], ids=["host-pool", "two-streams"])
+def test_diamond_branches_overlap_and_results_equal_sequential(no_passes, streams_bc):
+    # scenario 4: b and c meet at a barrier, so the run completes only if they run at the same time
+    core = _core(_diamond(*streams_bc), ["x"], ["d"])
+    plan = core.plan
+    b, c, d = writer(plan, "b"), writer(plan, "c"), writer(plan, "d")
+    assert plan.dep_count[d] == 2
+    xs = np.linspace(-2, 2, N)
+    (want,) = core.run([xs], parallel=False)
+    np.testing.assert_allclose(want, _diamond_ref(xs), rtol=1e-12)
+    for seed in range(20):
+        rec = Recorder(seed=seed, barrier_ops=(b, c), barrier=threading.Barrier(2, timeout=5))
+        (got,) = core.run([xs], parallel=True, hook=rec)
+        np.testing.assert_array_equal(got, want)
+        start, end = rec.entries("start"), rec.entries("end")
+        assert start[b][0] < end[c][0] and start[c][0] < end[b][0]       # overlapping intervals
+        assert start[d][0] > max(end[b][0], end[c][0])
+
+
+def test_no_op_runs_on_the_callers_thread_and_a_chain_stays_on_one_thread(no_passes):
+    # H1 and H5: the caller only waits; a chain never hops; a fan-out keeps its first ready
+    # successor on the producer's thread
+    prog, last = chain_program(8)
+    core = _core(prog, ["x"], [last])
+    rec = Recorder()
+    core.run([np.ones(4)], parallel=True, hook=rec)
+    threads = {th for _, th in rec.entries("start").values()}
+    assert len(threads) == 1 and threading.get_ident() not in threads
+    assert threads <= streams.host_pool().thread_ids
+    core = _core(_diamond(), ["x"], ["d"])
+    a, b = writer(core.plan, "a"), writer(core.plan, "b")
+    for seed in range(10):
+        rec = Recorder(seed=seed)
+        core.run([np.ones(N)], parallel=True, hook=rec)
+        start = rec.entries("start")
+        assert start[b][1] == start[a][1]
+
+
+def _war_program(stream_a=None, stream_b=None):
+    """t = sin(x); A: y = exp(t); B: t = tanh(x) (rewrites t after A read it); fetch y and t."""
+    prog = static.Program()
+    blk = prog.global_block()
+    var(blk, "x", (N,), need_check_feed=True)
+    for n in "ty":
+        var(blk, n, (N,))
+    op(blk, "sin", ["x"], ["t"])
+    op(blk, "exp", ["t"], ["y"], **({"execution_stream": stream_a} if stream_a else {}))
+    op(blk, "tanh", ["x"], ["t"], **({"execution_stream": stream_b} if stream_b else {}))
+    return prog
+
+
+@pytest.mark.parametrize("streams_ab", [(None, None), ("s1", "s2")], ids=["host-pool", "two-streams"])
+def test_write_after_read_hazard_holds_under_every_injected_delay(no_passes, streams_ab):
+    # scenario 6: B rewrites t, which A reads; A must always see the old t (edge A -> B)
+    core = _core(_war_program(*streams_ab), ["x"], ["y", "t"])
+    plan = core.plan
+    a, b = writer(plan, "y"), writer(plan, "t", -1)
+    assert (a, b) in plan.edges()
+    xs = np.linspace(-1, 1, N)
+    for seed in range(40):
+        y, t = core.run([xs], parallel=True, hook=Recorder(seed=seed))
+        np.testing.assert_array_equal(y, np.exp(np.sin(xs)))
+        np.testing.assert_array_equal(t, np.tanh(xs))
+
+
+def _random_dag(rng, n_ops=40, with_random=True):
+    """A seeded random DAG of unary/binary ops (dropouts included) over [N] vars; (program, fetches)."""
+    prog = static.Program()
+    blk = prog.global_block()
+    var(blk, "x", (N,), need_check_feed=True)
+    names = ["x"]
+    for i in range(n_ops):
+        out = f"v{i}"
+        var(blk, out, (N,))
+        kind = rng.integers(0, 5)
+        if kind == 0 and with_random:
+            var(blk, f"m{i}", (N,))
+            op(blk, "dropout", [names[rng.integers(len(names))]], [out, f"m{i}"], p=0.3)
+        elif kind <= 2:
+            op(blk, ("tanh", "sin")[kind - 1], [names[rng.integers(len(names))]], [out])
+        else:
+            a, b = rng.integers(len(names), size=2)
+            op(blk, ("add", "multiply")[kind - 3], [names[a], names[b]], [out])
+        names.append(out)
+    return prog, names[-8:]
+
+
+def test_random_dag_with_random_ops_equals_sequential_bit_for_bit(no_passes):
+    # scenarios 8, 23, 25: seeded random ops draw the same numbers in any schedule; every run
+    # (random delays, a shared core) gives the sequential result
+    rng = np.random.default_rng(3)
+    prog, fetch = _random_dag(rng)
+    core = _core(prog, ["x"], fetch)
+    xs = np.linspace(-1, 1, N)
+    paddle.seed(11)
+    want = core.run([xs], parallel=False)
+    assert any(not np.array_equal(want[0], w) for w in want[1:])
+    for seed in range(25):
+        paddle.seed(11)
+        got = core.run([xs], parallel=True, hook=Recorder(seed=seed))
+        for g, w in zip(got, want):
+            np.testing.assert_array_equal(g, w)
+
+
+def _two_branch_failure_program():
+    """u = matmul(x, w1) and v = matmul(x, w2) in parallel, then their sum."""
+    prog = static.Program()
+    blk = prog.global_block()
+    var(blk, "x", (-1, 3))
+    var(blk, "w1", (3, 3))
+    var(blk, "w2", (-1, 3))
+    for n in ("u", "v", "s", "after_u"):
+        var(blk, n, (-1, 3))
+    op(blk, "matmul", ["x", "w1"], ["u"])
+    op(blk, "matmul", ["x", "w2"], ["v"])
+    op(blk, "tanh", ["u"], ["after_u"])
+    op(blk, "add", ["after_u", "v"], ["s"])
+    return prog
+
+
+def test_an_op_error_in_a_worker_is_raised_in_the_caller_and_the_next_run_works(no_passes):
+    # scenario 17: the same exception type, the op named with its index and line, the original
+    # traceback chained; no op downstream of the failure starts; the core keeps working
+    core = _core(_two_branch_failure_program(), ["x", "w1", "w2"], ["s"])
+    plan = core.plan
+    u, after_u = writer(plan, "u"), writer(plan, "after_u")
+    good = [np.eye(3), np.eye(3), np.ones((2, 3))]      # feeds in sorted name order: w1, w2, x
+    bad = [np.ones((4, 3)), np.eye(3), np.ones((2, 3))]
+    for seed in range(10):
+        rec = Recorder(seed=seed)
+        with pytest.raises(ValueError, match=rf"operator 'matmul' \(#{u} of the plan\) failed with input shapes "
+                                             r"\(\[2, 3\], \[4, 3\]\); it was built at .*test_executor_parallel.py"
+                           ) as ei:
+            core.run(bad, parallel=True, hook=rec)
+        assert isinstance(ei.value.__cause__, ValueError) and ei.value.__cause__.__traceback__ is not None
+        assert after_u not in rec.entries("start")
+        (s,) = core.run(good, parallel=True, hook=Recorder(seed=seed))
+        np.testing.assert_array_equal(s, np.tanh(np.ones((2, 3))) + np.ones((2, 3)))
+
+
+def test_two_failures_at_once_raise_exactly_one_error_and_leave_no_work(no_passes):
+    # scenario 18: both matmuls fail at the same time (they meet at a barrier first)
+    core = _core(_two_branch_failure_program(), ["x", "w1", "w2"], ["s"])
+    u, v = writer(core.plan, "u"), writer(core.plan, "v")
+    bad = [np.ones((4, 3)), np.ones((5, 3)), np.ones((2, 3))]
+    for seed in range(10):
+        rec = Recorder(seed=seed, barrier_ops=(u, v), barrier=threading.Barrier(2, timeout=5))
+        with pytest.raises(ValueError, match=r"operator 'matmul' \(#(\d+) of the plan\)") as ei:
+            core.run(bad, parallel=True, hook=rec)
+        assert f"#{u} " in str(ei.value) or f"#{v} " in str(ei.value)
+        assert streams.quiesce(5)
+        assert streams.host_pool().pending() == 0
+
+
+def test_keyboard_interrupt_in_the_caller_cancels_the_run_cleanly(no_passes):
+    # T6: SIGINT reaches the waiting caller; no new op starts after the cancel, the core still works
+    prog, last = chain_program(60)
+    core = _core(prog, ["x"], [last])
+    interrupted = threading.Event()
+
+    def on_sigint(signum, frame):
+        interrupted.set()
+        raise KeyboardInterrupt
+
+    def on_start(i):
+        if i == 5:
+            signal.pthread_kill(threading.main_thread().ident, signal.SIGINT)
+            assert interrupted.wait(5)
+    previous = signal.signal(signal.SIGINT, on_sigint)
+    try:
+        rec = Recorder(on_start=on_start)
+        with pytest.raises(KeyboardInterrupt):
+            core.run([np.ones(4)], parallel=True, hook=rec)
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    started = len(rec.entries("start"))
+    assert 5 < started < len(core.plan.instructions)
+    (out,) = core.run([np.ones(4)], parallel=True)
+    (want,) = core.run([np.ones(4)], parallel=False)
+    np.testing.assert_array_equal(out, want)
+
+
+def test_futures_overlap_the_callers_work_and_carry_results_or_errors(no_passes):
+    # T1 / return_futures: the caller holds the run at a gate while it goes on; results equal
+    # the synchronous run; a callback added before or after completion runs exactly once
+    exe, scope = static.Executor(), static.Scope()
+    prog = _two_branch_failure_program()
+    feed = {"x": np.ones((2, 3)), "w1": np.eye(3), "w2": np.eye(3)}
+    want = exe.run(prog, feed=feed, fetch_list=["s"], scope=scope)
+    gate, calls = threading.Event(), []
+    streams.run_queue().submit(lambda _: gate.wait(5))   # the queued run waits behind this
+    fut = exe.run(prog, feed=feed, fetch_list=["s"], scope=scope, return_futures=True)
+    fut.add_done_callback(lambda f: calls.append("before"))
+    assert not fut.done()
+    gate.set()
+    np.testing.assert_array_equal(fut.result(timeout=5)[0], want[0])
+    fut.add_done_callback(lambda f: calls.append("after"))
+    assert fut.done() and calls == ["before", "after"]
+    bad = exe.run(prog, feed={**feed, "w1": np.ones((4, 3))}, fetch_list=["s"], scope=scope, return_futures=True)
+    with pytest.raises(ValueError, match=r"operator 'matmul'"):
+        bad.result(timeout=5)
+    np.testing.assert_array_equal(
+        exe.run(prog, feed=feed, fetch_list=["s"], scope=scope, return_futures=True).result(timeout=5)[0], want[0])
+
+
+def test_many_runs_of_a_200_op_program_leak_no_threads_and_no_memory(no_passes):
+    # 1,000 runs of a 200-op program: the thread count and the number of live allocations stay flat
+    prog, fetch = _random_dag(np.random.default_rng(5), n_ops=200, with_random=False)
+    core = _core(prog, ["x"], fetch)
+    xs = np.linspace(-1, 1, N)
+    want = core.run([xs], parallel=False)
+    for _ in range(20):
+        core.run([xs], parallel=True)
+    threads = threading.active_count()
+    gc.collect()
+    before = sys.getallocatedblocks()
+    for _ in range(1000):
+        got = core.run([xs], parallel=True)
+    gc.collect()
+    assert threading.active_count() == threads
+    assert sys.getallocatedblocks() - before < 500   # objects: 200 ops x 1,000 runs would be 200,000
+    for g, w in zip(got, want):
+        np.testing.assert_array_equal(g, w)
+
+
+def test_two_threads_running_two_executors_at_once_stay_correct(no_passes):
+    progs = [_random_dag(np.random.default_rng(s), n_ops=30, with_random=False) for s in (7, 8)]
+    cores = [_core(p, ["x"], f) for p, f in progs]
+    xs = np.linspace(-1, 1, N)
+    wants = [c.run([xs], parallel=False) for c in cores]
+    errors = []
+
+    def work(k):
+        try:
+            for seed in range(30):
+                got = cores[k].run([xs], parallel=True, hook=Recorder(seed=seed))
+                for g, w in zip(got, wants[k]):
+                    np.testing.assert_array_equal(g, w)
+        except BaseException as e:  # noqa: BLE001 - reported by the main thread
+            errors.append(e)
+    threads = [threading.Thread(target=work, args=(k,)) for k in (0, 1)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(30)
+    assert not errors, errors
+
+
+# ---------------------------------------------------------------- choosing the mode
+def _branches(size, per_branch=2):
+    """Two independent chains of `per_branch` matmuls on [size, size] inputs, then their sum."""
+    prog = static.Program()
+    blk = prog.global_block()
+    var(blk, "x", (size, size), need_check_feed=True)
+    tails = []
+    for br in "ab":
+        prev = "x"
+        for k in range(per_branch):
+            name = f"{br}{k}"
+            var(blk, name, (size, size))
+            op(blk, "matmul", [prev, "x"], [name])
+            prev = name
+        tails.append(prev)
+    var(blk, "out", (size, size))
+    op(blk, "add", tails, ["out"])
+    return prog
+
+
+def test_the_cost_estimate_picks_parallel_for_large_branches_and_sequential_for_tiny_ops(no_passes):
+    big = _core(_branches(1024), ["x"], ["out"])
+    assert big.plan.parallel and big.runs_parallel
+    small = _core(_branches(4), ["x"], ["out"])
+    assert not small.plan.parallel and not small.runs_parallel
+    prog, last = chain_program(1000, shape=(1,))
+    assert not _core(prog, ["x"], [last]).runs_parallel
+    assert all(big.plan.op_cost[i] > 100 * small.plan.op_cost[i]
+               for i, ins in enumerate(big.plan.instructions) if ins.type == "matmul")
+
+
+def test_flags_force_a_mode_and_the_sequential_flag_wins(no_passes):
+    saved = paddle.get_flags(["FLAGS_executor_parallel", "FLAGS_new_executor_sequential_run"])
+    try:
+        paddle.set_flags({"FLAGS_executor_parallel": "always"})
+        assert _core(_branches(4), ["x"], ["out"]).runs_parallel
+        paddle.set_flags({"FLAGS_new_executor_sequential_run": True})
+        core = _core(_branches(1024), ["x"], ["out"])
+        assert not core.runs_parallel
+        paddle.set_flags({"FLAGS_new_executor_sequential_run": False, "FLAGS_executor_parallel": "never"})
+        assert not _core(_branches(1024), ["x"], ["out"]).runs_parallel
+        paddle.set_flags({"FLAGS_executor_parallel": "sometimes"})
+        with pytest.raises(ValueError, match="FLAGS_executor_parallel"):
+            _core(_branches(4), ["x"], ["out"])
+    finally:
+        paddle.set_flags(saved)
+
+
+def test_the_first_run_of_a_parallel_core_is_sequential_and_starts_no_thread(no_passes):
+    # D2, scenario 3: the build run stays on the caller's thread; the second run goes parallel
+    saved = paddle.get_flags(["FLAGS_executor_parallel"])
+    paddle.set_flags({"FLAGS_executor_parallel": "always"})
+    try:
+        core = _core(_diamond(), ["x"], ["d"])
+    finally:
+        paddle.set_flags(saved)
+    rec = Recorder()
+    core.run([np.ones(N)], hook=rec)
+    assert {th for _, th in rec.entries("start").values()} == {threading.get_ident()}
+    rec = Recorder()
+    core.run([np.ones(N)], hook=rec)
+    assert threading.get_ident() not in {th for _, th in rec.entries("start").values()}
