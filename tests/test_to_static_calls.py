@@ -429,3 +429,83 @@ def test_fresh_copies_keep_their_own_code_caches():
     assert_same_result(a(x), scale(x))
     assert_same_result(b(x, 3.0), scale(x, 3.0))
     assert a.sot_translator.cache is not b.sot_translator.cache
+
+
+class Stack(nn.Layer):
+    def __init__(self):
+        super().__init__()
+        self.blocks = nn.LayerList([nn.Linear(3, 3) for _ in range(3)])
+        self.heads = nn.LayerDict({"a": nn.Linear(3, 2), "b": nn.Linear(3, 2)})
+
+    def forward(self, x):
+        for block in self.blocks:
+            x = F.relu(block(x))
+        x = self.blocks[-1](x) + self.blocks[0](x) * len(self.blocks)
+        head = "a" if "a" in self.heads else "b"
+        return self.heads[head](x)
+
+
+def test_layer_containers_iterate_index_and_count_inlined():
+    model = Stack()
+    model.eval()
+    jit = captured(run_model, model, rand(2, 3))
+    assert jit.sot_translator.translations == 1
+
+
+def numpy_scalar_and_iterators(x, s):
+    items = iter([x, x * 2])
+    first = next(items)
+    second = next(items, None)
+    return first * s + second, next(items, 7)
+
+
+def test_numpy_scalars_fold_and_are_guarded_by_value():
+    jit = captured(numpy_scalar_and_iterators, rand(2), np.float32(1.5))
+    x = rand(2)
+    assert_same_result(jit(x, np.float32(2.5)), numpy_scalar_and_iterators(x, np.float32(2.5)))
+    assert_same_result(jit(x, np.float64(1.5)), numpy_scalar_and_iterators(x, np.float64(1.5)))
+    assert jit.sot_translator.translations == 3  # a new value, then a new type
+
+
+def while_and_assert(x, n):
+    assert n >= 0, "n must be non-negative"
+    while n > 0:
+        x = x * 0.5
+        n -= 1
+    return x
+
+
+def test_while_loops_and_assertions_on_python_values():
+    jit = captured(while_and_assert, rand(2), 3)
+    with pytest.raises(AssertionError, match="n must be non-negative"):
+        jit(rand(2), -1)
+    assert jit.sot_translator.translations == 1
+
+
+class ShapeError(Exception):
+    pass
+
+
+def raises_own_exception(x):
+    if x.shape[0] != 3:
+        raise ShapeError(f"expected 3 rows, got {x.shape[0]}")
+    return x
+
+
+def prints(x):
+    print("value:", x.shape)
+    return x + 1
+
+
+def test_user_exception_classes_and_prints_run_eagerly(capsys):
+    jit = jit_of(raises_own_exception)
+    with pytest.raises(ShapeError, match="expected 3 rows, got 2"):
+        jit(rand(2))
+    x = rand(3)
+    assert_same_result(jit(x), x)
+    jit = jit_of(prints)
+    x = rand(2)
+    assert_same_result(jit(x), prints(x))
+    assert capsys.readouterr().out == "value: [2]\nvalue: [2]\n"
+    (fallback,) = jit.sot_translator.fallbacks
+    assert "print" in fallback.reason

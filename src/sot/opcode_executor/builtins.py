@@ -47,6 +47,8 @@ def _len(ex: "OpcodeExecutor", args: list[Variable], kwargs: dict[str, Variable]
     (var,) = args
     if isinstance(var, (TupleVariable, DictVariable)):
         return ConstantVariable(len(var.items))
+    if isinstance(var, InstanceVariable):
+        return ex.protocol(var, "__len__")
     if isinstance(var, TensorVariable):
         shape = var.meta.shape
         if not shape or shape[0] < 0:
@@ -80,6 +82,24 @@ def _to_sequence(kind: type) -> Builtin:
 def _reversed(ex: "OpcodeExecutor", args: list[Variable], kwargs: dict[str, Variable]) -> Variable:
     """reversed(...) of a sequence of Variables."""
     return IteratorVariable(ex.elements(args[0])[::-1])
+
+
+def _iter(ex: "OpcodeExecutor", args: list[Variable], kwargs: dict[str, Variable]) -> Variable:
+    """iter(x): an iterator over the items known at translation time."""
+    return IteratorVariable(ex.elements(args[0]))
+
+
+def _next(ex: "OpcodeExecutor", args: list[Variable], kwargs: dict[str, Variable]) -> Variable:
+    """next(iterator[, default])."""
+    iterator = args[0]
+    if not isinstance(iterator, IteratorVariable):
+        ex.unsupported(f"next() of {iterator!r}")
+    item = iterator.next()
+    if item is None:
+        if len(args) < 2:
+            ex.unsupported("next() of an exhausted iterator (StopIteration)")
+        return args[1]
+    return item
 
 
 def _python_type(var: Variable) -> type | None:
@@ -168,6 +188,7 @@ BUILTINS: dict[Any, Builtin] = {
                                  sorted, repr, chr, ord, hash, slice)},
     len: _len, enumerate: _zip_enumerate(enumerate), zip: _zip_enumerate(zip),
     list: _to_sequence(list), tuple: _to_sequence(tuple), reversed: _reversed, isinstance: _isinstance,
+    iter: _iter, next: _next,
     type: _type, getattr: _getattr, hasattr: _hasattr, super: _super, callable: _callable, sum: _sum,
 }
 

@@ -23,6 +23,8 @@ import sys
 import types
 from typing import Any, Callable
 
+import numpy as np
+
 from runtime import Tensor
 from sot.guards import Guard
 from sot.ir import Meta, SIRBuilder, Symbol
@@ -37,7 +39,7 @@ from .trackers import (BuiltinTracker, CellTracker, ConstTracker, DummyTracker, 
                        GetItemTracker, GlobalTracker, LocalTracker, Tracker)
 from .variables import (CONSTANT_TYPES, NULL, OBJECT_TYPES, BoundMethodVariable, CellVariable, ConstantVariable,
                         DictVariable, FunctionVariable, InstanceVariable, IteratorVariable, ListVariable,
-                        ObjectVariable, TensorVariable, TupleVariable, Variable)
+                        NumpyScalarVariable, ObjectVariable, TensorVariable, TupleVariable, Variable)
 
 __all__ = ["OpcodeExecutor", "OpcodeInlineExecutor", "Unsupported", "FrameRaises", "HANDLERS"]
 
@@ -177,6 +179,8 @@ class OpcodeExecutor(CallMixin, AttributeMixin):
             var: Variable = self._wrap_tensor(value, tracker)
         elif type(value) in CONSTANT_TYPES:
             var = ConstantVariable(value, tracker)
+        elif isinstance(value, np.generic) and type(value.item()) in CONSTANT_TYPES:
+            var = NumpyScalarVariable(value, tracker)
         elif type(value) in (list, tuple):
             items = [self.wrap(v, GetItemTracker(tracker, i)) for i, v in enumerate(value)]
             var = (ListVariable if type(value) is list else TupleVariable)(items, tracker)
@@ -605,7 +609,9 @@ class OpcodeExecutor(CallMixin, AttributeMixin):
             else:
                 self.unsupported(f"{left!r} is {right!r}: identity not pinned by a guard")
         else:
-            if isinstance(right, DictVariable) and not isinstance(left, TensorVariable):
+            if isinstance(right, InstanceVariable):
+                result = self.truth(self.protocol(right, "__contains__", left))
+            elif isinstance(right, DictVariable) and not isinstance(left, TensorVariable):
                 result = self.python_value(left) in right.items
             elif isinstance(left, ConstantVariable):
                 result = left.value in self.python_value(right)
@@ -639,7 +645,16 @@ class OpcodeExecutor(CallMixin, AttributeMixin):
             return [ConstantVariable(k) for k in var.items]
         if isinstance(var, ConstantVariable) and isinstance(var.value, (tuple, range, str, frozenset)):
             return [ConstantVariable(v) for v in var.value]
+        if isinstance(var, InstanceVariable):  # a LayerList, a user container: its __iter__, inlined
+            return self.elements(self.protocol(var, "__iter__"))
         self.unsupported(f"iterating {var!r}")
+
+    def protocol(self, obj: InstanceVariable, dunder: str, *args: Variable) -> Variable:
+        """`obj.<dunder>(*args)` resolved on obj's type and inlined (iteration, len, indexing, `in`)."""
+        method = self.load_attr(obj, dunder)
+        if not isinstance(method, (BoundMethodVariable, FunctionVariable)):
+            self.unsupported(f"{type(obj.value).__name__}.{dunder} is not Python code")
+        return self.call(method, list(args), {})
 
     def python_value(self, var: Variable) -> Any:
         """A value made only of constants, as a Python object (to fold an operation on it)."""
@@ -695,7 +710,10 @@ class OpcodeExecutor(CallMixin, AttributeMixin):
             index = self.stack.pop()
             index = index if isinstance(index, TensorVariable) else self.python_value(index)
         base = self.stack.pop()
-        if isinstance(base, TensorVariable):
+        if isinstance(base, InstanceVariable):
+            self.stack.append(self.protocol(base, "__getitem__", index if isinstance(index, Variable) else
+                                            ConstantVariable(index)))
+        elif isinstance(base, TensorVariable):
             self.stack.append(self._record_method("__getitem__", base, [
                 index if isinstance(index, TensorVariable) else ConstantVariable(index)], {}))
         elif isinstance(base, TupleVariable) and isinstance(index, slice):

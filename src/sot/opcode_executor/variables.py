@@ -15,7 +15,7 @@ from sot.ir import Meta
 from .trackers import DummyTracker, Tracker
 
 __all__ = ["Variable", "ConstantVariable", "TensorVariable", "TupleVariable", "ListVariable", "DictVariable",
-           "IteratorVariable", "ObjectVariable", "FunctionVariable", "BoundMethodVariable", "CellVariable",
+           "IteratorVariable", "NumpyScalarVariable", "ObjectVariable", "FunctionVariable", "BoundMethodVariable", "CellVariable",
            "InstanceVariable", "SuperVariable", "TensorMethodVariable", "ContainerMethodVariable", "NULL",
            "CONSTANT_TYPES", "OBJECT_TYPES"]
 
@@ -53,6 +53,17 @@ class ConstantVariable(Variable):
 
     def _describe(self) -> str:
         return repr(self.value)
+
+
+class NumpyScalarVariable(ConstantVariable):
+    """A NumPy scalar (np.float32(2.0), an int64 from a shape): folded like a Python constant,
+    guarded by its exact type and its value as a Python number."""
+
+    def guards(self) -> list[Guard]:
+        """type_is + value_eq of `.item()` on its source."""
+        src = self.tracker.source
+        return [] if src is None else [Guard(src, "type_is", type(self.value)),
+                                       Guard(f"{src}.item()", "value_eq", self.value.item())]
 
 
 class TensorVariable(Variable):
