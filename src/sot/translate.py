@@ -28,6 +28,9 @@ from sot.pyversion import DecodeError, Instruction, NormalisedCode, encode, vers
 __all__ = ["GraphBreakError", "Fallback", "Translator"]
 
 _EAGER = CustomCode(None, True)  # the original code, with the hook off for its callees
+# what an op's meta function raises for a bad call (as eager code does); any other exception
+# during translation is a gap of the JIT, which fallback=False must report, never hide
+_USER_ERRORS = (ValueError, TypeError, IndexError, KeyError, ZeroDivisionError, OverflowError)
 
 
 class GraphBreakError(RuntimeError):
@@ -85,19 +88,29 @@ class Translator:
             custom = CustomCode(self._codegen(ex, returned), True)
         except FrameRaises as e:  # the frame raises its own exception: eager code raises it, in any mode
             return self._run_eagerly(ex, Fallback(e.reason, e.where))
-        except (Unsupported, DecodeError, NotImplementedError) as e:
-            if isinstance(e, Unsupported):
-                reason, where = e.reason, e.where
-            else:
-                reason, where = f"{type(e).__name__}: {e}", _where(self.code)
-            if not self.fallback:
-                raise GraphBreakError(reason, where) from e
-            return self._run_eagerly(ex, Fallback(reason, where))
-        except Exception as e:  # noqa: BLE001 - a user error: eager code raises it as it should
-            return self._run_eagerly(ex, Fallback(f"{type(e).__name__}: {e}", _where(self.code)))
+        except (Unsupported, DecodeError) as e:
+            return self._cannot_capture(ex, e)
+        except _USER_ERRORS as e:  # a meta function rejected the user's call: eager code raises it as it should
+            return self._run_eagerly(ex, Fallback(f"{type(e).__name__}: {e}", self._where(ex)))
+        except Exception as e:  # noqa: BLE001 - a gap of the translation itself (NotImplementedError, ...)
+            return self._cannot_capture(ex, e)
         self.translations += 1
         self.cache.insert(ex.guards(), custom, payload=ex.builder.build())
         return custom
+
+    def _cannot_capture(self, ex: OpcodeExecutor | None, error: Exception) -> CustomCode:
+        """The frame cannot be captured whole: GraphBreakError in full-graph mode, else run it eagerly."""
+        if isinstance(error, Unsupported):
+            reason, where = error.reason, error.where
+        else:
+            reason, where = f"{type(error).__name__}: {error}", self._where(ex)
+        if not self.fallback:
+            raise GraphBreakError(reason, where) from error
+        return self._run_eagerly(ex, Fallback(reason, where))
+
+    def _where(self, ex: OpcodeExecutor | None) -> str:
+        """file:line of the instruction the simulation stopped at (the definition before it started)."""
+        return ex.where() if ex is not None else _where(self.code)
 
     def _run_eagerly(self, ex: OpcodeExecutor | None, fallback: Fallback) -> CustomCode:
         """Record why the frame runs eagerly, and cache that decision under the guards the simulation
