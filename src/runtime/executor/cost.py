@@ -8,7 +8,10 @@ whose size is only known at run time stays sequential): contractions (matmul, bm
 conv) cost their multiply-adds at FLOPS_PER_US, everything else its elements at NS_PER_ELEMENT,
 plus OP_OVERHEAD_US. From those, W is the total work, L the critical path; with P host threads a
 parallel run takes about max(L, W / P) plus RUN_OVERHEAD_US per run and HOP_US per op that
-leaves its producer's thread. The constants were measured on the development machine
+leaves its producer's thread. Parallel is chosen only when the saving beats those costs AND is
+at least MIN_GAIN of the work: the estimate is rough, the cores may be shared, and a training
+step whose backward overlaps only a little (grad-weight next to grad-input) was measured slower
+threaded than sequential. The constants were measured on the development machine
 (benchmarks/executor_parallel.py prints the break-even), see docs/static.md.
 """
 from __future__ import annotations
@@ -17,13 +20,14 @@ import math
 from typing import Sequence
 
 __all__ = ["op_cost", "critical_path", "prefer_parallel", "FLOPS_PER_US", "NS_PER_ELEMENT", "OP_OVERHEAD_US",
-           "RUN_OVERHEAD_US", "HOP_US"]
+           "RUN_OVERHEAD_US", "HOP_US", "MIN_GAIN"]
 
-FLOPS_PER_US = 8000.0       # one core, float64 BLAS, about 8 GFLOP/s
+FLOPS_PER_US = 30000.0      # one core, float64 OpenBLAS at 1024^2, about 30 GFLOP/s
 NS_PER_ELEMENT = 1.0        # a NumPy elementwise pass over one element, read + write
 OP_OVERHEAD_US = 1.0        # a Python call and a kernel's dispatch
-RUN_OVERHEAD_US = 60.0      # waking the pool and the caller once per run
-HOP_US = 20.0               # one op handed to another thread
+RUN_OVERHEAD_US = 100.0     # waking the pool and the caller once per run
+HOP_US = 30.0               # one op handed to another thread
+MIN_GAIN = 0.25             # and only when the overlap saves at least this share of the work
 
 _CONTRACTIONS = frozenset({"matmul", "bmm", "linear", "linear_grad_input", "linear_grad_weight", "dot", "einsum"})
 _CONVOLUTIONS = frozenset({"conv", "conv_transpose", "conv_grad_filter"})
@@ -66,4 +70,4 @@ def prefer_parallel(cost: Sequence[float], downstream: Sequence[frozenset[int]],
     span = critical_path(cost, downstream)
     hops = sum(max(len(ds) - 1, 0) for ds in downstream)
     saved = work - max(span, work / max(threads, 1))
-    return saved > RUN_OVERHEAD_US + HOP_US * hops
+    return saved > RUN_OVERHEAD_US + HOP_US * hops and saved >= MIN_GAIN * work
