@@ -73,6 +73,18 @@ def test_the_wrapper_passes_arguments_and_keywords():
         np.testing.assert_allclose(jit(*args, **kwargs).numpy(), scaled_sum(*args, **kwargs).numpy(), rtol=1e-6)
 
 
+def test_a_one_output_hit_feeds_many_inputs_in_the_programs_order():
+    namespace = {}  # 12 inputs: the program's feeds are sorted by name (var_11 before var_2), not by position
+    exec("def weighted(" + ", ".join(f"a{i}" for i in range(12)) + "):\n    return "  # noqa: S102
+         + " + ".join(f"a{i} * {i + 1}" for i in range(12)) + "\n", namespace)
+    fn = namespace["weighted"]
+    jit = sot.to_static(fn)
+    for _ in range(3):  # translation, then hits
+        xs = [rand(3) for _ in range(12)]
+        np.testing.assert_allclose(jit(*xs).numpy(), fn(*xs).numpy(), rtol=1e-6)
+    assert jit.sot_translator.translations == 1 and jit.sot_translator.fallbacks == []
+
+
 def test_an_exception_propagates_and_the_previous_callback_is_restored():
     seen = []
 

@@ -72,19 +72,24 @@ class CompiledSIR:
 
         Without bound tensors and with an output that cannot require grad, every call runs the first
         lowering's inference core whatever the grad mode (the guards fixed the inputs' stop_gradient), so the
-        callable is one closure over that core: no grad-mode test, no variant lookup, no tuple of outputs."""
+        callable is one function over that core: no grad-mode test, no variant lookup, no tuple of outputs. It
+        is generated with one parameter per input and the feed list written out in the core's order: a
+        comprehension building that list costs ~0.2 us a call, a fifth of what a hit adds over eager."""
         first = self._first
         if self._cells or first.differentiable:
             run_checked = self.run_checked
             return lambda *inputs: run_checked(*inputs)[index]
-        run, order, at = first._core.run, first._feed_order, first._out_index[index]
-
-        def run_one(*inputs: Tensor) -> Tensor:
-            try:
-                return _wrap(run([inputs[i]._data for i in order])[at])
-            except Exception as e:  # noqa: BLE001 - re-raised as eager code raises it
-                _raise_as_eager(e)
-        return run_one
+        params = ", ".join(f"t{i}" for i in range(len(first.lowered.input_names)))
+        feeds = ", ".join(f"t{i}._data" for i in first._feed_order)
+        source = (f"def run_one({params}):\n"
+                  f"    try:\n"
+                  f"        return _wrap(run([{feeds}])[at])\n"
+                  f"    except Exception as e:  # re-raised as eager code raises it\n"
+                  f"        _raise_as_eager(e)\n")
+        namespace = {"_wrap": _wrap, "run": first._core.run, "at": first._out_index[index],
+                     "_raise_as_eager": _raise_as_eager}
+        exec(compile(source, f"<hit path of {self.sir.name}>", "exec"), namespace)  # noqa: S102 - generated
+        return namespace["run_one"]
 
     def run_checked(self, *inputs: Tensor) -> tuple[Tensor, ...]:
         """Run on inputs already known to match the SIR's input metas (the translated code's
