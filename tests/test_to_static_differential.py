@@ -421,3 +421,17 @@ def test_python_number_arguments_are_guarded(data, a1, a2, seed):
     assert jit.sot_translator.translations <= 2, note
     if same_constant(a1, a2):
         assert jit.sot_translator.translations == 1, "an equal constant must hit the cache" + note
+
+
+def returned_twice(x):
+    v = x * 2
+    return v, v
+
+
+@pytest.mark.xfail(strict=True, reason="translate._template gives each occurrence of a returned symbol its own SIR "
+                   "output, so the JIT returns two Tensor objects where eager returns one object twice")
+def test_a_tensor_returned_twice_is_one_object():
+    x = paddle.to_tensor(np.ones((2, 2), "float32"))
+    eager, jit = returned_twice(x), sot.to_static(returned_twice)(x)
+    assert eager[0] is eager[1]
+    assert jit[0] is jit[1]
