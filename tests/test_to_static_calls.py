@@ -117,6 +117,14 @@ def in_place_with_cast(x):
     return z
 
 
+def in_place_methods_on_fresh_tensors(x, y):
+    z = x * 2
+    z.add_(y)
+    z.clip_(0.5, 1.5)
+    z.scale_(3.0)
+    return z
+
+
 def store_subscript(x):
     cache = {"a": x}
     cache["b"] = x * 2
@@ -184,6 +192,7 @@ CASES = [
     (f_strings, lambda: (rand(2), 7)),
     (in_place_on_fresh_tensors, lambda: (rand(3), rand(3))),
     (in_place_with_cast, lambda: (rand(2),)),
+    (in_place_methods_on_fresh_tensors, lambda: (rand(3), rand(3))),
     (store_subscript, lambda: (rand(2),)),
     (getattr_hasattr, lambda: (rand(2), Scaler(3.0))),
     (star_unpack, lambda: ([rand(2), rand(2), rand(2), rand(2)],)),
@@ -391,6 +400,22 @@ def in_place_on_argument(x):
     return x
 
 
+def in_place_method_on_argument(x):
+    x.add_(paddle.ones([2]))
+    return x * 2
+
+
+def set_value_of_argument(x):
+    x.set_value(paddle.zeros([2]))
+    return x + 1
+
+
+def calls_backward(x):
+    y = (x * x).sum()
+    y.backward()
+    return y
+
+
 def in_place_on_view(x):
     y = x + 0
     z = y.reshape([4])
@@ -406,8 +431,11 @@ def deep_recursion(x, n):
     (calls_eager_only, lambda: (rand(2),), "marked not_to_static"),
     (in_place_on_argument, lambda: (rand(2),), "in-place update"),
     (in_place_on_view, lambda: (rand(2, 2),), "in-place update"),
+    (in_place_method_on_argument, lambda: (rand(2),), "in-place update"),
+    (set_value_of_argument, lambda: (rand(2),), "Tensor.set_value changes a tensor in place"),
+    (calls_backward, lambda: (rand(2, grad=True),), "Tensor.backward"),
     (deep_recursion, lambda: (rand(2), 40), "nested deeper"),
-], ids=["not_to_static", "argument", "view", "recursion"])
+], ids=["not_to_static", "argument", "view", "method_on_argument", "set_value", "backward", "recursion"])
 def test_what_cannot_be_captured_runs_eagerly_with_the_reason_and_the_decision_is_cached(fn, inputs, reason):
     args = inputs()
     jit = jit_of(fn)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from runtime import Tensor
 from sot.markers import is_to_static_wrapper
 from sot.pyversion import Instruction
 
@@ -18,7 +19,7 @@ from .builtins import builtin_of
 from .dispatch import FrameRaises, handles
 from .trackers import GetAttrTracker
 from .variables import (NULL, BoundMethodVariable, ContainerMethodVariable, DictVariable, FunctionVariable,
-                        InstanceVariable, ObjectVariable, TensorMethodVariable, Variable)
+                        InstanceVariable, ObjectVariable, TensorMethodVariable, TensorVariable, Variable)
 
 __all__ = ["CallMixin", "is_runtime_api"]
 
@@ -30,6 +31,16 @@ def is_runtime_api(fn: Any) -> bool:
     return (callable(fn) and not isinstance(fn, type) and (module == "runtime" or module.startswith("runtime."))
             and not name.startswith("_") and "." not in name)
 
+
+
+# Tensor methods with effects beyond their result; names ending in "_" (add_, uniform_) are in place too
+_SIDE_EFFECT_METHODS = frozenset({"set_value", "copy_", "backward", "clear_grad", "clear_gradient", "register_hook",
+                                  "__setitem__"})
+
+
+def _mutates(method: str) -> bool:
+    """Whether calling Tensor.<method> changes the tensor or the autograd state."""
+    return method in _SIDE_EFFECT_METHODS or (method.endswith("_") and not method.startswith("_"))
 
 
 class CallMixin:
@@ -45,6 +56,8 @@ class CallMixin:
         if isinstance(fn, BoundMethodVariable):
             return self.call(fn.function, [fn.receiver, *args], kwargs)
         if isinstance(fn, ObjectVariable) and is_runtime_api(fn.value):
+            if fn.value.__name__.endswith("_"):
+                self.unsupported(f"{fn.value.__name__} changes its argument in place (a side effect)")
             pos = [self.as_arg(a) for a in args]
             return self.from_result(self.builder.call_api(fn.value, pos, {k: self.as_arg(v) for k, v in
                                                                           kwargs.items()}))
@@ -66,7 +79,14 @@ class CallMixin:
         self.unsupported(f"calling {fn!r}")
 
     def _record_method(self, name: str, self_var: Variable, args: list[Variable], kwargs: dict) -> Variable:
-        """A Tensor method call, recorded as call_method."""
+        """A Tensor method call, recorded as call_method; an in-place one (`add_`) updates a tensor the
+        frame made as its out-of-place twin (`add`) would, anything else that mutates cannot be captured."""
+        if _mutates(name):
+            twin = name[:-1]
+            if not (isinstance(self_var, TensorVariable) and name.endswith("_") and callable(getattr(Tensor, twin,
+                                                                                                      None))):
+                self.unsupported(f"Tensor.{name} changes a tensor in place (a side effect)")
+            return self.update_in_place(self_var, lambda: self._record_method(twin, self_var, args, kwargs))
         self_sym = self.as_arg(self_var)
         return self.from_result(self.builder.call_method(
             name, self_sym, [self.as_arg(a) for a in args], {k: self.as_arg(v) for k, v in kwargs.items()}))

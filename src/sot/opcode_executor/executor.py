@@ -484,17 +484,23 @@ class OpcodeExecutor(CallMixin, AttributeMixin):
         return result
 
     def _tensor_in_place(self, tensor: TensorVariable, dunder: str, other: Variable) -> TensorVariable:
-        """`t op= x` on a tensor made in this frame that nothing else can alias: every reference to
-        the Variable sees the new value, cast to its dtype, as eager's in-place update does."""
+        """`t op= x` on a tensor: see `update_in_place`."""
+        return self.update_in_place(tensor, lambda: self._operator(dunder, tensor, other))
+
+    def update_in_place(self, tensor: TensorVariable, compute: Callable[[], Variable]) -> TensorVariable:
+        """An in-place update (`t += x`, `t.add_(x)`) of a tensor made in this frame that nothing else
+        can alias: the out-of-place result `compute()`, cast to the tensor's dtype, becomes the value
+        every reference to the Variable sees, as eager's in-place update does."""
         if tensor.tracker.source is not None or not tensor.fresh:
             self.unsupported(f"in-place update of {tensor!r}, which may be aliased outside the frame or by a view")
-        result = self._operator(dunder, tensor, other)
+        result = compute()
         meta = tensor.meta
-        if result.meta.shape != meta.shape:
+        if not isinstance(result, TensorVariable) or result.meta.shape != meta.shape:
             self.unsupported(f"in-place update of {tensor!r} changes its shape")  # eager raises: let it
         if result.meta.dtype != meta.dtype:
             result = self.from_result(self.builder.call_method("astype", result.symbol, [str(meta.dtype)]))
         tensor.symbol = result.symbol
+        tensor.fresh = True  # still referenced only through this Variable
         return tensor
 
     @handles("UNARY_NEGATIVE", "UNARY_INVERT")
