@@ -156,8 +156,9 @@ def _template(ex: OpcodeExecutor, var: Variable, outputs: list[Symbol]) -> Any:
     if isinstance(var, TensorVariable) and any(var is v for v in ex.inputs):
         return _In(next(i for i, v in enumerate(ex.inputs) if v is var))  # returned as is, like eager
     if isinstance(var, TensorVariable):
-        outputs.append(var.symbol)
-        return _Out(len(outputs) - 1)
+        if var.symbol not in outputs:  # a tensor returned twice is one object twice, as in eager
+            outputs.append(var.symbol)
+        return _Out(outputs.index(var.symbol))
     if isinstance(var, TupleVariable):
         items = [_template(ex, v, outputs) for v in var.items]
         return items if isinstance(var, ListVariable) else tuple(items)
