@@ -675,6 +675,62 @@ def test_the_callback_is_per_thread():
     assert set_eval_frame(None) is None
 
 
+def _spawner(x):
+    return x
+
+
+def _spawner_variant(x):
+    return _hooked_in_a_thread(x)
+
+
+def _hooked_in_a_thread(x):
+    """Runs _in_hooked_thread(x) on a new thread with its own callback; what that callback saw."""
+    answer = Answer()
+
+    def work():
+        with eval_frame_callback(answer):
+            _in_hooked_thread(x)
+
+    worker = threading.Thread(target=work)
+    worker.start()
+    worker.join()
+    return answer.seen
+
+
+def test_code_run_with_the_hook_off_uninstalls_it_and_another_threads_callback_installs_it_again():
+    main = Answer((_spawner.__code__, CustomCode(_spawner_variant.__code__, True)))
+    before = counters()["suspended_runs"]
+    with eval_frame_callback(main):
+        thread_saw = _spawner(1)  # the only callback is this thread's: its run uninstalls the hook
+        _callee(1)  # and the hook is back for this thread after the run
+    assert counters()["suspended_runs"] == before + 1
+    assert thread_saw == ["_in_hooked_thread"]  # the thread's callback set during the run was honoured
+    assert main.seen == ["_spawner", "_callee"]  # not _hooked_in_a_thread: the run's callees are unhooked
+
+
+def test_no_uninstall_while_another_thread_has_a_callback():
+    other, ready, done = Answer(), threading.Event(), threading.Event()
+
+    def work():
+        with eval_frame_callback(other):
+            ready.set()
+            done.wait()
+            _in_hooked_thread(2)
+
+    worker = threading.Thread(target=work)
+    worker.start()
+    ready.wait()
+    main = Answer((_caller.__code__, CustomCode(_caller_variant.__code__, True)))
+    before = counters()["suspended_runs"]
+    try:
+        assert hooked(main, _caller, 2) == 9
+    finally:
+        done.set()
+        worker.join()
+    assert counters()["suspended_runs"] == before
+    assert "_in_hooked_thread" in other.seen and "_caller" in main.seen
+
+
 # ---------------------------------------------------------------- no reference leaks
 
 def _leak_target(obj, items, *, scale=2):

@@ -27,7 +27,8 @@
  *
  * The cache-hit path is the one that counts (a hit should cost about a microsecond): it
  * allocates nothing here. The view handed to a lookup is a spare one, reused while no Python
- * code kept it, and `CallWithCallback` swaps the callback in C around a vectorcall.
+ * code kept it, `CallWithCallback` swaps the callback in C around a vectorcall, and the code a
+ * hit runs (callees unhooked) runs with the hook uninstalled when no other thread needs it.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -64,7 +65,7 @@ static PyObject *skip_marker;       /* co_extra value of a skipped code object *
 static PyObject *str_lookup;        /* interned "lookup" */
 
 static struct {
-    unsigned long long callback_calls, cache_lookups, cache_hits, relocated_runs;
+    unsigned long long callback_calls, cache_lookups, cache_hits, relocated_runs, suspended_runs;
 } counts;
 
 /* ------------------------------------------------------------------ CustomCode */
@@ -218,9 +219,9 @@ get_code_cache(PyObject *module, PyObject *code)
 static PyObject *
 counters(PyObject *module, PyObject *unused)
 {
-    return Py_BuildValue("{sKsKsKsK}", "callback_calls", counts.callback_calls, "cache_lookups",
+    return Py_BuildValue("{sKsKsKsKsK}", "callback_calls", counts.callback_calls, "cache_lookups",
                          counts.cache_lookups, "cache_hits", counts.cache_hits, "relocated_runs",
-                         counts.relocated_runs);
+                         counts.relocated_runs, "suspended_runs", counts.suspended_runs);
 }
 
 /* ------------------------------------------------------------------ frame access per version */
@@ -268,9 +269,59 @@ typedef struct {
 } ThreadHook;
 static _Thread_local ThreadHook hook;
 
-/* Threads with a callback set; the hook is installed in the interpreter while this is > 0. A
- * thread that exits with a callback still set keeps it counted (other threads see no callback). */
+/* Threads with a callback set; the hook is installed in the interpreter while this is > 0 and
+ * no run suspended it. A thread that exits with a callback still set keeps it counted (other
+ * threads see no callback). */
 static Py_ssize_t threads_with_callback;
+
+/* Whether a run of code with the hook off for its callees uninstalled the hook (suspend_hook). */
+static int hook_suspended;
+
+static PyObject *sot_eval_frame(PyThreadState *tstate, _PyInterpreterFrame *frame, int throw_flag);
+
+static int
+install_hook(int on)
+{
+    PyInterpreterState *interp = PyInterpreterState_Get();
+    _PyFrameEvalFunction current = _PyInterpreterState_GetEvalFrameFunc(interp);
+    if (current != _PyEval_EvalFrameDefault && current != sot_eval_frame) {
+        PyErr_SetString(PyExc_RuntimeError,
+                        "another PEP 523 frame evaluator is installed; sot cannot hook frames");
+        return -1;
+    }
+    _PyInterpreterState_SetEvalFrameFunc(interp, on ? sot_eval_frame : _PyEval_EvalFrameDefault);
+    return 0;
+}
+
+/* CPython inlines Python-to-Python calls only while no evaluator is installed, so code whose
+ * callees run with the hook off (a cache hit's runner, an eager fallback) runs faster with the
+ * hook uninstalled. That is safe while this thread is the only one with a callback: its callees
+ * are not handed over anyway, and a thread that sets a callback meanwhile installs the hook
+ * again (swap_callback). Returns whether it uninstalled the hook; resume_hook undoes it. */
+static int
+suspend_hook(void)
+{
+    if (hook_suspended || threads_with_callback != 1 || hook.callback == NULL) {
+        return 0;
+    }
+    if (install_hook(0) < 0) { /* cannot happen while sot_eval_frame runs: it is installed */
+        PyErr_Clear();
+        return 0;
+    }
+    hook_suspended = 1;
+    counts.suspended_runs++;
+    return 1;
+}
+
+static int
+resume_hook(int suspended)
+{
+    if (!suspended || !hook_suspended) { /* not ours, or another thread installed it meanwhile */
+        return 0;
+    }
+    hook_suspended = 0;
+    return threads_with_callback > 0 ? install_hook(1) : 0;
+}
 
 #define UNHOOKED_FLAGS (CO_GENERATOR | CO_COROUTINE | CO_ASYNC_GENERATOR | CO_ITERABLE_COROUTINE)
 
@@ -641,12 +692,16 @@ run_frame(PyThreadState *tstate, _PyInterpreterFrame *frame, PyCodeObject *code,
     }
     PyObject *result;
     hook.disabled += disable;
+    int suspended = disable && suspend_hook();
     if (code == NULL || swap_in_place(tstate, frame, code)) {
         result = _PyEval_EvalFrameDefault(tstate, frame, 0);
     }
     else {
         result = run_relocated(frame, code);
         release_unstarted(tstate, frame);
+    }
+    if (resume_hook(suspended) < 0) {
+        Py_CLEAR(result);
     }
     hook.disabled -= disable;
     return result;
@@ -761,20 +816,6 @@ sot_eval_frame(PyThreadState *tstate, _PyInterpreterFrame *frame, int throw_flag
     return hooked(tstate, frame, code, (PyObject *)extra);
 }
 
-static int
-install_hook(int on)
-{
-    PyInterpreterState *interp = PyInterpreterState_Get();
-    _PyFrameEvalFunction current = _PyInterpreterState_GetEvalFrameFunc(interp);
-    if (current != _PyEval_EvalFrameDefault && current != sot_eval_frame) {
-        PyErr_SetString(PyExc_RuntimeError,
-                        "another PEP 523 frame evaluator is installed; sot cannot hook frames");
-        return -1;
-    }
-    _PyInterpreterState_SetEvalFrameFunc(interp, on ? sot_eval_frame : _PyEval_EvalFrameDefault);
-    return 0;
-}
-
 /* Makes `callback` (NULL: none; a new reference is taken) this thread's callback, installing
  * or removing the hook as the count of threads with one crosses zero; *previous receives the old
  * callback (the thread's reference passes to the caller; NULL: none). */
@@ -783,14 +824,17 @@ swap_callback(PyObject *callback, PyObject **previous)
 {
     PyObject *old = hook.callback;
     if (callback == NULL) {
-        if (old != NULL && threads_with_callback == 1 && install_hook(0) < 0) {
+        if (old != NULL && threads_with_callback == 1 && !hook_suspended && install_hook(0) < 0) {
             return -1;
         }
         threads_with_callback -= old != NULL;
     }
     else {
-        if (old == NULL && threads_with_callback == 0 && install_hook(1) < 0) {
-            return -1;
+        if (old == NULL && (threads_with_callback == 0 || hook_suspended)) {
+            if (install_hook(1) < 0) {
+                return -1;
+            }
+            hook_suspended = 0;
         }
         threads_with_callback += old == NULL;
         Py_INCREF(callback);

@@ -52,8 +52,11 @@ What the callback (or a cache lookup) returns
 
 Exceptions raised by the callback, a lookup, or the code run propagate to the caller of the
 frame with the frame released. ``counters()`` returns process-wide counts of callback calls,
-cache lookups and hits, and relocated runs (code run in a new frame because the thread's frame
-stack had no room to grow the original one in place).
+cache lookups and hits, relocated runs (code run in a new frame because the thread's frame
+stack had no room to grow the original one in place) and suspended runs: code run with
+``disable_eval_frame=True`` while its thread was the only one with a callback runs with the hook
+uninstalled (CPython inlines Python calls only without one); a thread that sets a callback
+meanwhile installs it again.
 """
 from __future__ import annotations
 
