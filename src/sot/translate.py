@@ -24,6 +24,7 @@ from sot.opcode_executor import (ConstantVariable, DictVariable, FrameRaises, Li
                                  OpcodeExecutor, TensorVariable, TupleVariable, Unsupported)
 from sot.opcode_executor.variables import Variable
 from sot.pyversion import DecodeError, Instruction, NormalisedCode, encode, versions
+from sot.reasons import REASONS
 
 __all__ = ["GraphBreakError", "Fallback", "Translator"]
 
@@ -36,18 +37,20 @@ _USER_ERRORS = (ValueError, TypeError, IndexError, KeyError, ZeroDivisionError, 
 class GraphBreakError(RuntimeError):
     """A frame could not be captured whole and `fallback=False` asked for no eager fallback."""
 
-    def __init__(self, reason: str, where: str):
+    def __init__(self, reason: str, where: str, code: str = "SOT-G001"):
         self.reason = reason
         self.where = where
-        super().__init__(f"cannot capture the frame: {reason} ({where})")
+        self.code = code
+        super().__init__(f"cannot capture the frame: [{code}] {reason} ({where}); hint: {REASONS[code].hint}")
 
 
 @dataclass(frozen=True)
 class Fallback:
-    """One frame that ran eagerly, and why."""
+    """One frame that ran eagerly, and why (`code`: its entry in sot.reasons.REASONS)."""
 
     reason: str
     where: str
+    code: str = "SOT-G001"
 
 
 class _HookCache:
@@ -87,11 +90,11 @@ class Translator:
             returned = ex.run()
             custom = CustomCode(self._codegen(ex, returned), True)
         except FrameRaises as e:  # the frame raises its own exception: eager code raises it, in any mode
-            return self._run_eagerly(ex, Fallback(e.reason, e.where))
+            return self._run_eagerly(ex, Fallback(e.reason, e.where, e.code))
         except (Unsupported, DecodeError) as e:
             return self._cannot_capture(ex, e)
         except _USER_ERRORS as e:  # a meta function rejected the user's call: eager code raises it as it should
-            return self._run_eagerly(ex, Fallback(f"{type(e).__name__}: {e}", self._where(ex)))
+            return self._run_eagerly(ex, Fallback(f"{type(e).__name__}: {e}", self._where(ex), "SOT-E001"))
         except Exception as e:  # noqa: BLE001 - a gap of the translation itself (NotImplementedError, ...)
             return self._cannot_capture(ex, e)
         self.translations += 1
@@ -101,12 +104,12 @@ class Translator:
     def _cannot_capture(self, ex: OpcodeExecutor | None, error: Exception) -> CustomCode:
         """The frame cannot be captured whole: GraphBreakError in full-graph mode, else run it eagerly."""
         if isinstance(error, Unsupported):
-            reason, where = error.reason, error.where
+            reason, where, code = error.reason, error.where, error.code
         else:
-            reason, where = f"{type(error).__name__}: {error}", self._where(ex)
+            reason, where, code = f"{type(error).__name__}: {error}", self._where(ex), "SOT-G001"
         if not self.fallback:
-            raise GraphBreakError(reason, where) from error
-        return self._run_eagerly(ex, Fallback(reason, where))
+            raise GraphBreakError(reason, where, code) from error
+        return self._run_eagerly(ex, Fallback(reason, where, code))
 
     def _where(self, ex: OpcodeExecutor | None) -> str:
         """file:line of the instruction the simulation stopped at (the definition before it started)."""

@@ -257,7 +257,7 @@ class CodeCache:
                      f"{self._last_actual[g]})")
         else:
             worst = "no guard failed"
-        warnings.warn(f"sot: {self._where()} needed more than cache_size_limit="
+        warnings.warn(f"sot [SOT-L001]: {self._where()} needed more than cache_size_limit="
                       f"{self.cache_size_limit} translations; {worst}. It runs eagerly from now "
                       "on: raise cache_size_limit or keep that value stable between calls.",
                       CacheSizeLimitWarning, stacklevel=3)

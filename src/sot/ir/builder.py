@@ -44,10 +44,18 @@ from .symbol import Meta, Symbol
 if TYPE_CHECKING:
     from runtime.nn import Layer
 
-__all__ = ["SIRBuilder"]
+__all__ = ["SIRBuilder", "NeedsTensorValue", "WritesSymbol"]
 
 _sir_ids = itertools.count()
 _WRAPPED = (ValueError, TypeError, IndexError)  # the types static mode re-raises with a note
+
+
+class NeedsTensorValue(NotImplementedError):
+    """The call needs a tensor's value at translation time (`bool(x)`, `x.numpy()`): not capturable."""
+
+
+class WritesSymbol(NotImplementedError):
+    """The call writes a symbol's tensor in place: statements assign each symbol once."""
 
 
 class SIRBuilder:
@@ -161,7 +169,7 @@ class SIRBuilder:
         for name in (name for op in ops for name in op.outputs):
             sym = self._by_var_name.get(name)
             if sym is not None and not self._vars[sym].persistable:
-                raise NotImplementedError(
+                raise WritesSymbol(
                     f"{st.kind} statement writes {sym.name} in place; a StatementIR assigns each symbol once")
 
     def _new_symbol(self, meta: Meta) -> Symbol:
@@ -177,7 +185,7 @@ def _eager_error(e: Exception, st: Statement) -> Exception:
     """The exception eager code raises for this call: static mode's re-raise with its note taken off;
     a call that needs a tensor's value (`bool(x)`, `x.numpy()`) cannot be captured at all."""
     if isinstance(e, TypeError) and "static Variable" in str(e):
-        error = NotImplementedError(f"{st.kind} statement needs a tensor value at translation time: {e}")
+        error = NeedsTensorValue(f"{st.kind} statement needs a tensor value at translation time: {e}")
         error.__cause__ = e
         return error
     original = e.__context__

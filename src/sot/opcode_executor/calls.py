@@ -9,9 +9,11 @@ builtins and `math` functions on values known at translation time are simulated 
 """
 from __future__ import annotations
 
-from typing import Any
+import contextlib
+from typing import Any, Iterator
 
 from runtime import Tensor
+from sot.ir import NeedsTensorValue, WritesSymbol
 from sot.markers import is_to_static_wrapper
 from sot.pyversion import Instruction
 
@@ -57,10 +59,11 @@ class CallMixin:
             return self.call(fn.function, [fn.receiver, *args], kwargs)
         if isinstance(fn, ObjectVariable) and is_runtime_api(fn.value):
             if fn.value.__name__.endswith("_"):
-                self.unsupported(f"{fn.value.__name__} changes its argument in place (a side effect)")
+                self.unsupported(f"{fn.value.__name__} changes its argument in place (a side effect)", "SOT-S001")
             pos = [self.as_arg(a) for a in args]
-            return self.from_result(self.builder.call_api(fn.value, pos, {k: self.as_arg(v) for k, v in
-                                                                          kwargs.items()}))
+            with self.recording():
+                return self.from_result(self.builder.call_api(fn.value, pos, {k: self.as_arg(v) for k, v in
+                                                                              kwargs.items()}))
         if isinstance(fn, ObjectVariable) and is_to_static_wrapper(fn.value):  # inline what it wraps
             return self.call(self.wrap(fn.value.__wrapped__, GetAttrTracker(fn.tracker, "__wrapped__")), args, kwargs)
         if isinstance(fn, FunctionVariable):
@@ -76,7 +79,7 @@ class CallMixin:
             builtin = builtin_of(fn.value)
             if builtin is not None:
                 return builtin(self, args, kwargs)
-        self.unsupported(f"calling {fn!r}")
+        self.unsupported(f"calling {fn!r}", "SOT-B003")
 
     def _record_method(self, name: str, self_var: Variable, args: list[Variable], kwargs: dict) -> Variable:
         """A Tensor method call, recorded as call_method; an in-place one (`add_`) updates a tensor the
@@ -85,11 +88,22 @@ class CallMixin:
             twin = name[:-1]
             if not (isinstance(self_var, TensorVariable) and name.endswith("_") and callable(getattr(Tensor, twin,
                                                                                                       None))):
-                self.unsupported(f"Tensor.{name} changes a tensor in place (a side effect)")
+                self.unsupported(f"Tensor.{name} changes a tensor in place (a side effect)", "SOT-S001")
             return self.update_in_place(self_var, lambda: self._record_method(twin, self_var, args, kwargs))
         self_sym = self.as_arg(self_var)
-        return self.from_result(self.builder.call_method(
-            name, self_sym, [self.as_arg(a) for a in args], {k: self.as_arg(v) for k, v in kwargs.items()}))
+        with self.recording():
+            return self.from_result(self.builder.call_method(
+                name, self_sym, [self.as_arg(a) for a in args], {k: self.as_arg(v) for k, v in kwargs.items()}))
+
+    @contextlib.contextmanager
+    def recording(self) -> Iterator[None]:
+        """A recorded call the SIR cannot hold becomes Unsupported with its reason code."""
+        try:
+            yield
+        except NeedsTensorValue as e:
+            self.unsupported(str(e), "SOT-B002")
+        except WritesSymbol as e:
+            self.unsupported(str(e), "SOT-S001")
 
     @handles("CALL")
     def _call(self, ins: Instruction) -> None:

@@ -14,18 +14,24 @@ __all__ = ["HANDLERS", "handles", "Unsupported", "FrameRaises"]
 
 
 class Unsupported(Exception):
-    """The frame uses something this executor cannot simulate yet: a reason to run it eagerly."""
+    """The frame uses something this executor cannot simulate: a reason to break the graph or run it
+    eagerly. `code` is its entry in `sot.reasons.REASONS` (no detail: an opcode without a handler)."""
 
-    def __init__(self, opname: str, where: str, detail: str = ""):
+    default_code = "SOT-G001"
+
+    def __init__(self, opname: str, where: str, detail: str = "", code: str | None = None):
         self.opname = opname
         self.where = where
         self.detail = detail
+        self.code = code or (self.default_code if detail else "SOT-U001")
         self.reason = f"{opname}: {detail}" if detail else f"unsupported opcode {opname}"
-        super().__init__(f"{self.reason} at {where}")
+        super().__init__(f"[{self.code}] {self.reason} at {where}")
 
 
 class FrameRaises(Unsupported):
     """The frame raises an exception of its own (`raise` reached): eager code raises it, with its message."""
+
+    default_code = "SOT-R001"
 
 
 HANDLERS: dict[str, Callable[[Any, Any], Any]] = {}

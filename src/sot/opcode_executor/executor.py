@@ -160,9 +160,9 @@ class OpcodeExecutor(CallMixin, AttributeMixin):
         line = self.current.lineno if self.current is not None else self.code.co_firstlineno
         return f"{self.code.co_filename}:{line}"
 
-    def unsupported(self, detail: str = "") -> None:
-        """Raises Unsupported for the current instruction."""
-        raise Unsupported(self.current.opname if self.current else "?", self.where(), detail)
+    def unsupported(self, detail: str = "", code: str | None = None) -> None:
+        """Raises Unsupported for the current instruction (`code`: its sot.reasons entry)."""
+        raise Unsupported(self.current.opname if self.current else "?", self.where(), detail, code)
 
     def guards(self) -> list[Guard]:
         """The guards of every Variable read from the frame, without repeats."""
@@ -267,7 +267,7 @@ class OpcodeExecutor(CallMixin, AttributeMixin):
     def inline(self, fn: FunctionVariable, args: list[Variable], kwargs: dict[str, Variable]) -> Variable:
         """Simulate a Python function's code into this translation's SIR."""
         if fn.value is not None and is_not_to_static(fn.value):
-            self.unsupported(f"{fn.code.co_qualname} is marked not_to_static")
+            self.unsupported(f"{fn.code.co_qualname} is marked not_to_static", "SOT-B004")
         if self.depth >= _MAX_DEPTH:
             self.unsupported(f"calls nested deeper than {_MAX_DEPTH}")
         if fn.code.co_flags & (0x80 | 0x100 | 0x200):  # coroutine, iterable coroutine, async generator
@@ -385,7 +385,8 @@ class OpcodeExecutor(CallMixin, AttributeMixin):
     def _store_deref(self, ins: Instruction) -> None:
         cell = self.cells[ins.argval]
         if cell.real:
-            self.unsupported(f"assigning {ins.argval!r}, a variable of an enclosing function (a side effect)")
+            self.unsupported(f"assigning {ins.argval!r}, a variable of an enclosing function (a side effect)",
+                             "SOT-S001")
         cell.content = self.stack.pop()
 
     @handles("LOAD_CLOSURE")
@@ -427,7 +428,7 @@ class OpcodeExecutor(CallMixin, AttributeMixin):
         level, fromlist = (self.python_value(v) for v in self.pop(2))
         name = ins.argval
         if level != 0 or name not in sys.modules:
-            self.unsupported(f"importing {name!r}, which is not imported yet (a side effect)")
+            self.unsupported(f"importing {name!r}, which is not imported yet (a side effect)", "SOT-B003")
         module = sys.modules[name] if fromlist else sys.modules[name.partition(".")[0]]
         source = f"__import__({name!r}, fromlist={fromlist!r})" if fromlist else f"__import__({name!r})"
         self.stack.append(self.wrap(module, ExpressionTracker(source)))
@@ -435,6 +436,10 @@ class OpcodeExecutor(CallMixin, AttributeMixin):
     @handles("IMPORT_FROM")
     def _import_from(self, ins: Instruction) -> None:
         self.stack.append(self.load_attr(self.stack[-1], ins.argval))
+
+    @handles("STORE_ATTR", "DELETE_ATTR", "STORE_GLOBAL", "DELETE_GLOBAL", "DELETE_SUBSCR", "STORE_SLICE")
+    def _side_effect(self, ins: Instruction) -> None:
+        self.unsupported(f"{ins.opname} {ins.argval or ''}: a write visible outside the frame", "SOT-S001")
 
     @handles("LOAD_ASSERTION_ERROR")
     def _load_assertion_error(self, ins: Instruction) -> None:
@@ -465,7 +470,7 @@ class OpcodeExecutor(CallMixin, AttributeMixin):
             return type(left)([*left.items, *right.items])
         if in_place and not isinstance(left, (ConstantVariable, TensorVariable)) and not (
                 isinstance(left, TupleVariable) and not isinstance(left, ListVariable)):
-            self.unsupported(f"in-place {op}= on {left!r}")  # mutates the object: a side effect
+            self.unsupported(f"in-place {op}= on {left!r}", "SOT-S001")  # mutates the object
         if isinstance(left, TensorVariable):
             return self._tensor_in_place(left, dunder, right) if in_place else self._operator(dunder, left, right)
         if isinstance(right, TensorVariable) and isinstance(left, ConstantVariable):
@@ -478,7 +483,8 @@ class OpcodeExecutor(CallMixin, AttributeMixin):
     def _operator(self, dunder: str, tensor: TensorVariable, other: Variable | None = None) -> Variable:
         """A Tensor operator: recorded as call_method; its result is a new tensor nothing aliases."""
         args = [] if other is None else [other.symbol if isinstance(other, TensorVariable) else self.as_arg(other)]
-        result = self.from_result(self.builder.call_method(dunder, tensor.symbol, args))
+        with self.recording():
+            result = self.from_result(self.builder.call_method(dunder, tensor.symbol, args))
         if isinstance(result, TensorVariable):
             result.fresh = True
         return result
@@ -492,7 +498,8 @@ class OpcodeExecutor(CallMixin, AttributeMixin):
         can alias: the out-of-place result `compute()`, cast to the tensor's dtype, becomes the value
         every reference to the Variable sees, as eager's in-place update does."""
         if tensor.tracker.source is not None or not tensor.fresh:
-            self.unsupported(f"in-place update of {tensor!r}, which may be aliased outside the frame or by a view")
+            self.unsupported(f"in-place update of {tensor!r}, which may be aliased outside the frame or by a view",
+                             "SOT-S001")
         result = compute()
         meta = tensor.meta
         if not isinstance(result, TensorVariable) or result.meta.shape != meta.shape:
@@ -559,10 +566,10 @@ class OpcodeExecutor(CallMixin, AttributeMixin):
             kind = type(var.value)
             if getattr(kind, "__bool__", None) is None and getattr(kind, "__len__", None) is None:
                 return True  # an object without __bool__/__len__ is true; its type guard pins that
-            self.unsupported(f"the truth of {var!r}")
+            self.unsupported(f"the truth of {var!r}", "SOT-B003")
         if isinstance(var, (ObjectVariable, FunctionVariable, BoundMethodVariable)):
             return True if not isinstance(var, ObjectVariable) else bool(var.value)
-        self.unsupported(f"a condition on {var!r}")
+        self.unsupported(f"a condition on {var!r}", "SOT-B001" if isinstance(var, TensorVariable) else None)
 
     @handles(*_JUMPS)
     def _pop_jump_if(self, ins: Instruction) -> None:
@@ -653,7 +660,7 @@ class OpcodeExecutor(CallMixin, AttributeMixin):
             return [ConstantVariable(v) for v in var.value]
         if isinstance(var, InstanceVariable):  # a LayerList, a user container: its __iter__, inlined
             return self.elements(self.protocol(var, "__iter__"))
-        self.unsupported(f"iterating {var!r}")
+        self.unsupported(f"iterating {var!r}", "SOT-B002" if isinstance(var, TensorVariable) else None)
 
     def protocol(self, obj: InstanceVariable, dunder: str, *args: Variable) -> Variable:
         """`obj.<dunder>(*args)` resolved on obj's type and inlined (iteration, len, indexing, `in`)."""
@@ -739,7 +746,7 @@ class OpcodeExecutor(CallMixin, AttributeMixin):
         index, base, value = self.stack.pop(), self.stack.pop(), self.stack.pop()
         key = self.python_value(index)
         if base.tracker.source is not None or not isinstance(base, (ListVariable, DictVariable)):
-            self.unsupported(f"{base!r}[{key!r}] = ...: a write into an object from outside the frame")
+            self.unsupported(f"{base!r}[{key!r}] = ...: a write into an object from outside the frame", "SOT-S001")
         if isinstance(base, ListVariable):
             if not isinstance(key, int) or not -len(base.items) <= key < len(base.items):
                 self.unsupported(f"list assignment at {key!r}")
@@ -767,7 +774,7 @@ class OpcodeExecutor(CallMixin, AttributeMixin):
             self.unsupported(f"{name} with keyword arguments")
         if name in ("append", "extend"):
             if container.tracker.source is not None:
-                self.unsupported(f"mutating {container!r}")  # a list from the frame: a side effect to replay
+                self.unsupported(f"mutating {container!r}", "SOT-S001")  # a list from outside: a side effect
             (value,) = args
             container.items.extend(self.elements(value) if name == "extend" else [value])
             return ConstantVariable(None)
