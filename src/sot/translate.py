@@ -24,7 +24,8 @@ from sot.opcode_executor import (ConstantVariable, DictVariable, FrameRaises, Li
                                  OpcodeExecutor, TensorVariable, TupleVariable, Unsupported)
 from sot.opcode_executor.variables import Variable
 from sot.pyversion import DecodeError, Instruction, NormalisedCode, encode, versions
-from sot.reasons import REASONS
+from sot.reasons import REASONS, Event
+from sot.tools import record
 
 __all__ = ["GraphBreakError", "Fallback", "Translator"]
 
@@ -78,7 +79,10 @@ class Translator:
             self.cache = CodeCache(code, cache_size_limit)
             set_code_cache(code, _HookCache(self.cache))
         self.fallbacks: list[Fallback] = []
+        self.breaks: list[Event] = []  # graph breaks of its translations, each with its reason code
+        self.children: list[Translator] = []  # translators of the resume functions its breaks made
         self.translations = 0
+        record.register(self)
 
     def __call__(self, frame: Any) -> Any:
         """Translates a frame of our code on a cache miss; other frames run untouched."""
