@@ -1,4 +1,5 @@
 """Helpers of the executor tests: hand-built programs, pass-free plans and live-byte counting."""
+import os
 import random
 import sys
 import threading
@@ -15,12 +16,33 @@ from runtime.ops.registry import get_op
 PASS_FLAGS = ("FLAGS_enable_dead_op_elimination", "FLAGS_enable_fusion", "FLAGS_enable_inplace")
 
 
+def pytest_configure(config) -> None:
+    """Loaded as a plugin (`PYTHONPATH=tests pytest -p executor_helpers ...`), this forces every
+    static run of the session after a core's first through the parallel runner, with the stream
+    policy EXECUTOR_STREAM_POLICY (host, single or auto): the whole suite becomes an oracle for the
+    parallel mode (only tests that assert the default choice of mode or placement must differ)."""
+    paddle.set_flags({"FLAGS_executor_parallel": "always",
+                      "FLAGS_executor_stream_policy": os.environ.get("EXECUTOR_STREAM_POLICY", "host")})
+
+
 @pytest.fixture
 def no_passes():
     """Plans of exactly the ops a test wrote (no dead-op elimination, fusion or in-place marks)."""
     known = [f for f in PASS_FLAGS if f in _flags._DEFAULTS]  # the passes may not be there yet
     before = paddle.get_flags(known)
     paddle.set_flags({f: False for f in known})
+    try:
+        yield
+    finally:
+        paddle.set_flags(before)
+
+
+@pytest.fixture(autouse=False)
+def default_executor_flags():
+    """The default mode choice and placement (for tests asserting them, whatever a plugin forced)."""
+    names = ["FLAGS_executor_parallel", "FLAGS_executor_stream_policy"]
+    before = paddle.get_flags(names)
+    paddle.set_flags({"FLAGS_executor_parallel": "auto", "FLAGS_executor_stream_policy": "host"})
     try:
         yield
     finally:

@@ -13,11 +13,16 @@ import threading
 
 import numpy as np
 import pytest
-from executor_helpers import Recorder, chain_program, no_passes, op, var, writer  # noqa: F401 - fixtures
+from executor_helpers import (Recorder, chain_program, default_executor_flags, no_passes, op,  # noqa: F401
+                              var, writer)
 
 import runtime as paddle
 from runtime import static
 from runtime.executor import streams
+
+
+# each test states the mode it wants (`parallel=`) or asserts the default choice and placement
+pytestmark = pytest.mark.usefixtures("default_executor_flags")
 
 N = 64
 

@@ -8,13 +8,17 @@ import threading
 
 import numpy as np
 import pytest
-from executor_helpers import Recorder, no_passes, op, var, writer  # noqa: F401 - fixtures
+from executor_helpers import Recorder, default_executor_flags, no_passes, op, var, writer  # noqa: F401
 
 import runtime as paddle
 from runtime import static
 from runtime.executor.asyncvalue import AsyncValue
 from runtime.executor.stream_analysis import Context, StreamAnalyzer, edge_kind, place
 from runtime.executor.streams import Stream, stream
+
+
+# each test states the mode it wants (`parallel=`) or asserts the default choice and placement
+pytestmark = pytest.mark.usefixtures("default_executor_flags")
 
 CPU, D2H = Context("cpu", "default"), Context("d2h", "default")
 H2D, S1, S2 = Context("h2d", "copy"), Context("gpu", "s1"), Context("gpu", "s2")
