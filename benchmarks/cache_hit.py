@@ -2,9 +2,12 @@
 
 W1: `def f(x): return x + 1` on a float32 [1] tensor of ones, after warm-up (the compiled call is
 a hit served by the code cache in C). W1b: N statements `x = x + g_i` with N = 1, 10, 100 global
-Python floats `g_i = 0.001*(i+1)` (each one a guard); "guards" is the cache's lookup alone on the
-same frame contents, "share" its part of the compiled call. Compiled == eager is checked first; a
-workload the JIT cannot capture yet is reported as a fallback instead of a figure.
+Python floats `g_i = 0.001*(i+1)` (each one a guard). The compiled call is split into its parts:
+"guards" is the cache's lookup alone on the same frame contents ("share" its part of the call),
+"runner" the generated code's runner alone (the compiled program and its result tensor), and
+"hook" what is left: the to_static wrapper, the eval-frame hook and the generated code's frame.
+Compiled == eager is checked first; a workload the JIT cannot capture yet is reported as a
+fallback instead of a figure.
 """
 from _harness import bench, describe, fmt_time
 
@@ -42,11 +45,17 @@ def _compiled(fn, x):
     return jit
 
 
+def _runner(custom):
+    """The callable a cache hit's generated code calls (its one callable constant)."""
+    (runner,) = [c for c in custom.code.co_consts if callable(c)]
+    return runner
+
+
 def main() -> None:
     print(describe())
     x = paddle.ones([1], dtype="float32")
     print(f"{'workload':22s} {'eager':>12s} {'compiled':>12s} {'ratio':>6s} {'added':>12s} {'guards':>12s} "
-          f"{'share':>6s}")
+          f"{'share':>6s} {'runner':>12s} {'hook':>12s}")
     cases = [("W1 x + 1", w1, None)] + [(f"W1b N={n}",) + _w1b(n) for n in (1, 10, 100)]
     for name, fn, glb in cases:
         jit = _compiled(fn, x)
@@ -56,12 +65,15 @@ def main() -> None:
         variants = {"eager": lambda: fn(x), "compiled": lambda: jit(x)}
         cache = jit.sot_translator.cache
         frame = FrameLike({"x": x}, glb if glb is not None else w1.__globals__)
-        assert cache.lookup(frame) is not None
+        runner = _runner(cache.lookup(frame))
         variants["guards"] = lambda: cache.lookup(frame)
+        variants["runner"] = lambda: runner(x)
         t = bench(variants)
         added = t["compiled"] - t["eager"]
+        hook = t["compiled"] - t["guards"] - t["runner"]
         print(f"{name:22s} {fmt_time(t['eager'])} {fmt_time(t['compiled'])} {t['compiled'] / t['eager']:6.2f} "
-              f"{fmt_time(added)} {fmt_time(t['guards'])} {t['guards'] / t['compiled']:6.1%}")
+              f"{fmt_time(added)} {fmt_time(t['guards'])} {t['guards'] / t['compiled']:6.1%} "
+              f"{fmt_time(t['runner'])} {fmt_time(hook)}")
 
 
 if __name__ == "__main__":
