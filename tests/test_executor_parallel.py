@@ -55,7 +55,7 @@ def test_diamond_branches_overlap_and_results_equal_sequential(no_passes, stream
     # scenario 4: b and c meet at a barrier, so the run completes only if they run at the same time
     core = _core(_diamond(*streams_bc), ["x"], ["d"])
     plan = core.plan
-    b, c, d = writer(plan, "b"), writer(plan, "c"), writer(plan, "d")
+    a, b, c, d = writer(plan, "a"), writer(plan, "b"), writer(plan, "c"), writer(plan, "d")
     assert plan.dep_count[d] == 2
     xs = np.linspace(-2, 2, N)
     (want,) = core.run([xs], parallel=False)
@@ -67,6 +67,9 @@ def test_diamond_branches_overlap_and_results_equal_sequential(no_passes, stream
         start, end = rec.entries("start"), rec.entries("end")
         assert start[b][0] < end[c][0] and start[c][0] < end[b][0]       # overlapping intervals
         assert start[d][0] > max(end[b][0], end[c][0])
+        if streams_bc[0]:   # H2: device ops run on their stream's thread, host ops on the host pool
+            assert start[b][1] in streams.stream("s1").thread_ids and start[c][1] in streams.stream("s2").thread_ids
+            assert {start[a][1], start[d][1]} <= streams.host_pool().thread_ids
 
 
 def test_no_op_runs_on_the_callers_thread_and_a_chain_stays_on_one_thread(no_passes):
@@ -397,3 +400,49 @@ def test_the_seed_training_example_trains_identically_threaded_and_sequential(st
     for losses, ps in others:
         for got, want in zip(losses + ps, want_losses + want_params):
             np.testing.assert_array_equal(got, want)
+
+
+def _sgd_program(tail: bool):
+    """g -> gp = 2g, h -> gq = h, p <- sgd(p, gp), q <- sgd(q, gq) in place; without `tail` a
+    matmul on a fed (unchecked) value follows the updates and can fail."""
+    prog = static.Program()
+    blk = prog.global_block()
+    for n in ("g", "h", "gp", "gq"):
+        var(blk, n, (-1,))
+    for n in ("p", "q"):
+        var(blk, n, (4,), persistable=True)
+    var(blk, "lr", (1,), persistable=True)
+    op(blk, "scale", ["g"], ["gp"], scale=2.0)
+    op(blk, "scale", ["h"], ["gq"], scale=1.0)
+    op(blk, "sgd", ["p", "gp", "lr"], ["p"])
+    op(blk, "sgd", ["q", "gq", "lr"], ["q"])
+    if not tail:
+        var(blk, "bad", (-1, 3))
+        var(blk, "m", (-1, 3))
+        op(blk, "matmul", ["bad", "bad"], ["m"])
+    return prog
+
+
+@pytest.mark.parametrize("tail", [True, False], ids=["checked-before-updates", "snapshot-undone"])
+def test_a_failed_parallel_run_leaves_the_scope_as_it_was(no_passes, tail):
+    # the atomicity of the sequential mode holds threaded: trailing in-place updates are all
+    # checked (after a barrier: every input exists) before the first runs; an update followed by
+    # a failing op is undone from its snapshot
+    scope = static.Scope()
+    for n, v in (("p", np.arange(4.0)), ("q", -np.arange(4.0)), ("lr", [0.5])):
+        scope.var(n).set(np.asarray(v, dtype=np.float64))
+    fetch = [] if tail else ["m"]
+    feed = ["g", "h"] if tail else ["bad", "g", "h"]
+    core = _core(_sgd_program(tail), feed, fetch, scope=scope)
+    state = {n: (c.value, c.value.copy()) for n, c in scope.vars.items()}
+    good = [np.ones(4), np.ones(4)] if tail else [np.ones((2, 2)), np.ones(4), np.ones(4)]
+    bad = [np.ones(4), np.ones(5)] if tail else [np.ones((2, 3)), np.ones(4), np.ones(4)]
+    for seed in range(10):
+        with pytest.raises(ValueError, match=r"operator '(sgd|matmul)' \(#\d+ of the plan\)"):
+            core.run(bad, parallel=True, hook=Recorder(seed=seed))
+        for n, (arr, copy) in state.items():
+            assert scope.vars[n].value is arr
+            np.testing.assert_array_equal(arr, copy)
+    core.run(good, parallel=True)
+    np.testing.assert_array_equal(scope.vars["p"].value, np.arange(4.0) - 0.5 * 2)
+    np.testing.assert_array_equal(scope.vars["q"].value, -np.arange(4.0) - 0.5)

@@ -26,9 +26,7 @@ from typing import Any, Callable
 from .. import flags as _flags
 from .asyncvalue import AsyncValue
 
-__all__ = ["WorkQueue", "Stream", "host_pool", "launch_queue", "run_queue", "stream", "quiesce", "Event"]
-
-Event = AsyncValue  # an emulated CUDA event: record completes it, wait blocks on it
+__all__ = ["WorkQueue", "Stream", "host_pool", "launch_queue", "run_queue", "stream", "quiesce", "host_threads"]
 
 
 class WorkQueue:
