@@ -6,6 +6,7 @@ import gc
 import sys
 import threading
 import types
+import weakref
 
 import pytest
 
@@ -594,6 +595,17 @@ def test_hook_disabled_turns_the_hook_off_and_call_with_callback_calls_plainly()
     assert answer.seen == ["_callee"]
 
 
+def test_call_with_callback_in_a_reference_cycle_is_collected():
+    namespace = {}
+    exec("def target(x):\n    return wrapper(x - 1) if x else 0\n", namespace)  # noqa: S102 - a cycle via globals
+    namespace["wrapper"] = CallWithCallback(namespace["target"], Answer())
+    assert namespace["wrapper"](3) == 0
+    ref = weakref.ref(namespace["wrapper"])
+    del namespace
+    gc.collect()
+    assert ref() is None
+
+
 def test_call_with_callback_and_disable_depth_check_their_arguments():
     with pytest.raises(TypeError, match="fn must be callable"):
         CallWithCallback(42, Answer())
@@ -800,6 +812,25 @@ def test_no_reference_leaks_through_call_with_callback(raises):
 
     assert_flat(run, [obj, items, wrapper, answer])
     assert set_eval_frame(None) is None
+
+
+def test_no_reference_leaks_on_to_static_hits():
+    import runtime
+    import sot
+
+    def add_one(x):
+        return x + 1
+
+    jit, x = sot.to_static(add_one), runtime.ones([2], dtype="float32")
+    expected = (x + 1).numpy()
+
+    def run(n):
+        for _ in range(n):
+            jit(x)
+        assert (jit(x).numpy() == expected).all()
+
+    assert_flat(run, [x, jit, jit.sot_translator, add_one.__code__])
+    assert jit.sot_translator.translations == 1
 
 
 def test_no_reference_leaks_when_relocated():

@@ -879,12 +879,12 @@ add_disable_depth(PyObject *module, PyObject *arg)
 /* A callable that calls `fn` with `callback` as this thread's callback for the duration of the
  * call (the previous one restored after it, also when it raises), or calls `fn` plainly while
  * the hook is off on this thread. It is to_static's wrapper: doing the swap in C around a
- * vectorcall costs a fraction of a Python wrapper with try/finally. It binds as a method (like
- * a function) and has a __dict__ for functools.wraps' metadata. */
+ * vectorcall costs a fraction of a Python wrapper with try/finally. Like a function, it binds
+ * as a method, has a __dict__ (functools.wraps' metadata) and can be weakly referenced. */
 typedef struct {
     PyObject_HEAD
     PyObject *fn, *callback;
-    PyObject *dict;
+    PyObject *dict, *weakrefs;
     vectorcallfunc vectorcall;
 } CallWithCallback;
 
@@ -959,6 +959,9 @@ static void
 CallWithCallback_dealloc(CallWithCallback *self)
 {
     PyObject_GC_UnTrack(self);
+    if (self->weakrefs != NULL) {
+        PyObject_ClearWeakRefs((PyObject *)self);
+    }
     CallWithCallback_clear(self);
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
@@ -1012,6 +1015,7 @@ static PyTypeObject CallWithCallback_Type = {
     .tp_getset = CallWithCallback_getset,
     .tp_descr_get = CallWithCallback_get,
     .tp_dictoffset = offsetof(CallWithCallback, dict),
+    .tp_weaklistoffset = offsetof(CallWithCallback, weakrefs),
     .tp_new = CallWithCallback_new,
 };
 
