@@ -319,7 +319,7 @@ def random_function(data: st.DataObject, number_argument: bool = False) -> tuple
 
 
 def assert_captured_once(jit, note: str) -> None:
-    assert jit.sot_translator.fallbacks == [], note
+    assert jit.sot_translator.fallbacks == [], f"{jit.sot_translator.fallbacks}{note}"
     assert jit.sot_translator.translations == 1, note
 
 
