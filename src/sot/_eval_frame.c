@@ -976,6 +976,23 @@ CallWithCallback_get(PyObject *self, PyObject *obj, PyObject *type)
     return PyMethod_New(self, obj);
 }
 
+/* Like a function: copy and deepcopy return it, pickle saves it by its module-level name. */
+static PyObject *
+CallWithCallback_reduce(CallWithCallback *self, PyObject *unused)
+{
+    PyObject *name = PyObject_GetAttrString((PyObject *)self, "__qualname__");
+    if (name == NULL && self->fn != NULL && PyErr_ExceptionMatches(PyExc_AttributeError)) {
+        PyErr_Clear();
+        name = PyObject_GetAttrString(self->fn, "__qualname__");
+    }
+    return name;
+}
+
+static PyMethodDef CallWithCallback_methods[] = {
+    {"__reduce__", (PyCFunction)CallWithCallback_reduce, METH_NOARGS, "copied as itself, pickled by name"},
+    {NULL},
+};
+
 static PyObject *
 CallWithCallback_repr(CallWithCallback *self)
 {
@@ -1011,6 +1028,7 @@ static PyTypeObject CallWithCallback_Type = {
                         "eval-frame callback."),
     .tp_traverse = (traverseproc)CallWithCallback_traverse,
     .tp_clear = (inquiry)CallWithCallback_clear,
+    .tp_methods = CallWithCallback_methods,
     .tp_members = CallWithCallback_members,
     .tp_getset = CallWithCallback_getset,
     .tp_descr_get = CallWithCallback_get,
