@@ -84,6 +84,7 @@ class Translator:
         self.translations = 0
         record.register(self)
 
+    @record.observed  # time spent translating, SOT_LOG events
     def __call__(self, frame: Any) -> Any:
         """Translates a frame of our code on a cache miss; other frames run untouched."""
         if frame.f_code is not self.code:
