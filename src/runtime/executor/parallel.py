@@ -152,14 +152,14 @@ class ParallelRunner:
                     for p in waits[i]:   # a host waiter: block on the device producer (synchronize_run)
                         run.events[p].wait()
                     if run.error is None and not run.cancel:
-                        if hook is not None:
-                            hook("start", i, s)
                         try:
+                            if hook is not None:
+                                hook("start", i, s)
                             fns[i](s, snaps, feeds, r)
+                            if hook is not None:
+                                hook("end", i, s)
                         except BaseException as e:  # noqa: BLE001 - errors are values: raised in the caller
                             self._fail(run, i, e)
-                        if hook is not None:
-                            hook("end", i, s)
                         if gc[i] and run.error is None:
                             self._check_gc(run, i, None)
             except BaseException as e:  # noqa: BLE001 - bookkeeping failed: keep it as the run's error
@@ -214,14 +214,14 @@ class ParallelRunner:
         if run.error is not None or run.cancel:
             return
         hook = run.hook
-        if hook is not None:
-            hook("start", i, run.s)
         try:
+            if hook is not None:
+                hook("start", i, run.s)
             self.fns[i](run.s, run.snaps, run.feeds, run.r)
+            if hook is not None:
+                hook("end", i, run.s)
         except BaseException as e:  # noqa: BLE001 - errors are values: kept, raised in the caller
             self._fail(run, i, e)
-        if hook is not None:
-            hook("end", i, run.s)
 
     def _fail(self, run: _Run, i: int, e: BaseException) -> None:
         with run.lock:
