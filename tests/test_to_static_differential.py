@@ -72,6 +72,7 @@ class Program:
     tuples: list[tuple[str, list[Expr]]] = field(default_factory=list)
     lines: list[tuple[str, str]] = field(default_factory=list)
     params: str = "x, y"
+    agnostic: bool = False  # only rules valid for any sizes of x and y (no literal shapes or positions)
 
     def pick(self, options: list):
         return options[self.draw.draw(st.integers(0, len(options) - 1))]
@@ -100,7 +101,7 @@ class Program:
         found = [t for t in self.tensors if t.shape == shape]
         size = int(np.prod(shape))
         for t in self.tensors:
-            if t.shape != shape and int(np.prod(t.shape)) == size:
+            if t.shape != shape and int(np.prod(t.shape)) == size and not self.agnostic:
                 found.append(reshaped(t, shape))
             if len(t.shape) == 2 and t.shape[::-1] == shape and shape[0] != shape[1]:
                 found.append(Expr(f"{t.src}.transpose([1, 0])", f"np.transpose({t.ref})", shape))
@@ -163,13 +164,15 @@ class Program:
                 return a
             n = a.shape[0]
             if len(a.shape) == 2 and self.flip():
-                j = self.draw.draw(st.integers(-a.shape[1], a.shape[1] - 1))
+                j = self.pick([0, -1]) if self.agnostic else self.draw.draw(st.integers(-a.shape[1], a.shape[1] - 1))
                 return Expr(f"{a.src}[:, {j}]", f"{a.ref}[:, {j}]", a.shape[:1])
-            if self.flip():
-                i = self.draw.draw(st.integers(-n, n - 1))
+            if self.agnostic or self.flip():
+                i = self.pick([0, -1]) if self.agnostic else self.draw.draw(st.integers(-n, n - 1))
                 return Expr(f"{a.src}[{i}]", f"{a.ref}[{i}]", a.shape[1:])
             start = self.draw.draw(st.integers(0, n - 1))
             return Expr(f"{a.src}[{start}:]", f"{a.ref}[{start}:]", (n - start, *a.shape[1:]))
+        if rule == "reshape" and self.agnostic:
+            return Expr(f"({a.src}).reshape([-1])", f"np.reshape({a.ref}, (-1,))", (int(np.prod(a.shape)),))
         if rule == "reshape":
             size = int(np.prod(a.shape))
             shapes = [s for s in [(size,), (1, size), (size, 1), (2, size // 2), (3, size // 3)]
@@ -179,10 +182,13 @@ class Program:
                 return reshaped(a, shape)
             return Expr(f"({a.src}).reshape({list(shape)})", f"np.reshape({a.ref}, {shape})", shape)
         # matmul: a as [m, k] (reshaped if need be) times a [k, n] built from a tensor in scope
+        if len(a.shape) != 2 and self.agnostic:
+            return a
         if len(a.shape) != 2:
             a = reshaped(a, (1, int(np.prod(a.shape))))
         k = a.shape[1]
-        rights = [r for n in (1, 2, 3) for r in self.leaves_of((k, n))] or [reshaped(a, (k, a.shape[0]))]
+        rights = [r for n in (1, 2, 3) for r in self.leaves_of((k, n))] or \
+            [Expr(f"{a.src}.transpose([1, 0])", f"np.transpose({a.ref})", a.shape[::-1])]
         b = self.pick(rights)
         if self.flip():
             return Expr(f"paddle.matmul({a.src}, {b.src})", f"np.matmul({a.ref}, {b.ref})", (a.shape[0], b.shape[1]))
@@ -300,15 +306,17 @@ def assert_close(actual, expected, tol, what: str) -> None:
     assert type(actual) is type(expected) and repr(actual) == repr(expected), f"{what}: {actual!r} vs {expected!r}"
 
 
-def inputs(seed: int, dtype: str, grad: bool = False) -> tuple:
+def inputs(seed: int, dtype: str, grad: bool = False, shape: tuple = (2, 3)) -> tuple:
     rng = np.random.default_rng(seed)
-    return tuple(paddle.to_tensor(rng.uniform(-2, 2, (2, 3)).astype(dtype), stop_gradient=not grad) for _ in range(2))
+    return tuple(paddle.to_tensor(rng.uniform(-2, 2, shape).astype(dtype), stop_gradient=not grad) for _ in range(2))
 
 
-def random_function(data: st.DataObject, number_argument: bool = False) -> tuple:
+def random_function(data: st.DataObject, number_argument: bool = False, agnostic: bool = False) -> tuple:
     """(f, its NumPy twin, f's source) for a random program of 1 to 6 statements; with
-    `number_argument`, f takes a Python number `a` after `x, y` and may use it wherever a number goes."""
-    program = Program(data)
+    `number_argument`, f takes a Python number `a` after `x, y` and may use it wherever a number goes;
+    with `agnostic`, f is valid for x and y of any one 2-D shape (written for [2, 3]: no literal shape
+    or position in it, and no two sizes that are equal only by chance)."""
+    program = Program(data, agnostic=agnostic)
     if number_argument:
         program.numbers.append(Expr("a", "a", None))
         program.params = "x, y, a"
@@ -465,3 +473,24 @@ def test_a_tensor_returned_twice_is_one_object():
     eager, jit = returned_twice(x), sot.to_static(returned_twice)(x)
     assert eager[0] is eager[1]
     assert jit[0] is jit[1]
+
+
+SIZES = [(2, 3), (4, 5), (5, 2), (3, 3), (2, 3)]
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data(), seed=st.integers(0, 2**16))
+def test_functions_of_any_size_match_eager_as_sizes_change(data, seed):
+    """x and y change size from call to call: whatever the cache does (a translation per size, or an
+    entry with dynamic dims serving several), every call equals eager, and eager equals NumPy."""
+    fn, ref, source = random_function(data, agnostic=True)
+    note = f"\n{source}"
+    jit_tol, ref_tol = TOLERANCE["float32"]
+    jit = sot.to_static(fn)
+    for i, shape in enumerate(SIZES):
+        x, y = inputs(seed + i, "float32", shape=shape)
+        eager = fn(x, y)
+        assert_close(eager, ref(x.numpy(), y.numpy()), ref_tol, f"eager vs NumPy, x and y of {shape}" + note)
+        assert_close(jit(x, y), eager, jit_tol, f"JIT vs eager, x and y of {shape}" + note)
+    assert jit.sot_translator.fallbacks == [], f"{jit.sot_translator.fallbacks}{note}"
+    assert jit.sot_translator.translations <= len(SIZES) - 1, "the last size was seen before" + note
