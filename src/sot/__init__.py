@@ -4,16 +4,19 @@
 docs/sot-internals.md, "to_static (first slice)"); `symbolic_translate(fn)` is the same with
 fallback; `GraphBreakError` is raised by `to_static(fn, fallback=False)` for a frame that cannot be
 captured whole. `disable()` / `not_to_static` leave code untouched; `explain(fn, ...)` reports
-what one JIT call captured; `report()` all the JIT recorded (the `sot` command's data);
+what one JIT call captured; `mark_dynamic(t, dim)` / `mark_static(t, dim)` force a dim of an input
+dynamic (-1, any size) or specialised; `report()` all the JIT recorded (the `sot` command's data);
 `sot.testing.assert_same` checks JIT == eager.
 """
 __version__ = "0.1.0"
 
 from . import testing  # noqa: E402
 from .api import disable, not_to_static, symbolic_translate, to_static  # noqa: E402
+from .dynamic import mark_dynamic, mark_static  # noqa: E402
 from .explain import Explanation, explain  # noqa: E402
 from .tools.report import report  # noqa: E402
 from .translate import GraphBreakError  # noqa: E402
 
 __all__ = ["to_static", "symbolic_translate", "GraphBreakError", "disable", "not_to_static", "explain",
-           "Explanation", "testing", "report"]
+           "Explanation", "testing", "report",
+           "mark_dynamic", "mark_static"]

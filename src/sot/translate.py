@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from sot.dump import dump_translation
+from sot.dynamic import Recompile, StaticDimNeeded, policy_of
 from sot.eval_frame import CustomCode, get_code_cache, set_code_cache
 from sot.guards import RUN_EAGERLY, CodeCache
 from sot.ir import CompiledSIR, Symbol
@@ -82,6 +83,8 @@ class Translator:
         self.breaks: list[Event] = []  # graph breaks of its translations, each with its reason code
         self.children: list[Translator] = []  # translators of the resume functions its breaks made
         self.translations = 0
+        self.shapes = policy_of(code)  # which input dims its translations leave dynamic (shared per code)
+        self.recompiles: list[Recompile] = []  # why each translation after the first was needed
         record.register(self)
 
     @record.observed  # time spent translating, SOT_LOG events
@@ -89,11 +92,17 @@ class Translator:
         """Translates a frame of our code on a cache miss; other frames run untouched."""
         if frame.f_code is not self.code:
             return None
+        recompile = self.shapes.on_miss(frame, self.cache)
+        if recompile is not None:
+            self.recompiles.append(recompile)
         ex = None
         try:
             ex = OpcodeExecutor(self.code, dict(frame.f_locals), frame.f_globals, frame.f_builtins)
             returned = ex.run()
             custom = CustomCode(self._codegen(ex, returned), True)
+        except StaticDimNeeded as e:  # a dynamic dim was read as a Python int: keep it static, simulate again
+            self.shapes.keep_static(e)
+            return Translator.__call__.__wrapped__(self, frame)
         except FrameRaises as e:  # the frame raises its own exception: eager code raises it, in any mode
             return self._run_eagerly(ex, Fallback(e.reason, e.where, e.code))
         except (Unsupported, DecodeError) as e:

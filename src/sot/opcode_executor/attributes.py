@@ -13,6 +13,7 @@ import types
 
 from runtime import Tensor
 from runtime.dtypes import from_np_dtype
+from sot.dynamic import specialise
 from sot.pyversion import Instruction
 
 from .dispatch import handles
@@ -63,7 +64,8 @@ class AttributeMixin:
     def _tensor_attr(self, tensor: TensorVariable, name: str) -> Variable:
         """Shape, dtype, ndim, size, stop_gradient from the tensor's meta (its guard pins them)."""
         meta = tensor.meta
-        if -1 in meta.shape and name in ("shape", "size"):
+        if -1 in meta.shape and name in ("shape", "size"):  # needed as ints: keep those dims static, or break
+            specialise(tensor, self.inputs, None, f"`.{name}` read at {self.where()}")
             self.unsupported(f"{name} of {tensor!r} has sizes known only at run time")
         values = {
             "shape": lambda: ListVariable([ConstantVariable(d) for d in meta.shape]),

@@ -11,6 +11,7 @@ import types
 from typing import TYPE_CHECKING, Any, Callable
 
 from runtime import Tensor
+from sot.dynamic import specialise
 
 from .variables import (CONSTANT_TYPES, ConstantVariable, DictVariable, FunctionVariable, InstanceVariable,
                         IteratorVariable, ListVariable, ObjectVariable, SuperVariable, TensorVariable,
@@ -51,6 +52,8 @@ def _len(ex: "OpcodeExecutor", args: list[Variable], kwargs: dict[str, Variable]
         return ex.protocol(var, "__len__")
     if isinstance(var, TensorVariable):
         shape = var.meta.shape
+        if shape and shape[0] < 0:  # needed as an int: keep that dim static (sot.dynamic), or break
+            specialise(var, ex.inputs, (0,), f"len() at {ex.where()}")
         if not shape or shape[0] < 0:
             ex.unsupported(f"len of {var!r}")
         return ConstantVariable(shape[0])

@@ -26,8 +26,9 @@ from typing import Any, Callable
 import numpy as np
 
 from runtime import Tensor
+from sot.dynamic import input_meta
 from sot.guards import Guard
-from sot.ir import Meta, SIRBuilder, Symbol
+from sot.ir import SIRBuilder, Symbol
 from sot.markers import is_not_to_static
 from sot.pyversion import Instruction, decode, versions
 
@@ -206,7 +207,11 @@ class OpcodeExecutor(CallMixin, AttributeMixin):
         if tracker.source is None:
             self.unsupported("a tensor with no reloadable source")
         if tracker.reloadable:
-            var = TensorVariable(self.builder.add_input(Meta.from_tensor(value)), tracker, value)
+            root = self
+            while root.parent is not None:
+                root = root.parent
+            meta = input_meta(root.code, tracker.source, value)  # -1 where the code's inputs vary (sot.dynamic)
+            var = TensorVariable(self.builder.add_input(meta), tracker, value)
             self.inputs.append(var)
             return var
         return TensorVariable(value, tracker, value, bound=True)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import types
 from typing import Any
 
+from sot.dynamic import dynamic_tensor_guards
 from sot.guards import Guard, tensor_guards
 from sot.ir import Meta
 
@@ -89,8 +90,9 @@ class TensorVariable(Variable):
         src = self.tracker.source
         if src is None or self.value is None:
             return []
-        meta_guards = tensor_guards(src, self.value)
-        return [Guard(src, "id_is", self.value), *meta_guards] if self.bound else meta_guards
+        if not self.bound:  # an input: from its symbol's Meta, -1 where the translation left a dim dynamic
+            return dynamic_tensor_guards(src, self.value, self.symbol.meta)
+        return [Guard(src, "id_is", self.value), *tensor_guards(src, self.value)]
 
     def _describe(self) -> str:
         return f"bound {self.value.name}" if self.bound else repr(self.symbol)

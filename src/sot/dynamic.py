@@ -1,0 +1,233 @@
+"""Dynamic dims: which dims of which tensor input a translation leaves free (-1), and why.
+
+Our kernels are shape-polymorphic, so a Program built from input Metas with -1 runs for any size
+there (meta functions propagate -1). A function's first translation specialises on every shape.
+When a later call misses ONLY because dims of tensor inputs changed (every failing guard of an
+entry is a tensor_meta guard whose rank, dtype and stop_gradient still hold), those dims of those
+sources become dynamic for the function's code object, and the next translation guards only the
+rank, dtype, stop_gradient and the dims still static: a function fed batches of varying size
+translates at most twice. `mark_dynamic(t, dim)` makes a dim dynamic from the first translation,
+`mark_static(t, dim)` keeps it static whatever the misses say.
+
+Sizes 0 and 1 are never dynamic (a dynamic dim is guarded `>= 2`): broadcasting treats size 1
+apart, and a Program built for a dim of unknown size assumes no broadcasting along it (the
+gradient of `a * b` would not be summed back to a size-1 dim). A size-1 call gets a translation
+of its own.
+
+A translation that needs a dynamic dim as a Python int (`x.shape[0]` for a reshape, `len(x)`)
+raises `StaticDimNeeded`; the translator keeps those dims static for this code object, with the
+reason (`ShapePolicy.static`), and simulates again: never a result computed from a wrong size.
+A dim of a tensor computed in the frame cannot be traced back to one input dim, so reading it
+specialises every dynamic dim of that translation.
+"""
+from __future__ import annotations
+
+import weakref
+from dataclasses import dataclass
+from typing import Any, Iterable, Mapping
+
+from runtime import Tensor
+from sot.guards import Guard, tensor_guards
+from sot.guards.checks import TensorMeta
+from sot.guards.source import Scope, parse_source
+from sot.ir import Meta
+
+__all__ = ["mark_dynamic", "mark_static", "ShapePolicy", "StaticDimNeeded", "Recompile", "policy_of",
+           "input_meta", "dynamic_tensor_guards", "specialise"]
+
+_MIN_DYNAMIC = 2  # sizes 0 and 1 are specialised (see the module docstring)
+
+
+class StaticDimNeeded(Exception):
+    """A translation read dynamic dims as Python ints: keep `dims` ((source, rank, dim), ...) static."""
+
+    def __init__(self, dims: tuple[tuple[str, int, int], ...], why: str):
+        self.dims = dims
+        self.why = why
+        super().__init__(f"{why}: {', '.join(f'{s} dim {d}' for s, _, d in dims)} must stay static")
+
+
+@dataclass(frozen=True)
+class Recompile:
+    """Why a function was translated again: the first failing guard of its most recent entry,
+    what it expected and what the call had, and the dims that miss made dynamic ("source dim i")."""
+
+    guard: str
+    expected: str
+    actual: str
+    dynamic: tuple[str, ...] = ()
+
+
+# ----- side tables by identity (Tensor has __slots__; equal code objects are still distinct functions)
+
+class _ByIdentity:
+    """A table keyed by the identity of weakly referenced objects, an entry dropped with its key."""
+
+    def __init__(self) -> None:
+        self._items: dict[int, tuple[weakref.ref, Any]] = {}
+
+    def get(self, obj: Any) -> Any:
+        """The value stored for `obj`, None if none."""
+        entry = self._items.get(id(obj))
+        return entry[1] if entry is not None and entry[0]() is obj else None
+
+    def setdefault(self, obj: Any, make: Any) -> Any:
+        """The value stored for `obj`, storing `make()` first if none."""
+        found = self.get(obj)
+        if found is None:
+            key = id(obj)
+            found = make()
+            self._items[key] = (weakref.ref(obj, lambda _, k=key: self._items.pop(k, None)), found)
+        return found
+
+
+_marks = _ByIdentity()  # tensor -> (dims marked dynamic, dims marked static)
+
+
+def _marks_of(t: Tensor) -> tuple[set[int], set[int]]:
+    return _marks.get(t) or (set(), set())
+
+
+def _mark(fn: str, t: Any, dim: Any, dynamic: bool) -> None:
+    if not isinstance(t, Tensor):
+        raise TypeError(f"{fn}: argument 't' must be a Tensor, got {type(t).__name__}")
+    if type(dim) is not int:
+        raise TypeError(f"{fn}: argument 'dim' must be an int, got {type(dim).__name__}")
+    ndim = len(t.shape)
+    if not -ndim <= dim < ndim:
+        raise IndexError(f"{fn}: argument 'dim' ({dim}) is out of range for a tensor of rank {ndim}")
+    dim %= ndim
+    dyn, static = _marks.setdefault(t, lambda: (set(), set()))
+    mine, other = (dyn, static) if dynamic else (static, dyn)
+    if dim in other:
+        raise ValueError(f"{fn}: argument 'dim' ({dim}) is already marked "
+                         f"{'static' if dynamic else 'dynamic'} on this tensor")
+    mine.add(dim)
+
+
+def mark_dynamic(t: Tensor, dim: int) -> None:
+    """Make dim `dim` of `t` dynamic from the first translation that sees `t` as an input (sizes
+    0 and 1 excepted), instead of waiting for a miss on it."""
+    _mark("mark_dynamic", t, dim, True)
+
+
+def mark_static(t: Tensor, dim: int) -> None:
+    """Never make dim `dim` of `t` dynamic: translations that see `t` specialise on its size."""
+    _mark("mark_static", t, dim, False)
+
+
+# ----- the decision per code object
+
+class ShapePolicy:
+    """The dynamic dims of one code object's tensor inputs, by (source, rank), and the dims kept
+    static because a translation needed their value (with why)."""
+
+    def __init__(self) -> None:
+        self.dynamic: dict[tuple[str, int], set[int]] = {}
+        self.static: dict[tuple[str, int], dict[int, str]] = {}
+        self._seen: Any = None  # the last miss taken into account (a retry sees it again)
+
+    def dims(self, source: str, t: Tensor) -> tuple[int, ...]:
+        """The dims of input `t` (read from `source`) the next translation leaves free."""
+        shape = t.shape
+        key = (source, len(shape))
+        marked_dynamic, marked_static = _marks_of(t)
+        free = (self.dynamic.get(key, set()) | marked_dynamic) - marked_static - self.static.get(key, {}).keys()
+        return tuple(sorted(d for d in free if shape[d] >= _MIN_DYNAMIC))
+
+    def on_miss(self, frame: Any, cache: Any) -> Recompile | None:
+        """Before a translation: if it follows a miss of `cache` (a CodeCache) on `frame`, make
+        dynamic the dims that alone failed an entry, and return the miss as a Recompile."""
+        misses = cache.miss_reasons()
+        if not misses or misses[-1] is self._seen or not misses[-1].reasons:
+            return None
+        self._seen = miss = misses[-1]
+        scope = Scope(frame.f_locals, frame.f_globals, frame.f_builtins)
+        changed: dict[tuple[str, int], set[int]] = {}
+        for entry in cache.entries:
+            for key, dims in (_dims_only_miss(entry.guards, scope) or {}).items():
+                changed.setdefault(key, set()).update(dims)
+        made = []
+        for (source, rank), dims in changed.items():
+            t = scope.value(parse_source(source))  # a Tensor of rank `rank`: _dims_only_miss checked it
+            new = {d for d in dims if t.shape[d] >= _MIN_DYNAMIC} - _marks_of(t)[1] \
+                - self.static.get((source, rank), {}).keys() - self.dynamic.get((source, rank), set())
+            if new:
+                self.dynamic.setdefault((source, rank), set()).update(new)
+                made += [f"{source} dim {d}" for d in sorted(new)]
+        first = miss.reasons[0]
+        guard = first.guard
+        expected = str(guard.expected) if isinstance(guard.expected, TensorMeta) else repr(guard.expected)
+        return Recompile(str(guard), expected, first.actual, tuple(made))
+
+    def keep_static(self, error: StaticDimNeeded) -> None:
+        """The dims `error` names stay static for this code object from now on, with its reason."""
+        for source, rank, dim in error.dims:
+            self.static.setdefault((source, rank), {})[dim] = error.why
+            self.dynamic.get((source, rank), set()).discard(dim)
+
+    def describe(self) -> str:
+        """The decisions as text, one line per dim."""
+        lines = [f"{s} dim {d} (rank {r}): dynamic" for (s, r), ds in self.dynamic.items() for d in sorted(ds)]
+        lines += [f"{s} dim {d} (rank {r}): static, {why}" for (s, r), ds in self.static.items()
+                  for d, why in sorted(ds.items())]
+        return "\n".join(lines)
+
+
+def _dims_only_miss(guards: Iterable[Guard], scope: Scope) -> dict[tuple[str, int], set[int]] | None:
+    """The changed dims by (source, rank) if every failing guard is a tensor's shape alone, else None."""
+    out: dict[tuple[str, int], set[int]] = {}
+    for g in guards:
+        if g.holds_in(scope):
+            continue
+        if g.kind != "tensor_meta":
+            return None
+        t, e = scope.value(g.src), g.expected
+        if (not isinstance(t, Tensor) or t.dtype is not e.dtype or bool(t.stop_gradient) is not e.stop_gradient
+                or len(t.shape) != len(e.shape)):
+            return None
+        out[(g.source, len(e.shape))] = {i for i, (d, w) in enumerate(zip(t.shape, e.shape)) if w != -1 and d != w}
+    return out
+
+
+_policies = _ByIdentity()  # code object -> ShapePolicy
+
+
+def policy_of(code: Any) -> ShapePolicy:
+    """The ShapePolicy of a code object (shared by every translator of it)."""
+    return _policies.setdefault(code, ShapePolicy)
+
+
+# ----- what the opcode executor asks
+
+def input_meta(code: Any, source: str, t: Tensor) -> Meta:
+    """The Meta of tensor input `t` read from `source` in a translation of `code`: -1 where dynamic."""
+    meta = Meta.from_tensor(t)
+    dims = policy_of(code).dims(source, t)
+    return meta._replace(shape=tuple(-1 if i in dims else d for i, d in enumerate(meta.shape))) if dims else meta
+
+
+def dynamic_tensor_guards(source: str, t: Tensor, meta: Meta) -> list[Guard]:
+    """A tensor input's guards from the Meta the translation used: a -1 dim matches any size >= 2."""
+    dims = tuple(i for i, d in enumerate(meta.shape) if d == -1)
+    return tensor_guards(source, t, dims) + [Guard(f"min({source}._data.shape[{i}], {_MIN_DYNAMIC})", "value_eq",
+                                                   _MIN_DYNAMIC) for i in dims]
+
+
+def specialise(tensor: Any, inputs: Iterable[Any], dims: Iterable[int] | None, why: str) -> None:
+    """Raise StaticDimNeeded for the input dims behind the dynamic `dims` (None: all) of `tensor`
+    (a TensorVariable), read as Python ints; return if none of them is dynamic."""
+    inputs = list(inputs)
+    shape = tensor.meta.shape
+    wanted = [d for d in (range(len(shape)) if dims is None else dims) if shape[d] == -1]
+    if not wanted:
+        return
+    own = next((v for v in inputs if v.symbol is tensor.symbol), None)
+    if own is not None:
+        found = [(own.tracker.source, len(shape), d) for d in wanted]
+    else:  # computed in the frame: which input dim it came from is unknown, so specialise them all
+        found = [(v.tracker.source, len(v.meta.shape), d) for v in inputs for d, n in enumerate(v.meta.shape)
+                 if n == -1]
+    if found:
+        raise StaticDimNeeded(tuple(found), why)
+
