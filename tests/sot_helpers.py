@@ -50,3 +50,23 @@ def captured(fn, *args, **kwargs):
     assert_same_result(jit(*args, **kwargs), fn(*args, **kwargs))
     assert jit.sot_translator.fallbacks == [] and jit.sot_translator.translations == 1
     return jit
+
+
+def translators(jit):
+    """The translator of a to_static function and, depth first, those its graph breaks made."""
+    out, stack = [], [jit.sot_translator]
+    while stack:
+        t = stack.pop()
+        if all(t is not seen for seen in out):
+            out.append(t)
+            stack.extend(reversed(t.children))
+    return out
+
+
+def events(jit):
+    """Every break and fallback recorded for `jit` and its resume functions: (code, reason, where)."""
+    found = []
+    for t in translators(jit):
+        found += [(e.code, e.detail, e.where) for e in t.breaks]
+        found += [(f.code, f.reason, f.where) for f in t.fallbacks]
+    return found

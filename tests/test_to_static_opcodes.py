@@ -7,7 +7,7 @@ the frame must have been translated (no fallback recorded).
 import pytest
 
 import runtime as paddle
-from sot_helpers import assert_same_result, captured, jit_of, rand
+from sot_helpers import assert_same_result, captured, events, jit_of, rand
 
 SCALES = [1, 2, 3]
 
@@ -146,12 +146,12 @@ def tensor_condition(x):
     return -x
 
 
-def test_a_condition_on_a_tensor_falls_back():
+def test_a_condition_on_a_tensor_breaks_the_graph():
     jit = jit_of(tensor_condition)
     x = rand(3)
     assert_same_result(jit(x), tensor_condition(x))
-    (fb,) = jit.sot_translator.fallbacks
-    assert "POP_JUMP_IF_FALSE" in fb.reason and "a condition on" in fb.reason
+    ((code, reason, _),) = events(jit)
+    assert code == "SOT-B001" and "POP_JUMP_IF_FALSE" in reason and "a condition on" in reason
 
 
 def bad_index(xs):

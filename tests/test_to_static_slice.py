@@ -9,7 +9,7 @@ import pytest
 import runtime as paddle
 import runtime.nn.functional as F
 import sot
-from sot_helpers import assert_same_result, fresh, jit_of, rand
+from sot_helpers import assert_same_result, events, fresh, jit_of, rand
 from sot.eval_frame import counters
 
 G_SCALE = 3
@@ -199,13 +199,13 @@ def prints(x):
 PRINT_LINE = prints.__code__.co_firstlineno + 2
 
 
-def test_unsupported_construct_falls_back_to_eager():
+def test_a_tensor_condition_breaks_the_graph_where_it_is():
     x, y = rand(3), rand(3)
     jit = jit_of(loops)
     assert_same_result(jit(x, y), loops(x, y))
-    (fb,) = jit.sot_translator.fallbacks
-    assert "POP_JUMP_IF_FALSE" in fb.reason and fb.where == f"{__file__}:{LOOP_LINE}"
-    assert jit.sot_translator.translations == 0
+    code, reason, where = events(jit)[0]
+    assert code == "SOT-B001" and "POP_JUMP_IF_FALSE" in reason and where == f"{__file__}:{LOOP_LINE}"
+    assert jit.sot_translator.fallbacks == [] and jit.sot_translator.translations == 1
 
 
 def test_fallback_runs_the_frame_for_real(capsys):

@@ -1,18 +1,21 @@
 """`explain(fn, *args, **kwargs)`: run `fn` once under the JIT and report what was captured and what was not.
 
-The call is real (no copies). The report comes from the code cache: its entries whose hit count
-grew or that were inserted during the call ran. An entry holding a SIR is a compiled subgraph
-(`graph_count`, `sir_texts`); an entry holding a `Fallback` is a frame that ran eagerly, either
-just translated or served from the cache (`fallbacks`, each with reason and file:line). `break_count` and
-`breaks` stay 0 and empty until subgraph breaks exist; these names stay when later issues enrich it.
+The call is real (no copies). The report comes from the code caches of the function's translator
+and of every translator its breaks made (resume functions, callees translated on their own):
+entries whose hit count grew or that were inserted during the call ran. An entry holding a SIR
+with statements is a compiled subgraph (`graph_count`, `sir_texts`); an entry whose code breaks
+adds its break (`break_count`, `breaks`, each an `Event` with code, detail and file:line); an entry
+holding a `Fallback` is a frame that ran eagerly, just translated or served from the cache
+(`fallbacks`, each with reason, file:line and code).
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 from .api import to_static
-from .translate import Fallback
+from .reasons import Event
+from .translate import Fallback, Translator
 
 __all__ = ["Explanation", "explain"]
 
@@ -26,33 +29,56 @@ class Explanation:
     graph_count: int = 0
     break_count: int = 0
     fallbacks: list[Fallback] = field(default_factory=list)
-    breaks: list[Fallback] = field(default_factory=list)
+    breaks: list[Event] = field(default_factory=list)
     sir_texts: list[str] = field(default_factory=list)
     translations: int = 0
 
     def __str__(self) -> str:
         lines = [f"explain {self.name}: {self.graph_count} graph(s), {self.break_count} break(s), "
                  f"{len(self.fallbacks)} fallback(s), {self.translations} new translation(s)"]
-        for kind, items in (("break", self.breaks), ("fallback", self.fallbacks)):
-            lines += [f"  {kind}: {item.reason} ({item.where})" for item in items]
+        lines += [f"  break: {event}" for event in self.breaks]
+        lines += [f"  fallback: [{fb.code}] {fb.reason} ({fb.where})" for fb in self.fallbacks]
         for i, text in enumerate(self.sir_texts):
             lines.append(f"  graph {i}:")
             lines += ["    " + line for line in text.splitlines()]
         return "\n".join(lines)
 
 
+def _tree(translator: Translator) -> Iterator[Translator]:
+    """The translator and, depth first, those of its resume functions and translated callees."""
+    seen: set[int] = set()
+    stack = [translator]
+    while stack:
+        t = stack.pop()
+        if id(t) not in seen:
+            seen.add(id(t))
+            yield t
+            stack.extend(reversed(t.children))
+
+
 def explain(fn: Callable, *args: Any, **kwargs: Any) -> Explanation:
-    """Call `fn(*args, **kwargs)` once under `to_static` and say what was compiled and what fell back."""
+    """Call `fn(*args, **kwargs)` once under `to_static` and say what was compiled, broken and run eagerly."""
     jit = fn if hasattr(fn, "sot_translator") else to_static(fn)
     translator = getattr(jit, "sot_translator", None)
     name = getattr(fn, "__qualname__", repr(fn))
     if translator is None:  # SOT_DISABLE or not_to_static: nothing is translated
         return Explanation(name, jit(*args, **kwargs))
-    hits = {id(e): e.hits for e in translator.cache.entries}
-    n_translations = translator.translations
+    before = {id(t): ({id(e): e.hits for e in t.cache.entries}, t.translations) for t in _tree(translator)}
     result = jit(*args, **kwargs)
-    ran = [e for e in translator.cache.entries if id(e) not in hits or e.hits > hits[id(e)]]
-    graphs = [e.payload for e in ran if e.payload is not None and not isinstance(e.payload, Fallback)]
-    return Explanation(name, result, graph_count=len(graphs),
-                       fallbacks=[e.payload for e in ran if isinstance(e.payload, Fallback)],
-                       sir_texts=[str(sir) for sir in graphs], translations=translator.translations - n_translations)
+    report = Explanation(name, result)
+    for t in _tree(translator):
+        hits, translations = before.get(id(t), ({}, 0))
+        report.translations += t.translations - translations
+        for e in sorted(t.cache.entries, key=lambda e: e.id):
+            if id(e) in hits and e.hits <= hits[id(e)]:
+                continue  # did not run in this call
+            if isinstance(e.payload, Fallback):
+                report.fallbacks.append(e.payload)
+                continue
+            if e.payload is not None and e.payload.statements:
+                report.graph_count += 1
+                report.sir_texts.append(str(e.payload))
+            if e.id in t.entry_breaks:
+                report.breaks.append(t.entry_breaks[e.id])
+    report.break_count = len(report.breaks)
+    return report

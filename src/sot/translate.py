@@ -13,16 +13,19 @@ A frame that cannot be captured runs eagerly (`fallbacks` records why) or, with
 from __future__ import annotations
 
 import types
+import weakref
 from dataclasses import dataclass
 from typing import Any, Callable
 
 from sot.dump import dump_translation
 from sot.dynamic import Recompile, StaticDimNeeded, policy_of
-from sot.eval_frame import CustomCode, get_code_cache, set_code_cache
+from sot.eval_frame import CallWithCallback, CustomCode, get_code_cache, set_code_cache
 from sot.guards import RUN_EAGERLY, CodeCache
 from sot.ir import CompiledSIR, Symbol
 from sot.opcode_executor import (ConstantVariable, DictVariable, FrameRaises, ListVariable, ObjectVariable,
                                  OpcodeExecutor, TensorVariable, TupleVariable, Unsupported)
+from sot.opcode_executor.breaks import GraphBreak
+from sot.opcode_executor.resume import break_code, live_state, needed_outputs
 from sot.opcode_executor.variables import Variable
 from sot.pyversion import DecodeError, Instruction, NormalisedCode, encode, versions
 from sot.reasons import REASONS, Event
@@ -30,6 +33,7 @@ from sot.tools import record
 
 __all__ = ["GraphBreakError", "Fallback", "Translator"]
 
+_TRANSLATED: "weakref.WeakKeyDictionary[types.FunctionType, Any]" = weakref.WeakKeyDictionary()
 _EAGER = CustomCode(None, True)  # the original code, with the hook off for its callees
 # what an op's meta function raises for a bad call (as eager code does); any other exception
 # during translation is a gap of the JIT, which fallback=False must report, never hide
@@ -56,10 +60,14 @@ class Fallback:
 
 
 class _HookCache:
-    """The code's CodeCache as the C hook reads it: RUN_EAGERLY becomes the original code."""
+    """The code's CodeCache as the C hook reads it (RUN_EAGERLY becomes the original code), with what
+    every Translator of that code shares: the break each entry's code makes, and the translators
+    its breaks made (resume functions, callees translated as frames of their own)."""
 
     def __init__(self, cache: CodeCache):
         self.cache = cache
+        self.entry_breaks: dict[int, Event] = {}
+        self.children: list[Translator] = []
 
     def lookup(self, frame: Any) -> Any:
         """The cached CustomCode for `frame`, None on a miss."""
@@ -74,14 +82,14 @@ class Translator:
         self.code = code
         self.fallback = fallback
         installed = get_code_cache(code)
-        if isinstance(installed, _HookCache):  # the cache is per code object: share it
-            self.cache = installed.cache
-        else:
-            self.cache = CodeCache(code, cache_size_limit)
-            set_code_cache(code, _HookCache(self.cache))
+        if not isinstance(installed, _HookCache):  # the cache is per code object: share it
+            installed = _HookCache(CodeCache(code, cache_size_limit))
+            set_code_cache(code, installed)
+        self.cache = installed.cache
         self.fallbacks: list[Fallback] = []
         self.breaks: list[Event] = []  # graph breaks of its translations, each with its reason code
-        self.children: list[Translator] = []  # translators of the resume functions its breaks made
+        self.children = installed.children  # translators of the resume functions and callees its breaks made
+        self.entry_breaks = installed.entry_breaks  # cache entry id -> the break its code makes on every run
         self.translations = 0
         self.shapes = policy_of(code)  # which input dims its translations leave dynamic (shared per code)
         self.recompiles: list[Recompile] = []  # why each translation after the first was needed
@@ -98,8 +106,13 @@ class Translator:
         ex = None
         try:
             ex = OpcodeExecutor(self.code, dict(frame.f_locals), frame.f_globals, frame.f_builtins)
-            returned = ex.run()
-            custom = CustomCode(self._codegen(ex, returned), True)
+            ex.may_break = self.fallback
+            brk = None
+            try:
+                custom = CustomCode(self._codegen(ex, ex.run()), True)
+            except GraphBreak as graph_break:  # hook on for its callees: the resume functions are translated
+                brk = graph_break
+                custom = CustomCode(self._codegen_break(ex, brk), False)
         except StaticDimNeeded as e:  # a dynamic dim was read as a Python int: keep it static, simulate again
             self.shapes.keep_static(e)
             return Translator.__call__.__wrapped__(self, frame)
@@ -112,8 +125,43 @@ class Translator:
         except Exception as e:  # noqa: BLE001 - a gap of the translation itself (NotImplementedError, ...)
             return self._cannot_capture(ex, e)
         self.translations += 1
-        self.cache.insert(ex.guards(), custom, payload=ex.builder.build())
+        entry = self.cache.insert(ex.guards(), custom, payload=ex.builder.build())
+        if brk is not None:
+            self.entry_breaks[entry.id] = self.breaks[-1]
         return custom
+
+    def _codegen_break(self, ex: OpcodeExecutor, brk: GraphBreak) -> types.CodeType:
+        """The compiled prefix, the breaking instruction run for real, resume functions after it; a
+        break that cannot be built runs the frame eagerly for the reason of the break."""
+        stack, changed, _ = live_state(ex)
+        outputs = needed_outputs(ex, [*stack, *changed.values()])
+        ex.builder.set_outputs(outputs)
+        compiled = CompiledSIR(ex.builder.build()) if outputs else None
+        try:
+            code = break_code(ex, brk, compiled.run_checked if compiled else None, outputs, self._translated,
+                              lambda resume: self._resume(resume, ex.f_globals))
+        except Unsupported as e:
+            cause = brk.cause
+            raise Unsupported(cause.opname, cause.where, f"{cause.detail}; {e.detail}", cause.code) from e
+        cause = brk.cause
+        self.breaks.append(Event(cause.code, cause.reason, cause.where))
+        return code
+
+    def _resume(self, code: types.CodeType, f_globals: dict) -> Callable:
+        """A resume function, translated when it runs (its translator is a child of this one)."""
+        child = Translator(code, fallback=True, cache_size_limit=self.cache.cache_size_limit)
+        self.children.append(child)
+        return CallWithCallback(types.FunctionType(code, f_globals, code.co_name), child)
+
+    def _translated(self, fn: types.FunctionType) -> Callable:
+        """`fn` translated as a frame of its own when called (one wrapper per function)."""
+        wrapper = _TRANSLATED.get(fn)
+        if wrapper is None:
+            child = Translator(fn.__code__, fallback=True, cache_size_limit=self.cache.cache_size_limit)
+            wrapper = _TRANSLATED[fn] = CallWithCallback(fn, child)
+        if wrapper.callback not in self.children:
+            self.children.append(wrapper.callback)
+        return wrapper
 
     def _cannot_capture(self, ex: OpcodeExecutor | None, error: Exception) -> CustomCode:
         """The frame cannot be captured whole: GraphBreakError in full-graph mode, else run it eagerly."""

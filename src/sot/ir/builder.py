@@ -93,6 +93,16 @@ class SIRBuilder:
                 raise ValueError(f"set_outputs: {leaf!r} is not a symbol of {self.name}")
         self._outputs = leaves
 
+    def mark(self) -> tuple[int, int]:
+        """A point to come back to with `rollback` (the statements and inputs recorded so far)."""
+        return len(self._statements), len(self._inputs)
+
+    def rollback(self, mark: tuple[int, int]) -> None:
+        """Forget the statements and inputs recorded after `mark` (a call that will run for real instead)."""
+        n_statements, n_inputs = mark
+        del self._statements[n_statements:]
+        del self._inputs[n_inputs:]
+
     def build(self) -> StatementIR:
         """The StatementIR recorded so far."""
         return StatementIR(self.name, self._inputs, self._outputs, self._statements)

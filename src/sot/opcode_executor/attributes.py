@@ -41,6 +41,9 @@ class AttributeMixin:
             return self._class_attr(base.receiver, name, start_after=base.cls)
         if isinstance(base, InstanceVariable):
             return self._class_attr(base, name)
+        if isinstance(base, ConstantVariable) and isinstance(getattr(base.value, name, None),
+                                                             types.BuiltinMethodType):
+            return ObjectVariable(getattr(base.value, name))  # "a,b".split: folded when called
         if not isinstance(base, ObjectVariable) or isinstance(base, FunctionVariable):
             self.unsupported(f"attribute {name!r} of {base!r}")
         if not hasattr(base.value, name):

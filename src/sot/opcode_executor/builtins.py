@@ -97,6 +97,7 @@ def _next(ex: "OpcodeExecutor", args: list[Variable], kwargs: dict[str, Variable
     iterator = args[0]
     if not isinstance(iterator, IteratorVariable):
         ex.unsupported(f"next() of {iterator!r}")
+    ex.touch(iterator)
     item = iterator.next()
     if item is None:
         if len(args) < 2:
@@ -202,7 +203,8 @@ def builtin_of(fn: Any) -> Builtin | None:
         found = BUILTINS.get(fn)
     except TypeError:  # an unhashable callable
         return None
-    if found is None and isinstance(fn, types.BuiltinFunctionType) and getattr(fn, "__module__", None) == "math":
-        return _fold(fn)
+    if found is None and isinstance(fn, types.BuiltinFunctionType) and (
+            getattr(fn, "__module__", None) == "math" or type(fn.__self__) in (str, int, float, tuple, bytes)):
+        return _fold(fn)  # math.sqrt(2), "a,b".split(","): pure functions of constants
     return found
 

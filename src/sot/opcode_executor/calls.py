@@ -18,7 +18,7 @@ from sot.markers import is_to_static_wrapper
 from sot.pyversion import Instruction
 
 from .builtins import builtin_of
-from .dispatch import FrameRaises, handles
+from .dispatch import FrameRaises, InPlaceUpdate, handles
 from .trackers import GetAttrTracker
 from .variables import (NULL, BoundMethodVariable, ContainerMethodVariable, DictVariable, FunctionVariable,
                         InstanceVariable, ObjectVariable, TensorMethodVariable, TensorVariable, Variable)
@@ -59,7 +59,7 @@ class CallMixin:
             return self.call(fn.function, [fn.receiver, *args], kwargs)
         if isinstance(fn, ObjectVariable) and is_runtime_api(fn.value):
             if fn.value.__name__.endswith("_"):
-                self.unsupported(f"{fn.value.__name__} changes its argument in place (a side effect)", "SOT-S001")
+                raise InPlaceUpdate("CALL", self.where(), f"{fn.value.__name__} changes its argument in place")
             pos = [self.as_arg(a) for a in args]
             with self.recording():
                 return self.from_result(self.builder.call_api(fn.value, pos, {k: self.as_arg(v) for k, v in
@@ -88,7 +88,7 @@ class CallMixin:
             twin = name[:-1]
             if not (isinstance(self_var, TensorVariable) and name.endswith("_") and callable(getattr(Tensor, twin,
                                                                                                       None))):
-                self.unsupported(f"Tensor.{name} changes a tensor in place (a side effect)", "SOT-S001")
+                raise InPlaceUpdate("CALL", self.where(), f"Tensor.{name} changes a tensor in place (a side effect)")
             return self.update_in_place(self_var, lambda: self._record_method(twin, self_var, args, kwargs))
         self_sym = self.as_arg(self_var)
         with self.recording():

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-__all__ = ["HANDLERS", "handles", "Unsupported", "FrameRaises"]
+__all__ = ["HANDLERS", "handles", "Unsupported", "FrameRaises", "InPlaceUpdate"]
 
 
 class Unsupported(Exception):
@@ -18,6 +18,9 @@ class Unsupported(Exception):
     eagerly. `code` is its entry in `sot.reasons.REASONS` (no detail: an opcode without a handler)."""
 
     default_code = "SOT-G001"
+    # an in-place update of a tensor: not broken on, because the compiled graph's outputs do not
+    # share memory as eager views do, so running the update for real after it could miss a view
+    breakable = True
 
     def __init__(self, opname: str, where: str, detail: str = "", code: str | None = None):
         self.opname = opname
@@ -32,6 +35,14 @@ class FrameRaises(Unsupported):
     """The frame raises an exception of its own (`raise` reached): eager code raises it, with its message."""
 
     default_code = "SOT-R001"
+    breakable = False
+
+
+class InPlaceUpdate(Unsupported):
+    """An in-place update of a tensor that may be aliased: the frame runs eagerly (see `breakable`)."""
+
+    default_code = "SOT-S001"
+    breakable = False
 
 
 HANDLERS: dict[str, Callable[[Any, Any], Any]] = {}

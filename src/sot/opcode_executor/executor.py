@@ -35,12 +35,13 @@ from sot.pyversion import Instruction, decode, versions
 from .attributes import AttributeMixin
 from .binding import BindError, bind_arguments
 from .calls import CallMixin, is_runtime_api
-from .dispatch import HANDLERS, FrameRaises, Unsupported, handles
+from .breaks import GraphBreak, breakable
+from .dispatch import HANDLERS, FrameRaises, InPlaceUpdate, Unsupported, handles
 from .trackers import (BuiltinTracker, CellTracker, ConstTracker, DummyTracker, ExpressionTracker, GetAttrTracker,
                        GetItemTracker, GlobalTracker, LocalTracker, Tracker)
 from .variables import (CONSTANT_TYPES, NULL, OBJECT_TYPES, BoundMethodVariable, CellVariable, ConstantVariable,
                         DictVariable, FunctionVariable, InstanceVariable, IteratorVariable, ListVariable,
-                        NumpyScalarVariable, ObjectVariable, TensorVariable, TupleVariable, Variable)
+                        NumpyScalarVariable, ObjectVariable, TensorVariable, TupleVariable, Variable, birth_now)
 
 __all__ = ["OpcodeExecutor", "OpcodeInlineExecutor", "Unsupported", "FrameRaises", "HANDLERS"]
 
@@ -109,6 +110,8 @@ class _Translation:
         self.tracked: list[Variable] = []  # every Variable read from the frame: the guard sources
         self.f_globals = f_globals  # the translated frame's own globals
         self.steps = 0
+        self.barrier = 0  # Variables born before it belong to the state before the current root instruction
+        self.dirty = False  # such a Variable was mutated since (a break there would replay the mutation)
 
 class OpcodeExecutor(CallMixin, AttributeMixin):
     """Simulates one frame of `code` whose arguments are `f_locals` (the translated frame)."""
@@ -118,6 +121,7 @@ class OpcodeExecutor(CallMixin, AttributeMixin):
         self.f_locals = f_locals
         self.depth = 0
         self.parent: OpcodeExecutor | None = None
+        self.may_break = False  # set by the translator: what cannot be simulated raises GraphBreak
 
     def _start(self, code: types.CodeType, translation: _Translation, f_globals: dict, f_builtins: dict) -> None:
         self.code = code
@@ -150,11 +154,34 @@ class OpcodeExecutor(CallMixin, AttributeMixin):
             if handler is None:
                 self.unsupported()
             self.jump_to = None
-            result = handler(self, ins)
+            result = handler(self, ins) if not self.may_break else self._step_or_break(handler, ins)
             if result is not None:
                 return result
             pc = pc + 1 if self.jump_to is None else self.normalised.index(self.jump_to)
         self.unsupported(f"more than {_MAX_STEPS} instructions simulated")
+
+    def _step_or_break(self, handler: Callable, ins: Instruction) -> Any:
+        """Simulate one instruction of the translated frame; what it cannot simulate becomes a
+        GraphBreak at it, with the stack and SIR as they were before it, when that can be resumed."""
+        translation = self.translation
+        stack = list(self.stack)
+        mark, n_inputs = self.builder.mark(), len(self.inputs)
+        translation.barrier, translation.dirty = birth_now(), False
+        try:
+            return handler(self, ins)
+        except Unsupported as e:
+            if not e.breakable or translation.dirty or not breakable(self.normalised, ins):
+                raise
+            self.builder.rollback(mark)
+            del self.inputs[n_inputs:]
+            self.stack = stack
+            raise GraphBreak(ins, e) from e
+
+    def touch(self, var: Variable) -> None:
+        """Note a mutation of `var`: one made before the current root instruction makes a break there
+        impossible (running the instruction for real would repeat it)."""
+        if var.birth < self.translation.barrier:
+            self.translation.dirty = True
 
     def where(self) -> str:
         """file:line of the instruction being simulated."""
@@ -392,6 +419,7 @@ class OpcodeExecutor(CallMixin, AttributeMixin):
         if cell.real:
             self.unsupported(f"assigning {ins.argval!r}, a variable of an enclosing function (a side effect)",
                              "SOT-S001")
+        self.touch(cell)
         cell.content = self.stack.pop()
 
     @handles("LOAD_CLOSURE")
@@ -503,14 +531,15 @@ class OpcodeExecutor(CallMixin, AttributeMixin):
         can alias: the out-of-place result `compute()`, cast to the tensor's dtype, becomes the value
         every reference to the Variable sees, as eager's in-place update does."""
         if tensor.tracker.source is not None or not tensor.fresh:
-            self.unsupported(f"in-place update of {tensor!r}, which may be aliased outside the frame or by a view",
-                             "SOT-S001")
+            raise InPlaceUpdate(self.current.opname, self.where(),
+                                f"in-place update of {tensor!r}, which may be aliased outside the frame or by a view")
         result = compute()
         meta = tensor.meta
         if not isinstance(result, TensorVariable) or result.meta.shape != meta.shape:
             self.unsupported(f"in-place update of {tensor!r} changes its shape")  # eager raises: let it
         if result.meta.dtype != meta.dtype:
             result = self.from_result(self.builder.call_method("astype", result.symbol, [str(meta.dtype)]))
+        self.touch(tensor)
         tensor.symbol = result.symbol
         tensor.fresh = True  # still referenced only through this Variable
         return tensor
@@ -643,6 +672,9 @@ class OpcodeExecutor(CallMixin, AttributeMixin):
 
     @handles("FOR_ITER")
     def _for_iter(self, ins: Instruction) -> None:
+        if not isinstance(self.stack[-1], IteratorVariable):
+            self.unsupported(f"iterating {self.stack[-1]!r}, known only at run time", "SOT-B002")
+        self.touch(self.stack[-1])
         item = self.stack[-1].next()
         if item is None:
             self.stack.pop()
@@ -654,6 +686,7 @@ class OpcodeExecutor(CallMixin, AttributeMixin):
     def elements(self, var: Variable) -> list[Variable]:
         """The items iterating `var` yields, known at translation time."""
         if isinstance(var, IteratorVariable):
+            self.touch(var)
             items = var.items[var.position:]
             var.position = len(var.items)
             return list(items)
@@ -703,6 +736,7 @@ class OpcodeExecutor(CallMixin, AttributeMixin):
     @handles("MAP_ADD")
     def _map_add(self, ins: Instruction) -> None:
         key, value = self.pop(2)
+        self.touch(self.stack[-ins.arg])
         self.stack[-ins.arg].items[self.python_value(key)] = value
 
     @handles("DICT_UPDATE", "DICT_MERGE")
@@ -713,6 +747,7 @@ class OpcodeExecutor(CallMixin, AttributeMixin):
             self.unsupported(f"**{other!r}")
         if ins.opname == "DICT_MERGE" and set(other.items) & set(target.items):
             raise FrameRaises(ins.opname, self.where(), "a keyword argument given twice")
+        self.touch(target)
         target.items.update(other.items)
 
     @handles("BUILD_SLICE")
@@ -755,6 +790,7 @@ class OpcodeExecutor(CallMixin, AttributeMixin):
         if isinstance(base, ListVariable):
             if not isinstance(key, int) or not -len(base.items) <= key < len(base.items):
                 self.unsupported(f"list assignment at {key!r}")
+        self.touch(base)
         base.items[key] = value
 
     @handles("UNPACK_SEQUENCE")
@@ -781,6 +817,7 @@ class OpcodeExecutor(CallMixin, AttributeMixin):
             if container.tracker.source is not None:
                 self.unsupported(f"mutating {container!r}", "SOT-S001")  # a list from outside: a side effect
             (value,) = args
+            self.touch(container)
             container.items.extend(self.elements(value) if name == "extend" else [value])
             return ConstantVariable(None)
         if name == "get":
@@ -842,6 +879,7 @@ class OpcodeInlineExecutor(OpcodeExecutor):
         self.function = fn
         self.locals = dict(bound)
         self.closure = closure
+        self.may_break = False  # a break inside a callee breaks the caller at the call
 
     def global_tracker(self, name: str) -> Tracker | None:
         """Where the function's global `name` comes from (None: not reloadable)."""

@@ -6,6 +6,7 @@ function's identity. Values made during simulation (Dummy tracker) need no guard
 """
 from __future__ import annotations
 
+import itertools
 import types
 from typing import Any
 
@@ -23,11 +24,20 @@ __all__ = ["Variable", "ConstantVariable", "TensorVariable", "TupleVariable", "L
 CONSTANT_TYPES = (type(None), bool, int, float, str)
 
 
+_births = itertools.count()
+
+
+def birth_now() -> int:
+    """A birth number: Variables made from now on have larger ones."""
+    return next(_births)
+
+
 class Variable:
-    """A simulated value with its tracker."""
+    """A simulated value with its tracker; `birth` orders Variables by creation (see OpcodeExecutor.touch)."""
 
     def __init__(self, tracker: Tracker | None = None):
         self.tracker = tracker or DummyTracker()
+        self.birth = next(_births)
 
     def guards(self) -> list[Guard]:
         """The guards that keep this Variable's assumptions valid (none without a source)."""

@@ -1,0 +1,73 @@
+"""Graph breaks: where the translated frame stops being simulated and runs one instruction for real.
+
+When the root frame meets an instruction it cannot simulate (a decision on a tensor's value, a
+call it cannot capture, an opcode without a handler, a side effect), it raises `GraphBreak` at that
+instruction, with the simulated state as it was before it. The translator then compiles what was
+recorded so far, emits code that rebuilds the frame's locals and stack, runs that instruction
+itself, and continues in a resume function per successor (see `resume`). A break inside an
+inlined call surfaces at the caller's CALL: the call runs for real, its callee translated as a
+frame of its own.
+
+`breakable(code, ins)` says whether an instruction can be run for real in generated code: its
+stack effect on each successor is known (`successors`), and no exception handler covers it (an
+exception it raises must reach the user's `except` exactly as in eager code).
+"""
+from __future__ import annotations
+
+from typing import Callable
+
+from sot.pyversion import Instruction, NormalisedCode
+
+from .dispatch import Unsupported
+
+__all__ = ["GraphBreak", "breakable", "successors"]
+
+# opname -> stack effect when execution falls through to the next instruction
+_FALL_THROUGH: dict[str, Callable[[Instruction], int]] = {
+    "POP_JUMP_IF_TRUE": lambda i: -1, "POP_JUMP_IF_FALSE": lambda i: -1,
+    "POP_JUMP_IF_NONE": lambda i: -1, "POP_JUMP_IF_NOT_NONE": lambda i: -1,
+    "CALL": lambda i: -i.arg - 1,
+    "CALL_FUNCTION_EX": lambda i: -3 - (i.arg & 1) + 1,
+    "UNARY_NOT": lambda i: 0, "TO_BOOL": lambda i: 0, "UNARY_NEGATIVE": lambda i: 0, "UNARY_INVERT": lambda i: 0,
+    "GET_ITER": lambda i: 0, "FORMAT_SIMPLE": lambda i: 0, "CONVERT_VALUE": lambda i: 0,
+    "FORMAT_WITH_SPEC": lambda i: -1, "BUILD_STRING": lambda i: 1 - i.arg,
+    "BINARY_OP": lambda i: -1, "BINARY_SUBSCR": lambda i: -1, "BINARY_SLICE": lambda i: -2,
+    "COMPARE_OP": lambda i: -1, "CONTAINS_OP": lambda i: -1, "IS_OP": lambda i: -1,
+    "UNPACK_SEQUENCE": lambda i: i.arg - 1,
+    "LOAD_ATTR": lambda i: 1 if i.is_method else 0,
+    "STORE_ATTR": lambda i: -2, "STORE_SUBSCR": lambda i: -3, "STORE_SLICE": lambda i: -4,
+    "STORE_GLOBAL": lambda i: -1, "DELETE_SUBSCR": lambda i: -2, "DELETE_ATTR": lambda i: -1,
+    "BUILD_SET": lambda i: 1 - i.arg, "FOR_ITER": lambda i: 1,
+}
+# opname -> stack effect when it jumps to its target
+_JUMPED: dict[str, int] = {
+    "POP_JUMP_IF_TRUE": -1, "POP_JUMP_IF_FALSE": -1, "POP_JUMP_IF_NONE": -1, "POP_JUMP_IF_NOT_NONE": -1,
+    "FOR_ITER": -1,  # an exhausted iterator is popped (END_FOR is folded into the jump in the model)
+}
+
+
+class GraphBreak(Exception):
+    """The root frame breaks at `instruction` because of `cause` (an Unsupported with its reason code)."""
+
+    def __init__(self, instruction: Instruction, cause: Unsupported):
+        self.instruction = instruction
+        self.cause = cause
+        super().__init__(f"graph break at {instruction.opname}: {cause}")
+
+
+def breakable(code: NormalisedCode, ins: Instruction) -> bool:
+    """Whether generated code can run `ins` for real and resume after it."""
+    if ins.opname == "LOAD_ATTR" and ins.is_method:
+        return False  # it may push a NULL slot, which the break's tail could not pass on
+    return ins.opname in _FALL_THROUGH and code.handler(ins) is None
+
+
+def successors(code: NormalisedCode, ins: Instruction) -> list[tuple[Instruction, int]]:
+    """Where execution goes after `ins`, each with the stack effect of getting there."""
+    index = code.index(ins)
+    out = []
+    if index + 1 < len(code.instructions):
+        out.append((code.instructions[index + 1], _FALL_THROUGH[ins.opname](ins)))
+    if ins.opname in _JUMPED:
+        out.append((ins.target, _JUMPED[ins.opname]))
+    return out

@@ -1,0 +1,332 @@
+"""Code for a graph break: rebuild the frame, run the breaking instruction, go on in resume functions.
+
+`break_code(ex, brk, compile_outputs, translated, make_resume)` returns the code object that
+replaces the frame of `ex.code` for this translation:
+
+    RESUME
+    __sot_out = <compiled prefix>(*tensor inputs)   # the SIR recorded before the break
+    __sot_t<i> = <each value the frame holds>       # from the outputs, the inputs, constants, ...
+    <locals changed by the prefix> = __sot_t<i>
+    <the stack as it was before the instruction>
+    <the breaking instruction itself>               # a jump gets one tail per target
+    return __resume_<name>_<k>(*stack, *locals)     # one tail per successor
+
+Each resume function is the original code with a prologue that pushes its stack arguments and
+jumps to the successor; its parameters are the stack items and the frame's bound locals. The
+translator makes it a translated function (`make_resume`), so the rest of the frame is captured
+again when it runs. At a CALL whose callee is Python code, the callee is replaced by its
+translated version (`translated(fn)`): a break inside an inlined callee costs the caller one
+break at the call, and the callee's frame breaks where it must.
+
+A value that cannot be rebuilt (a function made by the frame, a closure cell, an object with no
+reloadable source) makes the break impossible: `Unsupported` (the frame then runs eagerly).
+"""
+from __future__ import annotations
+
+import dataclasses
+import inspect
+import itertools
+import types
+from typing import Any, Callable
+
+from sot.ir import Symbol
+from sot.pyversion import ExceptionEntry, Instruction, NormalisedCode, encode, versions
+
+from .breaks import GraphBreak, successors
+from .dispatch import Unsupported
+from .trackers import LocalTracker
+from .variables import (NULL, BoundMethodVariable, ConstantVariable, DictVariable, FunctionVariable,
+                        InstanceVariable, IteratorVariable, ListVariable, ObjectVariable, TensorMethodVariable,
+                        TensorVariable, TupleVariable, Variable)
+
+__all__ = ["break_code", "live_state", "needed_outputs"]
+
+_OUT = "__sot_out"
+_resume_ids = itertools.count()
+_JUMPS_TO_TAIL = frozenset({"FOR_ITER", "POP_JUMP_IF_TRUE", "POP_JUMP_IF_FALSE", "POP_JUMP_IF_NONE",
+                            "POP_JUMP_IF_NOT_NONE"})
+# stack items an instruction pushes when it falls through (the rest of its effect is what it pops)
+_PUSHES: dict[str, Callable[[Instruction], int]] = {
+    "UNPACK_SEQUENCE": lambda i: i.arg, "FOR_ITER": lambda i: 2,
+    **dict.fromkeys(("POP_JUMP_IF_TRUE", "POP_JUMP_IF_FALSE", "POP_JUMP_IF_NONE", "POP_JUMP_IF_NOT_NONE",
+                     "STORE_ATTR", "STORE_SUBSCR", "STORE_SLICE", "STORE_GLOBAL", "DELETE_SUBSCR",
+                     "DELETE_ATTR"), lambda i: 0),
+}
+
+
+def live_state(ex: Any) -> tuple[list[Variable], dict[str, Variable], list[str]]:
+    """The frame at the break: its stack, the locals the simulation changed, and every bound local's name."""
+    f_locals, changed, bound = ex.f_locals, {}, []
+    for name in ex.code.co_varnames:
+        var = ex.locals.get(name)
+        if var is None:
+            if name in f_locals:
+                bound.append(name)  # an argument never read: still in the real frame
+            continue
+        if var is NULL:
+            continue
+        bound.append(name)
+        if not (isinstance(var.tracker, LocalTracker) and var.tracker.name == name):  # else: the argument itself
+            changed[name] = var
+    return list(ex.stack), changed, bound
+
+
+def needed_outputs(ex: Any, values: list[Variable]) -> list[Symbol]:
+    """The SIR symbols the rebuilt frame needs: tensors the prefix computed, found in `values`."""
+    inputs = {id(v) for v in ex.inputs}
+    found: dict[Symbol, None] = {}
+    seen: set[int] = set()
+
+    def walk(var: Any) -> None:
+        if id(var) in seen:
+            return
+        seen.add(id(var))
+        if isinstance(var, TensorVariable) and not var.bound and id(var) not in inputs:
+            found[var.symbol] = None
+        elif isinstance(var, TupleVariable):
+            for item in var.items:
+                walk(item)
+        elif isinstance(var, DictVariable):
+            for item in var.items.values():
+                walk(item)
+        elif isinstance(var, IteratorVariable):
+            for item in var.items[var.position:]:
+                walk(item)
+        elif isinstance(var, BoundMethodVariable):
+            walk(var.receiver)
+
+    for value in values:
+        walk(value)
+    return list(found)
+
+
+def break_code(ex: Any, brk: GraphBreak, runner: Callable | None, outputs: list[Symbol],
+               translated: Callable[[types.FunctionType], Callable],
+               make_resume: Callable[[types.CodeType], Callable]) -> types.CodeType:
+    """The code object of a translation that breaks at `brk.instruction` (see the module docstring)."""
+    return _BreakEmitter(ex, brk, runner, outputs, translated, make_resume).run()
+
+
+class _BreakEmitter:
+    """Emits the instructions of one break's code, with temporaries for the rebuilt values."""
+
+    def __init__(self, ex: Any, brk: GraphBreak, runner: Callable | None, outputs: list[Symbol],
+                 translated: Callable, make_resume: Callable):
+        self.ex, self.brk, self.runner = ex, brk, runner
+        self.out_index = {sym: i for i, sym in enumerate(outputs)}
+        self.inputs = {id(v): v for v in ex.inputs}
+        self.translated, self.make_resume = translated, make_resume
+        self.body: list[Instruction] = []
+        self.temps: dict[int, str] = {}
+        self.names: list[str] = []
+
+    def fail(self, detail: str) -> None:
+        raise Unsupported(self.brk.instruction.opname, self.brk.cause.where, f"cannot break here: {detail}")
+
+    def emit(self, opname: str, **fields: Any) -> Instruction:
+        ins = Instruction(opname, **fields)
+        self.body.append(ins)
+        return ins
+
+    def temp(self) -> str:
+        name = f"__sot_t{len(self.names)}"
+        self.names.append(name)
+        return name
+
+    def call(self, n: int) -> None:
+        self.emit("CALL", arg=n, argval=n)
+
+    def callable_const(self, fn: Any) -> None:
+        """Push `fn` with its NULL slot, ready for CALL."""
+        slots = [Instruction("LOAD_CONST", argval=fn), Instruction("PUSH_NULL")]
+        self.body += slots if versions.NULL_AFTER_CALLABLE else slots[::-1]
+
+    # ------------------------------------------------------------ the code
+    def run(self) -> types.CodeType:
+        ex, ins = self.ex, self.brk.instruction
+        code = ex.code
+        if code.co_cellvars or code.co_freevars:
+            self.fail("the frame has closure cells, which a resume function cannot share")
+        stack, changed, bound = live_state(ex)
+        self.emit("RESUME", arg=0, argval=0)
+        if self.runner is not None:
+            self.callable_const(self.runner)
+            for var in ex.inputs:
+                self.body += var.tracker.load()
+            self.call(len(ex.inputs))
+            self.emit("STORE_FAST", argval=_OUT)
+        callee = _callee_slot(stack, ins)
+        stack_temps = [None if v is NULL else self.materialise(v, translate_callee=(i == callee))
+                       for i, v in enumerate(stack)]
+        local_temps = {name: self.materialise(var) for name, var in changed.items()}
+        for name, temp in local_temps.items():
+            self.emit("LOAD_FAST", argval=temp)
+            self.emit("STORE_FAST", argval=name)
+        for temp in stack_temps:
+            self.emit("PUSH_NULL") if temp is None else self.emit("LOAD_FAST", argval=temp)
+        real = dataclasses.replace(ins, target=None, lineno=ins.lineno)
+        self.body.append(real)
+        tails = []
+        for target, effect in successors(ex.normalised, ins):
+            depth = len(stack) + effect
+            jumped = target is ins.target and ins.opname in _JUMPS_TO_TAIL
+            pushed = 0 if jumped else _PUSHES.get(ins.opname, lambda i: 1)(ins)
+            tails.append(self.tail(target, stack_temps[:depth - pushed], pushed, bound))
+        if ins.target is not None:
+            real.target = tails[-1]
+        body = tuple(self.body)
+        for item in body:
+            item.lineno = item.lineno or ins.lineno
+        body[0].starts_line = True
+        meta = ex.normalised.meta.replace(varnames=(*code.co_varnames, _OUT, *self.names))
+        return encode(NormalisedCode(body, (), meta))
+
+    def tail(self, target: Instruction, kept: list[str | None], pushed: int, bound: list[str]) -> Instruction:
+        """Call the resume function for `target` and return its result; the tail's first instruction.
+        The stack below what the instruction pushed is unchanged: its items come from their temporaries
+        (NULL slots, which no instruction may pop, stay on the real stack until the frame returns)."""
+        first = len(self.body)
+        results = [self.temp() for _ in range(pushed)]
+        for name in reversed(results):
+            self.emit("STORE_FAST", argval=name)
+        items = [*kept, *results]
+        nulls = {i for i, temp in enumerate(items) if temp is None}
+        resume = self.make_resume(resume_code(self.ex.normalised, target, len(items), nulls, bound))
+        self.callable_const(resume)
+        passed = [temp for temp in items if temp is not None]
+        for temp in passed:
+            self.emit("LOAD_FAST", argval=temp)
+        for name in bound:
+            self.emit("LOAD_FAST", argval=name)
+        self.call(len(passed) + len(bound))
+        self.emit("RETURN_VALUE")
+        return self.body[first]
+
+    # ------------------------------------------------------------ rebuilding values
+    def materialise(self, var: Variable, translate_callee: bool = False) -> str:
+        """A temporary holding the value `var` stands for (each Variable built once: aliases stay aliases)."""
+        key = (id(var), translate_callee)
+        if key not in self.temps:
+            if translate_callee:
+                self.push_translated(var)
+            else:
+                self.push(var)
+            self.temps[key] = self.temp()
+            self.emit("STORE_FAST", argval=self.temps[key])
+        return self.temps[key]
+
+    def load(self, var: Variable) -> bool:
+        """Push `var` from its tracker when it can be reloaded; False if it cannot."""
+        try:
+            self.body += var.tracker.load()
+        except NotImplementedError:
+            return False
+        return True
+
+    def push(self, var: Variable) -> None:
+        if isinstance(var, TensorVariable):
+            if var.bound:
+                self.emit("LOAD_CONST", argval=var.value)
+            elif id(var) in self.inputs:
+                self.body += var.tracker.load()
+            else:
+                self.emit("LOAD_FAST", argval=_OUT)
+                self.emit("LOAD_CONST", argval=self.out_index[var.symbol])
+                self.emit("BINARY_SUBSCR")
+        elif isinstance(var, ConstantVariable):
+            self.emit("LOAD_CONST", argval=var.value)
+        elif isinstance(var, (TupleVariable, DictVariable)):
+            if var.tracker.source is not None and getattr(var.tracker, "reloadable", False) and self.load(var):
+                return  # the very container the frame was given
+            if isinstance(var, DictVariable):
+                if var.kind is not dict:
+                    self.fail(f"rebuilding a {var.kind.__name__}")
+                temps = [(k, self.materialise(v)) for k, v in var.items.items()]
+                for key, temp in temps:
+                    self.emit("LOAD_CONST", argval=key)
+                    self.emit("LOAD_FAST", argval=temp)
+                self.emit("BUILD_MAP", arg=len(temps), argval=len(temps))
+            else:
+                temps = [self.materialise(v) for v in var.items]
+                for temp in temps:
+                    self.emit("LOAD_FAST", argval=temp)
+                kind = "BUILD_LIST" if isinstance(var, ListVariable) else "BUILD_TUPLE"
+                self.emit(kind, arg=len(temps), argval=len(temps))
+        elif isinstance(var, IteratorVariable):
+            temps = [self.materialise(v) for v in var.items[var.position:]]
+            self.callable_const(iter)
+            for temp in temps:
+                self.emit("LOAD_FAST", argval=temp)
+            self.emit("BUILD_TUPLE", arg=len(temps), argval=len(temps))
+            self.call(1)
+        elif isinstance(var, BoundMethodVariable) and isinstance(var.function, TensorMethodVariable):
+            self.emit("LOAD_FAST", argval=self.materialise(var.receiver))
+            self.emit("LOAD_ATTR", argval=var.function.name)
+        elif isinstance(var, BoundMethodVariable) and isinstance(var.function, FunctionVariable) and \
+                var.function.value is not None:
+            self.bind(var.function.value, var.receiver)
+        elif isinstance(var, InstanceVariable):
+            if var.tracker.source is None or not self.load(var):
+                self.fail(f"{var!r} has no source to reload it from")
+        elif isinstance(var, ObjectVariable) and (not isinstance(var, FunctionVariable) or var.value is not None):
+            self.emit("LOAD_CONST", argval=var.value)  # pinned by identity (or made by the translation)
+        else:
+            self.fail(f"rebuilding {var!r}")
+
+    def bind(self, function: Any, receiver: Variable) -> None:
+        """Push `types.MethodType(function, receiver)`."""
+        temp = self.materialise(receiver)
+        self.callable_const(types.MethodType)
+        self.emit("LOAD_CONST", argval=function)
+        self.emit("LOAD_FAST", argval=temp)
+        self.call(2)
+
+    def push_translated(self, var: Variable) -> None:
+        """The callee of the breaking CALL, translated as a frame of its own when it is Python code."""
+        if isinstance(var, FunctionVariable) and var.value is not None:
+            self.emit("LOAD_CONST", argval=self.translated(var.value))
+        elif isinstance(var, BoundMethodVariable) and isinstance(var.function, FunctionVariable) and \
+                var.function.value is not None:
+            self.bind(self.translated(var.function.value), var.receiver)
+        elif isinstance(var, InstanceVariable) and isinstance(getattr(type(var.value), "__call__", None),
+                                                              types.FunctionType):
+            self.bind(self.translated(type(var.value).__call__), var)
+        else:
+            self.push(var)
+
+
+def _callee_slot(stack: list[Variable], ins: Instruction) -> int | None:
+    """Index of the callable of a breaking CALL on the stack (None for other instructions)."""
+    if ins.opname != "CALL":
+        return None
+    first = len(stack) - ins.arg - 2
+    return first + 1 if stack[first] is NULL else first
+
+
+def resume_code(normalised: NormalisedCode, target: Instruction, depth: int, nulls: set[int],
+                bound: list[str]) -> types.CodeType:
+    """The original code entered at `target` with `depth` stack items (NULL at `nulls`) passed in
+    as arguments before the bound locals."""
+    mapping = {id(ins): dataclasses.replace(ins) for ins in normalised.instructions}
+    for ins in mapping.values():
+        if ins.target is not None:
+            ins.target = mapping[id(ins.target)]
+    copies = [mapping[id(ins)] for ins in normalised.instructions]
+    table = tuple(ExceptionEntry(mapping[id(e.start)], mapping[id(e.end)], mapping[id(e.target)], e.depth, e.lasti)
+                  for e in normalised.exception_table)
+    n = next(_resume_ids)
+    stack_names = {i: f"__sot_s{n}_{i}" for i in range(depth) if i not in nulls}  # unique: resumes nest
+    params = [*stack_names.values(), *bound]
+    meta = normalised.meta
+    base = meta.name.removeprefix("__resume_").rsplit("_", 1)[0] if meta.name.startswith("__resume_") else meta.name
+    meta = meta.replace(name=f"__resume_{base}_{n}", qualname=f"{meta.qualname.split('.<resume')[0]}.<resume {n}>",
+                        argcount=len(params), posonlyargcount=0, kwonlyargcount=0, docstring=None,
+                        flags=meta.flags & ~(inspect.CO_VARARGS | inspect.CO_VARKEYWORDS),
+                        varnames=(*params, *(v for v in meta.varnames if v not in params)))
+    prologue = [Instruction("RESUME", arg=0, argval=0)]
+    for i in range(depth):
+        prologue.append(Instruction("PUSH_NULL") if i in nulls else Instruction("LOAD_FAST", argval=stack_names[i]))
+    prologue.append(Instruction("JUMP", target=mapping[id(target)]))
+    for ins in prologue:
+        ins.lineno = target.lineno
+    return encode(NormalisedCode(tuple(prologue + copies), table, meta))
