@@ -494,3 +494,38 @@ def test_functions_of_any_size_match_eager_as_sizes_change(data, seed):
         assert_close(jit(x, y), eager, jit_tol, f"JIT vs eager, x and y of {shape}" + note)
     assert jit.sot_translator.fallbacks == [], f"{jit.sot_translator.fallbacks}{note}"
     assert jit.sot_translator.translations <= len(SIZES) - 1, "the last size was seen before" + note
+
+
+def first_row(x, y):
+    return x[0] * y[-1]
+
+
+def stacked_rows(x, y):
+    return paddle.concat([x, y], axis=0) * 2
+
+
+def tiled(x, y):
+    return paddle.tile(x, [2, 1]) * 2
+
+
+_DYNAMIC_GRAD = "runtime's static gradient of {} takes the forward var's shape with its -1 dims: {}"
+
+
+@pytest.mark.parametrize("fn", [
+    pytest.param(first_row, marks=pytest.mark.xfail(strict=True, reason=_DYNAMIC_GRAD.format(
+        "getitem", "getitem_grad runs xp.zeros(shape) with -1 in it (ValueError: negative dimensions)"))),
+    pytest.param(stacked_rows, marks=pytest.mark.xfail(strict=True, reason=_DYNAMIC_GRAD.format(
+        "concat", "split(num_or_sections=[-1, -1]) cannot be built"))),
+    pytest.param(tiled, marks=pytest.mark.xfail(strict=True, reason=_DYNAMIC_GRAD.format(
+        "tile", "reshape to [2, -1, 1, -1] cannot be built"))),
+])
+def test_gradients_through_an_entry_with_dynamic_dims(fn):
+    """A new size makes an entry with dynamic dims; its gradient Program must work for every size it serves."""
+    jit = sot.to_static(fn)
+    for i, shape in enumerate([(2, 3), (4, 5), (5, 2)]):
+        xe, ye = inputs(i, "float32", grad=True, shape=shape)
+        xj, yj = inputs(i, "float32", grad=True, shape=shape)
+        backward(fn(xe, ye))
+        backward(jit(xj, yj))
+        for name, e, j in (("x", xe, xj), ("y", ye, yj)):
+            assert_close(j.grad, e.grad, TOLERANCE["float32"][0], f"{fn.__name__}: {name}.grad for {shape}")
