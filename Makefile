@@ -37,7 +37,9 @@ test:
 	.venv/bin/python -m pip install -q -e '.[test,examples]' && touch $@
 
 demo: .venv/.stamp
-	.venv/bin/python examples/train_mlp.py
+	@mkdir -p build
+	.venv/bin/sot run --report build/sot-report.json examples/train_mlp.py
+	.venv/bin/sot report build/sot-report.json
 
 bench: .venv/.stamp
 	@for f in benchmarks/[!_]*.py; do echo "== $$f"; .venv/bin/python $$f || exit 1; done

@@ -338,3 +338,12 @@ def test_the_cache_limit_is_reported(capsys):
     (mine,) = [f for f in sot.report().functions if f.qualname.endswith("varies") and f.file == __file__]
     assert (mine.cache.limit, mine.cache.limit_reached, len(mine.graphs), mine.recompiles) == (2, True, 2, 1)
     assert "[SOT-L001] cache limit 2 reached" in formats.render(Report([mine]), "text")
+
+
+def test_bad_command_lines_exit_2_with_a_message(capsys, tmp_path):
+    assert main(["run", "--reprot", "x.json", "script.py"]) == 2
+    assert "unknown option '--reprot'" in capsys.readouterr().err
+    assert main(["run", "--report", str(tmp_path / "r.json"), str(tmp_path / "missing.py")]) == 2
+    assert "no such script" in capsys.readouterr().err
+    assert main(["explain", "no_function_given.py"]) == 2
+    assert main(["frobnicate"]) == 2 and "sot run" in capsys.readouterr().err

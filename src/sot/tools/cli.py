@@ -74,6 +74,8 @@ def _split_run_args(argv: list[str], options: tuple[str, ...]) -> tuple[dict[str
 
 def _run_target(script: str | None, module: str | None, args: list[str]) -> int:
     """Run a script or module as __main__ with `args`; its exit status (1 when it raised)."""
+    if module is None and not os.path.exists(script):
+        raise UsageError(f"no such script: {script}")
     record.retain()
     old_argv, old_path = sys.argv[:], sys.path[:]
     try:
@@ -82,8 +84,6 @@ def _run_target(script: str | None, module: str | None, args: list[str]) -> int:
             sys.path.insert(0, os.getcwd())
             runpy.run_module(module, run_name="__main__", alter_sys=True)
         else:
-            if not os.path.exists(script):
-                raise UsageError(f"no such script: {script}")
             sys.argv = [script, *args]
             path = os.path.abspath(script)  # code objects name it absolutely: reports find the source anywhere
             sys.path.insert(0, os.path.dirname(path))
@@ -97,8 +97,6 @@ def _run_target(script: str | None, module: str | None, args: list[str]) -> int:
     except KeyboardInterrupt:
         traceback.print_exc()
         return 130
-    except UsageError:
-        raise
     except BaseException:  # noqa: BLE001 - the script's own failure: shown, and the report still written
         traceback.print_exc()
         return 1

@@ -4,7 +4,7 @@
 per function its graphs, ops captured vs eager runs, breaks and fallbacks grouped by reason with
 file:line, and its recompilations with the guard that failed; JUnit gives one test case per
 function, failing where it broke or fell back (so a CI page lists them); `cache_text` is the guard
-cache view of `sot cache`, `why_text` the last misses of `sot cache why`.
+cache view of `sot cache`, `why_text` the last misses of `sot cache why`, `headline` the one-line totals.
 """
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ from sot.reasons import REASONS
 
 from .report import Event, FunctionReport, Report
 
-__all__ = ["FORMATS", "render", "cache_text", "why_text"]
+__all__ = ["FORMATS", "render", "headline", "cache_text", "why_text"]
 
 
 def _path(file: str) -> str:
@@ -52,10 +52,15 @@ def _name(f: FunctionReport) -> str:
     return f"{f.qualname} (resume of {f.resume_of})" if f.resume_of else f.qualname
 
 
-def _text(report: Report) -> str:
+def headline(report: Report) -> str:
+    """One line of totals: functions, graphs, breaks, fallbacks, recompiles, the captured ratio."""
     t = report.totals
-    lines = [f"sot report: {t['functions']} function(s), {t['graphs']} graph(s), {t['breaks']} break(s), "
-             f"{t['fallbacks']} fallback(s), {t['recompiles']} recompile(s), captured {t['captured_ratio']:.0%}"]
+    return (f"{t['functions']} function(s), {t['graphs']} graph(s), {t['breaks']} break(s), "
+            f"{t['fallbacks']} fallback(s), {t['recompiles']} recompile(s), captured {t['captured_ratio']:.0%}")
+
+
+def _text(report: Report) -> str:
+    lines = [f"sot report: {headline(report)}"]
     for f in report.functions:
         lines += ["", f"{_name(f)}  {_where(f.file, f.line)}", "  " + _summary(f)]
         for kind, events in (("break", f.breaks), ("eager", f.fallbacks)):
@@ -71,10 +76,7 @@ def _text(report: Report) -> str:
 
 
 def _markdown(report: Report) -> str:
-    t = report.totals
-    lines = ["# sot report", "",
-             f"{t['functions']} function(s), {t['graphs']} graph(s), {t['breaks']} break(s), "
-             f"{t['fallbacks']} fallback(s), {t['recompiles']} recompile(s), captured {t['captured_ratio']:.0%}", "",
+    lines = ["# sot report", "", headline(report), "",
              "| function | where | graphs | breaks | fallbacks | recompiles | ops captured | eager runs | captured |",
              "|---|---|---:|---:|---:|---:|---:|---:|---:|"]
     for f in report.functions:

@@ -13,11 +13,12 @@ import linecache
 import os
 from pathlib import Path
 
+from .formats import headline
 from .report import FunctionReport, Report
 
 __all__ = ["write_html", "line_marks"]
 
-_CSS = """body{font-family:sans-serif;margin:1.5em}table{border-collapse:collapse}
+_CSS = """body{font-family:sans-serif;margin:1.5em}table{border-collapse:collapse}table.src{width:100%}
 td,th{padding:2px 8px;border-bottom:1px solid #ddd;text-align:right}td.name,th.name{text-align:left}
 pre{margin:0}.src td{text-align:left;border:none;padding:0 6px;font-family:monospace;white-space:pre}
 .src td.n{color:#888;text-align:right}tr.captured{background:#d4f7d4}tr.eager{background:#fde8c0}
@@ -68,16 +69,13 @@ def _document(title: str, body: str) -> str:
 
 
 def _index(report: Report, pages: dict[str, str]) -> str:
-    t = report.totals
     rows = "".join(
         f"<tr><td class=\"name\"><a href=\"{pages[f.file]}#L{f.line}\">{html.escape(f.qualname)}</a>"
         f"{' (resume of ' + html.escape(f.resume_of) + ')' if f.resume_of else ''}</td>"
         f"<td class=\"name\">{html.escape(os.path.basename(f.file))}:{f.line}</td><td>{len(f.graphs)}</td>"
         f"<td>{len(f.breaks)}</td><td>{len(f.fallbacks)}</td><td>{f.captured_ratio:.0%}</td>"
         f"<td>{f.recompiles}</td></tr>\n" for f in report.functions)
-    body = (f"<h1>sot: what the JIT captured</h1><p>{t['functions']} function(s), {t['graphs']} graph(s), "
-            f"{t['breaks']} break(s), {t['fallbacks']} fallback(s), {t['recompiles']} recompile(s), "
-            f"captured {t['captured_ratio']:.0%}</p>\n<table class=\"index\"><tr><th class=\"name\">function</th>"
+    body = (f"<h1>sot: what the JIT captured</h1><p>{html.escape(headline(report))}</p>\n<table class=\"index\"><tr><th class=\"name\">function</th>"
             f"<th class=\"name\">where</th><th>graphs</th><th>breaks</th><th>fallbacks</th><th>captured</th>"
             f"<th>recompiles</th></tr>\n{rows}</table>")
     return _document("sot report", body)
