@@ -529,3 +529,19 @@ def test_gradients_through_an_entry_with_dynamic_dims(fn):
         backward(jit(xj, yj))
         for name, e, j in (("x", xe, xj), ("y", ye, yj)):
             assert_close(j.grad, e.grad, TOLERANCE["float32"][0], f"{fn.__name__}: {name}.grad for {shape}")
+
+
+def expand_row_to(x, y):
+    return paddle.expand(x[0], y.shape) * y
+
+
+@pytest.mark.xfail(strict=True, reason="after a new size the entry makes x's dims dynamic while y.shape is read "
+                   "as concrete sizes; expand's meta function rejects expanding x[0]'s -1 dim to 5 with a "
+                   "ValueError, which counts as the user's error: the frame runs eagerly on every call, even "
+                   "with fallback=False")
+def test_a_dynamic_dim_meeting_a_concrete_size_is_still_captured():
+    jit = sot.to_static(expand_row_to, fallback=False)
+    for i, shape in enumerate([(2, 3), (4, 5)]):
+        x, y = inputs(i, "float32", shape=shape)
+        assert_close(jit(x, y), expand_row_to(x, y), TOLERANCE["float32"][0], f"JIT vs eager for {shape}")
+    assert jit.sot_translator.fallbacks == []
