@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import weakref
 from dataclasses import dataclass
-from typing import Any, Iterable, Mapping
+from typing import Any, Iterable
 
 from runtime import Tensor
 from sot.guards import Guard, tensor_guards
@@ -210,8 +210,8 @@ def input_meta(code: Any, source: str, t: Tensor) -> Meta:
 def dynamic_tensor_guards(source: str, t: Tensor, meta: Meta) -> list[Guard]:
     """A tensor input's guards from the Meta the translation used: a -1 dim matches any size >= 2."""
     dims = tuple(i for i, d in enumerate(meta.shape) if d == -1)
-    return tensor_guards(source, t, dims) + [Guard(f"min({source}._data.shape[{i}], {_MIN_DYNAMIC})", "value_eq",
-                                                   _MIN_DYNAMIC) for i in dims]
+    return tensor_guards(source, t, dims) + [Guard(f"{source}._data.shape[{i}] >= {_MIN_DYNAMIC}", "value_eq",
+                                                   True) for i in dims]
 
 
 def specialise(tensor: Any, inputs: Iterable[Any], dims: Iterable[int] | None, why: str) -> None:
