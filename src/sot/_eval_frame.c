@@ -259,12 +259,14 @@ frame_set_code(_PyInterpreterFrame *frame, PyCodeObject *code)
 }
 #endif
 
-/* Per thread: the callback (strong; NULL when unset), a depth > 0 while the hook is off (during
- * the callback, a lookup, or code run with disable_eval_frame), and the code object whose next
- * frame must run untouched (the relocated run of that code). */
+/* Per thread: the callback (strong; NULL when unset), a depth > 0 while the hook is off for the
+ * frames below (during the callback, a lookup, or code run with disable_eval_frame), the depth
+ * of sot.disable() blocks (user_off: CallWithCallback calls its function plainly), and the code
+ * object whose next frame must run untouched (the relocated run of that code). */
 typedef struct {
     PyObject *callback;
     int disabled;
+    int user_off;
     PyObject *passthrough;
 } ThreadHook;
 static _Thread_local ThreadHook hook;
@@ -801,7 +803,7 @@ sot_eval_frame(PyThreadState *tstate, _PyInterpreterFrame *frame, int throw_flag
         hook.passthrough = NULL;
         return _PyEval_EvalFrameDefault(tstate, frame, throw_flag);
     }
-    if (hook.callback == NULL || hook.disabled || throw_flag || (code->co_flags & UNHOOKED_FLAGS) ||
+    if (hook.callback == NULL || hook.disabled || hook.user_off || throw_flag || (code->co_flags & UNHOOKED_FLAGS) ||
         PyErr_Occurred()) {
         return _PyEval_EvalFrameDefault(tstate, frame, throw_flag);
     }
@@ -865,13 +867,13 @@ add_disable_depth(PyObject *module, PyObject *arg)
     if (delta == -1 && PyErr_Occurred()) {
         return NULL;
     }
-    if (delta < -1 || delta > 1 || hook.disabled + delta < 0) {
+    if (delta < -1 || delta > 1 || hook.user_off + delta < 0) {
         return PyErr_Format(PyExc_ValueError,
                             "add_disable_depth: delta must be -1, 0 or 1 and the depth stay >= 0; "
-                            "got %ld at depth %d", delta, hook.disabled);
+                            "got %ld at depth %d", delta, hook.user_off);
     }
-    hook.disabled += (int)delta;
-    return PyLong_FromLong(hook.disabled);
+    hook.user_off += (int)delta;
+    return PyLong_FromLong(hook.user_off);
 }
 
 /* ------------------------------------------------------------------ CallWithCallback */
@@ -895,14 +897,26 @@ CallWithCallback_vectorcall(CallWithCallback *self, PyObject *const *args, size_
         PyErr_SetString(PyExc_RuntimeError, "CallWithCallback: called after it was cleared");
         return NULL;
     }
-    if (hook.disabled) {
+    if (hook.user_off) {
         return PyObject_Vectorcall(self->fn, args, nargsf, kwnames);
     }
+    /* Called from code whose callees run unhooked (a graph break's code calling a resume
+     * function): the hook is on again for this call, installed again if that run suspended it. */
+    if (hook_suspended) {
+        if (install_hook(1) < 0) {
+            return NULL;
+        }
+        hook_suspended = 0;
+    }
+    int outer_disabled = hook.disabled;
+    hook.disabled = 0;
     PyObject *previous, *ours;
     if (swap_callback(self->callback, &previous) < 0) {
+        hook.disabled = outer_disabled;
         return NULL;
     }
     PyObject *result = PyObject_Vectorcall(self->fn, args, nargsf, kwnames);
+    hook.disabled = outer_disabled;
     /* Restoring only fails if another evaluator was installed meanwhile; then the hook stays. */
     if (swap_callback(previous, &ours) < 0) {
         Py_CLEAR(result);

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from sot.dump import dump_translation
-from sot.dynamic import Recompile, StaticDimNeeded, policy_of
+from sot.dynamic import Recompile, StaticDimNeeded, check_gradient, policy_of
 from sot.eval_frame import CallWithCallback, CustomCode, get_code_cache, set_code_cache
 from sot.guards import RUN_EAGERLY, CodeCache
 from sot.ir import CompiledSIR, Symbol
@@ -110,9 +110,9 @@ class Translator:
             brk = None
             try:
                 custom = CustomCode(self._codegen(ex, ex.run()), True)
-            except GraphBreak as graph_break:  # hook on for its callees: the resume functions are translated
+            except GraphBreak as graph_break:  # its resume functions switch the hook on for themselves
                 brk = graph_break
-                custom = CustomCode(self._codegen_break(ex, brk), False)
+                custom = CustomCode(self._codegen_break(ex, brk), True)
         except StaticDimNeeded as e:  # a dynamic dim was read as a Python int: keep it static, simulate again
             self.shapes.keep_static(e)
             return Translator.__call__.__wrapped__(self, frame)
@@ -121,6 +121,8 @@ class Translator:
         except (Unsupported, DecodeError) as e:
             return self._cannot_capture(ex, e)
         except _USER_ERRORS as e:  # a meta function rejected the user's call: eager code raises it as it should
+            if self.shapes.keep_static_after(ex.inputs if ex is not None else (), e):  # or a dynamic dim's -1 did
+                return Translator.__call__.__wrapped__(self, frame)
             return self._run_eagerly(ex, Fallback(f"{type(e).__name__}: {e}", self._where(ex), "SOT-E001"))
         except Exception as e:  # noqa: BLE001 - a gap of the translation itself (NotImplementedError, ...)
             return self._cannot_capture(ex, e)
@@ -137,6 +139,7 @@ class Translator:
         outputs = needed_outputs(ex, [*stack, *changed.values()])
         ex.builder.set_outputs(outputs)
         compiled = CompiledSIR(ex.builder.build()) if outputs else None
+        check_gradient(compiled, ex.inputs)  # with dynamic dims: gradient rules that need sizes specialise
         try:
             code = break_code(ex, brk, compiled.run_checked if compiled else None, outputs, self._translated,
                               lambda resume: self._resume(resume, ex.f_globals))
@@ -190,6 +193,7 @@ class Translator:
         template = _template(ex, returned, outputs)
         ex.builder.set_outputs(outputs)
         compiled = CompiledSIR(ex.builder.build()) if outputs else None
+        check_gradient(compiled, ex.inputs)  # with dynamic dims: gradient rules that need sizes specialise
         runner = _runner(compiled, template)
         line = self.code.co_firstlineno
         free = self.code.co_freevars  # a closure's tensors are loaded with LOAD_DEREF: copy the cells in first
