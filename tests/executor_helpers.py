@@ -18,7 +18,7 @@ PASS_FLAGS = ("FLAGS_enable_dead_op_elimination", "FLAGS_enable_fusion", "FLAGS_
 
 def pytest_configure(config) -> None:
     """Loaded as a plugin (`PYTHONPATH=tests pytest -p executor_helpers ...`), this forces every
-    static run of the session after a core's first through the parallel runner, with the stream
+    static run of the session through the parallel runner, with the stream
     policy EXECUTOR_STREAM_POLICY (host, single or auto): the whole suite becomes an oracle for the
     parallel mode (only tests that assert the default choice of mode or placement must differ)."""
     paddle.set_flags({"FLAGS_executor_parallel": "always",

@@ -353,17 +353,22 @@ def test_flags_force_a_mode_and_the_sequential_flag_wins(no_passes):
         paddle.set_flags(saved)
 
 
-def test_the_first_run_of_a_parallel_core_is_sequential_and_starts_no_thread(no_passes):
-    # D2, scenario 3: the build run stays on the caller's thread; the second run goes parallel
+def test_the_first_run_of_an_auto_parallel_core_stays_on_the_callers_thread(no_passes):
+    # D2, scenario 3: the build run of a core the estimate made parallel stays on the caller's
+    # thread; the second run goes to the pool; "always" threads the first run too
+    core = _core(_branches(256), ["x"], ["out"])
+    assert core.runs_parallel
+    xs = np.eye(256)
+    for expect_caller in (True, False):
+        rec = Recorder()
+        core.run([xs], hook=rec)
+        assert ({th for _, th in rec.entries("start").values()} == {threading.get_ident()}) == expect_caller
     saved = paddle.get_flags(["FLAGS_executor_parallel"])
     paddle.set_flags({"FLAGS_executor_parallel": "always"})
     try:
         core = _core(_diamond(), ["x"], ["d"])
     finally:
         paddle.set_flags(saved)
-    rec = Recorder()
-    core.run([np.ones(N)], hook=rec)
-    assert {th for _, th in rec.entries("start").values()} == {threading.get_ident()}
     rec = Recorder()
     core.run([np.ones(N)], hook=rec)
     assert threading.get_ident() not in {th for _, th in rec.entries("start").values()}

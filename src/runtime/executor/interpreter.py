@@ -136,6 +136,7 @@ class InterpreterCore:
         self._op_fns: list[Callable] | None = None
         self._runner: ParallelRunner | None = None
         self._use_parallel = False
+        self._parallel_from = 1
         self._codes: dict[types.CodeType, tuple[dict[int, int], bool]] = {}
         self._bound = False
         self._created: list[str] = []
@@ -226,6 +227,7 @@ class InterpreterCore:
         mode = _flags.flag("FLAGS_executor_parallel")
         self._use_parallel = (not sequential_run and self._xp is np
                               and (mode == "always" or (mode == "auto" and parallel)))
+        self._parallel_from = 0 if mode == "always" else 1   # "auto": the first run is the build run
         self._init_globals()
         self._fast = self._compile_sequential(traced=False)
         self.stats["builds"] += 1
@@ -492,16 +494,17 @@ class InterpreterCore:
     def run(self, feeds: Sequence[Any] = (), *, scheduler: bool = False, parallel: bool | None = None,
             hook: Hook | None = None) -> list:
         """Run the plan on `feeds` (in `feed_names` order); the fetched arrays in `fetch_names` order.
-        `parallel` overrides the build's choice (FLAGS_executor_parallel and the cost estimate), which
-        applies from the second run on: like Paddle's build run, the first runs on this thread, so a
-        program run once (a startup program) never starts the work queues (seed §4, D2)."""
+        `parallel` overrides the build's choice (FLAGS_executor_parallel and the cost estimate). A
+        choice made by the estimate applies from the second run on: like Paddle's build run, the
+        first runs on this thread, so a program run once (a startup program) never starts the work
+        queues (seed §4, D2); FLAGS_executor_parallel="always" threads every run."""
         if not self._bound:  # inline, not prepare(): the tiny-program path counts every call
             self.prepare()
         snaps: list[tuple[Any, Any]] = []
         try:
             if scheduler:
                 out = self._run_scheduled(feeds, snaps, hook)
-            elif (self._use_parallel and self.stats["runs"] > 0) if parallel is None else parallel:
+            elif (self._use_parallel and self.stats["runs"] >= self._parallel_from) if parallel is None else parallel:
                 out = self._run_parallel(feeds, snaps, hook)
             elif hook is not None:
                 if self._traced is None:
