@@ -347,3 +347,50 @@ def test_bad_command_lines_exit_2_with_a_message(capsys, tmp_path):
     assert "no such script" in capsys.readouterr().err
     assert main(["explain", "no_function_given.py"]) == 2
     assert main(["frobnicate"]) == 2 and "sot run" in capsys.readouterr().err
+
+
+BREAKS = textwrap.dedent('''\
+    import numpy as np
+
+    import runtime as paddle
+    import sot
+
+
+    @sot.to_static
+    def noisy(x):
+        y = paddle.tanh(x) * 2
+        print("mid", y.shape)
+        return y + 1
+
+
+    x = paddle.to_tensor(np.ones((2, 3), "float32"))
+    for _ in range(3):
+        noisy(x)
+''')
+PRINT_LINE = 10  # print("mid", y.shape) in BREAKS
+
+
+def test_a_graph_break_is_reported_with_its_resume_function(tmp_path, capsys):
+    script = tmp_path / "breaks.py"
+    script.write_text(BREAKS)
+    out = tmp_path / "breaks.json"
+    done = sot_cli("run", "--report", out, script)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.count("mid [2, 3]") == 3  # the print ran for real, once per call
+    f = by_name(load(out))
+    noisy = f.pop("noisy")
+    ((name, resume),) = f.items()
+    assert resume.resume_of == "noisy" and "resume" in name
+    (brk,) = noisy.breaks
+    assert (brk.code, brk.kind, brk.line, brk.source) == ("SOT-B003", "UNSPS", PRINT_LINE, 'print("mid", y.shape)')
+    assert [(g.ops, g.runs, g.ends_in_break) for g in noisy.graphs] == [(2, 3, True)]
+    assert (noisy.eager_runs, noisy.fallbacks, resume.breaks) == (3, [], [])
+    assert [(g.ops, g.runs, g.ends_in_break) for g in resume.graphs] == [(1, 3, False)]
+    assert main(["report", str(out), "--max-breaks", "0"]) == 1
+    assert main(["report", str(out), "--max-breaks", "1"]) == 0
+    folder = tmp_path / "html"
+    assert main(["report", str(out), "--format", "html", "-o", str(folder)]) == 0
+    parser = _Rows()
+    parser.feed((folder / "file0.html").read_text())
+    assert parser.rows[PRINT_LINE][0] == "break" and "SOT-B003" in parser.rows[PRINT_LINE][1]
+    assert parser.rows[PRINT_LINE + 1][0] == parser.rows[PRINT_LINE - 1][0] == "captured"

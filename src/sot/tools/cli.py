@@ -138,7 +138,7 @@ def _explain_text(name: str, functions: list[FunctionReport]) -> str:
     fallbacks = sum(len(f.fallbacks) for f in functions)
     lines = [f"explain {name}: {graphs} graph(s), {breaks} break(s), {fallbacks} fallback(s)"]
     for f in functions:
-        lines += ["", f"== {f.qualname}  {f.where}" + (f"  (resume of {f.resume_of})" if f.resume_of else "")]
+        lines += ["", f"== {f.qualname}  {f.where}" + (f"  (from a break in {f.resume_of})" if f.resume_of else "")]
         for kind, events in (("break", f.breaks), ("eager", f.fallbacks)):
             for e in events:
                 lines += [f"  {kind} [{e.code}] {e.reason} ({e.where})" + (f"  | {e.source}" if e.source else ""),

@@ -49,7 +49,7 @@ def _grouped(events: list[Event]) -> dict[str, list[Event]]:
 
 
 def _name(f: FunctionReport) -> str:
-    return f"{f.qualname} (resume of {f.resume_of})" if f.resume_of else f.qualname
+    return f"{f.qualname} (from a break in {f.resume_of})" if f.resume_of else f.qualname
 
 
 def headline(report: Report) -> str:
@@ -70,6 +70,8 @@ def _text(report: Report) -> str:
         for miss in f.cache.misses:
             lines.append("  recompiled: " + "; ".join(f"entry {m.entry} failed `{m.expected}` (got {m.actual})"
                                                       for m in miss))
+        if f.made_dynamic:
+            lines.append(f"  made dynamic: {', '.join(f.made_dynamic)}")
         if f.cache.limit_reached:
             lines.append(f"  [SOT-L001] cache limit {f.cache.limit} reached: runs eagerly from then on")
     return "\n".join(lines) + "\n"

@@ -12,23 +12,26 @@ may be added without a version change, a removed or changed key bumps the versio
      "functions": [{
         "qualname": "step", "file": "/abs/train.py", "line": 12,   # the def line
         "lines": [13, 14, 15],               # the lines the code object runs
-        "resume_of": null,                   # qualname of the function whose break made it
+        "resume_of": null,                   # qualname of the function whose break made its translator
+                                             # (a resume function, or a callee translated on its own)
         "translations": 2, "translate_seconds": 0.031,
         "graphs": [{"entry": 0, "ops": 7, "runs": 10, "sir": "StatementIR: ...",
-                    "bytecode": null, "program": null}],      # the last two with details=True
+                    "bytecode": null, "program": null,        # these two with details=True
+                    "ends_in_break": false}],                 # its code breaks after the graph
         "breaks": [EVENT], "fallbacks": [EVENT],
         "cache": {"limit": 8, "limit_reached": false,
                   "entries": [{"id": 1, "kind": "graph" | "eager", "hits": 9,
                                "guards": ["isinstance(...)", ...]}],           # lookup order
-                  "misses": [[{"entry": 0, "guard": "...", "expected": "...", "actual": "..."}]]}}]}
+                  "misses": [[{"entry": 0, "guard": "...", "expected": "...", "actual": "..."}]]},
+        "made_dynamic": ["f_locals['x'] dim 0"]}]}          # dims recompiles left dynamic
 
     EVENT = {"code": "SOT-B003", "kind": "UNSPS", "reason": "...", "file": "...", "line": 14,
              "source": "print(x)"}
 
 Derived figures (`FunctionReport` properties): `runs` (calls of the code object served by a
 graph or run eagerly: each entry's hits plus the translating call), `ops_captured` (each graph's
-ops times its runs), `eager_runs` (runs of eager entries plus one per break per run of the graph
-before it; the unit "an eager frame or a break"), `captured_ratio` = ops_captured /
+ops times its runs), `eager_runs` (runs of eager entries plus each run of a graph whose code breaks
+after it; the unit "an eager frame or a break"), `captured_ratio` = ops_captured /
 (ops_captured + eager_runs), `recompiles` (entries after the first).
 """
 from __future__ import annotations
@@ -84,6 +87,7 @@ class Graph:
     sir: str
     bytecode: str | None = None
     program: str | None = None
+    ends_in_break: bool = False
 
 
 @dataclass
@@ -131,6 +135,7 @@ class FunctionReport:
     breaks: list[Event]
     fallbacks: list[Event]
     cache: Cache
+    made_dynamic: list[str] = field(default_factory=list)
 
     @property
     def where(self) -> str:
@@ -149,9 +154,9 @@ class FunctionReport:
 
     @property
     def eager_runs(self) -> int:
-        """Runs of eager entries, plus each break once per run of the graphs (the code ran past it)."""
+        """Runs of eager entries, plus each run of a graph whose code then breaks (runs one instruction eagerly)."""
         eager = sum(e.hits + 1 for e in self.cache.entries if e.kind == "eager")
-        return eager + len(self.breaks) * sum(g.runs for g in self.graphs)
+        return eager + sum(g.runs for g in self.graphs if g.ends_in_break)
 
     @property
     def captured_ratio(self) -> float:
@@ -237,6 +242,7 @@ def disassembly(code: types.CodeType) -> str:
 
 def _collect(code: types.CodeType, translators: list[Any], resume_of: str | None, details: bool) -> FunctionReport:
     cache = translators[0].cache
+    breaking = translators[0].entry_breaks  # shared by the translators of one code, like the cache
     graphs, entries = [], []
     for e in cache.entries:
         is_graph = isinstance(e.payload, StatementIR)
@@ -245,7 +251,7 @@ def _collect(code: types.CodeType, translators: list[Any], resume_of: str | None
             generated = getattr(e.code, "code", None)
             graphs.append(Graph(e.id, _ops(e.payload), e.hits + 1, str(e.payload),
                                 disassembly(generated) if details and generated is not None else None,
-                                lower(e.payload).program.to_string() if details else None))
+                                lower(e.payload).program.to_string() if details else None, e.id in breaking))
     graphs.sort(key=lambda g: g.entry)
     misses = [[MissedGuard(r.entry, str(r.guard), r.expected, r.actual) for r in m.reasons]
               for m in cache.miss_reasons() if m.reasons]
@@ -257,7 +263,8 @@ def _collect(code: types.CodeType, translators: list[Any], resume_of: str | None
         graphs=graphs,
         breaks=[_event(b.code, b.detail, b.where) for t in translators for b in t.breaks],
         fallbacks=[_event(f.code, f.reason, f.where) for t in translators for f in t.fallbacks],
-        cache=Cache(cache.cache_size_limit, cache.eager, entries, misses))
+        cache=Cache(cache.cache_size_limit, cache.eager, entries, misses),
+        made_dynamic=sorted({dim for t in translators for r in t.recompiles for dim in r.dynamic}))
 
 
 def _ops(sir: StatementIR) -> int:
