@@ -1,18 +1,36 @@
-"""examples/train_mlp.py in a small configuration: compiled training trains as eager training does,
-and the JIT captures the model's forward whole (what `make demo` shows a newcomer)."""
+"""The examples in a small configuration: what they show a newcomer holds (JIT == eager, the
+breaks they explain, what the JIT captured)."""
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 import sot
 
-pytest.importorskip("sklearn", reason="the example's data set ships with scikit-learn (extra 'examples')")
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "examples"))
-import train_mlp  # noqa: E402
+import graph_breaks  # noqa: E402
+
+
+def test_graph_breaks_example_explains_each_break_and_the_rewrite_removes_them(capsys):
+    before, after = graph_breaks.main()
+    out = capsys.readouterr().out
+    assert out.count("hidden norm") == 1 and "breaks 5 -> 0" in out and "SOT-B001: compute both branches" in out
+    assert [b.code for b in before.breaks] == ["SOT-B001", "SOT-B002", "SOT-B003", "SOT-B002", "SOT-B003"]
+    assert (before.graph_count, after.graph_count, after.break_count, after.fallbacks) == (3, 1, 0, [])
+    paddle = graph_breaks.paddle
+    paddle.seed(0)
+    x = paddle.to_tensor(np.random.default_rng(0).random((4, 8), dtype=np.float32))
+    net = graph_breaks.Net()
+    with sot.disable():
+        np.testing.assert_array_equal(before.result.numpy(), net(x).numpy())  # JIT == eager, same weights
+    np.testing.assert_allclose(after.result.numpy(), before.result.numpy(), rtol=1e-6, atol=1e-6)
 
 
 def test_compiled_mlp_training_matches_eager_and_is_captured(capsys):
+    pytest.importorskip("sklearn", reason="the digits data set ships with scikit-learn (extra 'examples')")
+    import train_mlp
+
     eager = train_mlp.main(epochs=1, compiled=False)
     compiled = train_mlp.main(epochs=1, compiled=True)
     assert compiled == eager  # same seed, same data order: JIT == eager, so the same predictions
