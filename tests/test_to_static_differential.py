@@ -508,17 +508,7 @@ def tiled(x, y):
     return paddle.tile(x, [2, 1]) * 2
 
 
-_DYNAMIC_GRAD = "runtime's static gradient of {} takes the forward var's shape with its -1 dims: {}"
-
-
-@pytest.mark.parametrize("fn", [
-    pytest.param(first_row, marks=pytest.mark.xfail(strict=True, reason=_DYNAMIC_GRAD.format(
-        "getitem", "getitem_grad runs xp.zeros(shape) with -1 in it (ValueError: negative dimensions)"))),
-    pytest.param(stacked_rows, marks=pytest.mark.xfail(strict=True, reason=_DYNAMIC_GRAD.format(
-        "concat", "split(num_or_sections=[-1, -1]) cannot be built"))),
-    pytest.param(tiled, marks=pytest.mark.xfail(strict=True, reason=_DYNAMIC_GRAD.format(
-        "tile", "reshape to [2, -1, 1, -1] cannot be built"))),
-])
+@pytest.mark.parametrize("fn", [first_row, stacked_rows, tiled])
 def test_gradients_through_an_entry_with_dynamic_dims(fn):
     """A new size makes an entry with dynamic dims; its gradient Program must work for every size it serves."""
     jit = sot.to_static(fn)
@@ -535,10 +525,6 @@ def expand_row_to(x, y):
     return paddle.expand(x[0], y.shape) * y
 
 
-@pytest.mark.xfail(strict=True, reason="after a new size the entry makes x's dims dynamic while y.shape is read "
-                   "as concrete sizes; expand's meta function rejects expanding x[0]'s -1 dim to 5 with a "
-                   "ValueError, which counts as the user's error: the frame runs eagerly on every call, even "
-                   "with fallback=False")
 def test_a_dynamic_dim_meeting_a_concrete_size_is_still_captured():
     jit = sot.to_static(expand_row_to, fallback=False)
     for i, shape in enumerate([(2, 3), (4, 5)]):

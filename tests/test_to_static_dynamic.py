@@ -270,3 +270,63 @@ def test_a_marked_dynamic_dim_read_as_an_int_is_specialised_with_the_reason():
     assert jit.sot_translator.translations == 2 and jit.sot_translator.fallbacks == []
     assert "`.shape` read" in jit.sot_translator.shapes.static[("f_locals['x']", 2)][0]
     assert "dim 0 (rank 2): static, `.shape` read" in jit.sot_translator.shapes.describe()
+
+
+def first_row_loss(x, w):
+    return (x[0] * w).sum()
+
+
+def test_a_gradient_rule_that_needs_sizes_keeps_the_dims_static():
+    """getitem's gradient allocates the input's shape: with the dim dynamic it cannot be built, so a
+    differentiable translation specialises it (checked at translation time, not in the backward)."""
+    jit = jit_of(first_row_loss)
+    for n in (2, 3, 5):
+        results = []
+        x_np, w_np = rand(n, 4).numpy(), rand(4).numpy()
+        for run in (jit, first_row_loss):
+            x, w = paddle.to_tensor(x_np, stop_gradient=False), paddle.to_tensor(w_np, stop_gradient=False)
+            run(x, w).backward()
+            results.append((x.grad.numpy(), w.grad.numpy()))
+        for got, want in zip(*results):
+            np.testing.assert_allclose(got, want, rtol=1e-6)
+    np.testing.assert_allclose(results[1][1], x_np[0], rtol=1e-6)  # d/dw sum(x[0] * w) = x[0]
+    translator = jit.sot_translator
+    assert translator.translations == 3 and translator.fallbacks == []
+    assert "the gradient cannot be built for dynamic dims" in translator.shapes.static[("f_locals['x']", 2)][0]
+
+
+def test_without_gradients_the_same_function_stays_dynamic():
+    jit = jit_of(first_row_loss)
+    for n in (2, 3, 5):
+        x, w = rand(n, 4), rand(4)
+        assert_same_result(jit(x, w), first_row_loss(x, w))
+    assert jit.sot_translator.translations == 2 and jit.sot_translator.shapes.static == {}
+
+
+def expand_first_row(x, y):
+    return paddle.expand(x[0], y.shape) * y
+
+
+def test_a_meta_error_with_dynamic_dims_specialises_before_it_counts_as_the_users():
+    """expand of x[0]'s -1 dim to y's size is rejected by the meta function; with the sizes known it is
+    fine: the translation specialises and is captured, even in full-graph mode."""
+    jit = jit_of(expand_first_row, fallback=False)
+    for n, m in ((2, 3), (4, 5), (6, 7)):
+        x, y = rand(n, m), rand(n, m)
+        assert_same_result(jit(x, y), expand_first_row(x, y))
+    translator = jit.sot_translator
+    assert translator.fallbacks == [] and translator.translations == 3
+    assert "ValueError with the dims dynamic" in translator.shapes.describe()
+
+
+def test_a_users_error_with_dynamic_dims_is_still_the_users_error():
+    jit = jit_of(expand_first_row)
+    for n in (2, 3):
+        jit(rand(n, 4), rand(n, 4))
+    x, y = rand(3, 4), rand(3, 5)  # expand [4] to [3, 5]: eager rejects it
+    with pytest.raises(ValueError) as eager:
+        expand_first_row(x, y)
+    with pytest.raises(ValueError) as jitted:
+        jit(x, y)
+    assert str(jitted.value) == str(eager.value)
+    assert [f.code for f in jit.sot_translator.fallbacks] == ["SOT-E001"]

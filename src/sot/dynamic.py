@@ -33,7 +33,7 @@ from sot.guards.source import Scope, parse_source
 from sot.ir import Meta
 
 __all__ = ["mark_dynamic", "mark_static", "ShapePolicy", "StaticDimNeeded", "Recompile", "policy_of",
-           "input_meta", "dynamic_tensor_guards", "specialise"]
+           "input_meta", "dynamic_tensor_guards", "specialise", "check_gradient"]
 
 _MIN_DYNAMIC = 2  # sizes 0 and 1 are specialised (see the module docstring)
 
@@ -166,6 +166,15 @@ class ShapePolicy:
             self.static.setdefault((source, rank), {})[dim] = error.why
             self.dynamic.get((source, rank), set()).discard(dim)
 
+    def keep_static_after(self, inputs: Iterable[Any], error: Exception) -> bool:
+        """A meta function raised `error` in a translation with dynamic dims (`inputs`: its
+        TensorVariables): it may be the user's error or one of the unknown sizes (`expand` of a -1 dim
+        to 5), so keep them all static and say True (simulate again); False without dynamic dims."""
+        found = _dynamic_input_dims(inputs)
+        if found:
+            self.keep_static(StaticDimNeeded(found, f"{type(error).__name__} with the dims dynamic: {error}"))
+        return bool(found)
+
     def describe(self) -> str:
         """The decisions as text, one line per dim."""
         lines = [f"{s} dim {d} (rank {r}): dynamic" for (s, r), ds in self.dynamic.items() for d in sorted(ds)]
@@ -214,6 +223,25 @@ def dynamic_tensor_guards(source: str, t: Tensor, meta: Meta) -> list[Guard]:
                                                    True) for i in dims]
 
 
+def _dynamic_input_dims(inputs: Iterable[Any]) -> tuple[tuple[str, int, int], ...]:
+    """(source, rank, dim) of every dynamic dim of the translation's inputs (TensorVariables)."""
+    return tuple((v.tracker.source, len(v.meta.shape), d) for v in inputs for d, n in enumerate(v.meta.shape)
+                 if n == -1)
+
+
+def check_gradient(compiled: Any, inputs: Iterable[Any]) -> None:
+    """A translation with dynamic dims builds its gradient Program now (when its outputs can require
+    grad): a gradient rule that needs the sizes fails here, not in the user's backward, and those
+    dims stay static (StaticDimNeeded) instead."""
+    found = _dynamic_input_dims(inputs)
+    if compiled is None or not found:
+        return
+    try:
+        compiled.build_gradient()
+    except Exception as e:  # noqa: BLE001 - any failure of a rule on unknown sizes: specialise them
+        raise StaticDimNeeded(found, f"the gradient cannot be built for dynamic dims ({type(e).__name__}: {e})") from e
+
+
 def specialise(tensor: Any, inputs: Iterable[Any], dims: Iterable[int] | None, why: str) -> None:
     """Raise StaticDimNeeded for the input dims behind the dynamic `dims` (None: all) of `tensor`
     (a TensorVariable), read as Python ints; return if none of them is dynamic."""
@@ -226,8 +254,7 @@ def specialise(tensor: Any, inputs: Iterable[Any], dims: Iterable[int] | None, w
     if own is not None:
         found = [(own.tracker.source, len(shape), d) for d in wanted]
     else:  # computed in the frame: which input dim it came from is unknown, so specialise them all
-        found = [(v.tracker.source, len(v.meta.shape), d) for v in inputs for d, n in enumerate(v.meta.shape)
-                 if n == -1]
+        found = _dynamic_input_dims(inputs)
     if found:
         raise StaticDimNeeded(tuple(found), why)
 

@@ -261,6 +261,8 @@ def _getitem_kernel(xp, x, *indices, index):
 
 
 def _getitem_grad_meta(g: TensorSpec, *indices: TensorSpec, index: tuple, shape: tuple) -> TensorSpec:
+    if any(d < 0 for d in shape):  # the kernel allocates `shape`: unknown sizes cannot be built
+        raise ValueError(f"getitem_grad: argument 'shape' {mu.shape_str(shape)} has unknown sizes")
     expected = _index_shape("getitem_grad", shape, index, indices, False)
     if len(expected) != len(g.shape) or any(a != b and -1 not in (a, b) for a, b in zip(expected, g.shape)):
         raise ValueError(f"getitem_grad: argument 'g' has shape {mu.shape_str(g.shape)}, expected the indexed "

@@ -91,6 +91,12 @@ class CompiledSIR:
         exec(compile(source, f"<hit path of {self.sir.name}>", "exec"), namespace)  # noqa: S102 - generated
         return namespace["run_one"]
 
+    def build_gradient(self) -> None:
+        """Build the gradient Program now if the outputs can require grad (raising what building it raises),
+        instead of at the first backward: a translation with dynamic dims checks its gradient rules with it."""
+        if self._first.differentiable:
+            self._first.grad  # noqa: B018 - the property builds and keeps the plan
+
     def run_checked(self, *inputs: Tensor) -> tuple[Tensor, ...]:
         """Run on inputs already known to match the SIR's input metas (the translated code's
         guards checked exactly that, so a cache hit does not check them twice)."""
