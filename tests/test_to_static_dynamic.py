@@ -330,3 +330,21 @@ def test_a_users_error_with_dynamic_dims_is_still_the_users_error():
         jit(x, y)
     assert str(jitted.value) == str(eager.value)
     assert [f.code for f in jit.sot_translator.fallbacks] == ["SOT-E001"]
+
+
+def ticks(x, w):
+    y = (x @ w).tanh()
+    print("tick")
+    return (y + 1).sum(axis=1)
+
+
+def test_dynamic_dims_across_a_graph_break(capsys):
+    jit = jit_of(ticks)
+    w = rand(4, 3)
+    for n in (2, 3, 5, 7):
+        x = rand(n, 4)
+        assert_same_result(jit(x, w), ticks(x, w))
+    assert capsys.readouterr().out == "tick\n" * 8
+    found = [jit.sot_translator, *jit.sot_translator.children]  # the function and its resume functions
+    assert len(found) > 1 and all(t.translations <= 2 and t.fallbacks == [] for t in found)
+    assert jit.sot_translator.recompiles[0].dynamic == ("f_locals['x'] dim 0",)
