@@ -720,7 +720,7 @@ class OpcodeExecutor(CallMixin, AttributeMixin):
             return iter([self.python_value(v) for v in self.elements(var)])
         if isinstance(var, ObjectVariable) and not isinstance(var, InstanceVariable):
             return var.value
-        self.unsupported(f"a Python value of {var!r}")
+        self.unsupported(f"a Python value of {var!r}", "SOT-B002" if isinstance(var, TensorVariable) else None)
 
     @handles("BUILD_MAP", "BUILD_CONST_KEY_MAP")
     def _build_map(self, ins: Instruction) -> None:

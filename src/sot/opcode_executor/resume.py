@@ -296,10 +296,13 @@ class _BreakEmitter:
 
 
 def _callee_slot(stack: list[Variable], ins: Instruction) -> int | None:
-    """Index of the callable of a breaking CALL on the stack (None for other instructions)."""
-    if ins.opname != "CALL":
+    """Index of the callable of a breaking CALL / CALL_FUNCTION_EX on the stack (None for other instructions)."""
+    if ins.opname == "CALL":
+        first = len(stack) - ins.arg - 2
+    elif ins.opname == "CALL_FUNCTION_EX":
+        first = len(stack) - (ins.arg & 1) - 3
+    else:
         return None
-    first = len(stack) - ins.arg - 2
     return first + 1 if stack[first] is NULL else first
 
 

@@ -1,0 +1,232 @@
+"""Graph breaks: what cannot be captured runs for real between compiled subgraphs.
+
+Each test compares the JIT with eager code on the same inputs (values, printed output, side
+effects) and asserts where the graph broke (reason code, file:line) and how many subgraphs ran.
+"""
+import copy
+
+import numpy as np
+import pytest
+
+import runtime as paddle
+import runtime.nn.functional as F
+import sot
+from runtime import nn
+from sot.testing import assert_same
+from sot_helpers import assert_same_result, events, jit_of, rand, translators
+
+G_COUNTER = 0
+
+
+def foo(x, y):  # the design seed's first example
+    z = x + y
+    if z.mean() > 0:
+        z = z * 2
+    else:
+        z = z - 1
+    return paddle.tanh(z)
+
+
+FOO_IF_LINE = foo.__code__.co_firstlineno + 2
+
+
+def fn(x):  # the design seed's second example
+    x = x + 1
+    print(x)
+    return x * 2
+
+
+def test_the_seed_examples_break_once_and_capture_both_sides():
+    x = paddle.to_tensor(np.array([1.0, -2.0, 3.0], "float32"))
+    y = paddle.zeros([3])
+    jit = jit_of(foo)
+    for args in [(x, y), (-x, y), (x, y)]:  # both branches, then a hit
+        report = sot.explain(jit, *args)
+        assert_same_result(report.result, foo(*args))
+        assert report.graph_count == 2 and report.break_count == 1 and report.fallbacks == []
+        (brk,) = report.breaks
+        assert brk.code == "SOT-B001" and brk.where == f"{__file__}:{FOO_IF_LINE}"
+    assert [t.translations for t in translators(jit)] == [1, 1, 1]  # foo and one resume per branch
+
+
+def test_a_print_between_two_graphs_prints_what_eager_prints(capsys):
+    x = rand(3)
+    want = fn(x)
+    eager_out = capsys.readouterr().out
+    report = sot.explain(jit_of(fn), x)
+    assert capsys.readouterr().out == eager_out
+    assert_same_result(report.result, want)
+    assert report.graph_count == 2 and [b.code for b in report.breaks] == ["SOT-B003"]
+
+
+def reads_values(x):
+    scale = float(x.max())
+    n = int(x.sum() > 1)
+    return x * scale + n
+
+
+def test_values_read_as_python_numbers_break_and_continue_compiled():
+    x = rand(4)
+    jit = jit_of(reads_values)
+    assert_same_result(jit(x), reads_values(x))
+    assert {code for code, _, _ in events(jit)} == {"SOT-B002"}
+
+
+def level3(x):
+    y = x * 3
+    print("level3", y.shape)
+    return y + 1
+
+
+def level2(x):
+    return level3(x - 1) * 2
+
+
+def level1(x):
+    h = paddle.tanh(x)
+    return level2(h) + h
+
+
+def test_a_break_three_calls_deep_keeps_the_work_around_it_compiled(capsys):
+    x = rand(2, 2)
+    want = level1(x)
+    eager_out = capsys.readouterr().out
+    jit = jit_of(level1)
+    for _ in range(2):
+        report = sot.explain(jit, x)
+        assert_same_result(report.result, want)
+        assert capsys.readouterr().out == eager_out
+        assert report.fallbacks == [] and report.graph_count >= 4  # level1, level2, level3 before/after
+        assert report.breaks[-1].code == "SOT-B003" and "level3" not in report.breaks[-1].where
+    assert sum(t.translations for t in translators(jit)) == report.graph_count + report.break_count - 3
+
+
+def tensor_while(x):
+    steps = 0
+    while x.sum() < 10:
+        x = x * 2
+        steps += 1
+    return x, steps
+
+
+def test_a_loop_on_a_tensor_condition():
+    x = paddle.to_tensor(np.array([0.3, 0.4], "float32"))
+    jit = jit_of(tensor_while)
+    assert_same_result(jit(x), tensor_while(x))
+    assert_same_result(jit(x * 3), tensor_while(x * 3))
+
+
+def writes_outside(x, log, box):
+    global G_COUNTER
+    y = x * 2
+    G_COUNTER += 1
+    log.append(y.shape[0])
+    box.count = box.count + 1
+    return y + G_COUNTER
+
+
+class Box:
+    def __init__(self):
+        self.count = 0
+
+
+def test_side_effects_run_for_real_in_eager_order():
+    assert_same(jit_of(writes_outside), rand(3), [1], Box())
+    jit = jit_of(writes_outside)
+    jit(rand(3), [], Box())
+    assert {code for code, _, _ in events(jit)} == {"SOT-S001"}
+
+
+class PrintingBlock(nn.Layer):
+    def __init__(self, width):
+        super().__init__()
+        self.fc = nn.Linear(width, width)
+
+    def forward(self, x):
+        h = F.relu(self.fc(x))
+        if h.mean() > 10:  # data-dependent
+            h = h * 0.5
+        print("block", h.shape)
+        return h + x
+
+
+class Net(nn.Layer):
+    def __init__(self):
+        super().__init__()
+        self.blocks = nn.LayerList([PrintingBlock(4), PrintingBlock(4)])
+        self.head = nn.Linear(4, 2)
+
+    def forward(self, x):
+        for block in self.blocks:
+            x = block(x)
+        return self.head(x)
+
+
+def train(model, step_fn, x, y, steps=3):
+    opt = paddle.optimizer.SGD(learning_rate=0.05, parameters=model.parameters())
+    losses = []
+    for _ in range(steps):
+        loss = step_fn(model, x, y)
+        loss.backward()
+        opt.step()
+        opt.clear_grad()
+        losses.append(float(loss))
+    return losses
+
+
+def loss_of(model, x, y):
+    return F.mse_loss(model(x), y)
+
+
+def test_a_model_with_breaks_in_its_layers_trains_as_eager(capsys):
+    paddle.seed(0)
+    eager_model = Net()
+    jit_model = copy.deepcopy(eager_model)
+    x, y = rand(5, 4), rand(5, 2)
+    want = train(eager_model, loss_of, x, y)
+    eager_out = capsys.readouterr().out
+    jit = jit_of(loss_of)
+    got = train(jit_model, jit, x, y)
+    assert capsys.readouterr().out == eager_out
+    np.testing.assert_allclose(got, want, rtol=1e-6)
+    for a, b in zip(eager_model.parameters(), jit_model.parameters()):
+        np.testing.assert_allclose(b.numpy(), a.numpy(), rtol=1e-6, atol=1e-7)
+    codes = {code for code, _, _ in events(jit)}
+    # the if and the print in each block; the loop over the blocks goes on in a resume function,
+    # where its iterator is a run-time value (B002)
+    assert codes == {"SOT-B001", "SOT-B002", "SOT-B003"}
+
+
+def closure_with_tensor_condition(x):
+    k = 2.0
+
+    def scale(t):
+        return t * k
+
+    if x.sum() > 0:
+        return scale(x)
+    return x
+
+
+def condition_in_try(x):
+    try:
+        if x.sum() > 0:
+            return x + 1
+    except ValueError:
+        pass
+    return x
+
+
+@pytest.mark.parametrize("fn, detail", [(closure_with_tensor_condition, "closure cells"),
+                                        (condition_in_try, "a condition on")])
+def test_where_a_break_cannot_be_built_the_frame_runs_eagerly(fn, detail):
+    x = rand(3)
+    jit = jit_of(fn)
+    assert_same_result(jit(x), fn(x))
+    (fallback,) = jit.sot_translator.fallbacks
+    assert fallback.code == "SOT-B001" and detail in fallback.reason
+
+
+def test_full_graph_mode_reports_the_break_instead_of_making_it():
+    with pytest.raises(sot.GraphBreakError, match="SOT-B001"):
+        jit_of(foo, fallback=False)(rand(3), rand(3))
