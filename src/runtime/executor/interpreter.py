@@ -18,9 +18,9 @@ Build (`build()`, or the first `run()`):
 
 Run: the generated function loads the persistables it reads from their scope cells (resolved
 once per scope), runs the ops, commits, and returns the fetches; a run does no name lookup, no
-registry lookup and no meta inference. When the build chose the parallel mode, runs after the
-first go through `parallel.ParallelRunner` instead (host pool, device-launch queue, emulated
-streams, the same plan and the same per-op code). `run(scheduler=True)` runs the plan with its
+registry lookup and no meta inference. When the build chose the parallel mode, runs go through
+`parallel.ParallelRunner` instead (host pool, device-launch queue, emulated streams, the same
+plan and the same per-op code) — from the second run on when the cost estimate chose it. `run(scheduler=True)` runs the plan with its
 dependency counters and reference counts, popping ready ops in plan order on the calling thread
 (the single-threaded reference). All accept a `hook(event, index, slots)` ("start"/"end" of op
 `index`, "free" of var slot `index`; called from worker threads in the parallel mode) for tests
