@@ -348,3 +348,24 @@ def test_dynamic_dims_across_a_graph_break(capsys):
     found = [jit.sot_translator, *jit.sot_translator.children]  # the function and its resume functions
     assert len(found) > 1 and all(t.translations <= 2 and t.fallbacks == [] for t in found)
     assert jit.sot_translator.recompiles[0].dynamic == ("f_locals['x'] dim 0",)
+
+
+def matmul_sum(x, y):
+    return (x @ y).sum(axis=0)
+
+
+@pytest.mark.parametrize("grad", [False, True])
+def test_sizes_eager_rejects_raise_eagers_error_on_a_dynamic_entry(grad):
+    """The meta functions could not check -1 dims while translating: a mismatch reaches a kernel on the
+    hit path, and the error raised is still the meta function's, as in eager code."""
+    jit = jit_of(matmul_sum)
+    jit(rand(2, 4, grad=grad), rand(4, 2, grad=grad))
+    jit(rand(3, 5, grad=grad), rand(5, 3, grad=grad))
+    assert "f_locals['y'] is a tensor of shape [-1, -1]" in " ".join(guard_texts(jit))
+    x, y = rand(3, 5, grad=grad), rand(4, 3, grad=grad)
+    with pytest.raises(ValueError) as eager:
+        matmul_sum(x, y)
+    with pytest.raises(ValueError) as jitted:
+        jit(x, y)
+    assert str(jitted.value) == str(eager.value) and "matmul: the last dimension of argument 'x'" in str(eager.value)
+    assert jit.sot_translator.translations == 2  # the dynamic entry ran: no new translation for the bad call

@@ -24,16 +24,16 @@ from __future__ import annotations
 
 import weakref
 from dataclasses import dataclass
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 
 from runtime import Tensor
 from sot.guards import Guard, tensor_guards
 from sot.guards.checks import TensorMeta
 from sot.guards.source import Scope, parse_source
-from sot.ir import Meta
+from sot.ir import Meta, StatementIR, Symbol, lower
 
 __all__ = ["mark_dynamic", "mark_static", "ShapePolicy", "StaticDimNeeded", "Recompile", "policy_of",
-           "input_meta", "dynamic_tensor_guards", "specialise", "check_gradient"]
+           "input_meta", "dynamic_tensor_guards", "specialise", "check_gradient", "with_eager_errors"]
 
 _MIN_DYNAMIC = 2  # sizes 0 and 1 are specialised (see the module docstring)
 
@@ -258,3 +258,31 @@ def specialise(tensor: Any, inputs: Iterable[Any], dims: Iterable[int] | None, w
     if found:
         raise StaticDimNeeded(tuple(found), why)
 
+
+def with_eager_errors(runner: Callable, sir: StatementIR) -> Callable:
+    """`runner` (called with `sir`'s input tensors) raising what eager code raises. The meta functions
+    could not check -1 dims at translation time, so sizes eager code rejects reach a kernel, whose
+    error differs in message (NumPy's): on a failure the statements are replayed on the real sizes
+    and the meta function's error, if one rejects them, is raised instead."""
+    if not any(-1 in s.meta.shape for s in sir.inputs):
+        return runner
+
+    def run(*tensors: Any) -> Any:
+        try:
+            return runner(*tensors)
+        except Exception:
+            _raise_meta_error(sir, tensors)
+            raise
+    return run
+
+
+def _raise_meta_error(sir: StatementIR, tensors: tuple) -> None:
+    """Raise the error a meta function gives for `sir` on the sizes of `tensors`; return if none does."""
+    inputs = [Symbol(s.name, Meta.from_tensor(t)) for s, t in zip(sir.inputs, tensors)]
+    try:
+        lower(StatementIR(sir.name, inputs, sir.outputs, sir.statements))
+    except (ValueError, TypeError, IndexError) as e:
+        original = e.__context__  # static mode re-raises with a note naming the op: eager's error is the original
+        if e.__suppress_context__ and type(original) is type(e) and str(e).startswith(f"{original} [while building"):
+            raise original from None
+        raise e from None

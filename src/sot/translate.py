@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from sot.dump import dump_translation
-from sot.dynamic import Recompile, StaticDimNeeded, check_gradient, policy_of
+from sot.dynamic import Recompile, StaticDimNeeded, check_gradient, policy_of, with_eager_errors
 from sot.eval_frame import CallWithCallback, CustomCode, get_code_cache, set_code_cache
 from sot.guards import RUN_EAGERLY, CodeCache
 from sot.ir import CompiledSIR, Symbol
@@ -140,8 +140,9 @@ class Translator:
         ex.builder.set_outputs(outputs)
         compiled = CompiledSIR(ex.builder.build()) if outputs else None
         check_gradient(compiled, ex.inputs)  # with dynamic dims: gradient rules that need sizes specialise
+        run_prefix = with_eager_errors(compiled.run_checked, compiled.sir) if compiled else None
         try:
-            code = break_code(ex, brk, compiled.run_checked if compiled else None, outputs, self._translated,
+            code = break_code(ex, brk, run_prefix, outputs, self._translated,
                               lambda resume: self._resume(resume, ex.f_globals))
         except Unsupported as e:
             cause = brk.cause
@@ -195,6 +196,8 @@ class Translator:
         compiled = CompiledSIR(ex.builder.build()) if outputs else None
         check_gradient(compiled, ex.inputs)  # with dynamic dims: gradient rules that need sizes specialise
         runner = _runner(compiled, template)
+        if compiled is not None:  # with dynamic dims, a size eager code rejects raises eager's error
+            runner = with_eager_errors(runner, compiled.sir)
         line = self.code.co_firstlineno
         free = self.code.co_freevars  # a closure's tensors are loaded with LOAD_DEREF: copy the cells in first
         body = [Instruction("COPY_FREE_VARS", arg=len(free), argval=len(free))] if free else []
