@@ -60,6 +60,10 @@ def shape_mismatch(x):
     return paddle.matmul(x, x)
 
 
+def nonzero_count(x):
+    return paddle.nonzero(x > 0.5)
+
+
 def zip_strict(x):
     return [a * b for a, b in zip([x], [x], strict=True)]
 
@@ -69,6 +73,7 @@ CASES = {
     "SOT-B002": (tensor_value, False),
     "SOT-B003": (prints, False),
     "SOT-B004": (calls_not_to_static, False),
+    "SOT-B005": (nonzero_count, False),
     "SOT-U001": (set_literal, False),
     "SOT-S001": (writes_global, False),
     "SOT-R001": (raises, True),

@@ -6,12 +6,14 @@ fallback; `GraphBreakError` is raised by `to_static(fn, fallback=False)` for a f
 captured whole. `disable()` / `not_to_static` leave code untouched; `explain(fn, ...)` reports
 what one JIT call captured; `mark_dynamic(t, dim)` / `mark_static(t, dim)` force a dim of an input
 dynamic (-1, any size) or specialised; `report()` all the JIT recorded (the `sot` command's data);
-`sot.testing.assert_same` checks JIT == eager.
+`sot.testing.assert_same` checks JIT == eager; `graph_break_on(api)` / `skip_function(fn)` are the
+user's block list (also as context managers).
 """
 __version__ = "0.1.0"
 
 from . import testing  # noqa: E402
 from .api import disable, not_to_static, symbolic_translate, to_static  # noqa: E402
+from .blocklist import graph_break_on, skip_function  # noqa: E402
 from .dynamic import mark_dynamic, mark_static  # noqa: E402
 from .explain import Explanation, explain  # noqa: E402
 from .tools.report import report  # noqa: E402
@@ -19,4 +21,4 @@ from .translate import GraphBreakError  # noqa: E402
 
 __all__ = ["to_static", "symbolic_translate", "GraphBreakError", "disable", "not_to_static", "explain",
            "Explanation", "testing", "report",
-           "mark_dynamic", "mark_static"]
+           "mark_dynamic", "mark_static", "graph_break_on", "skip_function"]

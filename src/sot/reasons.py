@@ -35,6 +35,8 @@ REASONS: dict[str, Reason] = {r.code: r for r in (
     Reason("SOT-B004", "CDBL", "a function on the user block list (sot.skip_function / sot.graph_break_on) "
            "or marked sot.not_to_static",
            "remove it from the block list if it can be captured"),
+    Reason("SOT-B005", "CDBL", "an op whose output shape depends on tensor values (nonzero, masked_select, unique)",
+           "use fixed-shape ops (paddle.where with a mask), or capture it with sot.graph_break_on(api, False)"),
     Reason("SOT-U001", "UNIMP", "an opcode the simulator has no handler for",
            "rewrite the construct (see docs/to_static.md) or report it"),
     Reason("SOT-S001", "SIDE", "a write visible outside the function (attribute, global, a container passed in, "

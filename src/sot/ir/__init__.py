@@ -8,7 +8,8 @@ The interface the opcode executor and codegen use:
   `call_method(name, self_sym, args, kwargs)`, `call_layer(layer, args, kwargs)`,
   `call_sir(sir, args)`, `set_outputs(symbols)`, `build() -> StatementIR`; each call runs only
   meta functions (a static-mode replay) and raises what eager code would (`builder`), or
-  `NeedsTensorValue` / `WritesSymbol` (both NotImplementedError) for what a SIR cannot hold;
+  `NeedsTensorValue` / `WritesSymbol` / `DynamicShapeOp` (NotImplementedErrors) for what a SIR
+  cannot hold or was not allowed to;
 - `StatementIR(name, inputs, outputs, statements)` with `str(sir)` its text form, and the four
   statements `ApiStatement`, `MethodStatement`, `LayerStatement`, `SirStatement` (`sir`, `statement`);
 - `lower(sir) -> Lowered(program, input_names, output_names, bindings)` (`lower`);
@@ -17,12 +18,12 @@ The interface the opcode executor and codegen use:
 
 Nothing here imports the opcode executor; `runtime` never imports `sot`.
 """
-from .builder import NeedsTensorValue, SIRBuilder, WritesSymbol
+from .builder import DynamicShapeOp, NeedsTensorValue, SIRBuilder, WritesSymbol
 from .compiled import CompiledSIR
 from .lower import Lowered, lower
 from .sir import StatementIR
 from .statement import ApiStatement, LayerStatement, MethodStatement, SirStatement, Statement
 from .symbol import Meta, Symbol
 
-__all__ = ["Meta", "Symbol", "SIRBuilder", "NeedsTensorValue", "WritesSymbol", "StatementIR", "Statement", "ApiStatement", "MethodStatement",
+__all__ = ["Meta", "Symbol", "SIRBuilder", "NeedsTensorValue", "WritesSymbol", "DynamicShapeOp", "StatementIR", "Statement", "ApiStatement", "MethodStatement",
            "LayerStatement", "SirStatement", "lower", "Lowered", "CompiledSIR"]

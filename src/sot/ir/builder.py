@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from runtime import Tensor
 from runtime.autograd import is_grad_enabled
+from runtime.ops.registry import all_ops
 from runtime.static import Program, Variable
 
 from .pytree import tree_leaves, tree_map
@@ -44,10 +45,11 @@ from .symbol import Meta, Symbol
 if TYPE_CHECKING:
     from runtime.nn import Layer
 
-__all__ = ["SIRBuilder", "NeedsTensorValue", "WritesSymbol"]
+__all__ = ["SIRBuilder", "NeedsTensorValue", "WritesSymbol", "DynamicShapeOp"]
 
 _sir_ids = itertools.count()
 _WRAPPED = (ValueError, TypeError, IndexError)  # the types static mode re-raises with a note
+_DYNAMIC_SHAPE_OPS = frozenset(name for name, op in all_ops().items() if op.dynamic_shape)
 
 
 class NeedsTensorValue(NotImplementedError):
@@ -56,6 +58,11 @@ class NeedsTensorValue(NotImplementedError):
 
 class WritesSymbol(NotImplementedError):
     """The call writes a symbol's tensor in place: statements assign each symbol once."""
+
+
+class DynamicShapeOp(NotImplementedError):
+    """The call appends an op whose output shape depends on tensor values (nonzero, unique, ...),
+    and the caller did not allow that (`allow_dynamic_shape`)."""
 
 
 class SIRBuilder:
@@ -108,17 +115,19 @@ class SIRBuilder:
         return StatementIR(self.name, self._inputs, self._outputs, self._statements)
 
     # ------------------------------------------------------------ the four statement kinds
-    def call_api(self, fn: Callable, args: Sequence = (), kwargs: dict | None = None) -> Any:
+    def call_api(self, fn: Callable, args: Sequence = (), kwargs: dict | None = None,
+                 allow_dynamic_shape: bool = True) -> Any:
         """Record `fn(*args, **kwargs)` for a runtime public function; its result with Symbols."""
-        return self._record(ApiStatement(fn, tuple(args), kwargs or {}, None))
+        return self._record(ApiStatement(fn, tuple(args), kwargs or {}, None), allow_dynamic_shape)
 
-    def call_method(self, name: str, self_sym: Symbol | Tensor, args: Sequence = (), kwargs: dict | None = None) -> Any:
+    def call_method(self, name: str, self_sym: Symbol | Tensor, args: Sequence = (), kwargs: dict | None = None,
+                    allow_dynamic_shape: bool = True) -> Any:
         """Record the Tensor method call `self_sym.<name>(*args, **kwargs)`; its result with Symbols.
         `self_sym` may be an eager tensor (a parameter): bound, like eager tensors among the arguments."""
         if not isinstance(self_sym, (Symbol, Tensor)):
             raise TypeError(f"call_method: argument 'self_sym' must be a Symbol or Tensor, got "
                             f"{type(self_sym).__name__}")
-        return self._record(MethodStatement(name, (self_sym, *args), kwargs or {}, None))
+        return self._record(MethodStatement(name, (self_sym, *args), kwargs or {}, None), allow_dynamic_shape)
 
     def call_layer(self, layer: "Layer", args: Sequence = (), kwargs: dict | None = None) -> Any:
         """Record `layer(*args, **kwargs)`; its parameters are bound, not copied, when lowered."""
@@ -138,7 +147,7 @@ class SIRBuilder:
         return self._record(SirStatement(sir, args, ()))
 
     # ------------------------------------------------------------ recording
-    def _record(self, st: Statement) -> Any:
+    def _record(self, st: Statement, allow_dynamic_shape: bool = True) -> Any:
         for leaf in tree_leaves((st.args, st.kwargs)):
             if isinstance(leaf, Symbol) and leaf not in self._vars:
                 raise ValueError(f"{leaf!r} is not a symbol of {self.name}")
@@ -154,6 +163,11 @@ class SIRBuilder:
             raise error
         new_ops = self._block.ops[n_ops:]
         self._check_no_symbol_written(st, new_ops)
+        if not allow_dynamic_shape:
+            dynamic = [op.type for op in new_ops if op.type in _DYNAMIC_SHAPE_OPS]
+            if dynamic:
+                raise DynamicShapeOp(f"{st.kind} statement appends {dynamic[0]}, whose output shape depends on "
+                                     "tensor values")
         before = len(self._vars)
         outputs = tree_map(self._symbol_of, result)
         if len(self._vars) == before and not new_ops:

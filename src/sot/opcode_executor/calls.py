@@ -13,7 +13,8 @@ import contextlib
 from typing import Any, Iterator
 
 from runtime import Tensor
-from sot.ir import NeedsTensorValue, WritesSymbol
+from sot.blocklist import allows_dynamic_shape, breaks_on, is_skipped
+from sot.ir import DynamicShapeOp, NeedsTensorValue, WritesSymbol
 from sot.markers import is_to_static_wrapper
 from sot.pyversion import Instruction
 
@@ -57,13 +58,16 @@ class CallMixin:
             return self._record_method(fn.name, self_var, rest, kwargs)
         if isinstance(fn, BoundMethodVariable):
             return self.call(fn.function, [fn.receiver, *args], kwargs)
+        if isinstance(fn, ObjectVariable) and (breaks_on(fn.value) or is_skipped(fn.value)):
+            self.unsupported(f"{getattr(fn.value, '__qualname__', fn)} is on the block list", "SOT-B004")
         if isinstance(fn, ObjectVariable) and is_runtime_api(fn.value):
             if fn.value.__name__.endswith("_"):
                 raise InPlaceUpdate("CALL", self.where(), f"{fn.value.__name__} changes its argument in place")
             pos = [self.as_arg(a) for a in args]
             with self.recording():
                 return self.from_result(self.builder.call_api(fn.value, pos, {k: self.as_arg(v) for k, v in
-                                                                              kwargs.items()}))
+                                                                              kwargs.items()},
+                                                              allow_dynamic_shape=allows_dynamic_shape(fn.value)))
         if isinstance(fn, ObjectVariable) and is_to_static_wrapper(fn.value):  # inline what it wraps
             return self.call(self.wrap(fn.value.__wrapped__, GetAttrTracker(fn.tracker, "__wrapped__")), args, kwargs)
         if isinstance(fn, FunctionVariable):
@@ -91,9 +95,13 @@ class CallMixin:
                 raise InPlaceUpdate("CALL", self.where(), f"Tensor.{name} changes a tensor in place (a side effect)")
             return self.update_in_place(self_var, lambda: self._record_method(twin, self_var, args, kwargs))
         self_sym = self.as_arg(self_var)
+        method = getattr(Tensor, name, None)
+        if breaks_on(method):
+            self.unsupported(f"Tensor.{name} is on the block list", "SOT-B004")
         with self.recording():
             return self.from_result(self.builder.call_method(
-                name, self_sym, [self.as_arg(a) for a in args], {k: self.as_arg(v) for k, v in kwargs.items()}))
+                name, self_sym, [self.as_arg(a) for a in args], {k: self.as_arg(v) for k, v in kwargs.items()},
+                allow_dynamic_shape=allows_dynamic_shape(method) or name.startswith("__")))
 
     @contextlib.contextmanager
     def recording(self) -> Iterator[None]:
@@ -104,6 +112,8 @@ class CallMixin:
             self.unsupported(str(e), "SOT-B002")
         except WritesSymbol as e:
             self.unsupported(str(e), "SOT-S001")
+        except DynamicShapeOp as e:
+            self.unsupported(str(e), "SOT-B005")
 
     @handles("CALL")
     def _call(self, ins: Instruction) -> None:

@@ -29,6 +29,7 @@ from runtime import Tensor
 from sot.dynamic import input_meta
 from sot.guards import Guard
 from sot.ir import SIRBuilder, Symbol
+from sot.blocklist import is_skipped
 from sot.markers import is_not_to_static
 from sot.pyversion import Instruction, decode, versions
 
@@ -298,8 +299,8 @@ class OpcodeExecutor(CallMixin, AttributeMixin):
     # ------------------------------------------------------------ inlining
     def inline(self, fn: FunctionVariable, args: list[Variable], kwargs: dict[str, Variable]) -> Variable:
         """Simulate a Python function's code into this translation's SIR."""
-        if fn.value is not None and is_not_to_static(fn.value):
-            self.unsupported(f"{fn.code.co_qualname} is marked not_to_static", "SOT-B004")
+        if fn.value is not None and (is_not_to_static(fn.value) or is_skipped(fn.value)):
+            self.unsupported(f"{fn.code.co_qualname} is marked not_to_static or skipped", "SOT-B004")
         if self.depth >= _MAX_DEPTH:
             self.unsupported(f"calls nested deeper than {_MAX_DEPTH}")
         if fn.code.co_flags & (0x80 | 0x100 | 0x200):  # coroutine, iterable coroutine, async generator

@@ -29,10 +29,13 @@ import itertools
 import types
 from typing import Any, Callable
 
+from sot.blocklist import breaks_on, is_skipped
+from sot.markers import is_not_to_static
 from sot.ir import Symbol
 from sot.pyversion import ExceptionEntry, Instruction, NormalisedCode, encode, versions
 
 from .breaks import GraphBreak, successors
+from .calls import is_runtime_api
 from .dispatch import Unsupported
 from .trackers import LocalTracker
 from .variables import (NULL, BoundMethodVariable, ConstantVariable, DictVariable, FunctionVariable,
@@ -283,7 +286,7 @@ class _BreakEmitter:
 
     def push_translated(self, var: Variable) -> None:
         """The callee of the breaking CALL, translated as a frame of its own when it is Python code."""
-        if isinstance(var, FunctionVariable) and var.value is not None:
+        if isinstance(var, FunctionVariable) and var.value is not None and _translatable(var.value):
             self.emit("LOAD_CONST", argval=self.translated(var.value))
         elif isinstance(var, BoundMethodVariable) and isinstance(var.function, FunctionVariable) and \
                 var.function.value is not None:
@@ -293,6 +296,12 @@ class _BreakEmitter:
             self.bind(self.translated(type(var.value).__call__), var)
         else:
             self.push(var)
+
+
+def _translatable(fn: Any) -> bool:
+    """Whether a callee run for real at a break is worth translating as a frame of its own: Python
+    code of the user or a Layer's __call__, not a runtime public function nor a blocked one."""
+    return not (is_runtime_api(fn) or is_skipped(fn) or breaks_on(fn) or is_not_to_static(fn))
 
 
 def _callee_slot(stack: list[Variable], ins: Instruction) -> int | None:
