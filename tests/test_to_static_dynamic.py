@@ -369,3 +369,40 @@ def test_sizes_eager_rejects_raise_eagers_error_on_a_dynamic_entry(grad):
         jit(x, y)
     assert str(jitted.value) == str(eager.value) and "matmul: the last dimension of argument 'x'" in str(eager.value)
     assert jit.sot_translator.translations == 2  # the dynamic entry ran: no new translation for the bad call
+
+
+class ConvNet(nn.Layer):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2D(3, 4, 3, padding=1)
+        self.bn = nn.BatchNorm2D(4)
+        self.fc = nn.Linear(4 * 4 * 4, 5)
+
+    def forward(self, x):
+        return self.fc(F.max_pool2d(F.relu(self.bn(self.conv(x))), 2).flatten(1))
+
+
+def classify_step(model, opt, x, y):
+    loss = F.cross_entropy(model(x), y)
+    loss.backward()
+    opt.step()
+    opt.clear_grad()
+    return loss
+
+
+def test_cnn_with_batchnorm_trains_as_eager_with_a_varying_batch():
+    """The dynamic entry runs several times in training mode: BatchNorm's running statistics (written
+    back by the compiled program) and the parameters follow eager's."""
+    paddle.seed(0)
+    eager_model = ConvNet()
+    jit_model = sot.to_static(copy.deepcopy(eager_model))
+    eager_opt = paddle.optimizer.Adam(parameters=eager_model.parameters())
+    jit_opt = paddle.optimizer.Adam(parameters=jit_model.parameters())
+    for n in (2, 3, 5, 5):
+        x, y = rand(n, 3, 8, 8), paddle.to_tensor(np.random.randint(0, 5, (n,)))
+        np.testing.assert_allclose(classify_step(jit_model, jit_opt, x, y).numpy(),
+                                   classify_step(eager_model, eager_opt, x, y).numpy(), rtol=1e-5)
+    for (name, a), b in zip(eager_model.named_parameters(), jit_model.parameters()):
+        np.testing.assert_allclose(b.numpy(), a.numpy(), rtol=1e-5, atol=1e-6, err_msg=name)
+    translator = jit_model.forward.sot_translator
+    assert translator.translations == 2 and translator.fallbacks == []

@@ -19,6 +19,12 @@ raises `StaticDimNeeded`; the translator keeps those dims static for this code o
 reason (`ShapePolicy.static`), and simulates again: never a result computed from a wrong size.
 A dim of a tensor computed in the frame cannot be traced back to one input dim, so reading it
 specialises every dynamic dim of that translation.
+
+Where -1 hides what sizes would show, the translation specialises rather than guess: a
+differentiable translation builds its gradient Program while translating (`check_gradient`; a
+rule that needs sizes keeps them static), a meta function's error with dims dynamic is tried again
+with them static (`ShapePolicy.keep_static_after`), and on the hit path a size eager code rejects
+raises the meta function's error, not the kernel's (`with_eager_errors`).
 """
 from __future__ import annotations
 
@@ -231,13 +237,14 @@ def _dynamic_input_dims(inputs: Iterable[Any]) -> tuple[tuple[str, int, int], ..
 
 def check_gradient(compiled: Any, inputs: Iterable[Any]) -> None:
     """A translation with dynamic dims builds its gradient Program now (when its outputs can require
-    grad): a gradient rule that needs the sizes fails here, not in the user's backward, and those
-    dims stay static (StaticDimNeeded) instead."""
+    grad), on a second CompiledSIR of the same SIR so the one that runs is left as a first run finds
+    it: a gradient rule that needs the sizes fails here, not in the user's backward, and those dims
+    stay static (StaticDimNeeded) instead."""
     found = _dynamic_input_dims(inputs)
     if compiled is None or not found:
         return
     try:
-        compiled.build_gradient()
+        type(compiled)(compiled.sir).build_gradient()
     except Exception as e:  # noqa: BLE001 - any failure of a rule on unknown sizes: specialise them
         raise StaticDimNeeded(found, f"the gradient cannot be built for dynamic dims ({type(e).__name__}: {e})") from e
 
