@@ -3,7 +3,8 @@
 The call is real (no copies). The report comes from the code caches of the function's translator
 and of every translator its breaks made (resume functions, callees translated on their own):
 entries whose hit count grew or that were inserted during the call ran. An entry holding a SIR
-with statements is a compiled subgraph (`graph_count`, `sir_texts`); an entry whose code breaks
+with statements is a compiled subgraph (`graph_count`, `sir_texts`), unless it is below SOT_MIN_GRAPH_SIZE and runs its ops eagerly
+(`eager_graph_count`); an entry whose code breaks
 adds its break (`break_count`, `breaks`, each an `Event` with code, detail and file:line); an entry
 holding a `Fallback` is a frame that ran eagerly, just translated or served from the cache
 (`fallbacks`, each with reason, file:line and code).
@@ -27,6 +28,7 @@ class Explanation:
     name: str
     result: Any
     graph_count: int = 0
+    eager_graph_count: int = 0  # subgraphs below SOT_MIN_GRAPH_SIZE: translated, their ops run eagerly
     break_count: int = 0
     fallbacks: list[Fallback] = field(default_factory=list)
     breaks: list[Event] = field(default_factory=list)
@@ -34,7 +36,8 @@ class Explanation:
     translations: int = 0
 
     def __str__(self) -> str:
-        lines = [f"explain {self.name}: {self.graph_count} graph(s), {self.break_count} break(s), "
+        lines = [f"explain {self.name}: {self.graph_count} graph(s), {self.eager_graph_count} small graph(s) run "
+                 f"eagerly, {self.break_count} break(s), "
                  f"{len(self.fallbacks)} fallback(s), {self.translations} new translation(s)"]
         lines += [f"  break: {event}" for event in self.breaks]
         lines += [f"  fallback: [{fb.code}] {fb.reason} ({fb.where})" for fb in self.fallbacks]
@@ -75,7 +78,9 @@ def explain(fn: Callable, *args: Any, **kwargs: Any) -> Explanation:
             if isinstance(e.payload, Fallback):
                 report.fallbacks.append(e.payload)
                 continue
-            if e.payload is not None and e.payload.statements:
+            if e.id in t.entry_eager:
+                report.eager_graph_count += 1
+            elif e.payload is not None and e.payload.statements:
                 report.graph_count += 1
                 report.sir_texts.append(str(e.payload))
             if e.id in t.entry_breaks:

@@ -1,7 +1,7 @@
 """Every reason the JIT breaks a graph or runs a frame eagerly, in ONE registry with a stable code.
 
 A `Reason` has a code (`SOT-B001`), a kind (DDCF, UNSPS, CDBL, UNIMP, SIDE, RAISE, USER, GAP,
-LIMIT), a one-line explanation and a hint for the user. Logs, `explain`, reports and the
+COST, LIMIT), a one-line explanation and a hint for the user. Logs, `explain`, reports and the
 `sot` command show the code; tests produce each code at least once (tests/test_sot_reasons.py).
 The executor raises `Unsupported(..., code=...)` with the code of what it met; `Event` is one
 break or fallback that happened.
@@ -49,6 +49,8 @@ REASONS: dict[str, Reason] = {r.code: r for r in (
     Reason("SOT-G001", "GAP", "a construct the translation does not support yet (closures across a break, "
            "a break inside try, a value it cannot rebuild)",
            "report it; the frame runs eagerly meanwhile"),
+    Reason("SOT-C001", "COST", "a subgraph below the minimum size worth compiling (SOT_MIN_GRAPH_SIZE): its ops "
+           "run eagerly, its translation and breaks stay", "nothing to do; lower SOT_MIN_GRAPH_SIZE to compile it"),
     Reason("SOT-L001", "LIMIT", "the function needed more translations than cache_size_limit",
            "keep Python arguments stable between calls, mark varying sizes dynamic, or raise the limit"),
 )}

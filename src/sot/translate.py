@@ -17,11 +17,12 @@ import weakref
 from dataclasses import dataclass
 from typing import Any, Callable
 
+from sot import config
 from sot.dump import dump_translation
 from sot.dynamic import Recompile, StaticDimNeeded, check_gradient, policy_of, with_eager_errors
 from sot.eval_frame import CallWithCallback, CustomCode, get_code_cache, set_code_cache
 from sot.guards import RUN_EAGERLY, CodeCache
-from sot.ir import CompiledSIR, Symbol
+from sot.ir import CompiledSIR, EagerSIR, Symbol
 from sot.opcode_executor import (ConstantVariable, DictVariable, FrameRaises, ListVariable, ObjectVariable,
                                  OpcodeExecutor, TensorVariable, TupleVariable, Unsupported)
 from sot.opcode_executor.breaks import GraphBreak
@@ -67,6 +68,7 @@ class _HookCache:
     def __init__(self, cache: CodeCache):
         self.cache = cache
         self.entry_breaks: dict[int, Event] = {}
+        self.entry_eager: set[int] = set()
         self.children: list[Translator] = []
 
     def lookup(self, frame: Any) -> Any:
@@ -90,6 +92,8 @@ class Translator:
         self.breaks: list[Event] = []  # graph breaks of its translations, each with its reason code
         self.children = installed.children  # translators of the resume functions and callees its breaks made
         self.entry_breaks = installed.entry_breaks  # cache entry id -> the break its code makes on every run
+        self.entry_eager = installed.entry_eager  # ids of entries whose graph runs eagerly (too small)
+        self.small_graphs: list[Event] = []  # SOT-C001 decisions of its translations
         self.translations = 0
         self.shapes = policy_of(code)  # which input dims its translations leave dynamic (shared per code)
         self.recompiles: list[Recompile] = []  # why each translation after the first was needed
@@ -104,6 +108,7 @@ class Translator:
         if recompile is not None:
             self.recompiles.append(recompile)
         ex = None
+        self._eager_graph = False
         try:
             ex = OpcodeExecutor(self.code, dict(frame.f_locals), frame.f_globals, frame.f_builtins)
             ex.may_break = self.fallback
@@ -130,6 +135,8 @@ class Translator:
         entry = self.cache.insert(ex.guards(), custom, payload=ex.builder.build())
         if brk is not None:
             self.entry_breaks[entry.id] = self.breaks[-1]
+        if self._eager_graph:
+            self.entry_eager.add(entry.id)
         return custom
 
     def _codegen_break(self, ex: OpcodeExecutor, brk: GraphBreak) -> types.CodeType:
@@ -138,8 +145,9 @@ class Translator:
         stack, changed, _ = live_state(ex)
         outputs = needed_outputs(ex, [*stack, *changed.values()])
         ex.builder.set_outputs(outputs)
-        compiled = CompiledSIR(ex.builder.build()) if outputs else None
-        check_gradient(compiled, ex.inputs)  # with dynamic dims: gradient rules that need sizes specialise
+        compiled = self._compile(ex) if outputs else None
+        if isinstance(compiled, CompiledSIR):
+            check_gradient(compiled, ex.inputs)
         run_prefix = with_eager_errors(compiled.run_checked, compiled.sir) if compiled else None
         try:
             code = break_code(ex, brk, run_prefix, outputs, self._translated,
@@ -150,6 +158,17 @@ class Translator:
         cause = brk.cause
         self.breaks.append(Event(cause.code, cause.reason, cause.where))
         return code
+
+    def _compile(self, ex: OpcodeExecutor) -> CompiledSIR | EagerSIR:
+        """The SIR as a compiled Program, or, below the minimum graph size, run through the eager API
+        (the decision recorded: SOT-C001)."""
+        sir = ex.builder.build()
+        if len(sir.statements) >= config.min_graph_size():
+            return CompiledSIR(sir)
+        self.small_graphs.append(Event("SOT-C001", f"{len(sir.statements)} op(s) < SOT_MIN_GRAPH_SIZE="
+                                                   f"{config.min_graph_size()}: run eagerly", ex.where()))
+        self._eager_graph = True
+        return EagerSIR(sir)
 
     def _resume(self, code: types.CodeType, f_globals: dict) -> Callable:
         """A resume function, translated when it runs (its translator is a child of this one)."""
@@ -193,8 +212,9 @@ class Translator:
         outputs: list[Symbol] = []
         template = _template(ex, returned, outputs)
         ex.builder.set_outputs(outputs)
-        compiled = CompiledSIR(ex.builder.build()) if outputs else None
-        check_gradient(compiled, ex.inputs)  # with dynamic dims: gradient rules that need sizes specialise
+        compiled = self._compile(ex) if outputs else None
+        if isinstance(compiled, CompiledSIR):  # with dynamic dims: gradient rules that need sizes specialise
+            check_gradient(compiled, ex.inputs)
         runner = _runner(compiled, template)
         if compiled is not None:  # with dynamic dims, a size eager code rejects raises eager's error
             runner = with_eager_errors(runner, compiled.sir)
@@ -211,7 +231,8 @@ class Translator:
             ins.lineno = line
         body[0].starts_line = True
         generated = encode(NormalisedCode(tuple(body), (), ex.normalised.meta), template=self.code)
-        dump_translation(self.code, ex.builder.build(), compiled.lowered.program if compiled else None, generated,
+        dump_translation(self.code, ex.builder.build(),
+                         compiled.lowered.program if isinstance(compiled, CompiledSIR) else None, generated,
                          ex.guards())
         return generated
 

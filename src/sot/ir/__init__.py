@@ -14,16 +14,17 @@ The interface the opcode executor and codegen use:
   statements `ApiStatement`, `MethodStatement`, `LayerStatement`, `SirStatement` (`sir`, `statement`);
 - `lower(sir) -> Lowered(program, input_names, output_names, bindings)` (`lower`);
 - `CompiledSIR(sir)(*eager_tensors) -> tuple of eager Tensors`, one autograd node per call when
-  gradients are needed (`compiled`).
+  gradients are needed (`compiled`); `EagerSIR(sir)` the same through the eager API (`eager`).
 
 Nothing here imports the opcode executor; `runtime` never imports `sot`.
 """
 from .builder import DynamicShapeOp, NeedsTensorValue, SIRBuilder, WritesSymbol
 from .compiled import CompiledSIR
+from .eager import EagerSIR
 from .lower import Lowered, lower
 from .sir import StatementIR
 from .statement import ApiStatement, LayerStatement, MethodStatement, SirStatement, Statement
 from .symbol import Meta, Symbol
 
 __all__ = ["Meta", "Symbol", "SIRBuilder", "NeedsTensorValue", "WritesSymbol", "DynamicShapeOp", "StatementIR", "Statement", "ApiStatement", "MethodStatement",
-           "LayerStatement", "SirStatement", "lower", "Lowered", "CompiledSIR"]
+           "LayerStatement", "SirStatement", "lower", "Lowered", "CompiledSIR", "EagerSIR"]

@@ -27,7 +27,7 @@ from __future__ import annotations
 from typing import Any, Callable, NoReturn, Sequence
 
 from runtime import static
-from runtime.autograd import PyLayer, PyLayerContext, is_grad_enabled
+from runtime.autograd import PyLayer, PyLayerContext, is_grad_enabled, no_grad
 from runtime.executor import Executor, Scope
 from runtime.static import Program
 from runtime.tensor import Tensor
@@ -93,9 +93,12 @@ class CompiledSIR:
 
     def build_gradient(self) -> None:
         """Build the gradient Program now if the outputs can require grad (raising what building it raises),
-        instead of at the first backward: a translation with dynamic dims checks its gradient rules with it."""
+        instead of at the first forward under grad: a translation with dynamic dims checks its gradient rules
+        with it. Built with grad mode off, as SIRFunction.forward builds it (with it on, rules pick their
+        double-differentiable forms: BatchNorm's would update the running statistics a second time)."""
         if self._first.differentiable:
-            self._first.grad  # noqa: B018 - the property builds and keeps the plan
+            with no_grad():
+                self._first.grad  # noqa: B018 - the property builds and keeps the plan
 
     def run_checked(self, *inputs: Tensor) -> tuple[Tensor, ...]:
         """Run on inputs already known to match the SIR's input metas (the translated code's
