@@ -1,7 +1,7 @@
 """sot: a bytecode-level JIT for eager `runtime` model code, with subgraph fallback.
 
 `to_static(fn)` translates the frame of `fn` into a cached static program (see
-docs/sot-internals.md, "to_static (first slice)"); `symbolic_translate(fn)` is the same with
+docs/to_static.md and docs/sot-internals.md); `symbolic_translate(fn)` is the same with
 fallback; `GraphBreakError` is raised by `to_static(fn, fallback=False)` for a frame that cannot be
 captured whole. `disable()` / `not_to_static` leave code untouched; `explain(fn, ...)` reports
 what one JIT call captured; `mark_dynamic(t, dim)` / `mark_static(t, dim)` force a dim of an input
