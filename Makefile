@@ -9,13 +9,13 @@ SHELL := /bin/bash
 # src/sot/_eval_frame.c) the package is reinstalled in place, which rebuilds the extension.
 .venv-%/.stamp: pyproject.toml setup.py src/sot/_eval_frame.c
 	@if [ -f $@ ] && [ -z "$(filter pyproject.toml,$?)" ]; then \
-	  .venv-$*/bin/python -m pip install -q -e '.[test]' && touch $@; exit $$?; \
+	  .venv-$*/bin/python -m pip install -q -e '.[test,examples]' && touch $@; exit $$?; \
 	fi; \
 	py=$$(scripts/find-python $*); \
 	if [ -z "$$py" ]; then echo "python$* not found"; exit 1; fi; \
 	rm -rf .venv-$*; "$$py" -m venv .venv-$* && \
 	.venv-$*/bin/python -m pip install -q --upgrade pip && \
-	.venv-$*/bin/python -m pip install -q -e '.[test]' && touch $@
+	.venv-$*/bin/python -m pip install -q -e '.[test,examples]' && touch $@
 
 test:
 	@ran=0; failed=""; \
