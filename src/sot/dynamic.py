@@ -237,14 +237,13 @@ def _dynamic_input_dims(inputs: Iterable[Any]) -> tuple[tuple[str, int, int], ..
 
 def check_gradient(compiled: Any, inputs: Iterable[Any]) -> None:
     """A translation with dynamic dims builds its gradient Program now (when its outputs can require
-    grad), on a second CompiledSIR of the same SIR so the one that runs is left as a first run finds
-    it: a gradient rule that needs the sizes fails here, not in the user's backward, and those dims
-    stay static (StaticDimNeeded) instead."""
+    grad): a gradient rule that needs the sizes fails here, not in the user's backward, and those
+    dims stay static (StaticDimNeeded) instead."""
     found = _dynamic_input_dims(inputs)
     if compiled is None or not found:
         return
     try:
-        type(compiled)(compiled.sir).build_gradient()
+        compiled.build_gradient()
     except Exception as e:  # noqa: BLE001 - any failure of a rule on unknown sizes: specialise them
         raise StaticDimNeeded(found, f"the gradient cannot be built for dynamic dims ({type(e).__name__}: {e})") from e
 
