@@ -130,11 +130,31 @@ class Box:
         self.count = 0
 
 
-def test_side_effects_run_for_real_in_eager_order():
+def test_side_effects_are_replayed_after_the_graph_without_a_break():
     assert_same(jit_of(writes_outside), rand(3), [1], Box())
     jit = jit_of(writes_outside)
-    jit(rand(3), [], Box())
-    assert {code for code, _, _ in events(jit)} == {"SOT-S001"}
+    log, box = [], Box()
+    before = G_COUNTER
+    result = jit(rand(3), log, box)
+    assert events(jit) == [] and jit.sot_translator.translations == 1
+    assert (G_COUNTER, log, box.count) == (before + 1, [3], 1)
+    np.testing.assert_array_equal(result.numpy().shape, [3])
+
+
+def counts_then_prints(x, box):
+    box.count = box.count + 1
+    print("count", box.count)
+    return x * box.count
+
+
+def test_a_write_before_a_break_is_made_before_the_break_runs(capsys):
+    box, x = Box(), rand(2)
+    want = counts_then_prints(x, Box())
+    assert capsys.readouterr().out == "count 1\n"
+    jit = jit_of(counts_then_prints)
+    assert_same_result(jit(x, box), want)
+    assert capsys.readouterr().out == "count 1\n" and box.count == 1
+    assert [code for code, _, _ in events(jit)] == ["SOT-B003"]
 
 
 class PrintingBlock(nn.Layer):

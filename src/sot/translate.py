@@ -27,6 +27,7 @@ from sot.opcode_executor import (ConstantVariable, DictVariable, FrameRaises, Li
                                  OpcodeExecutor, TensorVariable, TupleVariable, Unsupported)
 from sot.opcode_executor.breaks import GraphBreak
 from sot.opcode_executor.resume import break_code, live_state, needed_outputs
+from sot.opcode_executor.side_effects import SetAttr, SetGlobal
 from sot.opcode_executor.variables import Variable
 from sot.pyversion import DecodeError, Instruction, NormalisedCode, encode, versions
 from sot.reasons import REASONS, Event
@@ -144,14 +145,17 @@ class Translator:
         break that cannot be built runs the frame eagerly for the reason of the break."""
         stack, changed, _ = live_state(ex)
         outputs = needed_outputs(ex, [*stack, *changed.values()])
+        plan, targets = _effects_plan(ex, outputs)
         ex.builder.set_outputs(outputs)
         compiled = self._compile(ex) if outputs else None
         if isinstance(compiled, CompiledSIR):
             check_gradient(compiled, ex.inputs)
         run_prefix = with_eager_errors(compiled.run_checked, compiled.sir) if compiled else None
+        if plan:
+            run_prefix = _with_effects(run_prefix, plan, len(ex.inputs))
         try:
             code = break_code(ex, brk, run_prefix, outputs, self._translated,
-                              lambda resume: self._resume(resume, ex.f_globals))
+                              lambda resume: self._resume(resume, ex.f_globals), targets)
         except Unsupported as e:
             cause = brk.cause
             raise Unsupported(cause.opname, cause.where, f"{cause.detail}; {e.detail}", cause.code) from e
@@ -211,11 +215,13 @@ class Translator:
         """A code object with the original layout: load the tensor inputs, call the SIR runner, return."""
         outputs: list[Symbol] = []
         template = _template(ex, returned, outputs)
+        plan, targets = _effects_plan(ex, outputs)
         ex.builder.set_outputs(outputs)
         compiled = self._compile(ex) if outputs else None
         if isinstance(compiled, CompiledSIR):  # with dynamic dims: gradient rules that need sizes specialise
             check_gradient(compiled, ex.inputs)
-        runner = _runner(compiled, template)
+        runner = _runner(compiled, template) if not plan else _runner_with_effects(compiled, template, plan,
+                                                                                   len(ex.inputs))
         if compiled is not None:  # with dynamic dims, a size eager code rejects raises eager's error
             runner = with_eager_errors(runner, compiled.sir)
         line = self.code.co_firstlineno
@@ -224,9 +230,10 @@ class Translator:
         body += [Instruction("RESUME", arg=0, argval=0)]
         call_slots = [Instruction("LOAD_CONST", argval=runner), Instruction("PUSH_NULL")]
         body += call_slots if versions.NULL_AFTER_CALLABLE else call_slots[::-1]
-        for var in ex.inputs:
+        for var in [*ex.inputs, *targets]:  # the side effects' targets after the tensor inputs
             body += var.tracker.load()
-        body += [Instruction("CALL", arg=len(ex.inputs), argval=len(ex.inputs)), Instruction("RETURN_VALUE")]
+        n_args = len(ex.inputs) + len(targets)
+        body += [Instruction("CALL", arg=n_args, argval=n_args), Instruction("RETURN_VALUE")]
         for ins in body:
             ins.lineno = line
         body[0].starts_line = True
@@ -277,23 +284,81 @@ class _In:
     index: int
 
 
-def _runner(compiled: CompiledSIR | None, template: Any) -> Callable:
+def _runner(compiled: CompiledSIR | EagerSIR | None, template: Any) -> Callable:
     """The function the generated code calls: run the SIR and rebuild the returned structure."""
-    def fill(node: Any, values: tuple, inputs: tuple) -> Any:
-        if isinstance(node, _Out):
-            return values[node.index]
-        if isinstance(node, _In):
-            return inputs[node.index]
-        if isinstance(node, (tuple, list)):
-            return type(node)(fill(n, values, inputs) for n in node)
-        if isinstance(node, dict):
-            return {k: fill(n, values, inputs) for k, n in node.items()}
-        return node
-
     # the cache's guards already checked every input's shape, dtype and stop_gradient
     if isinstance(template, _Out):  # one tensor returned: the common case, one Python frame per call
         return compiled.output_runner(template.index)
 
     def run(*tensors: Any) -> Any:
-        return fill(template, compiled.run_checked(*tensors) if compiled is not None else (), tensors)
+        return _fill(template, compiled.run_checked(*tensors) if compiled is not None else (), tensors)
+    return run
+
+
+def _fill(node: Any, values: tuple, inputs: tuple) -> Any:
+    """A template (see `_template`) with the run's outputs and inputs in place."""
+    if isinstance(node, _Out):
+        return values[node.index]
+    if isinstance(node, _In):
+        return inputs[node.index]
+    if isinstance(node, (tuple, list)):
+        return type(node)(_fill(n, values, inputs) for n in node)
+    if isinstance(node, dict):
+        return {k: _fill(n, values, inputs) for k, n in node.items()}
+    return node
+
+
+def _effects_plan(ex: OpcodeExecutor, outputs: list[Symbol]) -> tuple[list[tuple], list[Variable]]:
+    """The recorded side effects as (kind, target index or globals, name, value template), and the
+    targets the generated code loads for them (tensors they write join the SIR's `outputs`)."""
+    effects = ex.translation.effects
+    targets = effects.targets()
+    index = {id(t): i for i, t in enumerate(targets)}
+    plan = []
+    for effect in effects.records:
+        if isinstance(effect, SetGlobal):
+            plan.append(("global", effect.f_globals, effect.name, _template(ex, effect.value, outputs)))
+        elif isinstance(effect, SetAttr):
+            plan.append(("attr", index[id(effect.target)], effect.name, _template(ex, effect.value, outputs)))
+        else:
+            contents = effect.target.items
+            value = _template(ex, DictVariable(contents) if isinstance(contents, dict) else ListVariable(contents),
+                              outputs)
+            plan.append(("refill", index[id(effect.target)], None, value))
+    return plan, targets
+
+
+def _apply(plan: list[tuple], values: tuple, inputs: tuple, targets: tuple) -> None:
+    """Make the recorded writes, in order, with the values of this run."""
+    for kind, where, name, template in plan:
+        value = _fill(template, values, inputs)
+        if kind == "global":
+            where[name] = value
+        elif kind == "attr":
+            setattr(targets[where], name, value)
+        elif isinstance(targets[where], dict):
+            targets[where].clear()
+            targets[where].update(value)
+        else:
+            targets[where][:] = value
+
+
+def _with_effects(run_prefix: Callable | None, plan: list[tuple], n_inputs: int) -> Callable:
+    """A break's prefix runner that also makes the side effects recorded before the break."""
+    def run(*args: Any) -> tuple:
+        tensors = args[:n_inputs]
+        values = run_prefix(*tensors) if run_prefix is not None else ()
+        _apply(plan, values, tensors, args[n_inputs:])
+        return values
+    return run
+
+
+def _runner_with_effects(compiled: CompiledSIR | EagerSIR | None, template: Any, plan: list[tuple],
+                         n_inputs: int) -> Callable:
+    """Run the SIR, make the recorded side effects, rebuild the returned structure."""
+    def run(*args: Any) -> Any:
+        tensors = args[:n_inputs]
+        values = compiled.run_checked(*tensors) if compiled is not None else ()
+        _apply(plan, values, tensors, args[n_inputs:])
+        return _fill(template, values, tensors)
     return run

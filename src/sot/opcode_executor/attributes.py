@@ -40,7 +40,8 @@ class AttributeMixin:
         if isinstance(base, SuperVariable):
             return self._class_attr(base.receiver, name, start_after=base.cls)
         if isinstance(base, InstanceVariable):
-            return self._class_attr(base, name)
+            written = self.translation.effects.attr(base.value, name)
+            return written if written is not None else self._class_attr(base, name)
         if isinstance(base, ConstantVariable) and isinstance(getattr(base.value, name, None),
                                                              types.BuiltinMethodType):
             return ObjectVariable(getattr(base.value, name))  # "a,b".split: folded when called

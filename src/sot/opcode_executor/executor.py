@@ -26,18 +26,19 @@ from typing import Any, Callable
 import numpy as np
 
 from runtime import Tensor
+from sot.blocklist import is_skipped
 from sot.dynamic import input_meta
 from sot.guards import Guard
 from sot.ir import SIRBuilder, Symbol
-from sot.blocklist import is_skipped
 from sot.markers import is_not_to_static
 from sot.pyversion import Instruction, decode, versions
 
 from .attributes import AttributeMixin
 from .binding import BindError, bind_arguments
-from .calls import CallMixin, is_runtime_api
 from .breaks import GraphBreak, breakable
+from .calls import CallMixin, is_runtime_api
 from .dispatch import HANDLERS, FrameRaises, InPlaceUpdate, Unsupported, handles
+from .side_effects import SideEffects
 from .trackers import (BuiltinTracker, CellTracker, ConstTracker, DummyTracker, ExpressionTracker, GetAttrTracker,
                        GetItemTracker, GlobalTracker, LocalTracker, Tracker)
 from .variables import (CONSTANT_TYPES, NULL, OBJECT_TYPES, BoundMethodVariable, CellVariable, ConstantVariable,
@@ -111,6 +112,7 @@ class _Translation:
         self.tracked: list[Variable] = []  # every Variable read from the frame: the guard sources
         self.f_globals = f_globals  # the translated frame's own globals
         self.steps = 0
+        self.effects = SideEffects()
         self.barrier = 0  # Variables born before it belong to the state before the current root instruction
         self.dirty = False  # such a Variable was mutated since (a break there would replay the mutation)
 
@@ -443,7 +445,10 @@ class OpcodeExecutor(CallMixin, AttributeMixin):
     @handles("LOAD_GLOBAL")
     def _load_global(self, ins: Instruction) -> None:
         name = ins.argval
-        if name in self.f_globals:
+        written = self.translation.effects.global_value(self.f_globals, name)
+        if written is not None:
+            var = written
+        elif name in self.f_globals:
             tracker = self.global_tracker(name)
             if tracker is None:
                 self.unsupported(f"global {name!r} of a function with no reloadable source")
@@ -471,7 +476,50 @@ class OpcodeExecutor(CallMixin, AttributeMixin):
     def _import_from(self, ins: Instruction) -> None:
         self.stack.append(self.load_attr(self.stack[-1], ins.argval))
 
-    @handles("STORE_ATTR", "DELETE_ATTR", "STORE_GLOBAL", "DELETE_GLOBAL", "DELETE_SUBSCR", "STORE_SLICE")
+    def reloadable(self, var: Variable) -> bool:
+        """Whether generated code can load the very object `var` stands for (to write into it)."""
+        if var.tracker.source is None:
+            return False
+        try:
+            var.tracker.load()
+        except NotImplementedError:
+            return False
+        return True
+
+    def record_write(self) -> None:
+        """A side effect was recorded: a break at the current root instruction would replay it twice."""
+        self.translation.dirty = True
+
+    @handles("STORE_ATTR")
+    def _store_attr(self, ins: Instruction) -> None:
+        target, value = self.stack.pop(), self.stack.pop()
+        name = ins.argval
+        kind = type(getattr(target, "value", None))
+        setter = getattr(kind, "__setattr__", object.__setattr__)
+        if not isinstance(target, InstanceVariable) or not self.reloadable(target) or hasattr(
+                getattr(kind, name, None), "__set__") or (setter is not object.__setattr__ and getattr(
+                    setter, "__module__", "").split(".")[0] != "runtime"):
+            self.unsupported(f"{target!r}.{name} = ...: a write the replay cannot make", "SOT-S001")
+        self.record_write()
+        self.translation.effects.set_attr(target, name, value)
+
+    @handles("STORE_GLOBAL")
+    def _store_global(self, ins: Instruction) -> None:
+        if self.f_globals is not self.translation.f_globals:
+            self.unsupported(f"assigning the global {ins.argval!r} of another module", "SOT-S001")
+        self.record_write()
+        self.translation.effects.set_global(self.f_globals, ins.argval, self.stack.pop())
+
+    def write_into(self, container: Variable) -> None:
+        """A mutation of `container`: one from outside the frame is written back after the graph."""
+        if container.tracker.source is not None:
+            if not self.reloadable(container) or (isinstance(container, DictVariable) and container.kind is not dict):
+                self.unsupported(f"mutating {container!r}", "SOT-S001")
+            self.record_write()
+            self.translation.effects.refill(container)
+        self.touch(container)
+
+    @handles("DELETE_ATTR", "DELETE_GLOBAL", "DELETE_SUBSCR", "STORE_SLICE")
     def _side_effect(self, ins: Instruction) -> None:
         self.unsupported(f"{ins.opname} {ins.argval or ''}: a write visible outside the frame", "SOT-S001")
 
@@ -786,12 +834,12 @@ class OpcodeExecutor(CallMixin, AttributeMixin):
     def _store_subscr(self, ins: Instruction) -> None:
         index, base, value = self.stack.pop(), self.stack.pop(), self.stack.pop()
         key = self.python_value(index)
-        if base.tracker.source is not None or not isinstance(base, (ListVariable, DictVariable)):
+        if not isinstance(base, (ListVariable, DictVariable)):
             self.unsupported(f"{base!r}[{key!r}] = ...: a write into an object from outside the frame", "SOT-S001")
         if isinstance(base, ListVariable):
             if not isinstance(key, int) or not -len(base.items) <= key < len(base.items):
                 self.unsupported(f"list assignment at {key!r}")
-        self.touch(base)
+        self.write_into(base)
         base.items[key] = value
 
     @handles("UNPACK_SEQUENCE")
@@ -815,10 +863,8 @@ class OpcodeExecutor(CallMixin, AttributeMixin):
         if kwargs:
             self.unsupported(f"{name} with keyword arguments")
         if name in ("append", "extend"):
-            if container.tracker.source is not None:
-                self.unsupported(f"mutating {container!r}", "SOT-S001")  # a list from outside: a side effect
             (value,) = args
-            self.touch(container)
+            self.write_into(container)
             container.items.extend(self.elements(value) if name == "extend" else [value])
             return ConstantVariable(None)
         if name == "get":

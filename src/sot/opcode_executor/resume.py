@@ -105,9 +105,12 @@ def needed_outputs(ex: Any, values: list[Variable]) -> list[Symbol]:
 
 def break_code(ex: Any, brk: GraphBreak, runner: Callable | None, outputs: list[Symbol],
                translated: Callable[[types.FunctionType], Callable],
-               make_resume: Callable[[types.CodeType], Callable]) -> types.CodeType:
-    """The code object of a translation that breaks at `brk.instruction` (see the module docstring)."""
-    return _BreakEmitter(ex, brk, runner, outputs, translated, make_resume).run()
+               make_resume: Callable[[types.CodeType], Callable], targets: list[Variable] = ()) -> types.CodeType:
+    """The code object of a translation that breaks at `brk.instruction` (see the module docstring);
+    `runner` is called with the tensor inputs and then the side effects' `targets`."""
+    emitter = _BreakEmitter(ex, brk, runner, outputs, translated, make_resume)
+    emitter.targets = list(targets)
+    return emitter.run()
 
 
 class _BreakEmitter:
@@ -120,6 +123,7 @@ class _BreakEmitter:
         self.inputs = {id(v): v for v in ex.inputs}
         self.translated, self.make_resume = translated, make_resume
         self.body: list[Instruction] = []
+        self.targets: list[Variable] = []
         self.temps: dict[int, str] = {}
         self.names: list[str] = []
 
@@ -154,9 +158,9 @@ class _BreakEmitter:
         self.emit("RESUME", arg=0, argval=0)
         if self.runner is not None:
             self.callable_const(self.runner)
-            for var in ex.inputs:
+            for var in [*ex.inputs, *self.targets]:
                 self.body += var.tracker.load()
-            self.call(len(ex.inputs))
+            self.call(len(ex.inputs) + len(self.targets))
             self.emit("STORE_FAST", argval=_OUT)
         callee = _callee_slot(stack, ins)
         stack_temps = [None if v is NULL else self.materialise(v, translate_callee=(i == callee))

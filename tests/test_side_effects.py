@@ -1,0 +1,107 @@
+"""Side effects recorded during simulation and replayed after the graph: the caller sees what eager
+execution leaves behind (sot.testing.assert_same compares inputs and globals after the call), and
+the frame is still captured whole."""
+import numpy as np
+import pytest
+
+from runtime import nn
+from sot.testing import assert_same
+from sot_helpers import events, jit_of, rand
+
+STEPS = 0
+LAST = None
+
+
+class Tracker:
+    def __init__(self):
+        self.calls = 0
+        self.history = []
+
+
+def counts_calls(x, tracker):
+    tracker.calls += 1
+    tracker.history.append(tracker.calls)
+    return x * tracker.calls
+
+
+def keeps_globals(x):
+    global STEPS, LAST
+    STEPS += 1
+    LAST = x.sum()
+    return x + STEPS
+
+
+def fills_containers(x, items, table):
+    items.append(x * 2)
+    items.extend([1, 2])
+    items[0] = items[0] + 1
+    table["sum"] = x.sum()
+    table["n"] = len(items)
+    return items[0] - x
+
+
+class Counter(nn.Layer):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(3, 3)
+        self.seen = 0
+
+    def forward(self, x):
+        self.seen = self.seen + x.shape[0]
+        return self.fc(x)
+
+
+def runs_counter(model, x):
+    return model(x)
+
+
+@pytest.mark.parametrize("fn, make", [
+    (counts_calls, lambda: (rand(2), Tracker())),
+    (keeps_globals, lambda: (rand(2),)),
+    (fills_containers, lambda: (rand(2), [5], {"old": 1})),
+    (runs_counter, lambda: (Counter(), rand(4, 3))),
+], ids=["attributes", "globals", "containers", "layer_attribute"])
+def test_writes_are_replayed_and_the_frame_is_captured(fn, make):
+    args = make()
+    assert_same(fn, *args)  # results, inputs after the call, globals
+    jit = jit_of(fn)
+    jit(*make())
+    assert events(jit) == [] and jit.sot_translator.translations == 1
+
+
+def test_replayed_writes_happen_on_every_cache_hit():
+    tracker, x = Tracker(), rand(2)
+    jit = jit_of(counts_calls)
+    for n in range(1, 4):
+        np.testing.assert_array_equal(jit(x, tracker).numpy(), (x * n).numpy())
+    assert tracker.calls == 3 and tracker.history == [1, 2, 3]
+    assert jit.sot_translator.translations >= 1  # the history list's length is guarded: it may translate again
+
+
+class Slotted:
+    __slots__ = ("value",)
+
+    def __init__(self):
+        self.value = 0
+
+
+def deletes(x, obj):
+    del obj.calls
+    return x + 1
+
+
+def writes_slot(x, obj):
+    obj.value = 1
+    return x + 1
+
+
+@pytest.mark.parametrize("fn, obj", [(deletes, Tracker), (writes_slot, Slotted)], ids=["delete", "slot"])
+def test_writes_the_replay_cannot_make_run_for_real(fn, obj):
+    eager_obj, jit_obj = obj(), obj()
+    x = rand(2)
+    want = fn(x, eager_obj)
+    jit = jit_of(fn)
+    np.testing.assert_array_equal(jit(x, jit_obj).numpy(), want.numpy())
+    assert [code for code, _, _ in events(jit)] == ["SOT-S001"]
+    assert hasattr(jit_obj, "calls") == hasattr(eager_obj, "calls")
+    assert getattr(jit_obj, "value", None) == getattr(eager_obj, "value", None)
