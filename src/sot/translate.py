@@ -36,6 +36,7 @@ from sot.tools import record
 __all__ = ["GraphBreakError", "Fallback", "Translator"]
 
 _TRANSLATED: "weakref.WeakKeyDictionary[types.FunctionType, Any]" = weakref.WeakKeyDictionary()
+_SHARED_CODE_CACHE_LIMIT = 64  # entries for a callee translated on its own at a break
 _EAGER = CustomCode(None, True)  # the original code, with the hook off for its callees
 # what an op's meta function raises for a bad call (as eager code does); any other exception
 # during translation is a gap of the JIT, which fallback=False must report, never hide
@@ -183,8 +184,9 @@ class Translator:
     def _translated(self, fn: types.FunctionType) -> Callable:
         """`fn` translated as a frame of its own when called (one wrapper per function)."""
         wrapper = _TRANSLATED.get(fn)
-        if wrapper is None:
-            child = Translator(fn.__code__, fallback=True, cache_size_limit=self.cache.cache_size_limit)
+        if wrapper is None:  # its code may be shared by many objects (Layer.__call__: one entry per layer)
+            limit = max(self.cache.cache_size_limit, _SHARED_CODE_CACHE_LIMIT)
+            child = Translator(fn.__code__, fallback=True, cache_size_limit=limit)
             wrapper = _TRANSLATED[fn] = CallWithCallback(fn, child)
         if wrapper.callback not in self.children:
             self.children.append(wrapper.callback)
