@@ -223,3 +223,23 @@ def test_without_record_stream_the_hazard_is_seen(no_passes):
     rec, out, err = _hold_b_until_c_ended(core, 0)
     assert rec.position("free", y) < rec.position("start", b)
     assert err is not None   # B read a released buffer
+
+
+def test_an_error_on_a_stream_names_the_failed_ops_input_shapes(no_passes):
+    # the stream-ordered release of a launched op's inputs must not empty them before the caller
+    # reports the failure: a failed run keeps its values
+    prog = static.Program()
+    blk = prog.global_block()
+    var(blk, "x", (-1, -1))
+    var(blk, "w0", (3, 3))
+    var(blk, "w", (3, 3))
+    var(blk, "m", (-1, 3))
+    op(blk, "exp", ["w0"], ["w"], execution_stream="s1")
+    op(blk, "matmul", ["x", "w"], ["m"], execution_stream="s1")
+    core = _core(prog, ["x", "w0"], ["m"])
+    for seed in range(5):
+        with pytest.raises(ValueError, match=r"operator 'matmul' \(#\d+ of the plan\) failed with input shapes "
+                                             r"\(\[2, 2\], \[3, 3\]\)"):
+            core.run([np.eye(3), np.ones((2, 2))], parallel=True, hook=Recorder(seed=seed))  # w0, x
+    (m,) = core.run([np.zeros((3, 3)), np.ones((2, 3))], parallel=True)
+    np.testing.assert_array_equal(m, np.full((2, 3), 3.0))

@@ -270,6 +270,8 @@ class ParallelRunner:
             ev.add_done_callback(passed)
 
     def _free(self, run: _Run, v: int) -> None:
+        if run.error is not None:  # a failed run keeps its values: the error names its inputs' shapes,
+            return                 # and a launched op's inputs are released only after it ran (and failed)
         self._release_slot(run.s, v)
         if run.hook is not None:
             run.hook("free", v, run.s)
