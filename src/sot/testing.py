@@ -5,7 +5,8 @@ inputs and starting from the same values of the globals `fn`'s code names, and c
 clear `AssertionError` naming the first difference: the returned value (tensors exactly: dtype,
 shape, stop_gradient, values; containers recursively; types), or the raised exception (type and
 message), and with `check_side_effects` the inputs after the call (list/dict/object mutations) and
-the globals touched. The globals are left as the JIT run left them.
+the globals touched. The globals are left as the JIT run left them. `bisect(fn, *args)` (from
+`sot.tools.bisect`) names the smallest compiled subgraph whose result differs from eager.
 """
 from __future__ import annotations
 
@@ -18,8 +19,9 @@ import numpy as np
 from runtime import Tensor
 
 from .api import disable, to_static
+from .tools.bisect import bisect
 
-__all__ = ["assert_same"]
+__all__ = ["assert_same", "bisect"]
 
 _MISSING = object()
 

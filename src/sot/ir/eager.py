@@ -14,7 +14,7 @@ from .sir import StatementIR
 from .statement import ApiStatement, LayerStatement, MethodStatement, SirStatement
 from .symbol import Symbol
 
-__all__ = ["EagerSIR"]
+__all__ = ["EagerSIR", "eager_env", "run_eagerly"]
 
 
 class EagerSIR:
@@ -36,6 +36,12 @@ class EagerSIR:
 
 def run_eagerly(sir: StatementIR, inputs: tuple) -> tuple:
     """The outputs of `sir` on eager `inputs`, computed statement by statement."""
+    env = eager_env(sir, inputs)
+    return tuple(env[s] for s in sir.outputs)
+
+
+def eager_env(sir: StatementIR, inputs: tuple) -> dict[Symbol, Any]:
+    """Every symbol of `sir` computed eagerly from `inputs`, statement by statement."""
     env: dict[Symbol, Any] = dict(zip(sir.inputs, inputs))
 
     def value(x: Any) -> Any:
@@ -56,4 +62,4 @@ def run_eagerly(sir: StatementIR, inputs: tuple) -> tuple:
         for sym, out in zip(tree_leaves(st.outputs), tree_leaves(result)):
             if isinstance(sym, Symbol):
                 env[sym] = out
-    return tuple(env[s] for s in sir.outputs)
+    return env

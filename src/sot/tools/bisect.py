@@ -22,9 +22,9 @@ import numpy as np
 
 from runtime.tensor import Tensor
 from sot.api import disable, to_static
-from sot.ir import (ApiStatement, CompiledSIR, LayerStatement, MethodStatement, SirStatement, Statement,
-                    StatementIR, Symbol)
-from sot.ir.pytree import tree_leaves, tree_map
+from sot.ir import CompiledSIR, Statement, StatementIR, Symbol
+from sot.ir.eager import eager_env
+from sot.ir.pytree import tree_leaves
 
 __all__ = ["Culprit", "bisect"]
 
@@ -92,30 +92,10 @@ def _recording(runs: list[tuple[StatementIR, tuple]]) -> Iterator[None]:
         CompiledSIR.run_checked, CompiledSIR.output_runner = run_checked, output_runner
 
 
-def _eager_call(st: Statement, args: tuple, kwargs: dict) -> Any:
-    """What `st` calls, run eagerly on eager values."""
-    if isinstance(st, ApiStatement):
-        return st.fn(*args, **kwargs)
-    if isinstance(st, MethodStatement):
-        return getattr(args[0], st.method)(*args[1:], **kwargs)
-    if isinstance(st, LayerStatement):
-        return st.layer(*args, **kwargs)
-    assert isinstance(st, SirStatement)
-    env = _eager_env(st.sir, args)
-    return tuple(env[s] for s in st.sir.outputs)
-
-
 def _eager_env(sir: StatementIR, inputs: tuple) -> dict[Symbol, Any]:
-    """Every symbol of `sir` computed eagerly from `inputs`, statement by statement."""
-    env: dict[Symbol, Any] = dict(zip(sir.inputs, inputs))
+    """Every symbol of `sir` computed eagerly from `inputs` (nested to_static code run eagerly too)."""
     with disable():
-        for st in sir.statements:
-            args, kwargs = tree_map(lambda x: env[x] if isinstance(x, Symbol) else x, (st.args, st.kwargs))
-            result = _eager_call(st, args, kwargs)
-            for sym, value in zip(tree_leaves(st.outputs), tree_leaves(result)):
-                if isinstance(sym, Symbol):
-                    env[sym] = value
-    return env
+        return eager_env(sir, inputs)
 
 
 def _search(sir: StatementIR, statements: list[Statement], env: dict[Symbol, Any], start: int, stop: int,
