@@ -40,3 +40,14 @@ def test_compiled_mlp_training_matches_eager_and_is_captured(capsys):
     (forward,) = [f for f in sot.report().functions if f.qualname == "MLP.forward" and f.file == train_mlp.__file__]
     assert forward.graphs and not forward.breaks and not forward.fallbacks and forward.captured_ratio == 1.0
     assert "JIT: " in capsys.readouterr().out
+
+
+def test_compiled_cnn_training_matches_eager_and_is_captured(capsys):
+    import train_cnn
+
+    eager, compiled = train_cnn.main(epochs=1, limit=200)
+    assert compiled == eager  # same seed, same batches: the compiled forward computes what eager does
+    out = capsys.readouterr().out
+    assert "epoch 1: eager" in out and "compiled" in out and "JIT: " in out
+    (forward,) = [f for f in sot.report().functions if f.qualname == "ResNet.forward" and f.file == train_cnn.__file__]
+    assert forward.graphs and not forward.breaks and not forward.fallbacks

@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from .. import dtypes as _dt
 from ..tensor import Tensor, as_tensor
 from . import meta_utils as mu
 from .conv import (FORMATS, channel_last, check_rank, channels, col2im, from_channel_first, layout, ntuple,
@@ -416,7 +417,7 @@ def _avg_pool(nd: int, x: Any, kernel_size: Any, stride: Any, padding: Any, ceil
 
 def _output_size(api: str, x: Tensor, output_size: Any, nd: int, cl: bool) -> tuple:
     """Adaptive output sizes: an int or `nd` entries, None meaning the input's size."""
-    _check_input(api, TensorSpec(tuple(x.shape), x._data.dtype), nd, cl, "fiu")
+    _check_input(api, TensorSpec(tuple(x.shape), _dt.to_np_dtype(x.dtype)), nd, cl, "fiu")  # static Vars too
     if isinstance(output_size, Tensor):
         output_size = output_size.tolist()
     if not isinstance(output_size, (list, tuple)):
