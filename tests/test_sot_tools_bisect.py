@@ -56,3 +56,31 @@ def test_a_tolerance_accepts_small_differences_and_a_range_can_be_the_answer(fau
 def test_bisect_wants_a_function():
     with pytest.raises(TypeError, match="bisect: expected a Python function"):
         bisect(abs, paddle.to_tensor([1.0]))
+
+
+CASE_SCRIPT = '''
+import numpy as np
+import runtime as paddle
+
+def chain(x):
+    return paddle.tanh(x * 2) - 1
+
+def case():
+    return chain(paddle.to_tensor(np.linspace(-1, 1, 6, dtype="float32")))
+
+if __name__ == "__main__":
+    raise SystemExit("the script's main block must not run under sot bisect")
+'''
+
+
+def test_the_command_names_the_culprit_or_says_none_differs(tmp_path, capsys, faulty_tanh):
+    from sot.tools.cli import main
+    script = tmp_path / "case.py"
+    script.write_text(CASE_SCRIPT)
+    assert main(["bisect", f"{script}:case"]) == 1
+    out = capsys.readouterr().out
+    assert "runtime.tanh" in out and str(script) in out
+    assert main(["bisect", f"{script}:case", "--atol", "2"]) == 0
+    assert "matches eager" in capsys.readouterr().out
+    assert main(["bisect", f"{script}:missing"]) == 2
+    assert "defines no function 'missing'" in capsys.readouterr().err

@@ -6,12 +6,15 @@
                [--baseline OLD.json]
     sot cache OUT.json [FUNCTION]          sot cache why FUNCTION [OUT.json]
     sot explain SCRIPT:FUNCTION [ARGS...]
+    sot bisect SCRIPT:FUNCTION [--rtol R] [--atol A]
 
 `sot run`'s own options come before SCRIPT; everything after it is the script's `sys.argv[1:]`.
 The report is written at exit, also when the script raises (exit status 1) or calls sys.exit
 (its status); without `--report` a text summary goes to stderr. `sot report` exits 1 when a
 threshold is exceeded or a function got worse than `--baseline` (each violation on stderr),
-2 on bad input (an unreadable report, an unknown function).
+2 on bad input (an unreadable report, an unknown function). `sot bisect` loads SCRIPT as a module
+(its `__main__` block does not run), calls FUNCTION with no arguments eagerly and compiled, and
+names the smallest compiled subgraph whose result differs (exit 1), or says none does (exit 0).
 """
 from __future__ import annotations
 
@@ -25,6 +28,7 @@ from pathlib import Path
 from sot.reasons import REASONS
 
 from . import formats, gate, record
+from .bisect import bisect
 from .htmlreport import write_html
 from .report import FunctionReport, Report, load, report
 
@@ -40,7 +44,8 @@ class UsageError(Exception):
 def main(argv: list[str] | None = None) -> int:
     """Run the `sot` command with `argv` (default: sys.argv[1:]); the exit status."""
     argv = list(sys.argv[1:] if argv is None else argv)
-    commands = {"run": _cmd_run, "report": _cmd_report, "cache": _cmd_cache, "explain": _cmd_explain}
+    commands = {"run": _cmd_run, "report": _cmd_report, "cache": _cmd_cache, "explain": _cmd_explain,
+                "bisect": _cmd_bisect}
     if not argv or argv[0] in ("-h", "--help") or argv[0] not in commands:
         print(__doc__.split("\n\n")[1], file=sys.stderr if argv[:1] not in (["-h"], ["--help"]) else sys.stdout)
         return 0 if argv[:1] in (["-h"], ["--help"]) else 2
@@ -129,6 +134,29 @@ def _cmd_explain(argv: list[str]) -> int:
         raise UsageError(f"{name!r} was not translated while {script} ran (is it wrapped with sot.to_static?)")
     sys.stdout.write(_explain_text(name, functions))
     return status
+
+
+def _cmd_bisect(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(prog="sot bisect", description="the smallest subgraph whose result differs")
+    parser.add_argument("target", metavar="SCRIPT:FUNCTION", help="a function of the script taking no arguments")
+    parser.add_argument("--rtol", type=float, default=0.0, help="relative tolerance (default 0: exact)")
+    parser.add_argument("--atol", type=float, default=0.0, help="absolute tolerance (default 0: exact)")
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as e:
+        return int(e.code or 0)
+    script, _, name = args.target.rpartition(":")
+    if not script or not os.path.exists(script):
+        raise UsageError(f"usage: sot bisect SCRIPT:FUNCTION; no such script: {script or args.target!r}")
+    path = os.path.abspath(script)
+    sys.path.insert(0, os.path.dirname(path))
+    namespace = runpy.run_path(path, run_name="__sot_bisect__")
+    fn = namespace.get(name)
+    if not callable(fn):
+        raise UsageError(f"{script} defines no function {name!r}")
+    culprit = bisect(getattr(fn, "__wrapped__", fn), rtol=args.rtol, atol=args.atol)
+    print(culprit if culprit is not None else f"sot bisect: every compiled subgraph of {name} matches eager")
+    return 1 if culprit is not None else 0
 
 
 def _explain_text(name: str, functions: list[FunctionReport]) -> str:
