@@ -125,3 +125,25 @@ def test_the_registry_is_well_formed():
     assert set(CASES) | {"SOT-L001", "SOT-C001"} == set(REASONS)
     with pytest.raises(KeyError, match="SOT-X999"):
         reason("SOT-X999")
+
+
+def test_the_error_policy_raises_past_the_limit_instead_of_running_eagerly():
+    jit = jit_of(varies, cache_size_limit=2, cache_limit_policy="error")
+    x = rand(2)
+    for n in range(2):
+        assert_same_result(jit(x, n), varies(x, n))
+    with pytest.raises(sot.CacheLimitError, match=r"SOT-L001.*cache_size_limit=2"):
+        jit(x, 5)
+    assert_same_result(jit(x, 1), varies(x, 1))  # a hit still runs compiled
+    with pytest.raises(ValueError, match="argument 'cache_limit_policy'"):
+        sot.to_static(varies, cache_limit_policy="ignore")
+
+
+def test_explain_reports_the_frames_run_eagerly_past_the_limit():
+    jit = jit_of(varies, cache_size_limit=1)
+    x = rand(2)
+    with pytest.warns(CacheSizeLimitWarning):
+        jit(x, 1), jit(x, 2)
+    report = sot.explain(jit, x, 3)
+    assert_same_result(report.result, varies(x, 3))
+    assert [fb.code for fb in report.fallbacks] == ["SOT-L001"] and report.graph_count == 0

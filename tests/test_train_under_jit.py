@@ -254,8 +254,6 @@ def _scale(x, n):
     return x * n
 
 
-@pytest.mark.xfail(strict=True, reason="explain bug: a frame that runs eagerly because its code reached "
-                   "cache_size_limit (SOT-L001) is not reported; explain says 0 graphs and 0 fallbacks")
 def test_explain_reports_a_frame_run_eagerly_after_the_cache_size_limit():
     jit = sot.to_static(fresh(_scale), cache_size_limit=2)
     x = paddle.ones([2])

@@ -16,9 +16,10 @@ from .api import disable, not_to_static, symbolic_translate, to_static  # noqa: 
 from .blocklist import graph_break_on, skip_function  # noqa: E402
 from .dynamic import mark_dynamic, mark_static  # noqa: E402
 from .explain import Explanation, explain  # noqa: E402
+from .guards import CacheLimitError  # noqa: E402
 from .tools.report import report  # noqa: E402
 from .translate import GraphBreakError  # noqa: E402
 
 __all__ = ["to_static", "symbolic_translate", "GraphBreakError", "disable", "not_to_static", "explain",
            "Explanation", "testing", "report",
-           "mark_dynamic", "mark_static", "graph_break_on", "skip_function"]
+           "mark_dynamic", "mark_static", "graph_break_on", "skip_function", "CacheLimitError"]

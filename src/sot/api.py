@@ -31,6 +31,7 @@ from .translate import Translator
 __all__ = ["to_static", "symbolic_translate", "disable", "not_to_static"]
 
 _BACKENDS = ("interpreter",)
+_CACHE_LIMIT_POLICIES = ("eager", "error")
 
 
 class _State(threading.local):
@@ -64,19 +65,26 @@ def not_to_static(function: Callable) -> Callable:
 
 
 def to_static(function: Callable | None = None, *, fallback: bool = True, backend: str = "interpreter",
-              cache_size_limit: int = 8) -> Any:
-    """Compile `function`'s tensor work into cached static programs; usable with or without arguments."""
+              cache_size_limit: int = 8, cache_limit_policy: str = "eager") -> Any:
+    """Compile `function`'s tensor work into cached static programs; usable with or without arguments.
+    Past `cache_size_limit` translations the function runs eagerly with a warning
+    (`cache_limit_policy="eager"`) or each further miss raises `sot.CacheLimitError` ("error")."""
     if backend not in _BACKENDS:
         raise ValueError(f"to_static: unknown backend {backend!r}; known: {', '.join(_BACKENDS)}")
+    if cache_limit_policy not in _CACHE_LIMIT_POLICIES:
+        raise ValueError(f"to_static: argument 'cache_limit_policy' must be one of {_CACHE_LIMIT_POLICIES}, "
+                         f"got {cache_limit_policy!r}")
+    options = {"fallback": fallback, "cache_size_limit": cache_size_limit, "cache_limit_policy": cache_limit_policy}
     if function is None:
-        return functools.partial(to_static, fallback=fallback, backend=backend, cache_size_limit=cache_size_limit)
+        return functools.partial(to_static, backend=backend, **options)
     if config.disabled() or is_not_to_static(function):
         return function
     if isinstance(function, Layer):
-        return _layer_to_static(function, fallback=fallback, cache_size_limit=cache_size_limit)
+        return _layer_to_static(function, **options)
     if not isinstance(function, types.FunctionType):
         raise TypeError(f"to_static: expected a Python function or an nn.Layer, got {type(function).__name__}")
-    translator = Translator(function.__code__, fallback=fallback, cache_size_limit=cache_size_limit)
+    translator = Translator(function.__code__, fallback=fallback, cache_size_limit=cache_size_limit,
+                            on_cache_limit=cache_limit_policy)
 
     # the translator is this thread's callback during each call (swapped in C: the hit path's budget is ~1 us)
     wrapper = functools.update_wrapper(CallWithCallback(function, translator), function)

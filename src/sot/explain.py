@@ -66,12 +66,16 @@ def explain(fn: Callable, *args: Any, **kwargs: Any) -> Explanation:
     name = getattr(fn, "__qualname__", repr(fn))
     if translator is None:  # SOT_DISABLE or not_to_static: nothing is translated
         return Explanation(name, jit(*args, **kwargs))
-    before = {id(t): ({id(e): e.hits for e in t.cache.entries}, t.translations) for t in _tree(translator)}
+    before = {id(t): ({id(e): e.hits for e in t.cache.entries}, t.translations, t.cache.eager_runs)
+              for t in _tree(translator)}
     result = jit(*args, **kwargs)
     report = Explanation(name, result)
     for t in _tree(translator):
-        hits, translations = before.get(id(t), ({}, 0))
+        hits, translations, eager_runs = before.get(id(t), ({}, 0, 0))
         report.translations += t.translations - translations
+        if t.cache.eager_runs > eager_runs:  # its cache gave up: the frame ran eagerly (SOT-L001)
+            report.fallbacks.append(Fallback(f"cache_size_limit={t.cache.cache_size_limit} reached: runs eagerly",
+                                             f"{t.code.co_filename}:{t.code.co_firstlineno}", "SOT-L001"))
         for e in sorted(t.cache.entries, key=lambda e: e.id):
             if id(e) in hits and e.hits <= hits[id(e)]:
                 continue  # did not run in this call

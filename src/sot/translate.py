@@ -82,12 +82,13 @@ class _HookCache:
 class Translator:
     """The eval-frame callback for one code object (the decorated function's)."""
 
-    def __init__(self, code: types.CodeType, fallback: bool = True, cache_size_limit: int = 8):
+    def __init__(self, code: types.CodeType, fallback: bool = True, cache_size_limit: int = 8,
+                 on_cache_limit: str = "eager"):
         self.code = code
         self.fallback = fallback
         installed = get_code_cache(code)
         if not isinstance(installed, _HookCache):  # the cache is per code object: share it
-            installed = _HookCache(CodeCache(code, cache_size_limit))
+            installed = _HookCache(CodeCache(code, cache_size_limit, on_limit=on_cache_limit))
             set_code_cache(code, installed)
         self.cache = installed.cache
         self.fallbacks: list[Fallback] = []

@@ -30,7 +30,7 @@ from .codegen import UNBOUND, Generated, generate
 from .guard import Guard, exclusive
 from .source import Scope
 
-__all__ = ["RUN_EAGERLY", "CacheSizeLimitWarning", "CacheEntry", "CodeCache", "FrameLike",
+__all__ = ["RUN_EAGERLY", "CacheSizeLimitWarning", "CacheLimitError", "CacheEntry", "CodeCache", "FrameLike",
            "GuardCount", "Miss", "MissReason"]
 
 _MAX_ORDERS = 32  # generated functions kept per cache, one per order of overlapping entries
@@ -104,13 +104,22 @@ class GuardCount:
     fails: int
 
 
+class CacheLimitError(RuntimeError):
+    """cache_limit_policy='error': a function needed more translations than its cache_size_limit."""
+
+
 class CodeCache:
     """Translations of one code object, checked by one generated guard function."""
 
-    def __init__(self, code: types.CodeType, cache_size_limit: int = 8, keep_misses: int = 16):
+    def __init__(self, code: types.CodeType, cache_size_limit: int = 8, keep_misses: int = 16,
+                 on_limit: str = "eager"):
+        if on_limit not in ("eager", "error"):
+            raise ValueError(f"CodeCache: argument 'on_limit' must be 'eager' or 'error', got {on_limit!r}")
         self.code = code
         self.cache_size_limit = cache_size_limit
+        self.on_limit = on_limit
         self.eager = False
+        self.eager_runs = 0  # calls run eagerly because the limit was reached
         self.careful_lookups = 0  # lookups where a source or check raised
         self.generated = 0  # guard functions generated (inserts, reorders of overlapping entries)
         self._entries: list[CacheEntry] = []  # by id
@@ -128,11 +137,13 @@ class CodeCache:
     def lookup(self, frame: Any) -> Any:
         """The code to run for `frame`: an entry's code, None (miss) or RUN_EAGERLY."""
         if self.eager:
+            self.eager_runs += 1
             return RUN_EAGERLY
         i = self._check(frame.f_locals, frame.f_globals, frame.f_builtins)
         if i < 0:
             if len(self._entries) >= self.cache_size_limit:
                 self._give_up()
+                self.eager_runs += 1
                 return RUN_EAGERLY
             return None
         entry = self._entries[i]
@@ -250,17 +261,19 @@ class CodeCache:
         return list(self._misses)
 
     def _give_up(self) -> None:
-        self.eager = True
         if self._fails:
             g, n = max(self._fails.items(), key=lambda kv: kv[1])
             worst = (f"the guard that failed most is `{g}` ({n} misses; last got "
                      f"{self._last_actual[g]})")
         else:
             worst = "no guard failed"
-        warnings.warn(f"sot [SOT-L001]: {self._where()} needed more than cache_size_limit="
-                      f"{self.cache_size_limit} translations; {worst}. It runs eagerly from now "
-                      "on: raise cache_size_limit or keep that value stable between calls.",
-                      CacheSizeLimitWarning, stacklevel=3)
+        message = (f"sot [SOT-L001]: {self._where()} needed more than cache_size_limit="
+                   f"{self.cache_size_limit} translations; {worst}.")
+        if self.on_limit == "error":  # every further miss raises again: nothing is given up
+            raise CacheLimitError(message + " (cache_limit_policy='error')")
+        self.eager = True
+        warnings.warn(message + " It runs eagerly from now on: raise cache_size_limit or keep that value "
+                      "stable between calls.", CacheSizeLimitWarning, stacklevel=3)
 
     def _where(self) -> str:
         c = self.code
