@@ -98,6 +98,7 @@ def test_a_break_three_calls_deep_keeps_the_work_around_it_compiled(capsys):
         assert capsys.readouterr().out == eager_out
         assert report.fallbacks == [] and report.graph_count >= 4  # level1, level2, level3 before/after
         assert report.breaks[-1].code == "SOT-B003" and "level3" not in report.breaks[-1].where
+        assert any("inside the call at" in b.detail for b in report.breaks)  # why the caller broke there
     assert sum(t.translations for t in translators(jit)) == report.graph_count + report.break_count - 3
 
 

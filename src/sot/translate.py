@@ -162,7 +162,11 @@ class Translator:
             cause = brk.cause
             raise Unsupported(cause.opname, cause.where, f"{cause.detail}; {e.detail}", cause.code) from e
         cause = brk.cause
-        self.breaks.append(Event(cause.code, cause.reason, cause.where))
+        reason = cause.reason
+        if cause.where != ex.where():  # it broke inside an inlined call: recorded with why it breaks here
+            reason += f" (inside the call at {ex.where()}: the caller breaks at the call, the callee runs as a " \
+                      "translated frame of its own)"
+        self.breaks.append(Event(cause.code, reason, cause.where))
         return code
 
     def _compile(self, ex: OpcodeExecutor) -> CompiledSIR | EagerSIR:
