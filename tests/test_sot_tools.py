@@ -281,9 +281,10 @@ def test_run_writes_the_report_when_the_script_fails(known, tmp_path):
     assert done.returncode == 3 and load(out).totals["graphs"] == 4
 
 
-def test_run_a_module_and_print_the_summary_without_report(known):
+@pytest.mark.parametrize("flag", ["-m", "--module"])
+def test_run_a_module_and_print_the_summary_without_report(known, flag):
     folder, _, _ = known
-    done = sot_cli("run", "-m", "known", cwd=folder)
+    done = sot_cli("run", flag, "known", cwd=folder)
     assert done.returncode == 0, done.stderr
     assert "sot report: 3 function(s), 4 graph(s)" in done.stderr
 

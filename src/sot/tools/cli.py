@@ -1,6 +1,6 @@
 """The `sot` command: run a script under the JIT and report, gate CI, inspect caches, explain.
 
-    sot run [--report OUT.json] SCRIPT [ARGS...]      (or: sot run [--report OUT.json] -m MODULE [ARGS...])
+    sot run [--report OUT.json] SCRIPT [ARGS...]      (or: sot run [--report OUT.json] -m|--module MODULE [ARGS...])
     sot report OUT.json [--format text|json|junit|markdown|html] [-o PATH]
                [--max-breaks N] [--max-fallbacks N] [--min-captured-ratio R] [--max-recompiles N]
                [--baseline OLD.json]
@@ -35,6 +35,7 @@ from .report import FunctionReport, Report, load, report
 __all__ = ["main"]
 
 _DEFAULT_REPORT = "sot-report.json"
+_ALIASES = {"--module": "-m"}  # long spellings of sot run's options
 
 
 class UsageError(Exception):
@@ -64,6 +65,7 @@ def _split_run_args(argv: list[str], options: tuple[str, ...]) -> tuple[dict[str
     i = 0
     while i < len(argv) and argv[i].startswith("-"):
         name, eq, value = argv[i].partition("=")
+        name = _ALIASES.get(name, name)
         if name not in options:
             raise UsageError(f"unknown option {argv[i]!r} (options go before the script; known: {', '.join(options)})")
         if not eq:
