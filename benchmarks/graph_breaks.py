@@ -1,0 +1,106 @@
+"""Per-call cost of graph breaks (issue 6): eager vs `sot.to_static`, medians from one run.
+
+Workloads, each on float32 tensors of a small and a larger shape:
+- foo: the design seed's first example, `z = x + y; if z.mean() > 0: z * 2 else z - 1; tanh(z)`
+  (a data-dependent branch: SOT-B001), called on inputs taking each branch in turn;
+- fn: the seed's second example with `print(x)` replaced by `x.numpy()`, a call that cannot be
+  captured (SOT-B003) but does no I/O, so the benchmark prints nothing per call;
+- ops20: 20 elementwise ops with one `x.numpy()` break after the tenth.
+Before timing, each compiled function is checked to equal eager on every input and to run the
+expected number of graphs and breaks (`sot.explain`). Aim: compiled <= eager.
+"""
+from _harness import bench, describe, fmt_time
+
+import numpy as np
+
+import runtime as paddle
+import sot
+
+
+def foo(x, y):
+    z = x + y
+    if z.mean() > 0:
+        z = z * 2
+    else:
+        z = z - 1
+    return paddle.tanh(z)
+
+
+def fn(x):
+    x = x + 1
+    x.numpy()
+    return x * 2
+
+
+def ops20(x):
+    h = x * 1.5 + 0.5
+    h = paddle.tanh(h) * 0.9 - 0.1
+    h = paddle.exp(h) / 2.0 + 1.0
+    h = paddle.sqrt(h) * h - 0.3
+    h = paddle.abs(h) + 0.2
+    h.numpy()
+    h = h * 0.7 + 0.1
+    h = paddle.sin(h) * 1.1 - 0.2
+    h = paddle.exp(h) - 1.0 + h
+    h = paddle.tanh(h) / 3.0 + 0.5
+    return paddle.abs(h) - 0.4
+
+
+WORKLOADS = {  # name: (function, graphs and breaks per call)
+    "foo": (foo, (2, 1)),
+    "fn": (fn, (2, 1)),
+    "ops20": (ops20, (2, 1)),
+}
+
+
+def _inputs(name: str, shape: list[int]) -> list[tuple]:
+    """Argument tuples a workload cycles through (foo: one per branch)."""
+    rng = np.random.default_rng(0)
+    x = paddle.to_tensor(rng.random(shape, dtype=np.float32))
+    if name == "foo":
+        y = paddle.zeros(shape)
+        return [(x, y), (-x, y)]
+    return [(x,)]
+
+
+def _checked(name: str, args_list: list[tuple]):
+    """to_static of the workload after checking it equals eager and runs the expected graphs and breaks."""
+    fn, (graphs, breaks) = WORKLOADS[name]
+    jit = sot.to_static(fn)
+    for args in args_list * 2:  # translations, then cache hits
+        want = fn(*args)
+        report = sot.explain(jit, *args)
+        np.testing.assert_array_equal(report.result.numpy(), want.numpy())
+        assert report.fallbacks == [], report.fallbacks
+        assert (report.graph_count, report.break_count) == (graphs, breaks), str(report)
+    return jit
+
+
+def _cycling(fn, args_list: list[tuple]):
+    """A no-argument callable that calls fn on each argument tuple in turn, one per call."""
+    state = {"i": 0}
+    n = len(args_list)
+
+    def call():
+        i = state["i"]
+        state["i"] = (i + 1) % n
+        return fn(*args_list[i])
+
+    return call
+
+
+def main() -> None:
+    print(describe())
+    print(f"{'workload':16s} {'eager':>12s} {'compiled':>12s} {'ratio':>6s}")
+    for shape in ([8], [256, 256]):
+        for name in WORKLOADS:
+            args_list = _inputs(name, shape)
+            jit = _checked(name, args_list)
+            fn = WORKLOADS[name][0]
+            t = bench({"eager": _cycling(fn, args_list), "compiled": _cycling(jit, args_list)})
+            label = f"{name} {'x'.join(map(str, shape))}"
+            print(f"{label:16s} {fmt_time(t['eager'])} {fmt_time(t['compiled'])} {t['compiled'] / t['eager']:6.2f}")
+
+
+if __name__ == "__main__":
+    main()
