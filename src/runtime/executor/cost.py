@@ -27,7 +27,7 @@ NS_PER_ELEMENT = 1.0        # a NumPy elementwise pass over one element, read + 
 OP_OVERHEAD_US = 1.0        # a Python call and a kernel's dispatch
 RUN_OVERHEAD_US = 100.0     # waking the pool and the caller once per run
 HOP_US = 30.0               # one op handed to another thread
-MIN_GAIN = 0.25             # and only when the overlap saves at least this share of the work
+MIN_GAIN = 0.45             # and only when the overlap saves at least this share of the work (2 even branches: 0.5)
 
 _CONTRACTIONS = frozenset({"matmul", "bmm", "linear", "linear_grad_input", "linear_grad_weight", "dot", "einsum"})
 _CONVOLUTIONS = frozenset({"conv", "conv_transpose", "conv_grad_filter"})
