@@ -8,7 +8,9 @@ Batches alternate between a positive and a negative mean, so the `if` takes both
 At the end, minimal repros of JIT bugs these models ran into (strict xfails while open).
 """
 import contextlib
+import sys
 import warnings
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -20,29 +22,17 @@ from runtime import nn
 from sot.guards import CacheSizeLimitWarning
 from sot_helpers import fresh, jit_of, translators
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "examples"))
+from train_cnn import Residual  # noqa: E402  (ResNet's basic block: conv-bn-relu-conv-bn + the input)
+
 STEPS = 4
-
-
-class Block(nn.Layer):
-    """conv-bn-relu-conv-bn with a residual add, as in ResNet's basic block."""
-
-    def __init__(self, channels):
-        super().__init__()
-        self.conv1 = nn.Conv2D(channels, channels, 3, padding=1)
-        self.bn1 = nn.BatchNorm2D(channels)
-        self.conv2 = nn.Conv2D(channels, channels, 3, padding=1)
-        self.bn2 = nn.BatchNorm2D(channels)
-
-    def forward(self, x):
-        y = F.relu(self.bn1(self.conv1(x)))
-        return F.relu(x + self.bn2(self.conv2(y)))
 
 
 class ResNet(nn.Layer):
     def __init__(self, channels=4, classes=3):
         super().__init__()
         self.stem = nn.Sequential(nn.Conv2D(1, channels, 3, padding=1), nn.BatchNorm2D(channels), nn.ReLU())
-        self.blocks = nn.Sequential(Block(channels), Block(channels))
+        self.blocks = nn.Sequential(Residual(channels), Residual(channels))
         self.head = nn.Linear(channels, classes)
 
     def forward(self, x):
