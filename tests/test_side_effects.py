@@ -75,7 +75,6 @@ def test_replayed_writes_happen_on_every_cache_hit():
     for n in range(1, 4):
         np.testing.assert_array_equal(jit(x, tracker).numpy(), (x * n).numpy())
     assert tracker.calls == 3 and tracker.history == [1, 2, 3]
-    assert jit.sot_translator.translations >= 1  # the history list's length is guarded: it may translate again
 
 
 class Slotted:

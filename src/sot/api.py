@@ -25,7 +25,7 @@ from runtime.nn import Layer
 from sot.eval_frame import CallWithCallback, hook_disabled, skip_code
 
 from . import config
-from .markers import NOT_TO_STATIC, is_not_to_static
+from .markers import NOT_TO_STATIC, TRANSLATOR, is_not_to_static
 from .translate import Translator
 
 __all__ = ["to_static", "symbolic_translate", "disable", "not_to_static"]
@@ -88,7 +88,7 @@ def to_static(function: Callable | None = None, *, fallback: bool = True, backen
 
     # the translator is this thread's callback during each call (swapped in C: the hit path's budget is ~1 us)
     wrapper = functools.update_wrapper(CallWithCallback(function, translator), function)
-    wrapper.sot_translator = translator  # type: ignore[attr-defined]
+    setattr(wrapper, TRANSLATOR, translator)  # the name nested translations and tools look for
     return wrapper
 
 

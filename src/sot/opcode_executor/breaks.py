@@ -39,7 +39,14 @@ _FALL_THROUGH: dict[str, Callable[[Instruction], int]] = {
     "STORE_GLOBAL": lambda i: -1, "DELETE_SUBSCR": lambda i: -2, "DELETE_ATTR": lambda i: -1,
     "BUILD_SET": lambda i: 1 - i.arg, "FOR_ITER": lambda i: 1,
 }
-# opname -> stack effect when it jumps to its target
+# opname -> stack items it pushes when it falls through (the rest of its effect is what it pops; 1 if absent)
+_PUSHES: dict[str, Callable[[Instruction], int]] = {
+    "UNPACK_SEQUENCE": lambda i: i.arg, "FOR_ITER": lambda i: 2,
+    **dict.fromkeys(("POP_JUMP_IF_TRUE", "POP_JUMP_IF_FALSE", "POP_JUMP_IF_NONE", "POP_JUMP_IF_NOT_NONE",
+                     "STORE_ATTR", "STORE_SUBSCR", "STORE_SLICE", "STORE_GLOBAL", "DELETE_SUBSCR",
+                     "DELETE_ATTR"), lambda i: 0),
+}
+# opname -> stack effect when it jumps to its target (it pushes nothing then)
 _JUMPED: dict[str, int] = {
     "POP_JUMP_IF_TRUE": -1, "POP_JUMP_IF_FALSE": -1, "POP_JUMP_IF_NONE": -1, "POP_JUMP_IF_NOT_NONE": -1,
     "FOR_ITER": -1,  # an exhausted iterator is popped (END_FOR is folded into the jump in the model)
@@ -62,12 +69,14 @@ def breakable(code: NormalisedCode, ins: Instruction) -> bool:
     return ins.opname in _FALL_THROUGH and code.handler(ins) is None
 
 
-def successors(code: NormalisedCode, ins: Instruction) -> list[tuple[Instruction, int]]:
-    """Where execution goes after `ins`, each with the stack effect of getting there."""
+def successors(code: NormalisedCode, ins: Instruction) -> list[tuple[Instruction, int, int]]:
+    """Where execution goes after `ins`, each with the stack effect of getting there and how many of
+    the items then on top `ins` pushed (those below it left as they were)."""
     index = code.index(ins)
     out = []
     if index + 1 < len(code.instructions):
-        out.append((code.instructions[index + 1], _FALL_THROUGH[ins.opname](ins)))
+        out.append((code.instructions[index + 1], _FALL_THROUGH[ins.opname](ins),
+                    _PUSHES.get(ins.opname, lambda i: 1)(ins)))
     if ins.opname in _JUMPED:
-        out.append((ins.target, _JUMPED[ins.opname]))
+        out.append((ins.target, _JUMPED[ins.opname], 0))
     return out

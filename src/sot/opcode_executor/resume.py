@@ -46,15 +46,6 @@ __all__ = ["break_code", "live_state", "needed_outputs"]
 
 _OUT = "__sot_out"
 _resume_ids = itertools.count()
-_JUMPS_TO_TAIL = frozenset({"FOR_ITER", "POP_JUMP_IF_TRUE", "POP_JUMP_IF_FALSE", "POP_JUMP_IF_NONE",
-                            "POP_JUMP_IF_NOT_NONE"})
-# stack items an instruction pushes when it falls through (the rest of its effect is what it pops)
-_PUSHES: dict[str, Callable[[Instruction], int]] = {
-    "UNPACK_SEQUENCE": lambda i: i.arg, "FOR_ITER": lambda i: 2,
-    **dict.fromkeys(("POP_JUMP_IF_TRUE", "POP_JUMP_IF_FALSE", "POP_JUMP_IF_NONE", "POP_JUMP_IF_NOT_NONE",
-                     "STORE_ATTR", "STORE_SUBSCR", "STORE_SLICE", "STORE_GLOBAL", "DELETE_SUBSCR",
-                     "DELETE_ATTR"), lambda i: 0),
-}
 
 
 def live_state(ex: Any) -> tuple[list[Variable], dict[str, Variable], list[str]]:
@@ -174,10 +165,8 @@ class _BreakEmitter:
         real = dataclasses.replace(ins, target=None, lineno=ins.lineno)
         self.body.append(real)
         tails = []
-        for target, effect in successors(ex.normalised, ins):
+        for target, effect, pushed in successors(ex.normalised, ins):
             depth = len(stack) + effect
-            jumped = target is ins.target and ins.opname in _JUMPS_TO_TAIL
-            pushed = 0 if jumped else _PUSHES.get(ins.opname, lambda i: 1)(ins)
             tails.append(self.tail(target, stack_temps[:depth - pushed], pushed, bound))
         if ins.target is not None:
             real.target = tails[-1]
