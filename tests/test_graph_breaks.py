@@ -72,36 +72,6 @@ def test_values_read_as_python_numbers_break_and_continue_compiled():
     assert {code for code, _, _ in events(jit)} == {"SOT-B002"}
 
 
-def level3(x):
-    y = x * 3
-    print("level3", y.shape)
-    return y + 1
-
-
-def level2(x):
-    return level3(x - 1) * 2
-
-
-def level1(x):
-    h = paddle.tanh(x)
-    return level2(h) + h
-
-
-def test_a_break_three_calls_deep_keeps_the_work_around_it_compiled(capsys):
-    x = rand(2, 2)
-    want = level1(x)
-    eager_out = capsys.readouterr().out
-    jit = jit_of(level1)
-    for _ in range(2):
-        report = sot.explain(jit, x)
-        assert_same_result(report.result, want)
-        assert capsys.readouterr().out == eager_out
-        assert report.fallbacks == [] and report.graph_count >= 4  # level1, level2, level3 before/after
-        assert report.breaks[-1].code == "SOT-B003" and "level3" not in report.breaks[-1].where
-        assert any("inside the call at" in b.detail for b in report.breaks)  # why the caller broke there
-    assert sum(t.translations for t in translators(jit)) == report.graph_count + report.break_count - 3
-
-
 def tensor_while(x):
     steps = 0
     while x.sum() < 10:

@@ -26,7 +26,7 @@ from sot.ir import CompiledSIR, EagerSIR, Symbol
 from sot.opcode_executor import (ConstantVariable, DictVariable, FrameRaises, ListVariable, ObjectVariable,
                                  OpcodeExecutor, TensorVariable, TupleVariable, Unsupported)
 from sot.opcode_executor.breaks import GraphBreak
-from sot.opcode_executor.resume import break_code, live_state, needed_outputs
+from sot.opcode_executor.resume import break_code, live_values, needed_outputs
 from sot.opcode_executor.side_effects import SetAttr, SetGlobal
 from sot.opcode_executor.variables import Variable
 from sot.pyversion import DecodeError, Instruction, NormalisedCode, encode, versions
@@ -60,6 +60,10 @@ class Fallback:
     reason: str
     where: str
     code: str = "SOT-G001"
+
+
+class _CannotResumeInside(Exception):
+    """The frames of a break inside an inlined call could not all be rebuilt (translate again, breaking at the call)."""
 
 
 class _HookCache:
@@ -103,8 +107,10 @@ class Translator:
         record.register(self)
 
     @record.observed  # time spent translating, SOT_LOG events
-    def __call__(self, frame: Any) -> Any:
-        """Translates a frame of our code on a cache miss; other frames run untouched."""
+    def __call__(self, frame: Any, resume_inside: bool = True) -> Any:
+        """Translates a frame of our code on a cache miss; other frames run untouched. With
+        `resume_inside` False a break inside an inlined call breaks at the call (the retry when the
+        frames inside could not be rebuilt)."""
         if frame.f_code is not self.code:
             return None
         recompile = self.shapes.on_miss(frame, self.cache)
@@ -115,12 +121,15 @@ class Translator:
         try:
             ex = OpcodeExecutor(self.code, dict(frame.f_locals), frame.f_globals, frame.f_builtins)
             ex.may_break = self.fallback
+            ex.translation.virtual_frames = resume_inside
             brk = None
             try:
                 custom = CustomCode(self._codegen(ex, ex.run()), True)
             except GraphBreak as graph_break:  # its resume functions switch the hook on for themselves
                 brk = graph_break
                 custom = CustomCode(self._codegen_break(ex, brk), True)
+        except _CannotResumeInside:
+            return Translator.__call__.__wrapped__(self, frame, resume_inside=False)
         except StaticDimNeeded as e:  # a dynamic dim was read as a Python int: keep it static, simulate again
             self.shapes.keep_static(e)
             return Translator.__call__.__wrapped__(self, frame)
@@ -145,8 +154,7 @@ class Translator:
     def _codegen_break(self, ex: OpcodeExecutor, brk: GraphBreak) -> types.CodeType:
         """The compiled prefix, the breaking instruction run for real, resume functions after it; a
         break that cannot be built runs the frame eagerly for the reason of the break."""
-        stack, changed, _ = live_state(ex)
-        outputs = needed_outputs(ex, [*stack, *changed.values()])
+        outputs = needed_outputs(ex, live_values(brk))
         plan, targets = _effects_plan(ex, outputs)
         ex.builder.set_outputs(outputs)
         compiled = self._compile(ex) if outputs else None
@@ -157,15 +165,19 @@ class Translator:
             run_prefix = _with_effects(run_prefix, plan, len(ex.inputs))
         try:
             code = break_code(ex, brk, run_prefix, outputs, self._translated,
-                              lambda resume: self._resume(resume, ex.f_globals), targets)
+                              self._resume, targets)
         except Unsupported as e:
+            if len(brk.frames) > 1:  # a frame inside could not be rebuilt: break at the outermost call instead
+                raise _CannotResumeInside from e
             cause = brk.cause
             raise Unsupported(cause.opname, cause.where, f"{cause.detail}; {e.detail}", cause.code) from e
         cause = brk.cause
         reason = cause.reason
-        if cause.where != ex.where():  # it broke inside an inlined call: recorded with why it breaks here
-            reason += f" (inside the call at {ex.where()}: the caller breaks at the call, the callee runs as a " \
-                      "translated frame of its own)"
+        at = brk.frames[0].executor
+        if cause.where != at.where():  # it broke inside a call that cannot resume inside its callee: say why
+            why = brk.call_site or "the callee cannot be resumed at that point"
+            reason += f" (inside the call at {at.where()}: {why}; the caller breaks at the call, the callee " \
+                      "runs as a translated frame of its own)"
         self.breaks.append(Event(cause.code, reason, cause.where))
         return code
 

@@ -4,9 +4,14 @@ When the root frame meets an instruction it cannot simulate (a decision on a ten
 call it cannot capture, an opcode without a handler, a side effect), it raises `GraphBreak` at that
 instruction, with the simulated state as it was before it. The translator then compiles what was
 recorded so far, emits code that rebuilds the frame's locals and stack, runs that instruction
-itself, and continues in a resume function per successor (see `resume`). A break inside an
-inlined call surfaces at the caller's CALL: the call runs for real, its callee translated as a
-frame of its own.
+itself, and continues in a resume function per successor (see `resume`).
+
+A break inside an inlined call resumes inside the callee: as the GraphBreak passes up through each
+caller's CALL it collects a `FrameState` per frame (innermost first), so the generated code can
+rebuild every frame of the inline call stack, run the instruction in the innermost one and return
+through resume functions of each (the callee's rest, then each caller's rest after its CALL). A
+frame that cannot be resumed (see `OpcodeExecutor.resume_blocker`) makes its caller break at the
+call instead: the call runs for real, its callee translated as a frame of its own.
 
 `breakable(code, ins)` says whether an instruction can be run for real in generated code: its
 stack effect on each successor is known (`successors`), and no exception handler covers it (an
@@ -14,13 +19,16 @@ exception it raises must reach the user's `except` exactly as in eager code).
 """
 from __future__ import annotations
 
-from typing import Callable
+from dataclasses import dataclass
+from typing import Any, Callable
 
 from sot.pyversion import Instruction, NormalisedCode
 
 from .dispatch import Unsupported
 
-__all__ = ["GraphBreak", "breakable", "successors"]
+__all__ = ["CALLS", "FrameState", "GraphBreak", "breakable", "successors"]
+
+CALLS = frozenset({"CALL", "CALL_FUNCTION_EX"})  # the instructions that inline a callee a break can resume in
 
 # opname -> stack effect when execution falls through to the next instruction
 _FALL_THROUGH: dict[str, Callable[[Instruction], int]] = {
@@ -53,12 +61,27 @@ _JUMPED: dict[str, int] = {
 }
 
 
-class GraphBreak(Exception):
-    """The root frame breaks at `instruction` because of `cause` (an Unsupported with its reason code)."""
+@dataclass(frozen=True)
+class FrameState:
+    """One frame of the inline call stack at a break: its executor, the instruction it was at (the
+    breaking one, or the CALL of the next frame in) and its stack before that instruction."""
 
-    def __init__(self, instruction: Instruction, cause: Unsupported):
+    executor: Any
+    instruction: Instruction
+    stack: list
+
+
+class GraphBreak(Exception):
+    """The translation breaks at `instruction` because of `cause` (an Unsupported with its reason
+    code); `frames` holds the frames it passed through, innermost (the breaking one) first.
+    `call_site` says why it broke at a CALL instead of inside the callee (None: it did not)."""
+
+    def __init__(self, instruction: Instruction, cause: Unsupported, frame: FrameState,
+                 call_site: str | None = None):
         self.instruction = instruction
         self.cause = cause
+        self.frames = [frame]
+        self.call_site = call_site
         super().__init__(f"graph break at {instruction.opname}: {cause}")
 
 

@@ -49,15 +49,17 @@ def _mutates(method: str) -> bool:
 class CallMixin:
     """CALL / CALL_FUNCTION_EX and the call dispatch builtins share (part of OpcodeExecutor)."""
 
-    def call(self, fn: Variable, args: list[Variable], kwargs: dict[str, Variable]) -> Variable:
-        """Simulate `fn(*args, **kwargs)`: record tensor work, inline Python code, fold builtins."""
+    def call(self, fn: Variable, args: list[Variable], kwargs: dict[str, Variable], direct: bool = False) -> Variable:
+        """Simulate `fn(*args, **kwargs)`: record tensor work, inline Python code, fold builtins.
+        `direct`: the call is the current CALL instruction's own, so what an inlined callee returns is
+        what the instruction pushes (a break inside the callee can resume inside it)."""
         if isinstance(fn, ContainerMethodVariable):
             return self.container_method(fn.name, *args, **kwargs)
         if isinstance(fn, TensorMethodVariable):
             self_var, *rest = args
             return self._record_method(fn.name, self_var, rest, kwargs)
         if isinstance(fn, BoundMethodVariable):
-            return self.call(fn.function, [fn.receiver, *args], kwargs)
+            return self.call(fn.function, [fn.receiver, *args], kwargs, direct)
         if isinstance(fn, ObjectVariable) and (breaks_on(fn.value) or is_skipped(fn.value)):
             self.unsupported(f"{getattr(fn.value, '__qualname__', fn)} is on the block list", "SOT-B004")
         if isinstance(fn, ObjectVariable) and is_runtime_api(fn.value):
@@ -69,14 +71,15 @@ class CallMixin:
                                                                               kwargs.items()},
                                                               allow_dynamic_shape=allows_dynamic_shape(fn.value)))
         if isinstance(fn, ObjectVariable) and is_to_static_wrapper(fn.value):  # inline what it wraps
-            return self.call(self.wrap(fn.value.__wrapped__, GetAttrTracker(fn.tracker, "__wrapped__")), args, kwargs)
+            return self.call(self.wrap(fn.value.__wrapped__, GetAttrTracker(fn.tracker, "__wrapped__")), args, kwargs,
+                             direct)
         if isinstance(fn, FunctionVariable):
-            return self.inline(fn, args, kwargs)
+            return self.inline(fn, args, kwargs, direct)
         if isinstance(fn, InstanceVariable):
             method = self.load_attr(fn, "__call__")
             if not isinstance(method, (BoundMethodVariable, FunctionVariable)):
                 self.unsupported(f"calling {fn!r}, whose __call__ is not Python code")
-            return self.call(method, args, kwargs)
+            return self.call(method, args, kwargs, direct)
         if isinstance(fn, ObjectVariable) and isinstance(fn.value, type) and issubclass(fn.value, BaseException):
             raise FrameRaises("CALL", self.where(), f"the frame makes a {fn.value.__name__} (to raise it)")
         if isinstance(fn, ObjectVariable):
@@ -127,7 +130,7 @@ class CallMixin:
             fn, args = first, [second, *args]
         n_kw = len(ins.kwnames)
         kwargs = dict(zip(ins.kwnames, args[len(args) - n_kw:]))
-        self.stack.append(self.call(fn, args[:len(args) - n_kw], kwargs))
+        self.stack.append(self.call(fn, args[:len(args) - n_kw], kwargs, direct=True))
 
     @handles("CALL_FUNCTION_EX")
     def _call_function_ex(self, ins: Instruction) -> None:
@@ -137,4 +140,4 @@ class CallMixin:
         fn = second if first is NULL else first
         if not isinstance(kwargs, DictVariable) or not all(isinstance(k, str) for k in kwargs.items):
             self.unsupported(f"**{kwargs!r}")
-        self.stack.append(self.call(fn, self.elements(args), kwargs.items))
+        self.stack.append(self.call(fn, self.elements(args), kwargs.items, direct=True))

@@ -28,6 +28,7 @@ class Unsupported(Exception):
         self.detail = detail
         self.code = code or (self.default_code if detail else "SOT-U001")
         self.reason = f"{opname}: {detail}" if detail else f"unsupported opcode {opname}"
+        self.call_site: str | None = None  # why an inlined frame it came from could not be resumed at it
         super().__init__(f"[{self.code}] {self.reason} at {where}")
 
 

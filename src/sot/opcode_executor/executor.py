@@ -35,7 +35,7 @@ from sot.pyversion import Instruction, decode, versions
 
 from .attributes import AttributeMixin
 from .binding import BindError, bind_arguments
-from .breaks import GraphBreak, breakable
+from .breaks import CALLS, FrameState, GraphBreak, breakable
 from .calls import CallMixin, is_runtime_api
 from .dispatch import HANDLERS, FrameRaises, InPlaceUpdate, Unsupported, handles
 from .side_effects import SideEffects
@@ -113,8 +113,11 @@ class _Translation:
         self.f_globals = f_globals  # the translated frame's own globals
         self.steps = 0
         self.effects = SideEffects()
-        self.barrier = 0  # Variables born before it belong to the state before the current root instruction
-        self.dirty = False  # such a Variable was mutated since (a break there would replay the mutation)
+        # per instruction being simulated (outermost frame's first): [barrier, dirty]. Variables born
+        # before the barrier belong to the state before that instruction; dirty: one was mutated since
+        # (a break at that instruction would replay the mutation)
+        self.open_steps: list[list] = []
+        self.virtual_frames = True  # a break inside an inlined call resumes inside it (False: at the call)
 
 class OpcodeExecutor(CallMixin, AttributeMixin):
     """Simulates one frame of `code` whose arguments are `f_locals` (the translated frame)."""
@@ -124,6 +127,7 @@ class OpcodeExecutor(CallMixin, AttributeMixin):
         self.f_locals = f_locals
         self.depth = 0
         self.parent: OpcodeExecutor | None = None
+        self.direct = False  # (an inlined frame: made by its caller's CALL itself)
         self.may_break = False  # set by the translator: what cannot be simulated raises GraphBreak
 
     def _start(self, code: types.CodeType, translation: _Translation, f_globals: dict, f_builtins: dict) -> None:
@@ -164,27 +168,61 @@ class OpcodeExecutor(CallMixin, AttributeMixin):
         self.unsupported(f"more than {_MAX_STEPS} instructions simulated")
 
     def _step_or_break(self, handler: Callable, ins: Instruction) -> Any:
-        """Simulate one instruction of the translated frame; what it cannot simulate becomes a
-        GraphBreak at it, with the stack and SIR as they were before it, when that can be resumed."""
+        """Simulate one instruction of a frame that may break; what it cannot simulate becomes a
+        GraphBreak at it, with the stack and SIR as they were before it, when that can be resumed.
+        A GraphBreak from the callee this CALL inlined passes on with this frame added (the break
+        resumes inside the callee); one that cannot resume there breaks here, at the call."""
         translation = self.translation
         stack = list(self.stack)
         mark, n_inputs = self.builder.mark(), len(self.inputs)
-        translation.barrier, translation.dirty = birth_now(), False
+        step = [birth_now(), False]
+        translation.open_steps.append(step)
+        call_site = None
         try:
             return handler(self, ins)
-        except Unsupported as e:
-            if not e.breakable or translation.dirty or not breakable(self.normalised, ins):
+        except GraphBreak as brk:
+            call_site = self._why_not_inside(brk, ins)
+            if call_site is None:
+                self.stack = stack
+                brk.frames.append(FrameState(self, ins, stack))
                 raise
-            self.builder.rollback(mark)
-            del self.inputs[n_inputs:]
-            self.stack = stack
-            raise GraphBreak(ins, e) from e
+            cause = brk.cause
+        except Unsupported as e:
+            cause, call_site = e, e.call_site
+        finally:
+            translation.open_steps.pop()
+        if not cause.breakable or step[1] or not breakable(self.normalised, ins):
+            raise cause
+        self.builder.rollback(mark)
+        del self.inputs[n_inputs:]
+        self.stack = stack
+        raise GraphBreak(ins, cause, FrameState(self, ins, stack), call_site) from cause
+
+    def _why_not_inside(self, brk: GraphBreak, ins: Instruction) -> str | None:
+        """Why a break inside a call made by `ins` cannot resume inside the callee (None: it can)."""
+        callee = brk.frames[-1].executor
+        while callee.parent is not self:  # a frame between could not be resumed: it let the break through
+            callee = callee.parent
+        name = callee.code.co_qualname
+        if callee is not brk.frames[-1].executor:
+            return f"{name} cannot be resumed: {callee.resume_blocker()}"
+        if ins.opname not in CALLS or not callee.direct:
+            return f"{name} runs inside {ins.opname}, not as its own call"
+        if self.normalised.handler(ins) is not None:
+            return "the call is inside a try or with block"
+        return None
+
+    def resume_blocker(self) -> str | None:
+        """Why a resume function could not continue this frame (None: it can)."""
+        return None
 
     def touch(self, var: Variable) -> None:
-        """Note a mutation of `var`: one made before the current root instruction makes a break there
-        impossible (running the instruction for real would repeat it)."""
-        if var.birth < self.translation.barrier:
-            self.translation.dirty = True
+        """Note a mutation of `var`: one made before an instruction being simulated makes a break
+        there impossible (running the instruction for real would repeat it)."""
+        for step in reversed(self.translation.open_steps):
+            if var.birth >= step[0]:
+                break
+            step[1] = True
 
     def where(self) -> str:
         """file:line of the instruction being simulated."""
@@ -299,8 +337,9 @@ class OpcodeExecutor(CallMixin, AttributeMixin):
         return items
 
     # ------------------------------------------------------------ inlining
-    def inline(self, fn: FunctionVariable, args: list[Variable], kwargs: dict[str, Variable]) -> Variable:
-        """Simulate a Python function's code into this translation's SIR."""
+    def inline(self, fn: FunctionVariable, args: list[Variable], kwargs: dict[str, Variable],
+               direct: bool = False) -> Variable:
+        """Simulate a Python function's code into this translation's SIR (`direct`: see `call`)."""
         if fn.value is not None and (is_not_to_static(fn.value) or is_skipped(fn.value)):
             self.unsupported(f"{fn.code.co_qualname} is marked not_to_static or skipped", "SOT-B004")
         if self.depth >= _MAX_DEPTH:
@@ -313,7 +352,14 @@ class OpcodeExecutor(CallMixin, AttributeMixin):
             bound = bind_arguments(fn.code, args, kwargs, defaults, kwdefaults)
         except BindError as e:
             raise FrameRaises("CALL", self.where(), str(e)) from None
-        return OpcodeInlineExecutor(self, fn, bound, closure).run()
+        callee = OpcodeInlineExecutor(self, fn, bound, closure, direct)
+        try:
+            return callee.run()
+        except Unsupported as e:
+            if self.may_break and not callee.may_break and e.call_site is None:
+                blocker = callee.resume_blocker() or "its frame could not be rebuilt at the break"
+                e.call_site = f"{fn.code.co_qualname} cannot be resumed: {blocker}"
+            raise
 
     def _parts_of(self, fn: FunctionVariable) -> tuple[tuple, dict, tuple]:
         """A real function's defaults, keyword defaults and closure cells as Variables."""
@@ -487,8 +533,9 @@ class OpcodeExecutor(CallMixin, AttributeMixin):
         return True
 
     def record_write(self) -> None:
-        """A side effect was recorded: a break at the current root instruction would replay it twice."""
-        self.translation.dirty = True
+        """A side effect was recorded: a break at an instruction being simulated would replay it twice."""
+        for step in self.translation.open_steps:
+            step[1] = True
 
     @handles("STORE_ATTR")
     def _store_attr(self, ins: Instruction) -> None:
@@ -919,14 +966,24 @@ class OpcodeInlineExecutor(OpcodeExecutor):
     A generator function runs to its end and returns an iterator over what it yielded."""
 
     def __init__(self, parent: OpcodeExecutor, fn: FunctionVariable, bound: dict[str, Variable],
-                 closure: tuple):
+                 closure: tuple, direct: bool = False):
         self._start(fn.code, parent.translation, fn.f_globals, parent.f_builtins)
         self.parent = parent
         self.depth = parent.depth + 1
         self.function = fn
         self.locals = dict(bound)
         self.closure = closure
-        self.may_break = False  # a break inside a callee breaks the caller at the call
+        self.direct = direct
+        # a break inside it resumes inside it; where it cannot, its caller breaks at the call
+        self.may_break = parent.may_break and self.translation.virtual_frames and self.resume_blocker() is None
+
+    def resume_blocker(self) -> str | None:
+        """Why a resume function could not continue this inlined frame (None: it can)."""
+        if self.code.co_flags & 0x20:  # CO_GENERATOR
+            return "it is a generator"
+        if self.code.co_cellvars or self.code.co_freevars:
+            return "it has closure cells, which a resume function cannot share"
+        return None
 
     def global_tracker(self, name: str) -> Tracker | None:
         """Where the function's global `name` comes from (None: not reloadable)."""

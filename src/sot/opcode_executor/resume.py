@@ -5,18 +5,21 @@ replaces the frame of `ex.code` for this translation:
 
     RESUME
     __sot_out = <compiled prefix>(*tensor inputs)   # the SIR recorded before the break
-    __sot_t<i> = <each value the frame holds>       # from the outputs, the inputs, constants, ...
+    __sot_t<i> = <each value the frames hold>       # from the outputs, the inputs, constants, ...
     <locals changed by the prefix> = __sot_t<i>
-    <the stack as it was before the instruction>
+    <the innermost frame's stack as it was before the instruction>
     <the breaking instruction itself>               # a jump gets one tail per target
-    return __resume_<name>_<k>(*stack, *locals)     # one tail per successor
+    __sot_r = __resume_<callee>_<k>(*stack, *callee locals)    # one tail per successor: the
+    __sot_r = __resume_<caller>_<j>(*stack under the call, __sot_r, *caller locals)  # frames of
+    return __resume_<name>_<i>(*stack under the call, __sot_r, *locals)             # the break
 
-Each resume function is the original code with a prologue that pushes its stack arguments and
-jumps to the successor; its parameters are the stack items and the frame's bound locals. The
-translator makes it a translated function (`make_resume`), so the rest of the frame is captured
-again when it runs. At a CALL whose callee is Python code, the callee is replaced by its
-translated version (`translated(fn)`): a break inside an inlined callee costs the caller one
-break at the call, and the callee's frame breaks where it must.
+With one frame (the break is in the translated frame itself) the tail is one resume call. Each
+resume function is the original code of its frame with a prologue that pushes its stack arguments
+and jumps to the successor (after a caller's CALL: the callee's result on top); its parameters
+are the stack items and the frame's bound locals. The translator makes it a translated function
+(`make_resume`), so the rest of every frame is captured again when it runs; a caller whose CALL is
+followed by RETURN_VALUE needs none (the callee's result is its own). At a breaking CALL whose
+callee is Python code, the callee is replaced by its translated version (`translated(fn)`).
 
 A value that cannot be rebuilt (a function made by the frame, a closure cell, an object with no
 reloadable source) makes the break impossible: `Unsupported` (the frame then runs eagerly).
@@ -34,7 +37,7 @@ from sot.markers import is_not_to_static
 from sot.ir import Symbol
 from sot.pyversion import ExceptionEntry, Instruction, NormalisedCode, encode, versions
 
-from .breaks import GraphBreak, successors
+from .breaks import FrameState, GraphBreak, successors
 from .calls import is_runtime_api
 from .dispatch import Unsupported
 from .trackers import LocalTracker
@@ -42,27 +45,45 @@ from .variables import (NULL, BoundMethodVariable, ConstantVariable, DictVariabl
                         InstanceVariable, IteratorVariable, ListVariable, ObjectVariable, TensorMethodVariable,
                         TensorVariable, TupleVariable, Variable)
 
-__all__ = ["break_code", "live_state", "needed_outputs"]
+__all__ = ["break_code", "live_values", "needed_outputs"]
 
 _OUT = "__sot_out"
 _resume_ids = itertools.count()
 
 
-def live_state(ex: Any) -> tuple[list[Variable], dict[str, Variable], list[str]]:
-    """The frame at the break: its stack, the locals the simulation changed, and every bound local's name."""
-    f_locals, changed, bound = ex.f_locals, {}, []
+def frame_locals(ex: Any) -> tuple[dict[str, Variable], list[str]]:
+    """A frame's locals at the break: those the generated code must set (the ones the simulation
+    changed; every local of an inlined frame, which has no real frame) and every bound local's name."""
+    root = ex.parent is None
+    changed, bound = {}, []
     for name in ex.code.co_varnames:
         var = ex.locals.get(name)
         if var is None:
-            if name in f_locals:
+            if root and name in ex.f_locals:
                 bound.append(name)  # an argument never read: still in the real frame
             continue
         if var is NULL:
             continue
         bound.append(name)
-        if not (isinstance(var.tracker, LocalTracker) and var.tracker.name == name):  # else: the argument itself
-            changed[name] = var
-    return list(ex.stack), changed, bound
+        if not root or not (isinstance(var.tracker, LocalTracker) and var.tracker.name == name):
+            changed[name] = var  # (else: the translated frame's argument itself)
+    return changed, bound
+
+
+def below_call(frame: FrameState) -> list[Variable]:
+    """A caller's stack under the value its CALL pushes."""
+    ((_, effect, pushed),) = successors(frame.executor.normalised, frame.instruction)
+    return frame.stack[:len(frame.stack) + effect - pushed]
+
+
+def live_values(brk: GraphBreak) -> list[Variable]:
+    """Every value the frames at the break hold (stacks and locals): what the generated code rebuilds."""
+    values = list(brk.frames[0].stack)
+    for frame in brk.frames[1:]:
+        values += below_call(frame)
+    for frame in brk.frames:
+        values += frame_locals(frame.executor)[0].values()
+    return values
 
 
 def needed_outputs(ex: Any, values: list[Variable]) -> list[Symbol]:
@@ -96,7 +117,8 @@ def needed_outputs(ex: Any, values: list[Variable]) -> list[Symbol]:
 
 def break_code(ex: Any, brk: GraphBreak, runner: Callable | None, outputs: list[Symbol],
                translated: Callable[[types.FunctionType], Callable],
-               make_resume: Callable[[types.CodeType], Callable], targets: list[Variable] = ()) -> types.CodeType:
+               make_resume: Callable[[types.CodeType, dict], Callable],
+               targets: list[Variable] = ()) -> types.CodeType:
     """The code object of a translation that breaks at `brk.instruction` (see the module docstring);
     `runner` is called with the tensor inputs and then the side effects' `targets`."""
     emitter = _BreakEmitter(ex, brk, runner, outputs, translated, make_resume)
@@ -117,6 +139,7 @@ class _BreakEmitter:
         self.targets: list[Variable] = []
         self.temps: dict[int, str] = {}
         self.names: list[str] = []
+        self.root_stores: list[tuple[str, str]] = []  # (local, temporary) set before the breaking instruction
 
     def fail(self, detail: str) -> None:
         raise Unsupported(self.brk.instruction.opname, self.brk.cause.where, f"cannot break here: {detail}")
@@ -142,10 +165,10 @@ class _BreakEmitter:
     # ------------------------------------------------------------ the code
     def run(self) -> types.CodeType:
         ex, ins = self.ex, self.brk.instruction
-        code = ex.code
-        if code.co_cellvars or code.co_freevars:
-            self.fail("the frame has closure cells, which a resume function cannot share")
-        stack, changed, bound = live_state(ex)
+        inner, callers = self.brk.frames[0], self.brk.frames[1:]
+        for frame in self.brk.frames:
+            if frame.executor.code.co_cellvars or frame.executor.code.co_freevars:
+                self.fail(f"{frame.executor.code.co_qualname} has closure cells, which a resume function cannot share")
         self.emit("RESUME", arg=0, argval=0)
         if self.runner is not None:
             self.callable_const(self.runner)
@@ -153,48 +176,84 @@ class _BreakEmitter:
                 self.body += var.tracker.load()
             self.call(len(ex.inputs) + len(self.targets))
             self.emit("STORE_FAST", argval=_OUT)
-        callee = _callee_slot(stack, ins)
+        callee = _callee_slot(inner.stack, ins)
         stack_temps = [None if v is NULL else self.materialise(v, translate_callee=(i == callee))
-                       for i, v in enumerate(stack)]
-        local_temps = {name: self.materialise(var) for name, var in changed.items()}
-        for name, temp in local_temps.items():
+                       for i, v in enumerate(inner.stack)]
+        below = [[None if v is NULL else self.materialise(v) for v in below_call(frame)] for frame in callers]
+        loads = [self.frame_locals(frame) for frame in self.brk.frames]  # every value is built before a local is set
+        for name, temp in self.root_stores:
             self.emit("LOAD_FAST", argval=temp)
             self.emit("STORE_FAST", argval=name)
+        returns = [self.caller_resume(frame, items, names) for frame, items, (names, _) in
+                   zip(callers, below, loads[1:])]
         for temp in stack_temps:
             self.emit("PUSH_NULL") if temp is None else self.emit("LOAD_FAST", argval=temp)
         real = dataclasses.replace(ins, target=None, lineno=ins.lineno)
         self.body.append(real)
         tails = []
-        for target, effect, pushed in successors(ex.normalised, ins):
-            depth = len(stack) + effect
-            tails.append(self.tail(target, stack_temps[:depth - pushed], pushed, bound))
+        for target, effect, pushed in successors(inner.executor.normalised, ins):
+            depth = len(inner.stack) + effect
+            tails.append(self.tail(inner, target, stack_temps[:depth - pushed], pushed, loads[0], returns))
         if ins.target is not None:
             real.target = tails[-1]
         body = tuple(self.body)
         for item in body:
             item.lineno = item.lineno or ins.lineno
         body[0].starts_line = True
-        meta = ex.normalised.meta.replace(varnames=(*code.co_varnames, _OUT, *self.names))
+        meta = ex.normalised.meta.replace(varnames=(*ex.code.co_varnames, _OUT, *self.names))
         return encode(NormalisedCode(body, (), meta))
 
-    def tail(self, target: Instruction, kept: list[str | None], pushed: int, bound: list[str]) -> Instruction:
-        """Call the resume function for `target` and return its result; the tail's first instruction.
-        The stack below what the instruction pushed is unchanged: its items come from their temporaries
-        (NULL slots, which no instruction may pop, stay on the real stack until the frame returns)."""
+    def frame_locals(self, frame: FrameState) -> tuple[list[str], list[str]]:
+        """What the generated code loads as a frame's locals when it calls the frame's resume
+        function, and their names there. The translated frame's changed locals are stored into
+        its own (`root_stores`); an inlined frame's live in temporaries."""
+        changed, bound = frame_locals(frame.executor)
+        temps = {name: self.materialise(var) for name, var in changed.items()}
+        if frame.executor is self.ex:
+            self.root_stores = list(temps.items())
+            return bound, bound
+        return [temps[name] for name in bound], bound
+
+    def caller_resume(self, frame: FrameState, below: list[str | None], locals_: list[str]) -> tuple | None:
+        """How a caller of the break continues after its CALL: its resume function, the stack items
+        and locals to pass (the callee's result goes on top of the stack); None: it returns the result."""
+        after = frame.executor.normalised.instructions[frame.executor.normalised.index(frame.instruction) + 1]
+        if after.opname == "RETURN_VALUE":
+            return None
+        items = [*below, "__result__"]
+        nulls = {i for i, temp in enumerate(items) if temp is None}
+        code = resume_code(frame.executor.normalised, after, len(items), nulls, frame_locals(frame.executor)[1])
+        return self.make_resume(code, frame.executor.f_globals), [t for t in below if t is not None], locals_
+
+    def call_resume(self, resume: Callable, stack: list[str], locals_: list[str]) -> None:
+        """Call a resume function with the temporaries / locals named."""
+        self.callable_const(resume)
+        for name in [*stack, *locals_]:
+            self.emit("LOAD_FAST", argval=name)
+        self.call(len(stack) + len(locals_))
+
+    def tail(self, inner: FrameState, target: Instruction, kept: list[str | None], pushed: int,
+             loads: tuple[list[str], list[str]], returns: list[tuple | None]) -> Instruction:
+        """Call the innermost frame's resume function for `target`, pass its result up through each
+        caller's, and return it; the tail's first instruction. The stack below what the instruction
+        pushed is unchanged: its items come from their temporaries (NULL slots, which no instruction
+        may pop, stay on the real stack until the frame returns)."""
         first = len(self.body)
         results = [self.temp() for _ in range(pushed)]
         for name in reversed(results):
             self.emit("STORE_FAST", argval=name)
         items = [*kept, *results]
         nulls = {i for i, temp in enumerate(items) if temp is None}
-        resume = self.make_resume(resume_code(self.ex.normalised, target, len(items), nulls, bound))
-        self.callable_const(resume)
-        passed = [temp for temp in items if temp is not None]
-        for temp in passed:
-            self.emit("LOAD_FAST", argval=temp)
-        for name in bound:
-            self.emit("LOAD_FAST", argval=name)
-        self.call(len(passed) + len(bound))
+        values, names = loads
+        code = resume_code(inner.executor.normalised, target, len(items), nulls, names)
+        self.call_resume(self.make_resume(code, inner.executor.f_globals), [t for t in items if t is not None],
+                         values)
+        for caller in returns:
+            if caller is not None:
+                resume, below, locals_ = caller
+                result = self.temp()
+                self.emit("STORE_FAST", argval=result)
+                self.call_resume(resume, [*below, result], locals_)
         self.emit("RETURN_VALUE")
         return self.body[first]
 
