@@ -72,21 +72,6 @@ def test_values_read_as_python_numbers_break_and_continue_compiled():
     assert {code for code, _, _ in events(jit)} == {"SOT-B002"}
 
 
-def tensor_while(x):
-    steps = 0
-    while x.sum() < 10:
-        x = x * 2
-        steps += 1
-    return x, steps
-
-
-def test_a_loop_on_a_tensor_condition():
-    x = paddle.to_tensor(np.array([0.3, 0.4], "float32"))
-    jit = jit_of(tensor_while)
-    assert_same_result(jit(x), tensor_while(x))
-    assert_same_result(jit(x * 3), tensor_while(x * 3))
-
-
 def writes_outside(x, log, box):
     global G_COUNTER
     y = x * 2

@@ -16,13 +16,19 @@ translation for `SOT_DUMP`).
                  and breaks but runs its ops eagerly (SOT-C001). `set_min_graph_size(n)` overrides it
                  in code. The default comes from benchmarks/cache_hit.py: a compiled one-op graph
                  costs about 1.1x the eager op, so compiling never loses by more than that.
+    SOT_MAX_LOOP_BREAKS  the most iterations a loop whose body breaks runs compiled, one break and
+                 one nested resume function per iteration (default 32). A loop with more iterations
+                 left at the break, or an unknown number (a `while`, an iterator of unknown length),
+                 runs eagerly from the break on (SOT-C002): nesting a resume function per iteration
+                 would cost a Python frame per iteration and overflow the stack on long loops.
 """
 from __future__ import annotations
 
 import os
 from pathlib import Path
 
-__all__ = ["disabled", "dump_dir", "log_topics", "LOG_TOPICS", "min_graph_size", "set_min_graph_size"]
+__all__ = ["disabled", "dump_dir", "log_topics", "LOG_TOPICS", "max_loop_breaks", "min_graph_size",
+           "set_min_graph_size"]
 
 _min_graph_size: int | None = None  # set in code; None: SOT_MIN_GRAPH_SIZE or the default
 
@@ -61,6 +67,18 @@ def min_graph_size() -> int:
     if size < 0:
         raise ValueError(f"SOT_MIN_GRAPH_SIZE must be a non-negative integer, got {value!r}")
     return size
+
+
+def max_loop_breaks() -> int:
+    """How many iterations a loop whose body breaks may run compiled (SOT_MAX_LOOP_BREAKS, else 32)."""
+    value = os.environ.get("SOT_MAX_LOOP_BREAKS", "")
+    try:
+        limit = int(value) if value else 32
+    except ValueError:
+        limit = -1
+    if limit < 0:
+        raise ValueError(f"SOT_MAX_LOOP_BREAKS must be a non-negative integer, got {value!r}")
+    return limit
 
 
 def set_min_graph_size(size: int | None) -> None:

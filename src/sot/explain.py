@@ -89,5 +89,6 @@ def explain(fn: Callable, *args: Any, **kwargs: Any) -> Explanation:
                 report.sir_texts.append(str(e.payload))
             if e.id in t.entry_breaks:
                 report.breaks.append(t.entry_breaks[e.id])
+                report.fallbacks += t.entry_eager_rest.get(e.id, [])  # SOT-C002: the rest ran eagerly
     report.break_count = len(report.breaks)
     return report

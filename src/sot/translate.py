@@ -25,8 +25,8 @@ from sot.guards import RUN_EAGERLY, CodeCache
 from sot.ir import CompiledSIR, EagerSIR, Symbol
 from sot.opcode_executor import (ConstantVariable, DictVariable, FrameRaises, ListVariable, ObjectVariable,
                                  OpcodeExecutor, TensorVariable, TupleVariable, Unsupported)
-from sot.opcode_executor.breaks import GraphBreak
-from sot.opcode_executor.resume import break_code, live_values, needed_outputs
+from sot.opcode_executor.breaks import GraphBreak, hot_loop
+from sot.opcode_executor.resume import CodeMap, break_code, live_values, needed_outputs
 from sot.opcode_executor.side_effects import SetAttr, SetGlobal
 from sot.opcode_executor.variables import Variable
 from sot.pyversion import DecodeError, Instruction, NormalisedCode, encode, versions
@@ -36,6 +36,7 @@ from sot.tools import record
 __all__ = ["GraphBreakError", "Fallback", "Translator"]
 
 _TRANSLATED: "weakref.WeakKeyDictionary[types.FunctionType, Any]" = weakref.WeakKeyDictionary()
+_RESUME_TRANSLATORS = CodeMap()  # resume code -> (its globals, a weak reference to its translator)
 _SHARED_CODE_CACHE_LIMIT = 64  # entries for a callee translated on its own at a break
 _EAGER = CustomCode(None, True)  # the original code, with the hook off for its callees
 # what an op's meta function raises for a bad call (as eager code does); any other exception
@@ -74,6 +75,7 @@ class _HookCache:
     def __init__(self, cache: CodeCache):
         self.cache = cache
         self.entry_breaks: dict[int, Event] = {}
+        self.entry_eager_rest: dict[int, list[Fallback]] = {}  # SOT-C002: its break's resume runs eagerly
         self.entry_eager: set[int] = set()
         self.children: list[Translator] = []
 
@@ -99,6 +101,7 @@ class Translator:
         self.breaks: list[Event] = []  # graph breaks of its translations, each with its reason code
         self.children = installed.children  # translators of the resume functions and callees its breaks made
         self.entry_breaks = installed.entry_breaks  # cache entry id -> the break its code makes on every run
+        self.entry_eager_rest = installed.entry_eager_rest  # cache entry id -> its SOT-C002 decisions
         self.entry_eager = installed.entry_eager  # ids of entries whose graph runs eagerly (too small)
         self.small_graphs: list[Event] = []  # SOT-C001 decisions of its translations
         self.translations = 0
@@ -118,6 +121,7 @@ class Translator:
             self.recompiles.append(recompile)
         ex = None
         self._eager_graph = False
+        n_fallbacks = len(self.fallbacks)
         try:
             ex = OpcodeExecutor(self.code, dict(frame.f_locals), frame.f_globals, frame.f_builtins)
             ex.may_break = self.fallback
@@ -147,6 +151,8 @@ class Translator:
         entry = self.cache.insert(ex.guards(), custom, payload=ex.builder.build())
         if brk is not None:
             self.entry_breaks[entry.id] = self.breaks[-1]
+            if len(self.fallbacks) > n_fallbacks:
+                self.entry_eager_rest[entry.id] = self.fallbacks[n_fallbacks:]
         if self._eager_graph:
             self.entry_eager.add(entry.id)
         return custom
@@ -163,9 +169,10 @@ class Translator:
         run_prefix = with_eager_errors(compiled.run_checked, compiled.sir) if compiled else None
         if plan:
             run_prefix = _with_effects(run_prefix, plan, len(ex.inputs))
+        hot = {i: why for i, frame in enumerate(brk.frames)
+               if (why := hot_loop(frame, config.max_loop_breaks())) is not None}
         try:
-            code = break_code(ex, brk, run_prefix, outputs, self._translated,
-                              self._resume, targets)
+            code = break_code(ex, brk, run_prefix, outputs, self._translated, self._resume, targets, frozenset(hot))
         except Unsupported as e:
             if len(brk.frames) > 1:  # a frame inside could not be rebuilt: break at the outermost call instead
                 raise _CannotResumeInside from e
@@ -179,6 +186,11 @@ class Translator:
             reason += f" (inside the call at {at.where()}: {why}; the caller breaks at the call, the callee " \
                       "runs as a translated frame of its own)"
         self.breaks.append(Event(cause.code, reason, cause.where))
+        for i, why in hot.items():
+            where = brk.frames[i].executor.where()
+            self.fallbacks.append(Fallback(f"a break inside {why} (more than SOT_MAX_LOOP_BREAKS="
+                                                f"{config.max_loop_breaks()}): the rest of the frame runs eagerly",
+                                                where, "SOT-C002"))
         return code
 
     def _compile(self, ex: OpcodeExecutor) -> CompiledSIR | EagerSIR:
@@ -192,10 +204,19 @@ class Translator:
         self._eager_graph = True
         return EagerSIR(sir)
 
-    def _resume(self, code: types.CodeType, f_globals: dict) -> Callable:
-        """A resume function, translated when it runs (its translator is a child of this one)."""
-        child = Translator(code, fallback=True, cache_size_limit=self.cache.cache_size_limit)
-        self.children.append(child)
+    def _resume(self, code: types.CodeType, f_globals: dict, eager: bool = False) -> Callable:
+        """A resume function, translated when it runs (its translator is a child of this one); one
+        per resume code and globals, so a break met again (a loop's next iteration) reuses it.
+        `eager`: a plain function, run as it is."""
+        if eager:
+            return types.FunctionType(code, f_globals, code.co_name)
+        known = _RESUME_TRANSLATORS.get(code)
+        child = known[1]() if known is not None and known[0] is f_globals else None
+        if child is None:
+            child = Translator(code, fallback=True, cache_size_limit=self.cache.cache_size_limit)
+            _RESUME_TRANSLATORS.set(code, (f_globals, weakref.ref(child)))  # (the break code holds it)
+        if child is not self and child not in self.children:
+            self.children.append(child)
         return CallWithCallback(types.FunctionType(code, f_globals, code.co_name), child)
 
     def _translated(self, fn: types.FunctionType) -> Callable:

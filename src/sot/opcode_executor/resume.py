@@ -30,12 +30,13 @@ import dataclasses
 import inspect
 import itertools
 import types
+import weakref
 from typing import Any, Callable
 
 from sot.blocklist import breaks_on, is_skipped
 from sot.markers import is_not_to_static
 from sot.ir import Symbol
-from sot.pyversion import ExceptionEntry, Instruction, NormalisedCode, encode, versions
+from sot.pyversion import ExceptionEntry, Instruction, NormalisedCode, decode, encode, versions
 
 from .breaks import FrameState, GraphBreak, successors
 from .calls import is_runtime_api
@@ -45,7 +46,7 @@ from .variables import (NULL, BoundMethodVariable, ConstantVariable, DictVariabl
                         InstanceVariable, IteratorVariable, ListVariable, ObjectVariable, TensorMethodVariable,
                         TensorVariable, TupleVariable, Variable)
 
-__all__ = ["break_code", "live_values", "needed_outputs"]
+__all__ = ["CodeMap", "break_code", "live_values", "needed_outputs"]
 
 _OUT = "__sot_out"
 _resume_ids = itertools.count()
@@ -56,7 +57,9 @@ def frame_locals(ex: Any) -> tuple[dict[str, Variable], list[str]]:
     changed; every local of an inlined frame, which has no real frame) and every bound local's name."""
     root = ex.parent is None
     changed, bound = {}, []
-    for name in ex.code.co_varnames:
+    origin = _ORIGINS.get(ex.code)  # (a resume function's stack arguments are dead after its prologue)
+    names = origin[1].meta.varnames if origin is not None else ex.code.co_varnames
+    for name in names:
         var = ex.locals.get(name)
         if var is None:
             if root and name in ex.f_locals:
@@ -117,12 +120,14 @@ def needed_outputs(ex: Any, values: list[Variable]) -> list[Symbol]:
 
 def break_code(ex: Any, brk: GraphBreak, runner: Callable | None, outputs: list[Symbol],
                translated: Callable[[types.FunctionType], Callable],
-               make_resume: Callable[[types.CodeType, dict], Callable],
-               targets: list[Variable] = ()) -> types.CodeType:
+               make_resume: Callable[[types.CodeType, dict, bool], Callable],
+               targets: list[Variable] = (), eager: frozenset[int] = frozenset()) -> types.CodeType:
     """The code object of a translation that breaks at `brk.instruction` (see the module docstring);
-    `runner` is called with the tensor inputs and then the side effects' `targets`."""
+    `runner` is called with the tensor inputs and then the side effects' `targets`; the resume
+    functions of the frames at the indices `eager` (in `brk.frames`) run eagerly."""
     emitter = _BreakEmitter(ex, brk, runner, outputs, translated, make_resume)
     emitter.targets = list(targets)
+    emitter.eager = eager
     return emitter.run()
 
 
@@ -140,6 +145,7 @@ class _BreakEmitter:
         self.temps: dict[int, str] = {}
         self.names: list[str] = []
         self.root_stores: list[tuple[str, str]] = []  # (local, temporary) set before the breaking instruction
+        self.eager: frozenset[int] = frozenset()  # indices of the frames whose resume functions run eagerly
 
     def fail(self, detail: str) -> None:
         raise Unsupported(self.brk.instruction.opname, self.brk.cause.where, f"cannot break here: {detail}")
@@ -184,8 +190,8 @@ class _BreakEmitter:
         for name, temp in self.root_stores:
             self.emit("LOAD_FAST", argval=temp)
             self.emit("STORE_FAST", argval=name)
-        returns = [self.caller_resume(frame, items, names) for frame, items, (names, _) in
-                   zip(callers, below, loads[1:])]
+        returns = [self.caller_resume(frame, items, names, i + 1 in self.eager) for i, (frame, items, (names, _))
+                   in enumerate(zip(callers, below, loads[1:]))]
         for temp in stack_temps:
             self.emit("PUSH_NULL") if temp is None else self.emit("LOAD_FAST", argval=temp)
         real = dataclasses.replace(ins, target=None, lineno=ins.lineno)
@@ -214,7 +220,8 @@ class _BreakEmitter:
             return bound, bound
         return [temps[name] for name in bound], bound
 
-    def caller_resume(self, frame: FrameState, below: list[str | None], locals_: list[str]) -> tuple | None:
+    def caller_resume(self, frame: FrameState, below: list[str | None], locals_: list[str],
+                      eager: bool) -> tuple | None:
         """How a caller of the break continues after its CALL: its resume function, the stack items
         and locals to pass (the callee's result goes on top of the stack); None: it returns the result."""
         after = frame.executor.normalised.instructions[frame.executor.normalised.index(frame.instruction) + 1]
@@ -222,8 +229,9 @@ class _BreakEmitter:
             return None
         items = [*below, "__result__"]
         nulls = {i for i, temp in enumerate(items) if temp is None}
-        code = resume_code(frame.executor.normalised, after, len(items), nulls, frame_locals(frame.executor)[1])
-        return self.make_resume(code, frame.executor.f_globals), [t for t in below if t is not None], locals_
+        code = resume_code(frame.executor.code, frame.executor.normalised, after, len(items), nulls,
+                           frame_locals(frame.executor)[1])
+        return self.make_resume(code, frame.executor.f_globals, eager), [t for t in below if t is not None], locals_
 
     def call_resume(self, resume: Callable, stack: list[str], locals_: list[str]) -> None:
         """Call a resume function with the temporaries / locals named."""
@@ -245,9 +253,9 @@ class _BreakEmitter:
         items = [*kept, *results]
         nulls = {i for i, temp in enumerate(items) if temp is None}
         values, names = loads
-        code = resume_code(inner.executor.normalised, target, len(items), nulls, names)
-        self.call_resume(self.make_resume(code, inner.executor.f_globals), [t for t in items if t is not None],
-                         values)
+        code = resume_code(inner.executor.code, inner.executor.normalised, target, len(items), nulls, names)
+        self.call_resume(self.make_resume(code, inner.executor.f_globals, 0 in self.eager),
+                         [t for t in items if t is not None], values)
         for caller in returns:
             if caller is not None:
                 resume, below, locals_ = caller
@@ -367,10 +375,56 @@ def _callee_slot(stack: list[Variable], ins: Instruction) -> int | None:
     return first + 1 if stack[first] is NULL else first
 
 
-def resume_code(normalised: NormalisedCode, target: Instruction, depth: int, nulls: set[int],
-                bound: list[str]) -> types.CodeType:
-    """The original code entered at `target` with `depth` stack items (NULL at `nulls`) passed in
-    as arguments before the bound locals."""
+class CodeMap:
+    """A map keyed by code objects' identity, forgetting a code when it dies. (Code objects compare
+    by value: a copy made by `code.replace()` must not share what the original maps to.)"""
+
+    def __init__(self) -> None:
+        self._items: dict[int, tuple[weakref.ref, Any]] = {}
+
+    def get(self, code: types.CodeType) -> Any:
+        item = self._items.get(id(code))
+        return item[1] if item is not None and item[0]() is code else None
+
+    def set(self, code: types.CodeType, value: Any) -> None:
+        key = id(code)
+        self._items[key] = (weakref.ref(code, lambda _: self._items.pop(key, None)), value)
+
+
+_ORIGINS = CodeMap()  # a resume function's code -> (a weak ref to the code it continues, its decoded form, the prologue's length)
+_RESUMES = CodeMap()  # an original code -> its resume codes by (target index, stack depth, NULL slots, bound locals)
+
+
+def resume_code(code: types.CodeType, normalised: NormalisedCode, target: Instruction, depth: int,
+                nulls: set[int], bound: list[str]) -> types.CodeType:
+    """The code of `code` (decoded: `normalised`) entered at `target` with `depth` stack items (NULL at
+    `nulls`) passed in as arguments before the bound locals. A resume function's own resume enters the
+    original code, and each entry point has one code object: a loop that breaks in every iteration
+    reuses one resume function (translated once), where fresh code per iteration would translate again
+    in every iteration."""
+    origin = _ORIGINS.get(code)
+    if origin is not None and origin[0]() is not None:
+        code, original, offset = origin[0](), origin[1], origin[2]
+        target = original.instructions[normalised.index(target) - offset]
+        normalised = original
+    key = (normalised.index(target), depth, frozenset(nulls), tuple(bound))
+    known = _RESUMES.get(code)
+    if known is None:
+        known = {}
+        _RESUMES.set(code, known)
+    if key not in known:
+        made = _enter_at(normalised, target, depth, nulls, bound)
+        decoded = decode(made)
+        offset = depth + 2  # RESUME, the stack items, the JUMP
+        if [i.opname for i in decoded.instructions[offset:]] == [i.opname for i in normalised.instructions]:
+            _ORIGINS.set(made, (weakref.ref(code), normalised, offset))
+        known[key] = made
+    return known[key]
+
+
+def _enter_at(normalised: NormalisedCode, target: Instruction, depth: int, nulls: set[int],
+              bound: list[str]) -> types.CodeType:
+    """A new code object: `normalised` with a prologue that pushes its stack arguments and jumps to `target`."""
     mapping = {id(ins): dataclasses.replace(ins) for ins in normalised.instructions}
     for ins in mapping.values():
         if ins.target is not None:
@@ -379,7 +433,7 @@ def resume_code(normalised: NormalisedCode, target: Instruction, depth: int, nul
     table = tuple(ExceptionEntry(mapping[id(e.start)], mapping[id(e.end)], mapping[id(e.target)], e.depth, e.lasti)
                   for e in normalised.exception_table)
     n = next(_resume_ids)
-    stack_names = {i: f"__sot_s{n}_{i}" for i in range(depth) if i not in nulls}  # unique: resumes nest
+    stack_names = {i: f"__sot_s{n}_{i}" for i in range(depth) if i not in nulls}  # unique: never a local's name
     params = [*stack_names.values(), *bound]
     meta = normalised.meta
     base = meta.name.removeprefix("__resume_").rsplit("_", 1)[0] if meta.name.startswith("__resume_") else meta.name
