@@ -1,11 +1,12 @@
 """Graph breaks, and how rewriting removes each one.
 
-`Net.forward` decides on a tensor's value (`if h.mean() > 0.5`), prints a value read as a Python
-float, and reads the tensor as a NumPy array (`.numpy().max()`). Under `sot.to_static` each of
-these is a graph break: the JIT compiles the tensor work around it, runs that one instruction
+`Net.forward` decides on a tensor's value (`if h.mean() > 0.5`), reads a tensor as a Python float
+to print it, and reads the tensor as a NumPy array (`.numpy().max()`). Under `sot.to_static` each
+of these is a graph break: the JIT compiles the tensor work around it, runs that one instruction
 eagerly and resumes in a compiled function after it. `sot.explain` lists the breaks with their
 reason codes; `Rewritten.forward` computes the same thing without them (`paddle.where` for the
-branch, a tensor `max` for the scale, no print in the hot path) and is captured as one graph.
+branch, a tensor `max` for the scale, the tensor itself printed: a print of tensors is made right
+after the graph, with eager's text, and does not break) and is captured as one graph.
 
     python examples/graph_breaks.py       (or: sot run examples/graph_breaks.py)
 """
@@ -30,7 +31,7 @@ class Net(nn.Layer):
         h = F.relu(self.fc1(x))
         if h.mean() > 0.5:  # SOT-B001: a Python decision on a tensor's value
             h = h * 0.5
-        print("hidden norm", float(h.norm()))  # SOT-B002 (float of a tensor), SOT-B003 (print)
+        print("hidden norm", float(h.norm()))  # SOT-B002 (float of a tensor); the print itself is deferred
         scale = h.numpy().max()  # SOT-B002 (.numpy()), SOT-B003 (NumPy on values)
         return self.fc2(h) / scale
 
@@ -39,6 +40,7 @@ class Rewritten(Net):
     def forward(self, x):
         h = F.relu(self.fc1(x))
         h = paddle.where(h.mean() > 0.5, h * 0.5, h)  # both branches as tensor work
+        print("hidden norm", h.norm())  # a tensor printed: made after the graph, no break
         scale = h.max()  # stays a tensor
         return self.fc2(h) / scale
 

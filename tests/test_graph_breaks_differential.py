@@ -1,6 +1,7 @@
 """Differential test of graph breaks: Hypothesis writes random functions that mix tensor work with
-decisions on tensor values, prints and writes to a list and an object passed in; the JIT must give
-eager's results, printed text and side effects, on the first call (translation) and on a hit."""
+decisions on tensor values, prints (of values read as Python, which break, and of tensors, which are
+deferred to after the graph) and writes to a list and an object passed in; the JIT must give eager's
+results, printed text and side effects, on the first call (translation) and on a hit."""
 import contextlib
 import io
 
@@ -28,7 +29,7 @@ def programs(draw):
     for _ in range(draw(st.integers(2, 7))):
         j = draw(st.integers(0, n - 1))
         c = draw(st.sampled_from([0.5, 1.0, 2.0, -1.5]))
-        kind = draw(st.sampled_from(["arith", "tanh", "if", "print", "append", "count"]))
+        kind = draw(st.sampled_from(["arith", "tanh", "if", "print", "show", "append", "count"]))
         if kind == "arith":
             lines.append(f"v{n} = v{j} * {c} + 1")
         elif kind == "tanh":
@@ -37,6 +38,9 @@ def programs(draw):
             lines += [f"if v{j}.sum() > {c}:", f"    v{n} = v{j} * 2", "else:", f"    v{n} = v{j} - 1"]
         elif kind == "print":
             lines.append(f"print('v{j}', v{j}.numpy().round(4).tolist())")
+            continue
+        elif kind == "show":
+            lines.append(f"print('v{j}', v{j}, sep=':')")
             continue
         elif kind == "append":
             lines.append(f"log.append(v{j} + {c})")

@@ -1,5 +1,7 @@
 """The cost model: a subgraph below SOT_MIN_GRAPH_SIZE keeps its translation, guards and breaks
 but runs its ops eagerly, recorded as SOT-C001 and counted apart by explain; 0 compiles everything."""
+import sys
+
 import numpy as np
 import pytest
 
@@ -15,7 +17,7 @@ def two_ops(x, w):
 
 def prints_between(x):
     y = x + 1
-    print("between")
+    print("between", file=sys.stdout)  # to a file: a print that still breaks (SOT-B003)
     return y * 2 + y
 
 

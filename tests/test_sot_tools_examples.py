@@ -16,11 +16,12 @@ import graph_breaks  # noqa: E402
 def test_graph_breaks_example_explains_each_break_and_the_rewrite_removes_them(capsys):
     before, after = graph_breaks.main()
     out = capsys.readouterr().out
-    assert out.count("hidden norm") == 1 and "breaks 5 -> 0" in out and "SOT-B001: compute both branches" in out
+    assert out.count("hidden norm") == 2 and "breaks 4 -> 0" in out and "SOT-B001: compute both branches" in out
+    assert "hidden norm Tensor(shape=[]" in out  # the rewrite prints the tensor, deferred to after its graph
     first = graph_breaks.Net.forward.__code__.co_firstlineno
-    assert [int(b.where.rsplit(":", 1)[1]) - first for b in before.breaks] == [2, 4, 4, 5, 5]  # if, print, numpy
-    assert {"SOT-B001", "SOT-B002", "SOT-B003"} <= {b.code for b in before.breaks}
-    assert before.breaks[0].code == "SOT-B001" and [b.code for b in before.breaks[2::2]] == ["SOT-B003"] * 2
+    # if, float() (its print is deferred), .numpy(), NumPy's max of the array
+    assert [(b.code, int(b.where.rsplit(":", 1)[1]) - first) for b in before.breaks] == [
+        ("SOT-B001", 2), ("SOT-B002", 4), ("SOT-B002", 5), ("SOT-B003", 5)]
     assert (before.graph_count, after.graph_count, after.break_count, after.fallbacks) == (3, 1, 0, [])
     paddle = graph_breaks.paddle
     paddle.seed(0)

@@ -5,6 +5,7 @@ Every JIT result is compared with the eager result of the same code on the same 
 that must be captured is checked to have been translated with no fallback.
 """
 import copy
+import sys
 
 import numpy as np
 import pytest
@@ -520,7 +521,7 @@ def raises_own_exception(x):
 
 
 def prints(x):
-    print("value:", x.shape)
+    print("value:", x.shape, file=sys.stdout)  # to a file: a print that cannot be deferred
     return x + 1
 
 

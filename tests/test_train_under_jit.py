@@ -58,10 +58,10 @@ class Encoder(nn.Layer):
         return self.head(h.mean(1))
 
 
-def _lines(cls):
-    """file:line of the `if` and of the `print` in `cls.forward` (its 3rd and 5th lines)."""
+def _if_line(cls):
+    """file:line of the `if` in `cls.forward` (its 3rd line)."""
     code = cls.forward.__code__
-    return [f"{code.co_filename}:{code.co_firstlineno + 2}", f"{code.co_filename}:{code.co_firstlineno + 4}"]
+    return f"{code.co_filename}:{code.co_firstlineno + 2}"
 
 
 def _batches(shape):
@@ -126,7 +126,7 @@ def test_training_steps_equal_eager_losses_parameters_and_prints(name, capsys):
 
 
 @pytest.mark.parametrize("name", CASES)
-def test_one_step_has_exactly_the_if_and_the_print_as_breaks(name, capsys):
+def test_one_step_has_exactly_the_if_as_break_and_the_print_deferred(name, capsys):
     eager, jit, xs, labels = _pair(name)
     cls, opt_cls, _ = CASES[name]
     opts = [opt_cls(learning_rate=0.05, parameters=m.parameters()) for m in (eager, jit)]
@@ -137,9 +137,9 @@ def test_one_step_has_exactly_the_if_and_the_print_as_breaks(name, capsys):
         paddle.seed(2)
         report = sot.explain(jit.forward, x)
         np.testing.assert_allclose(report.result.numpy(), want.numpy(), rtol=1e-5, atol=1e-6)
-        assert report.graph_count == 3 and report.break_count == 2 and report.fallbacks == []
-        assert [b.code for b in report.breaks] == ["SOT-B001", "SOT-B003"]
-        assert [b.where for b in report.breaks] == _lines(cls)
+        # the print after the `if` is made after the resume function's graph: no break of its own
+        assert report.graph_count == 2 and report.break_count == 1 and report.fallbacks == []
+        assert [(b.code, b.where) for b in report.breaks] == [("SOT-B001", _if_line(cls))]
         sirs.append(report.sir_texts)
         for out, opt in ((want, opts[0]), (report.result, opts[1])):
             F.cross_entropy(out, labels).backward()
@@ -217,7 +217,7 @@ class PrintingBlock(nn.Layer):
 
     def forward(self, x):
         h = self.fc(x)
-        print("block")
+        print("block", file=sys.stdout)  # to a file: a print that still breaks (SOT-B003)
         return h + x
 
 

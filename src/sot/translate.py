@@ -22,12 +22,13 @@ from sot.dump import dump_translation
 from sot.dynamic import Recompile, StaticDimNeeded, check_gradient, policy_of, with_eager_errors
 from sot.eval_frame import CallWithCallback, CustomCode, get_code_cache, set_code_cache
 from sot.guards import RUN_EAGERLY, CodeCache
-from sot.ir import CompiledSIR, EagerSIR, Symbol
+from sot.ir import CompiledSIR, EagerSIR, StatementIR, Symbol
+from sot.ir.eager import run_eagerly
 from sot.opcode_executor import (ConstantVariable, DictVariable, FrameRaises, ListVariable, ObjectVariable,
                                  OpcodeExecutor, TensorVariable, TupleVariable, Unsupported)
 from sot.opcode_executor.breaks import GraphBreak, hot_loop
 from sot.opcode_executor.resume import CodeMap, break_code, live_values, needed_outputs
-from sot.opcode_executor.side_effects import SetAttr, SetGlobal
+from sot.opcode_executor.side_effects import Print, SetAttr, SetGlobal
 from sot.opcode_executor.variables import Variable
 from sot.pyversion import DecodeError, Instruction, NormalisedCode, encode, versions
 from sot.reasons import REASONS, Event
@@ -161,7 +162,7 @@ class Translator:
         """The compiled prefix, the breaking instruction run for real, resume functions after it; a
         break that cannot be built runs the frame eagerly for the reason of the break."""
         outputs = needed_outputs(ex, live_values(brk))
-        plan, targets = _effects_plan(ex, outputs)
+        plan, targets = _effects_plan(ex, outputs, brk.barrier)
         ex.builder.set_outputs(outputs)
         compiled = self._compile(ex) if outputs else None
         if isinstance(compiled, CompiledSIR):
@@ -348,15 +349,21 @@ def _fill(node: Any, values: tuple, inputs: tuple) -> Any:
     return node
 
 
-def _effects_plan(ex: OpcodeExecutor, outputs: list[Symbol]) -> tuple[list[tuple], list[Variable]]:
-    """The recorded side effects as (kind, target index or globals, name, value template), and the
-    targets the generated code loads for them (tensors they write join the SIR's `outputs`)."""
+def _effects_plan(ex: OpcodeExecutor, outputs: list[Symbol], barrier: int | None = None
+                  ) -> tuple[list[tuple], list[Variable]]:
+    """The recorded side effects as (kind, target index or globals or `_Reprint`, name or print
+    options, value template), and the targets the generated code loads for them (tensors they write
+    or print join the SIR's `outputs`). At a break, the prints the breaking instruction's own
+    simulation recorded (from `barrier` on) are left out: that instruction runs for real after the replay."""
     effects = ex.translation.effects
     targets = effects.targets()
     index = {id(t): i for i, t in enumerate(targets)}
     plan = []
-    for effect in effects.records:
-        if isinstance(effect, SetGlobal):
+    for effect in effects.settled(barrier) if barrier is not None else effects.records:
+        if isinstance(effect, Print):
+            args = TupleVariable(effect.args)
+            plan.append(("print", _reprint(ex, args, effect.position), effect.options, _template(ex, args, outputs)))
+        elif isinstance(effect, SetGlobal):
             plan.append(("global", effect.f_globals, effect.name, _template(ex, effect.value, outputs)))
         elif isinstance(effect, SetAttr):
             plan.append(("attr", index[id(effect.target)], effect.name, _template(ex, effect.value, outputs)))
@@ -368,11 +375,30 @@ def _effects_plan(ex: OpcodeExecutor, outputs: list[Symbol]) -> tuple[list[tuple
     return plan, targets
 
 
+@dataclass(frozen=True)
+class _Reprint:
+    """How a deferred print is made when the run of its subgraph raises: `sir` is the statements
+    recorded before the print, with the tensors it prints as outputs, `template` its arguments."""
+
+    sir: StatementIR
+    template: Any
+
+
+def _reprint(ex: OpcodeExecutor, args: Variable, position: int) -> _Reprint:
+    """The `_Reprint` of a print of `args` made after the first `position` statements of the SIR."""
+    printed: list[Symbol] = []
+    template = _template(ex, args, printed)
+    sir = ex.builder.build()
+    return _Reprint(StatementIR(sir.name, sir.inputs, printed, sir.statements[:position]), template)
+
+
 def _apply(plan: list[tuple], values: tuple, inputs: tuple, targets: tuple) -> None:
-    """Make the recorded writes, in order, with the values of this run."""
+    """Make the recorded writes and prints, in order, with the values of this run."""
     for kind, where, name, template in plan:
         value = _fill(template, values, inputs)
-        if kind == "global":
+        if kind == "print":
+            print(*value, **name)
+        elif kind == "global":
             where[name] = value
         elif kind == "attr":
             setattr(targets[where], name, value)
@@ -383,22 +409,40 @@ def _apply(plan: list[tuple], values: tuple, inputs: tuple, targets: tuple) -> N
             targets[where][:] = value
 
 
+def _print_before_failure(plan: list[tuple], inputs: tuple) -> None:
+    """The subgraph's run raised: make the prints eager code makes before it fails. Each print's
+    statements run again through the eager API; the first print that comes after the failing op
+    raises that op's eager error instead. The other recorded effects are not made."""
+    for kind, reprint, options, _ in plan:
+        if kind == "print":
+            values = run_eagerly(reprint.sir, inputs)
+            print(*_fill(reprint.template, values, inputs), **options)
+
+
+def _run_and_apply(run: Callable | None, plan: list[tuple], args: tuple, n_inputs: int) -> tuple:
+    """`run` on the tensor inputs, then the side effects of `plan` (targets follow the inputs in `args`)."""
+    tensors = args[:n_inputs]
+    try:
+        values = run(*tensors) if run is not None else ()
+    except Exception:
+        _print_before_failure(plan, tensors)
+        raise
+    _apply(plan, values, tensors, args[n_inputs:])
+    return values
+
+
 def _with_effects(run_prefix: Callable | None, plan: list[tuple], n_inputs: int) -> Callable:
     """A break's prefix runner that also makes the side effects recorded before the break."""
     def run(*args: Any) -> tuple:
-        tensors = args[:n_inputs]
-        values = run_prefix(*tensors) if run_prefix is not None else ()
-        _apply(plan, values, tensors, args[n_inputs:])
-        return values
+        return _run_and_apply(run_prefix, plan, args, n_inputs)
     return run
 
 
 def _runner_with_effects(compiled: CompiledSIR | EagerSIR | None, template: Any, plan: list[tuple],
                          n_inputs: int) -> Callable:
     """Run the SIR, make the recorded side effects, rebuild the returned structure."""
+    run_sir = compiled.run_checked if compiled is not None else None
+
     def run(*args: Any) -> Any:
-        tensors = args[:n_inputs]
-        values = compiled.run_checked(*tensors) if compiled is not None else ()
-        _apply(plan, values, tensors, args[n_inputs:])
-        return _fill(template, values, tensors)
+        return _fill(template, _run_and_apply(run_sir, plan, args, n_inputs), args[:n_inputs])
     return run

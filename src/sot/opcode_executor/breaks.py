@@ -76,14 +76,16 @@ class FrameState:
 class GraphBreak(Exception):
     """The translation breaks at `instruction` because of `cause` (an Unsupported with its reason
     code); `frames` holds the frames it passed through, innermost (the breaking one) first.
-    `call_site` says why it broke at a CALL instead of inside the callee (None: it did not)."""
+    `call_site` says why it broke at a CALL instead of inside the callee (None: it did not);
+    `barrier`: what was recorded from that birth number on belongs to the breaking instruction."""
 
     def __init__(self, instruction: Instruction, cause: Unsupported, frame: FrameState,
-                 call_site: str | None = None):
+                 call_site: str | None = None, barrier: int = 0):
         self.instruction = instruction
         self.cause = cause
         self.frames = [frame]
         self.call_site = call_site
+        self.barrier = barrier
         super().__init__(f"graph break at {instruction.opname}: {cause}")
 
 

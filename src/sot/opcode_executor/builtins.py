@@ -3,7 +3,7 @@
 Pure builtins of Python values known at translation time (and the `math` module's functions)
 fold into constants; `len`, `enumerate`, `zip`, `list`, `tuple`, `isinstance`, `getattr`,
 `hasattr`, `super` and `type` work on Variables whose Python-level shape is known even when
-their items are tensors.
+their items are tensors. `print` of values whose text the graph decides is deferred (`_print`).
 """
 from __future__ import annotations
 
@@ -187,6 +187,46 @@ def _callable(ex: "OpcodeExecutor", args: list[Variable], kwargs: dict[str, Vari
     return ConstantVariable(isinstance(var, FunctionVariable))
 
 
+_PRINT_OPTIONS = frozenset({"sep", "end", "flush"})
+
+
+def _print(ex: "OpcodeExecutor", args: list[Variable], kwargs: dict[str, Variable]) -> Variable:
+    """print(...) deferred to right after the graph (a side-effect record, replayed in order with the
+    others), so it does not break the graph. Safe where its text depends only on values the replay
+    has: tensors (their repr, stop_gradient included, is that of the tensor eager code would hold),
+    Python constants, dtypes, and tuples, lists and dicts of them, with sep/end/flush constants.
+    Anything else may run user code or write elsewhere when printed (`file=`, an object's own
+    `__str__`): the call breaks the graph and runs for real (SOT-B003)."""
+    unknown = sorted(set(kwargs) - _PRINT_OPTIONS)
+    if unknown:
+        ex.unsupported(f"print with {', '.join(unknown)}= cannot be deferred", "SOT-B003")
+    options = {}
+    for name, var in kwargs.items():
+        if not isinstance(var, ConstantVariable) or (name != "flush" and not isinstance(var.value, (str, type(None)))):
+            ex.unsupported(f"print with {name}={var!r} cannot be deferred", "SOT-B003")
+        options[name] = var.value
+    ex.translation.effects.print([_printed(ex, a, ()) for a in args], options, ex.builder.mark()[0])
+    return ConstantVariable(None)
+
+
+def _printed(ex: "OpcodeExecutor", var: Variable, within: tuple[int, ...]) -> Variable:
+    """A snapshot of what `print` shows of `var` now: computed tensors keep the symbol they have at the
+    call (an in-place update later gives the Variable a new one), containers their current items."""
+    if isinstance(var, TensorVariable):
+        return var if var.tracker.source is not None else TensorVariable(var.symbol)  # inputs, bound tensors
+    if isinstance(var, ConstantVariable):
+        return var
+    if isinstance(var, ObjectVariable) and type(var.value).__module__ == "runtime.dtypes":
+        return ObjectVariable(var.value)  # a value, not where it was read from: its guards hold already
+    if id(var) not in within and isinstance(var, TupleVariable) and type(var) in (TupleVariable, ListVariable):
+        return type(var)([_printed(ex, v, (*within, id(var))) for v in var.items])
+    if id(var) not in within and isinstance(var, DictVariable) and var.kind is dict and all(
+            type(k) in CONSTANT_TYPES for k in var.items):
+        return DictVariable({k: _printed(ex, v, (*within, id(var))) for k, v in var.items.items()})
+    ex.unsupported(f"print of a {type(var).__name__} cannot be deferred (its text may not be the graph's values)",
+                   "SOT-B003")
+
+
 BUILTINS: dict[Any, Builtin] = {
     **{fn: _fold(fn) for fn in (range, min, max, abs, int, float, bool, str, round, divmod, pow, any, all,
                                  sorted, repr, chr, ord, hash, slice)},
@@ -194,6 +234,7 @@ BUILTINS: dict[Any, Builtin] = {
     list: _to_sequence(list), tuple: _to_sequence(tuple), reversed: _reversed, isinstance: _isinstance,
     iter: _iter, next: _next,
     type: _type, getattr: _getattr, hasattr: _hasattr, super: _super, callable: _callable, sum: _sum,
+    print: _print,
 }
 
 

@@ -196,7 +196,7 @@ class OpcodeExecutor(CallMixin, AttributeMixin):
         self.builder.rollback(mark)
         del self.inputs[n_inputs:]
         self.stack = stack
-        raise GraphBreak(ins, cause, FrameState(self, ins, stack), call_site) from cause
+        raise GraphBreak(ins, cause, FrameState(self, ins, stack), call_site, step[0]) from cause
 
     def _why_not_inside(self, brk: GraphBreak, ins: Instruction) -> str | None:
         """Why a break inside a call made by `ins` cannot resume inside the callee (None: it can)."""

@@ -3,18 +3,21 @@
 The simulation records each write and lets later reads in the same translation see it:
 `obj.attr = v` on an object from the frame (`SetAttr`), `global g; g = v` in the frame's own
 globals (`SetGlobal`), and mutations of a list or dict that came from outside (`append`,
-`extend`, `x[k] = v`: `Refill`, which writes the container's final items back). Codegen replays
-them in order, after the compiled graph ran (see translate's runner), so the caller sees what
-eager execution leaves behind. Writes to other targets stay Unsupported (SOT-S001).
+`extend`, `x[k] = v`: `Refill`, which writes the container's final items back). A `print` whose
+text the graph's values decide (see builtins' `_print`) is recorded too (`Print`), with its
+arguments as they were at the call, so nothing is printed during simulation and nothing breaks the
+graph. Codegen replays the records in order, after the compiled graph ran (see translate's runner),
+so the caller sees what eager execution leaves behind and the printed text comes in eager's order.
+Writes to other targets stay Unsupported (SOT-S001).
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Any
 
-from .variables import Variable
+from .variables import Variable, birth_now
 
-__all__ = ["SetAttr", "SetGlobal", "Refill", "SideEffects"]
+__all__ = ["SetAttr", "SetGlobal", "Refill", "Print", "SideEffects"]
 
 
 @dataclass
@@ -42,11 +45,28 @@ class Refill:
     target: Variable
 
 
+@dataclass
+class Print:
+    """`print(*args, **options)`: `args` are snapshots of the values at the call (a tensor updated in
+    place later still prints the value it had), `options` the constant sep/end/flush, `position` the
+    number of SIR statements recorded before it (a run that fails replays those to print it).
+
+    `stamp` orders it against the barrier of the instruction a graph breaks at (`GraphBreak.barrier`):
+    a print made while simulating that instruction belongs to it, and it runs for real (it prints
+    itself), so the replay before it leaves the print out (`SideEffects.settled`). The other records
+    cannot need this: a write makes its instruction unbreakable (`OpcodeExecutor.record_write`)."""
+
+    args: list[Variable]
+    options: dict[str, Any]
+    position: int
+    stamp: int
+
+
 class SideEffects:
     """The writes of one translation, in order, and the values later reads must see."""
 
     def __init__(self) -> None:
-        self.records: list[SetAttr | SetGlobal | Refill] = []
+        self.records: list[SetAttr | SetGlobal | Refill | Print] = []
         self._attrs: dict[tuple[int, str], Variable] = {}
         self._globals: dict[tuple[int, str], Variable] = {}
         self._refilled: set[int] = set()
@@ -64,6 +84,14 @@ class SideEffects:
             self._refilled.add(id(container))
             self.records.append(Refill(container))
 
+    def print(self, args: list[Variable], options: dict[str, Any], position: int) -> None:
+        self.records.append(Print(args, options, position, birth_now()))
+
+    def settled(self, barrier: int) -> list[SetAttr | SetGlobal | Refill | Print]:
+        """The records to replay before the instruction whose simulation began at `barrier` runs for
+        real: all but the prints its own simulation recorded."""
+        return [r for r in self.records if not (isinstance(r, Print) and r.stamp >= barrier)]
+
     def attr(self, obj: Any, name: str) -> Variable | None:
         """The value this translation wrote to `obj.name`, if any."""
         return self._attrs.get((id(obj), name))
@@ -76,6 +104,6 @@ class SideEffects:
         """The objects the replay writes into, each once, in first-write order."""
         seen: dict[int, Variable] = {}
         for record in self.records:
-            if not isinstance(record, SetGlobal):
+            if isinstance(record, (SetAttr, Refill)):
                 seen.setdefault(id(record.target), record.target)
         return list(seen.values())
