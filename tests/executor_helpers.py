@@ -49,6 +49,18 @@ def default_executor_flags():
         paddle.set_flags(before)
 
 
+@pytest.fixture
+def host_placement():
+    """Kernels on the host pool (the CPU default), for tests asserting the plan of a host program
+    (a device placement adds memcpy copies); a plugin's forced parallel mode stays on."""
+    before = paddle.get_flags(["FLAGS_executor_stream_policy"])
+    paddle.set_flags({"FLAGS_executor_stream_policy": "host"})
+    try:
+        yield
+    finally:
+        paddle.set_flags(before)
+
+
 def var(block, name: str, shape=(4,), dtype="float64", **flags: Any):
     return block.create_var(name, shape, dtype, **flags)
 
@@ -135,3 +147,32 @@ def chain_program(n: int, shape=(4,)):
         op(blk, ("exp", "tanh", "sin")[i % 3], [prev], [f"t{i}"])
         prev = f"t{i}"
     return prog, prev
+
+
+def random_dag(rng, n_ops=40, with_random=True, streams=(), size=64):
+    """A seeded random DAG of unary/binary ops (dropouts included) over [size] vars fed from "x";
+    with `streams`, each op is put on one of them or (None) left to the policy: (program, the
+    last 8 vars as fetch targets)."""
+    import runtime.static as static  # noqa: PLC0415
+    prog = static.Program()
+    blk = prog.global_block()
+    var(blk, "x", (size,), need_check_feed=True)
+    names = ["x"]
+    for i in range(n_ops):
+        out = f"v{i}"
+        var(blk, out, (size,))
+        kind = rng.integers(0, 5)
+        where = {}
+        if streams:
+            pick = streams[rng.integers(len(streams))]
+            where = {} if pick is None else {"execution_stream": pick}
+        if kind == 0 and with_random:
+            var(blk, f"m{i}", (size,))
+            op(blk, "dropout", [names[rng.integers(len(names))]], [out, f"m{i}"], p=0.3, **where)
+        elif kind <= 2:
+            op(blk, ("tanh", "sin")[kind - 1], [names[rng.integers(len(names))]], [out], **where)
+        else:
+            a, b = rng.integers(len(names), size=2)
+            op(blk, ("add", "multiply")[kind - 3], [names[a], names[b]], [out], **where)
+        names.append(out)
+    return prog, names[-8:]

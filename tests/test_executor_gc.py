@@ -2,7 +2,7 @@
 reference counts, the seed's shrunk GC table, and peak live bytes measured through the slots."""
 import numpy as np
 import pytest
-from executor_helpers import live_bytes, no_passes, op, var, writer  # noqa: F401 - fixtures
+from executor_helpers import host_placement, live_bytes, no_passes, op, var, writer  # noqa: F401 - fixtures
 
 import runtime as paddle
 from runtime import static
@@ -55,7 +55,7 @@ def _measure(core, feeds, **kw):
 
 
 @pytest.mark.parametrize("scheduler", [False, True])
-def test_chain_peak_is_two_activations_and_each_temp_dies_after_its_last_user(no_passes, scheduler):
+def test_chain_peak_is_two_activations_and_each_temp_dies_after_its_last_user(host_placement, no_passes, scheduler):
     prog, last = _chain(6)
     exe = static.Executor()
     core = exe.core_for(prog, ["x"], [last], scope=static.Scope())
@@ -90,7 +90,7 @@ def test_diamond_peak_and_ref_count(no_passes, scheduler):
     assert log.count(("free", "a")) == 1 and log.index(("free", "a")) > log.index(("end", c))
 
 
-def test_seed_gc_table_shape(no_passes, static_mode):
+def test_seed_gc_table_shape(host_placement, no_passes, static_mode):
     # scenario 11: the shrunk last-live table of the seed example's forward part (on CPU there is
     # no memcpy_d2h, so the loss is checked at the fetch op; feed ops and producers drop out)
     main, startup = static.Program(), static.Program()
@@ -115,7 +115,7 @@ def test_seed_gc_table_shape(no_passes, static_mode):
     assert w in plan.gc_check_vars[lin] and all(w not in f and b not in f for f in plan.free_after)
 
 
-def test_fetched_fed_and_persistable_vars_are_never_freed(no_passes, static_mode):
+def test_fetched_fed_and_persistable_vars_are_never_freed(host_placement, no_passes, static_mode):
     main, startup = static.Program(), static.Program()
     with static.program_guard(main, startup):
         x = static.data("x", [None, 8])

@@ -14,7 +14,7 @@ import threading
 import numpy as np
 import pytest
 from executor_helpers import (Recorder, chain_program, default_executor_flags, no_passes, op,  # noqa: F401
-                              var, writer)
+                              random_dag, var, writer)
 
 import runtime as paddle
 from runtime import static
@@ -109,8 +109,10 @@ def test_write_after_read_hazard_holds_under_every_injected_delay(no_passes, str
     # scenario 6: B rewrites t, which A reads; A must always see the old t (edge A -> B)
     core = _core(_war_program(*streams_ab), ["x"], ["y", "t"])
     plan = core.plan
-    a, b = writer(plan, "y"), writer(plan, "t", -1)
-    assert (a, b) in plan.edges()
+    b, t = writer(plan, "t", -1), plan.var_ids["t"]
+    # A reads t (on two streams through its h2d copy, which then is the reader of t)
+    readers = [ins.index for ins in plan.instructions if t in ins.reads and ins.index < b]
+    assert readers and all(plan.happens_before(r, b) for r in readers)
     xs = np.linspace(-1, 1, N)
     for seed in range(40):
         y, t = core.run([xs], parallel=True, hook=Recorder(seed=seed))
@@ -118,33 +120,11 @@ def test_write_after_read_hazard_holds_under_every_injected_delay(no_passes, str
         np.testing.assert_array_equal(t, np.tanh(xs))
 
 
-def _random_dag(rng, n_ops=40, with_random=True):
-    """A seeded random DAG of unary/binary ops (dropouts included) over [N] vars; (program, fetches)."""
-    prog = static.Program()
-    blk = prog.global_block()
-    var(blk, "x", (N,), need_check_feed=True)
-    names = ["x"]
-    for i in range(n_ops):
-        out = f"v{i}"
-        var(blk, out, (N,))
-        kind = rng.integers(0, 5)
-        if kind == 0 and with_random:
-            var(blk, f"m{i}", (N,))
-            op(blk, "dropout", [names[rng.integers(len(names))]], [out, f"m{i}"], p=0.3)
-        elif kind <= 2:
-            op(blk, ("tanh", "sin")[kind - 1], [names[rng.integers(len(names))]], [out])
-        else:
-            a, b = rng.integers(len(names), size=2)
-            op(blk, ("add", "multiply")[kind - 3], [names[a], names[b]], [out])
-        names.append(out)
-    return prog, names[-8:]
-
-
 def test_random_dag_with_random_ops_equals_sequential_bit_for_bit(no_passes):
     # scenarios 8, 23, 25: seeded random ops draw the same numbers in any schedule; every run
     # (random delays, a shared core) gives the sequential result
     rng = np.random.default_rng(3)
-    prog, fetch = _random_dag(rng)
+    prog, fetch = random_dag(rng)
     core = _core(prog, ["x"], fetch)
     xs = np.linspace(-1, 1, N)
     paddle.seed(11)
@@ -264,7 +244,7 @@ def test_futures_overlap_the_callers_work_and_carry_results_or_errors(no_passes)
 
 def test_many_runs_of_a_200_op_program_leak_no_threads_and_no_memory(no_passes):
     # 1,000 runs of a 200-op program: the thread count and the number of live allocations stay flat
-    prog, fetch = _random_dag(np.random.default_rng(5), n_ops=200, with_random=False)
+    prog, fetch = random_dag(np.random.default_rng(5), n_ops=200, with_random=False)
     core = _core(prog, ["x"], fetch)
     xs = np.linspace(-1, 1, N)
     want = core.run([xs], parallel=False)
@@ -283,7 +263,7 @@ def test_many_runs_of_a_200_op_program_leak_no_threads_and_no_memory(no_passes):
 
 
 def test_two_threads_running_two_executors_at_once_stay_correct(no_passes):
-    progs = [_random_dag(np.random.default_rng(s), n_ops=30, with_random=False) for s in (7, 8)]
+    progs = [random_dag(np.random.default_rng(s), n_ops=30, with_random=False) for s in (7, 8)]
     cores = [_core(p, ["x"], f) for p, f in progs]
     xs = np.linspace(-1, 1, N)
     wants = [c.run([xs], parallel=False) for c in cores]

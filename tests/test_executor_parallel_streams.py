@@ -130,8 +130,12 @@ def test_plan_of_two_streams_has_an_event_for_y_only_on_the_cross_stream_edge(no
     assert all(plan.instructions[i].queue == "device" and plan.instructions[i].context == "gpu" for i in (a, b, c))
     assert plan.next_kind[(a, b)] == "event" and plan.events[(a, b)] == ("Y",)
     assert plan.next_kind[(a, c)] == "direct" and (a, c) not in plan.events
-    fetch_m = plan.index_of("fetch", 0)
-    assert plan.next_kind[(b, fetch_m)] == "sync"       # GPU -> D2H: a blocking wait on a host thread
+    # D8: the fed X reaches s1 through an h2d copy; M and N leave through d2h copies before the fetches
+    h2d, d2h_m, fetch_m = plan.index_of("memcpy_h2d"), plan.index_of("memcpy_d2h", 0), plan.index_of("fetch", 0)
+    assert plan.instructions[a].inputs == (plan.var_ids["X_device_Place(cpu)_Place(gpu:0)"],)
+    assert plan.next_kind[(h2d, a)] == "event" and plan.events[(h2d, a)] == ("X_device_Place(cpu)_Place(gpu:0)",)
+    assert plan.next_kind[(b, d2h_m)] == "sync"       # GPU -> D2H: a blocking wait on a host thread
+    assert plan.next_kind[(d2h_m, fetch_m)] == "direct" and plan.downstream[d2h_m] == {fetch_m}
     assert "execution_stream" not in plan.instructions[a].attrs  # the annotation never reaches a kernel
 
 
@@ -208,21 +212,32 @@ def test_record_stream_defers_the_free_until_the_other_stream_passed_its_use(no_
         rec, out, err = _hold_b_until_c_ended(core, seed)
         assert err is None
         assert rec.position("free", y) > rec.position("end", b)
+        assert not _freed_before_a_reader_started(plan, rec)
         for got, want in zip(out, _reference(np.linspace(-1, 1, 64))):
             np.testing.assert_array_equal(got, want)
 
 
+def _freed_before_a_reader_started(plan, rec):
+    """(var, reader) pairs where the var was released before an op reading it started."""
+    frees = {i: rec.position("free", i) for i in rec.entries("free")}
+    starts = {i: rec.position("start", i) for i in rec.entries("start")}
+    return [(plan.var_names[v], j) for v, at in frees.items() for j, ins in enumerate(plan.instructions)
+            if v in ins.reads and j in starts and starts[j] > at]
+
+
 def test_without_record_stream_the_hazard_is_seen(no_passes):
-    # the negative control: the same schedule with RecordStream off frees Y before B reads it
+    # the negative control: the same schedule with RecordStream off frees a var while a consumer
+    # on another stream has not read it: Y before B (held until C ended), or, if that consumer's
+    # stream was slower still, the h2d copy of X before A
     paddle.set_flags({"FLAGS_executor_record_stream": False})
     try:
         core = _core(_abc(), ["X"], ["M", "N"])
     finally:
         paddle.set_flags({"FLAGS_executor_record_stream": True})
-    b, y = writer(core.plan, "M"), core.plan.var_ids["Y"]
     rec, out, err = _hold_b_until_c_ended(core, 0)
-    assert rec.position("free", y) < rec.position("start", b)
-    assert err is not None   # B read a released buffer
+    early = _freed_before_a_reader_started(core.plan, rec)
+    assert early and {v for v, _ in early} <= {"Y", "X_device_Place(cpu)_Place(gpu:0)"}
+    assert err is not None   # the consumer read a released buffer
 
 
 def test_an_error_on_a_stream_names_the_failed_ops_input_shapes(no_passes):

@@ -2,7 +2,7 @@
 asserted edge by edge on hand-built programs."""
 import numpy as np
 import pytest
-from executor_helpers import no_passes, op, var, writer  # noqa: F401 - fixtures
+from executor_helpers import host_placement, no_passes, op, var, writer  # noqa: F401 - fixtures
 
 import runtime as paddle
 from runtime import static
@@ -76,7 +76,7 @@ def test_raw_chain_and_shrink_of_transitive_edge(no_passes):
     np.testing.assert_allclose(out, np.exp(xs) + np.tanh(np.exp(xs)))
 
 
-def test_war_edge_and_values_over_200_runs(no_passes):
+def test_war_edge_and_values_over_200_runs(host_placement, no_passes):
     # scenario 6: A reads X, then B writes X (assign into X): A sees the old X in every run
     prog = static.Program()
     blk = prog.global_block()
@@ -184,7 +184,7 @@ def test_in_place_kernel_counts_as_a_write_of_its_input(no_passes):
     assert plan.var_ids["p"] in plan.instructions[writer(plan, "p_out")].inplace
 
 
-def test_plan_exposes_groups_and_integer_slots(static_mode):
+def test_plan_exposes_groups_and_integer_slots(host_placement, static_mode):
     main, startup = static.Program(), static.Program()
     with static.program_guard(main, startup):
         x = static.data("x", [None, 3])

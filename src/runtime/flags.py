@@ -22,6 +22,8 @@ _DEFAULTS: dict[str, tuple[Any, str]] = {
     "FLAGS_executor_host_threads": (0, "threads of the executor's host pool; 0: one per core, 2 to 4"),
     "FLAGS_executor_record_stream": (True, "defer freeing a var until every other stream that used it passed "
                                            "the use (off only to show the hazard it prevents)"),
+    "FLAGS_executor_poison_freed": (False, "debug: the executor overwrites a freed buffer with NaN (or an integer "
+                                           "sentinel) so a read after free gives wrong values"),
 }
 _values: dict[str, Any] = {k: v for k, (v, _) in _DEFAULTS.items()}
 

@@ -1,6 +1,8 @@
 """The InterpreterCore: build a program's plan once, then run it many times (seed 000 §二–四).
 
 Build (`build()`, or the first `run()`):
+0. data transfers (`transfer.py`): when kernels run on (emulated) device streams, memcpy_h2d /
+   memcpy_d2h copies go where a value crosses between host and device, in a copy of the program;
 1. the variable table: every var an op names gets an integer slot (seed §3.2.4.1); fed vars
    are marked skip-inplace (an op that updates a fed var in place gets a copy of the caller's
    array, never the array itself);
@@ -21,10 +23,11 @@ once per scope), runs the ops, commits, and returns the fetches; a run does no n
 registry lookup and no meta inference. When the build chose the parallel mode, runs go through
 `parallel.ParallelRunner` instead (host pool, device-launch queue, emulated streams, the same
 plan and the same per-op code) — from the second run on when the cost estimate chose it. `run(scheduler=True)` runs the plan with its
-dependency counters and reference counts, popping ready ops in plan order on the calling thread
+dependency counters and reference counts, popping ready ops by priority, then plan order, on the calling thread
 (the single-threaded reference). All accept a `hook(event, index, slots)` ("start"/"end" of op
-`index`, "free" of var slot `index`; called from worker threads in the parallel mode) for tests
-and tools.
+`index`, "free" of var slot `index`; the parallel mode adds "wait" and "record" and calls it from
+worker threads) for tests and tools. The scheduled and parallel runs free var slots through
+`_release_fn`, which under FLAGS_executor_poison_freed poisons the freed buffers (`poison.py`).
 
 Atomicity. Ops that produce a persistable's new value write it to the run's own storage; the
 scope's cells are updated only after the last op. In-place kernels (optimizer updates) change
@@ -52,18 +55,24 @@ from .. import flags as _flags
 from ..ops import registry as _registry
 from ..ops.fused import inplace_kernel
 from ..ops.registry import TensorSpec
+from ..static.framework import Operator
 from . import cost as _cost
 from .dependency import DependencyBuilder
 from .gc import analyse_lifetimes
 from .parallel import ParallelRunner
 from .plan import NO_SLOT, Instruction, Plan
+from .poison import release_poisoned
 from .scope import Scope, ScopeVariable
-from .stream_analysis import POLICIES, STREAM_ATTR, StreamAnalyzer, edge_kind, place
+from .stream_analysis import POLICIES, STREAM_ATTR, StreamAnalyzer, edge_kind, on_device, place
 from .streams import host_threads
+from .transfer import MEMCPY_D2H, MEMCPY_H2D, copy_kernel, insert_transfers
 
-__all__ = ["InterpreterCore", "FEED_OP", "FETCH_OP", "NO_NEED_BUFFER"]
+__all__ = ["InterpreterCore", "FEED_OP", "FETCH_OP", "NO_NEED_BUFFER", "PRIORITY_ATTR"]
 
 FEED_OP, FETCH_OP = "feed", "fetch"
+_NOT_KERNELS = (FEED_OP, FETCH_OP, MEMCPY_H2D, MEMCPY_D2H)
+PRIORITY_ATTR = "scheduling_priority"   # Paddle's name; lower runs first among ops ready at once
+_PLACEMENT_ATTRS = (STREAM_ATTR, PRIORITY_ATTR)   # read by the build, never passed to a kernel
 
 # Inputs whose kernels read only the shape and dtype (Paddle's no-need-buffer inputs): they do
 # not extend the var's life; once freed, the var is replaced by a one-element broadcast stub
@@ -146,6 +155,7 @@ class InterpreterCore:
         """Analyse the program and generate the sequential code (once; a second call raises)."""
         if self.plan is not None:
             raise RuntimeError("InterpreterCore.build: this core is already built")
+        self._insert_transfers()
         block = self.program.global_block()
         names: list[str] = []
         ids: dict[str, int] = {}
@@ -161,10 +171,12 @@ class InterpreterCore:
         instrs, opdefs, kernels, n_outs, annotations = [], [], [], [], []
         for i, op in enumerate(block.ops):
             ins, outs = tuple(slot(n) for n in op.inputs), tuple(slot(n) for n in op.outputs)
-            attrs = {k: v for k, v in op.attrs.items() if k != STREAM_ATTR}
+            attrs = {k: v for k, v in op.attrs.items() if k not in _PLACEMENT_ATTRS}
             annotations.append(op.attrs.get(STREAM_ATTR))
             opdef, kernel, mutated, shape_only, pair, multi = None, None, set(), (), None, 0
-            if op.type not in (FEED_OP, FETCH_OP):
+            if op.type in (MEMCPY_H2D, MEMCPY_D2H):
+                kernel = copy_kernel
+            elif op.type not in _NOT_KERNELS:
                 opdef = _registry.get_op(op.type)
                 self.stats["kernel_lookups"] += 1
                 kernel = opdef.kernel
@@ -180,7 +192,7 @@ class InterpreterCore:
                 multi = _meta_outputs(opdef, op, attrs, block)
             instrs.append(Instruction(
                 index=i, type=op.type, kind="kernel" if opdef else op.type, inputs=ins, outputs=outs,
-                attrs=attrs,
+                attrs=attrs, priority=int(op.attrs.get(PRIORITY_ATTR, 0)),
                 reads=frozenset(s for p, s in enumerate(ins) if s != NO_SLOT and p not in shape_only),
                 shape_reads=frozenset(s for p, s in enumerate(ins) if s != NO_SLOT and p in shape_only),
                 writes=frozenset(outs) | mutated, inplace=frozenset(mutated), callsite=op.callsite,
@@ -233,6 +245,31 @@ class InterpreterCore:
         self.stats["builds"] += 1
         return self.plan
 
+    def _insert_transfers(self) -> None:
+        """memcpy_h2d / memcpy_d2h ops where a value crosses between host and (emulated) device
+        memory (checklist D8), in a copy of the program: the program given to the core never
+        changes. A real device place (CuPy) keeps converting in its feed and fetch ops."""
+        if self._xp is not np:
+            return
+        policy = _flags.flag("FLAGS_executor_stream_policy")
+
+        def device(op: Any) -> bool:
+            return op.type not in _NOT_KERNELS and on_device(op.attrs.get(STREAM_ATTR), policy)
+        if not any(device(op) for op in self.program.global_block().ops):
+            return
+        program = self.program.clone()
+        block = program.global_block()
+        kept = {n for n, v in block.vars.items() if v.persistable} | self.holder_vars
+
+        def mutated(op: Any) -> set[int]:
+            return set() if op.type in _NOT_KERNELS else _mutated_inputs(op, _registry.get_op(op.type))
+        moved = insert_transfers(block, device, lambda op: NO_NEED_BUFFER.get(op.type, ()), mutated,
+                                 kept.__contains__, lambda kind, src, dst, callsite: Operator(
+                                     block, kind, [src], [dst], {}, callsite))
+        program._changed()
+        self.program = program
+        self.inplace_pairs = {moved[i]: pair for i, pair in self.inplace_pairs.items()}
+
     def _analyse_streams(self, annotations: list, deps: Any) -> tuple[tuple[float, ...], bool, Any]:
         """Op costs, the parallel-or-sequential choice, contexts (written into the instructions)
         and the edge kinds of the stream analysis."""
@@ -248,7 +285,7 @@ class InterpreterCore:
         def shape(v: int) -> Any:
             return None if v == NO_SLOT else meta[v]._shape
         instrs = self._instrs
-        op_cost = tuple(0.0 if ins.kind != "kernel" else
+        op_cost = tuple(0.0 if ins.kind in (FEED_OP, FETCH_OP) else
                         _cost.op_cost(ins.type, [shape(v) for v in ins.inputs], [shape(v) for v in ins.outputs])
                         for ins in instrs)
         threads = host_threads()
@@ -260,6 +297,7 @@ class InterpreterCore:
                         for ins, c in zip(instrs, contexts)]
         self._contexts = contexts
         self._record_stream = bool(_flags.flag("FLAGS_executor_record_stream"))
+        self._poison = bool(_flags.flag("FLAGS_executor_poison_freed"))
         schedule = StreamAnalyzer(contexts, [ins.reads | ins.shape_reads for ins in instrs],
                                   [ins.writes for ins in instrs]).analyse(deps.downstream)
         return op_cost, parallel, schedule
@@ -308,7 +346,7 @@ class InterpreterCore:
         start = len(instrs)
         while start > 0:
             ins, d = instrs[start - 1], opdefs[start - 1]
-            if not (ins.kind == FETCH_OP or (d is not None and d.inplace and ins.inplace_pair is None)):
+            if not (ins.kind in (FETCH_OP, MEMCPY_D2H) or (d is not None and d.inplace and ins.inplace_pair is None)):
                 break
             start -= 1
         i, fresh = start, {}
@@ -555,10 +593,6 @@ class InterpreterCore:
         for ins, ctx in zip(self._instrs, self._contexts):
             for v in ins.writes:
                 owner.setdefault(v, ctx.stream if ctx.is_device else None)
-        stub, stubbed = self._g["_stub"], self._stubbed
-
-        def release(s: list, v: int) -> None:
-            s[v] = stub(s[v]) if v in stubbed else None
         down, dep, kinds = [set(d) for d in plan.downstream], list(plan.dep_count), dict(plan.next_kind)
         tail = self._validate_tail
         if tail is not None:  # the checks of the trailing updates read all their inputs: a barrier
@@ -570,12 +604,28 @@ class InterpreterCore:
         return ParallelRunner(
             fns=self._op_fns, contexts=self._contexts, downstream=[frozenset(d) for d in down], dep_count=dep,
             next_kind=kinds, gc_check_vars=life.gc_check_vars, ref_count=life.ref_count,
-            freeable=self._freeable, owner=[owner.get(v) for v in range(len(plan.var_names))], release=release,
-            n_vars=len(plan.var_names),
-            n_fetches=len(self.fetch_names), record_stream=self._record_stream)
+            freeable=self._freeable, owner=[owner.get(v) for v in range(len(plan.var_names))],
+            release=self._release_fn(), n_vars=len(plan.var_names), n_fetches=len(self.fetch_names),
+            record_stream=self._record_stream, priority=[ins.priority for ins in self._instrs])
+
+    def _release_fn(self) -> Callable[[list, int, tuple], None]:
+        """How the scheduled and parallel runs free var slot v: drop it (a shape-only reader
+        later gets a stub), or under FLAGS_executor_poison_freed poison its buffer and leave it."""
+        stub, stubbed = self._g["_stub"], self._stubbed
+        if not self._poison:
+            def release(s: list, v: int, alive: tuple) -> None:
+                s[v] = stub(s[v]) if v in stubbed else None
+            return release
+        keep = [a for ins in self._instrs for a in ins.attrs.values() if isinstance(a, np.ndarray)]
+
+        def release_poisoning(s: list, v: int, alive: tuple) -> None:
+            if not release_poisoned(s, v, alive, keep):
+                s[v] = stub(s[v]) if v in stubbed else None
+        return release_poisoning
 
     def _run_scheduled(self, feeds: Sequence[Any], snaps: list, hook: Hook | None) -> list:
-        """Dependency counters and reference counts, reset from the plan; ready ops in plan order."""
+        """Dependency counters and reference counts, reset from the plan; ready ops by
+        (scheduling_priority, plan index)."""
         plan = self.plan
         if self._op_fns is None:
             self._op_fns = self._compile_op_functions()
@@ -587,12 +637,14 @@ class InterpreterCore:
         ref = [0] * len(s)
         for v, c in self._life.ref_count.items():
             ref[v] = c
-        checks, freeable, stubbed, down = self._life.gc_check_vars, self._freeable, self._stubbed, plan.downstream
-        ready = [i for i, d in enumerate(dep) if d == 0]
+        checks, freeable, down = self._life.gc_check_vars, self._freeable, plan.downstream
+        release, alive = self._release_fn(), (feeds, r)
+        rank = [ins.priority for ins in self._instrs]
+        ready = [(rank[i], i) for i, d in enumerate(dep) if d == 0]
         heapq.heapify(ready)
         done = 0
         while ready:
-            i = heapq.heappop(ready)
+            i = heapq.heappop(ready)[1]
             if hook is not None:
                 hook("start", i, s)
             fns[i](s, snaps, feeds, r)
@@ -601,13 +653,13 @@ class InterpreterCore:
             for v in checks[i]:
                 ref[v] -= 1
                 if ref[v] == 0 and freeable[v]:
-                    s[v] = g["_stub"](s[v]) if v in stubbed else None
+                    release(s, v, alive)
                     if hook is not None:
                         hook("free", v, s)
             for j in down[i]:
                 dep[j] -= 1
                 if dep[j] == 0:
-                    heapq.heappush(ready, j)
+                    heapq.heappush(ready, (rank[j], j))
             done += 1
         if done != len(fns):
             raise RuntimeError(f"InterpreterCore: only {done} of {len(fns)} ops became ready (a cycle in the plan)")

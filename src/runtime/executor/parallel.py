@@ -6,6 +6,9 @@ and runs it any number of times, each run with its own slots and counters:
 
 - the caller enqueues the ops with no predecessor (host ops on the host pool, device ops on the
   device-launch queue) and blocks on the run's completion; it runs no op itself (H1);
+- each worker keeps its ready ops in a priority queue (H6, [003]'s SchedulingQueue): the op with
+  the lowest `scheduling_priority`, then the lowest index, runs first; roots are enqueued and
+  successors handed on in that order too;
 - a worker runs a ready op, then its successors the seed's way (H5): after a HOST op, the event
   successors go to the launch queue; of the ready direct and sync successors exactly one stays
   on this thread, the rest are enqueued; after a DEVICE launch, direct and event successors stay
@@ -26,12 +29,14 @@ and runs it any number of times, each run with its own slots and counters:
   caller raises the first error; cancellation (KeyboardInterrupt in the caller, T6) uses the
   same path.
 The caller returns only after every stream this run used has drained, so nothing of a finished
-run is still executing when the next run starts.
+run is still executing when the next run starts. A run's hook sees, per op, "wait" (its waits
+passed), "start", "end" and, for a device op whose successor waits on it, "record" (its event is
+set); and "free" per released var slot — tests read the per-op order (I1) from them.
 """
 from __future__ import annotations
 
 import threading
-from collections import deque
+from heapq import heappop, heappush
 from typing import Any, Callable, Sequence
 
 from .asyncvalue import AsyncValue
@@ -73,8 +78,8 @@ class ParallelRunner:
     def __init__(self, *, fns: Sequence[Callable], contexts: Sequence[Context],
                  downstream: Sequence[frozenset[int]], dep_count: Sequence[int], next_kind: dict[tuple[int, int], str],
                  gc_check_vars: Sequence[Sequence[int]], ref_count: dict[int, int], freeable: Sequence[bool],
-                 owner: Sequence[str | None], release: Callable[[list, int], None], n_vars: int, n_fetches: int,
-                 record_stream: bool):
+                 owner: Sequence[str | None], release: Callable[[list, int, tuple], None], n_vars: int,
+                 n_fetches: int, record_stream: bool, priority: Sequence[int]):
         n = len(fns)
         self.fns = tuple(fns)
         self.n_ops, self.n_vars, self.n_fetches = n, n_vars, n_fetches
@@ -97,7 +102,12 @@ class ParallelRunner:
         self.owner = tuple(owner)
         self.record_stream = record_stream
         self._release_slot = release
-        self.roots = tuple(i for i in range(n) if self.dep_count[i] == 0)
+        self.priority = tuple(priority)
+        self.roots = tuple(sorted((i for i in range(n) if self.dep_count[i] == 0), key=self._rank))
+
+    def _rank(self, i: int) -> tuple[int, int]:
+        """Paddle's instruction_scheduling_priority_less: lower priority value first, then op index."""
+        return (self.priority[i], i)
 
     # ------------------------------------------------------------ the caller's side
     def run(self, feeds: Sequence[Any], snaps: list, hook: Hook | None, load: Callable[[list], None],
@@ -142,15 +152,17 @@ class ParallelRunner:
         run, i = arg
         fns, device, waits, succ, gc = self.fns, self.device, self.waits, self.succ, self.gc
         s, snaps, feeds, r, hook, lock, dep = run.s, run.snaps, run.feeds, run.r, run.hook, run.lock, run.dep
-        ready = deque((i,))
+        ready = [self._rank(i)]   # this worker's ready ops (H6: a priority queue, [003]'s SchedulingQueue)
         while ready:
-            i = ready.popleft()
+            i = heappop(ready)[1]
             try:
                 if device[i]:
                     self._launch(run, i)
                 else:
                     for p in waits[i]:   # a host waiter: block on the device producer (synchronize_run)
                         run.events[p].wait()
+                    if hook is not None:
+                        hook("wait", i, s)
                     if run.error is None and not run.cancel:
                         try:
                             if hook is not None:
@@ -174,24 +186,26 @@ class ParallelRunner:
             elif nxt:
                 self._dispatch(run, i, nxt, ready)
 
-    def _dispatch(self, run: _Run, i: int, nxt: list[tuple[int, int]], ready: deque) -> None:
-        """Where the ready successors of op `i` run (H5)."""
+    def _dispatch(self, run: _Run, i: int, nxt: list[tuple[int, int]], ready: list) -> None:
+        """Where the ready successors of op `i` run (H5), in priority order (H6)."""
+        rank = self._rank
         if len(nxt) == 1 and nxt[0][1] == _DIRECT:
-            ready.append(nxt[0][0])
+            heappush(ready, rank(nxt[0][0]))
             return
+        nxt = sorted(nxt, key=lambda jk: rank(jk[0]))
         if self.device[i]:   # launching never blocks: keep direct and event successors, move sync ones
             for j, kind in nxt:
                 if kind == _SYNC:
                     host_pool().submit(self._task, (run, j))
                 else:
-                    ready.append(j)
+                    heappush(ready, rank(j))
             return
-        keep = [j for j, kind in nxt if kind == _SYNC] + [j for j, kind in nxt if kind == _DIRECT]
+        keep = [j for j, kind in nxt if kind != _EVENT]
         for j, kind in nxt:
             if kind == _EVENT:
                 launch_queue().submit(self._task, (run, j))
-        if keep:           # exactly one stays on this thread, the rest are enqueued
-            ready.append(keep[0])
+        if keep:           # exactly one (the first by priority) stays on this thread, the rest are enqueued
+            heappush(ready, rank(keep[0]))
             for j in keep[1:]:
                 self._enqueue(run, j)
 
@@ -205,7 +219,10 @@ class ParallelRunner:
             st.wait_event(run.events[p])
         st.submit(self._device_body, (run, i))
         if run.events[i] is not None:
-            st.record(run.events[i])
+            if run.hook is None:
+                st.record(run.events[i])
+            else:
+                st.submit(self._record_hooked, (run, i))
         if self.gc[i] and run.error is None and not run.cancel:
             self._check_gc(run, i, name)
 
@@ -216,12 +233,22 @@ class ParallelRunner:
         hook = run.hook
         try:
             if hook is not None:
+                hook("wait", i, run.s)       # the stream passed the waits enqueued before this op
                 hook("start", i, run.s)
             self.fns[i](run.s, run.snaps, run.feeds, run.r)
             if hook is not None:
                 hook("end", i, run.s)
         except BaseException as e:  # noqa: BLE001 - errors are values: kept, raised in the caller
             self._fail(run, i, e)
+
+    @staticmethod
+    def _record_hooked(arg: tuple[_Run, int]) -> None:
+        """Record op i's completion event (on its stream), logged to the run's hook first."""
+        run, i = arg
+        try:
+            run.hook("record", i, run.s)
+        finally:
+            run.events[i].set_value()
 
     def _fail(self, run: _Run, i: int, e: BaseException) -> None:
         with run.lock:
@@ -272,7 +299,7 @@ class ParallelRunner:
     def _free(self, run: _Run, v: int) -> None:
         if run.error is not None:  # a failed run keeps its values: the error names its inputs' shapes,
             return                 # and a launched op's inputs are released only after it ran (and failed)
-        self._release_slot(run.s, v)
+        self._release_slot(run.s, v, (run.feeds, run.r))
         if run.hook is not None:
             run.hook("free", v, run.s)
 

@@ -28,7 +28,7 @@ class Instruction:
 
     index: int
     type: str
-    kind: str                   # "kernel", "feed" or "fetch"
+    kind: str                   # "kernel", "feed", "fetch", "memcpy_h2d" or "memcpy_d2h"
     inputs: tuple[int, ...]     # slots, NO_SLOT for an absent optional input
     outputs: tuple[int, ...]
     attrs: dict[str, Any]
@@ -43,6 +43,7 @@ class Instruction:
     queue: str = "host"         # which work queue runs it: "host" or "device"
     stream: str = "default"     # its device stream; host ops keep "default"
     context: str = "cpu"        # cpu, gpu, h2d or d2h (stream_analysis.Context.kind)
+    priority: int = 0           # scheduling_priority: among ops ready at once, lower runs first
 
     def __repr__(self) -> str:
         return f"Instruction(#{self.index} {self.type} in={self.inputs} out={self.outputs})"

@@ -7,7 +7,8 @@ Every instruction gets an execution context `Context(kind, stream)`:
 - `h2d` / `d2h`: copies into / out of the device. An h2d copy is launched like a device kernel;
   a d2h copy is a host waiter (fetch ops are d2h: they hand the value to the caller).
 
-Placement (`place`): feeds are cpu, fetches d2h; a kernel op carrying the attribute
+Placement (`place`): feeds are cpu, fetches d2h, the build's copies (executor/transfer.py)
+h2d on the copy stream "h2d" and d2h; a kernel op carrying the attribute
 `execution_stream` (Paddle's name) runs on that device stream; the others follow the policy
 (`FLAGS_executor_stream_policy`): "host" (the CPU default: CPU kernels on the host pool),
 "single" (one compute stream, the default of a device), "auto" (independent branches whose ops
@@ -31,7 +32,7 @@ from dataclasses import dataclass
 from typing import NamedTuple, Sequence
 
 __all__ = ["Context", "HOST", "FETCH_CTX", "STREAM_ATTR", "POLICIES", "edge_kind", "StreamAnalyzer",
-           "StreamSchedule", "place"]
+           "StreamSchedule", "place", "on_device"]
 
 STREAM_ATTR = "execution_stream"
 POLICIES = ("host", "single", "auto")
@@ -55,6 +56,13 @@ class Context(NamedTuple):
 HOST = Context(CPU, "default")
 FETCH_CTX = Context(D2H, "default")
 COMPUTE = Context(GPU, "compute")
+H2D_CTX = Context(H2D, "h2d")          # copies into the device get a copy stream (TF's H2D stream)
+D2H_CTX = Context(D2H, "default")      # copies out of it are host waiters, as fetches are
+
+
+def on_device(annotation: str | None, policy: str) -> bool:
+    """Whether a kernel op runs on a device stream: annotated, or placed there by the policy."""
+    return annotation is not None or policy != "host"
 
 
 def edge_kind(producer: Context, consumer: Context) -> str:
@@ -110,8 +118,9 @@ class StreamAnalyzer:
 def place(kinds: Sequence[str], annotations: Sequence[str | None], policy: str,
           upstream: Sequence[frozenset[int]], cost: Sequence[float], break_even_us: float,
           max_streams: int) -> list[Context]:
-    """The context of every op: `kinds[i]` is "feed", "fetch" or "kernel"; an annotation names a
-    stream; the policy places the other kernels (see the module docstring)."""
+    """The context of every op: `kinds[i]` is "feed", "fetch", "memcpy_h2d", "memcpy_d2h" or
+    "kernel"; an annotation names a stream; the policy places the other kernels (see the module
+    docstring)."""
     if policy not in POLICIES:
         raise ValueError(f"place: argument 'policy' must be one of {POLICIES}, got {policy!r}")
     out: list[Context] = []
@@ -122,9 +131,13 @@ def place(kinds: Sequence[str], annotations: Sequence[str | None], policy: str,
             out.append(HOST)
         elif kind == "fetch":
             out.append(FETCH_CTX)
+        elif kind == "memcpy_h2d":
+            out.append(H2D_CTX)
+        elif kind == "memcpy_d2h":
+            out.append(D2H_CTX)
         elif annotations[i] is not None:
             out.append(Context(GPU, annotations[i]))
-        elif policy == "host":
+        elif not on_device(None, policy):
             out.append(HOST)
         elif policy == "single":
             out.append(COMPUTE)
