@@ -56,6 +56,11 @@ class CompiledSIR:
             [(s.meta.shape, s.meta.dtype, s.meta.stop_gradient) for s in sir.inputs]
         self._first = _Variant(self, first)
         self._variants = {self._flags(): self._first}
+        # Without bound tensors and with no output that can require grad, every run is the first lowering's
+        # inference run whatever the grad mode (the guards fixed the inputs' stop_gradient): one generated
+        # function (a graph break's prefix runs through it).
+        self._inference = None if self._cells or self._first.differentiable else \
+            _inference_runner(self._first, sir.name)
 
     @property
     def lowered(self) -> Lowered:
@@ -68,28 +73,11 @@ class CompiledSIR:
 
     def output_runner(self, index: int) -> Callable[..., Tensor]:
         """A callable `(*inputs) -> output index` for a translated function that returns one SIR output: the
-        cache-hit path. Inputs are already checked, as for `run_checked`.
-
-        Without bound tensors and with an output that cannot require grad, every call runs the first
-        lowering's inference core whatever the grad mode (the guards fixed the inputs' stop_gradient), so the
-        callable is one function over that core: no grad-mode test, no variant lookup, no tuple of outputs. It
-        is generated with one parameter per input and the feed list written out in the core's order: a
-        comprehension building that list costs ~0.2 us a call, a fifth of what a hit adds over eager."""
-        first = self._first
-        if self._cells or first.differentiable:
+        cache-hit path. Inputs are already checked, as for `run_checked`."""
+        if self._inference is None:
             run_checked = self.run_checked
             return lambda *inputs: run_checked(*inputs)[index]
-        params = ", ".join(f"t{i}" for i in range(len(first.lowered.input_names)))
-        feeds = ", ".join(f"t{i}._data" for i in first._feed_order)
-        source = (f"def run_one({params}):\n"
-                  f"    try:\n"
-                  f"        return _wrap(run([{feeds}])[at])\n"
-                  f"    except Exception as e:  # re-raised as eager code raises it\n"
-                  f"        _raise_as_eager(e)\n")
-        namespace = {"_wrap": _wrap, "run": first._core.run, "at": first._out_index[index],
-                     "_raise_as_eager": _raise_as_eager}
-        exec(compile(source, f"<hit path of {self.sir.name}>", "exec"), namespace)  # noqa: S102 - generated
-        return namespace["run_one"]
+        return _inference_runner(self._first, self.sir.name, index)
 
     def build_gradient(self) -> None:
         """Build the gradient Program now if the outputs can require grad (raising what building it raises),
@@ -103,6 +91,8 @@ class CompiledSIR:
     def run_checked(self, *inputs: Tensor) -> tuple[Tensor, ...]:
         """Run on inputs already known to match the SIR's input metas (the translated code's
         guards checked exactly that, so a cache hit does not check them twice)."""
+        if self._inference is not None:
+            return self._inference(*inputs)
         if is_grad_enabled():
             variant = self._variants.get(self._flags()) or self._relower()
             if variant.differentiable:
@@ -154,6 +144,25 @@ class CompiledSIR:
                 t.set_value(cell.value)
                 cell.value = t._data
         return out
+
+
+def _inference_runner(variant: "_Variant", name: str, index: int | None = None) -> Callable[..., Any]:
+    """The inference run of `variant` as one generated function of the input tensors, returning the tuple of
+    outputs, or only output `index`. One parameter per input and the feed list written out in the core's order:
+    a comprehension building that list, a generator building the tuple and the calls between `run_checked`,
+    `_Variant.run` and `CompiledSIR._run` cost more than the kernels of a one-op graph."""
+    params = ", ".join(f"t{i}" for i in range(len(variant.lowered.input_names)))
+    feeds = ", ".join(f"t{i}._data" for i in variant._feed_order)
+    if index is None:
+        outs = "".join(f"_wrap(out[{i}]), " for i in variant._out_index)
+        body = f"        out = run([{feeds}])\n    except Exception as e:\n        _raise_as_eager(e)\n    return ({outs})\n"
+    else:
+        body = f"        return _wrap(run([{feeds}])[{variant._out_index[index]}])\n    except Exception as e:\n" \
+               "        _raise_as_eager(e)\n"
+    source = f"def run_sir({params}):\n    try:\n{body}"
+    namespace = {"_wrap": _wrap, "run": variant._core.run, "_raise_as_eager": _raise_as_eager}
+    exec(compile(source, f"<inference run of {name}>", "exec"), namespace)  # noqa: S102 - generated
+    return namespace["run_sir"]
 
 
 def _raise_as_eager(e: Exception) -> NoReturn:
