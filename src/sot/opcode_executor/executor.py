@@ -37,6 +37,7 @@ from .attributes import AttributeMixin
 from .binding import BindError, bind_arguments
 from .breaks import GraphBreak, breakable
 from .calls import CallMixin, is_runtime_api
+from .contexts import ContextMixin
 from .dispatch import HANDLERS, FrameRaises, InPlaceUpdate, Unsupported, handles
 from .side_effects import SideEffects
 from .trackers import (BuiltinTracker, CellTracker, ConstTracker, DummyTracker, ExpressionTracker, GetAttrTracker,
@@ -115,8 +116,9 @@ class _Translation:
         self.effects = SideEffects()
         self.barrier = 0  # Variables born before it belong to the state before the current root instruction
         self.dirty = False  # such a Variable was mutated since (a break there would replay the mutation)
+        self.contexts: dict[int, Variable] = {}  # id of a grad-mode context object from outside -> its Variable
 
-class OpcodeExecutor(CallMixin, AttributeMixin):
+class OpcodeExecutor(CallMixin, AttributeMixin, ContextMixin):
     """Simulates one frame of `code` whose arguments are `f_locals` (the translated frame)."""
 
     def __init__(self, code: types.CodeType, f_locals: dict, f_globals: dict, f_builtins: dict):
