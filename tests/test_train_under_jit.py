@@ -262,9 +262,6 @@ def _centred_under_no_grad(x):
     return x * 2 - mean
 
 
-@pytest.mark.xfail(strict=True, reason="JIT gap: `with paddle.no_grad():` is not simulated: calling no_grad breaks "
-                   "(SOT-B003) and the resume function meets BEFORE_WITH (SOT-U001), so the frame runs eagerly; a "
-                   "forward computing a statistic under no_grad is not captured")
 def test_a_no_grad_block_inside_the_function_is_captured_with_eager_gradients():
     x = paddle.to_tensor(np.array([1.0, 2.0, 4.0], "float32"), stop_gradient=False)
     want = _centred_under_no_grad(x)

@@ -25,6 +25,12 @@ place (`paddle.assign(y, output=x)`: statements are single assignments). Writes 
 among the arguments (a parameter an inlined forward reads, a global tensor) are bound, not
 copied. A call whose result holds no new tensor and appends no op (`paddle.is_tensor(x)`)
 returns its Python result and records nothing.
+
+`grad_mode` is the grad mode of the simulated code at the point of the next call (None: the
+caller's, whatever it is at run time; False: inside `with paddle.no_grad():`; True: inside
+`enable_grad()`); each statement keeps it (`Statement.grad`). Where it is off (or None and the
+translation runs with grad off) the new ops' outputs are marked stop_gradient, so the metas of
+the result and of everything computed from it alone say what eager's flags say.
 """
 from __future__ import annotations
 
@@ -37,7 +43,7 @@ from runtime.ops.registry import all_ops
 from runtime.static import Program, Variable
 
 from .pytree import tree_leaves, tree_map
-from .replay import Binder, resolve, run_statement, static_program
+from .replay import Binder, cut_gradients, resolve, run_statement, static_program
 from .sir import StatementIR
 from .statement import ApiStatement, LayerStatement, MethodStatement, SirStatement, Statement
 from .symbol import Meta, Symbol
@@ -80,6 +86,7 @@ class SIRBuilder:
         self._symbols: dict[int, Symbol] = {}  # id(Variable) -> the symbol it stands for
         self._by_var_name: dict[str, Symbol] = {}
         self._names = itertools.count()
+        self.grad_mode: bool | None = None
 
     # ------------------------------------------------------------ inputs and outputs
     def add_input(self, meta: Meta) -> Symbol:
@@ -163,6 +170,9 @@ class SIRBuilder:
             raise error
         new_ops = self._block.ops[n_ops:]
         self._check_no_symbol_written(st, new_ops)
+        st.grad = self.grad_mode
+        if not self._grad_enabled():
+            cut_gradients(self._block, n_ops)
         if not allow_dynamic_shape:
             dynamic = [op.type for op in new_ops if op.type in _DYNAMIC_SHAPE_OPS]
             if dynamic:
@@ -183,11 +193,15 @@ class SIRBuilder:
         sym = self._symbols.get(id(value))
         if sym is None:
             meta = Meta.from_tensor(value)
-            if not is_grad_enabled():  # eager ops under no_grad give stop_gradient outputs
+            if not self._grad_enabled():  # eager ops under no_grad give stop_gradient outputs
                 meta = meta._replace(stop_gradient=True)
             sym = self._new_symbol(meta)
             self._bind(sym, value)
         return sym
+
+    def _grad_enabled(self) -> bool:
+        """Whether the call being recorded runs with grad on (an inherited mode: the translation's)."""
+        return is_grad_enabled() if self.grad_mode is None else self.grad_mode
 
     def _check_no_symbol_written(self, st: Statement, ops: list) -> None:
         for name in (name for op in ops for name in op.outputs):

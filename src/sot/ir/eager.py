@@ -3,15 +3,17 @@
 A subgraph too small to be worth compiling (`SOT_MIN_GRAPH_SIZE`) still has its translation,
 guards and graph breaks; only its statements run through the eager API instead of a compiled
 Program: `EagerSIR(sir)(*inputs)` returns the outputs as `CompiledSIR` does, and eager autograd
-records each op as usual.
+records each op as usual (a statement recorded under no_grad or enable_grad runs under it again).
 """
 from __future__ import annotations
 
 from typing import Any
 
+from runtime.autograd import enable_grad, no_grad
+
 from .pytree import tree_leaves, tree_map
 from .sir import StatementIR
-from .statement import ApiStatement, LayerStatement, MethodStatement, SirStatement
+from .statement import ApiStatement, LayerStatement, MethodStatement, SirStatement, Statement
 from .symbol import Symbol
 
 __all__ = ["EagerSIR", "eager_env", "run_eagerly"]
@@ -49,17 +51,25 @@ def eager_env(sir: StatementIR, inputs: tuple) -> dict[Symbol, Any]:
 
     for st in sir.statements:
         args, kwargs = tree_map(value, (st.args, st.kwargs))
-        if isinstance(st, ApiStatement):
-            result = st.fn(*args, **kwargs)
-        elif isinstance(st, MethodStatement):
-            result = getattr(args[0], st.method)(*args[1:], **kwargs)
-        elif isinstance(st, LayerStatement):
-            result = st.layer(*args, **kwargs)
-        elif isinstance(st, SirStatement):
-            result = run_eagerly(st.sir, args)
+        if st.grad is None:
+            result = _call(st, args, kwargs)
         else:
-            raise TypeError(f"run_eagerly: unknown statement {type(st).__name__}")
+            with (enable_grad if st.grad else no_grad)():
+                result = _call(st, args, kwargs)
         for sym, out in zip(tree_leaves(st.outputs), tree_leaves(result)):
             if isinstance(sym, Symbol):
                 env[sym] = out
     return env
+
+
+def _call(st: Statement, args: tuple, kwargs: dict) -> Any:
+    """What `st` calls, called on eager values."""
+    if isinstance(st, ApiStatement):
+        return st.fn(*args, **kwargs)
+    if isinstance(st, MethodStatement):
+        return getattr(args[0], st.method)(*args[1:], **kwargs)
+    if isinstance(st, LayerStatement):
+        return st.layer(*args, **kwargs)
+    if isinstance(st, SirStatement):
+        return run_eagerly(st.sir, args)
+    raise TypeError(f"run_eagerly: unknown statement {type(st).__name__}")

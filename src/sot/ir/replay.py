@@ -11,6 +11,11 @@ its Parameters and buffers (those of its sublayers too) are swapped for those Va
 restored afterwards, so the layer's forward reads them as program inputs and no parameter is
 created. The swap mutates the layer for the duration of the call: do not call that layer from
 another thread meanwhile.
+
+A statement recorded under `no_grad` (`st.grad is False`) is replayed as usual and then its ops'
+outputs are marked stop_gradient (`cut_gradients`): static mode's flags follow the inputs only,
+so this is what keeps them, and what is computed from them alone, out of backward, as eager's
+ops under no_grad record nothing.
 """
 from __future__ import annotations
 
@@ -32,7 +37,7 @@ if TYPE_CHECKING:
 
     from .sir import StatementIR
 
-__all__ = ["static_program", "Binder", "bound_layer", "run_statement", "replay_sir"]
+__all__ = ["static_program", "Binder", "bound_layer", "run_statement", "replay_sir", "cut_gradients"]
 
 
 @contextlib.contextmanager
@@ -133,12 +138,26 @@ def resolve(value: Any, env: dict[Symbol, Variable], binder: Binder) -> Any:
     return value
 
 
+def cut_gradients(block: Block, first_op: int) -> None:
+    """Mark what the ops of `block` from `first_op` on write stop_gradient (persistable vars, the
+    bound tensors a program updates, keep their flags): they ran under no_grad."""
+    for op in block.ops[first_op:]:
+        for name in op.outputs:
+            var = block.var(name)
+            if not var.persistable:
+                var.stop_gradient = True
+
+
 def replay_sir(sir: "StatementIR", inputs: Sequence[Variable], binder: Binder) -> list[Variable]:
     """Append the ops of every statement of `sir` (inputs bound to `inputs`); its output Variables."""
     env: dict[Symbol, Any] = dict(zip(sir.inputs, inputs))
+    block = binder.block
     for st in sir.statements:
         args, kwargs = tree_map(lambda x: resolve(x, env, binder), (st.args, st.kwargs))
+        first_op = len(block.ops)
         result = run_statement(st, args, kwargs, binder)
+        if st.grad is False:
+            cut_gradients(block, first_op)
         for sym, value in zip(tree_leaves(st.outputs), tree_leaves(result)):
             if isinstance(sym, Symbol):
                 env[sym] = value

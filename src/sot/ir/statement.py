@@ -12,6 +12,10 @@ Symbol for every tensor in it:
 Eager tensors may appear among the constants (a parameter an inlined forward reads, a global
 tensor): lowering binds them to the program, it never copies them. Statements describe; the
 `replay` module runs them.
+
+`grad` is the grad mode the call ran under in the simulated frame: None inherits the mode of the
+compiled call's caller (most statements), False inside `with paddle.no_grad():` (its outputs take
+no part in backward, as eager's ops under no_grad record nothing), True inside `enable_grad()`.
 """
 from __future__ import annotations
 
@@ -38,12 +42,13 @@ class Statement:
     """One recorded call: what is called, its arguments and its output symbols."""
 
     kind: ClassVar[str]
-    __slots__ = ("args", "kwargs", "outputs")
+    __slots__ = ("args", "kwargs", "outputs", "grad")
 
-    def __init__(self, args: tuple, kwargs: dict, outputs: Any):
+    def __init__(self, args: tuple, kwargs: dict, outputs: Any, grad: bool | None = None):
         self.args = tuple(args)
         self.kwargs = dict(kwargs)
         self.outputs = outputs
+        self.grad = grad
 
     def output_symbols(self) -> list[Symbol]:
         """The symbols the call defines, in result order."""
@@ -64,8 +69,9 @@ class Statement:
         outs = self.output_symbols()
         metas = ", ".join(str(s.meta) for s in outs)
         metas = metas if len(outs) == 1 else f"({metas})"
+        mode = "" if self.grad is None else "  [enable_grad]" if self.grad else "  [no_grad]"
         return (f"{self.kind:<6} || {_value_text(self.outputs)} = {self.callee(layers)}({', '.join(parts)})"
-                f"  # {metas}")
+                f"  # {metas}{mode}")
 
 
 class ApiStatement(Statement):

@@ -76,7 +76,7 @@ class AttributeMixin:
             "ndim": lambda: ConstantVariable(len(meta.shape)),
             "size": lambda: ConstantVariable(int(_product(meta.shape))),
             "dtype": lambda: ObjectVariable(from_np_dtype(meta.dtype)),
-            "stop_gradient": lambda: ConstantVariable(meta.stop_gradient),
+            "stop_gradient": lambda: ConstantVariable(self.stop_gradient_of(tensor)),
         }
         if name in values:
             return values[name]()

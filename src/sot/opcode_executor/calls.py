@@ -4,6 +4,7 @@ A runtime public function is recorded as call_api, a Tensor method as call_metho
 function, bound method, lambda, closure or comprehension is inlined (`OpcodeExecutor.inline`),
 and so is the function a nested `to_static` wrapper wraps;
 a callable object (an nn.Layer) is called through its type's `__call__`, inlined the same way;
+the grad-mode API (`no_grad()`, `is_grad_enabled()`, ...) is simulated (see `contexts`);
 builtins and `math` functions on values known at translation time are simulated (see
 `builtins`). Anything else cannot be captured.
 """
@@ -62,6 +63,9 @@ class CallMixin:
             return self.call(fn.function, [fn.receiver, *args], kwargs, direct)
         if isinstance(fn, ObjectVariable) and (breaks_on(fn.value) or is_skipped(fn.value)):
             self.unsupported(f"{getattr(fn.value, '__qualname__', fn)} is on the block list", "SOT-B004")
+        grad_mode = self.grad_mode_call(fn, args, kwargs)  # no_grad(), is_grad_enabled(), a with's exit
+        if grad_mode is not None:
+            return grad_mode
         if isinstance(fn, ObjectVariable) and is_runtime_api(fn.value):
             if fn.value.__name__.endswith("_"):
                 raise InPlaceUpdate("CALL", self.where(), f"{fn.value.__name__} changes its argument in place")

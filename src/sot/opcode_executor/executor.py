@@ -37,6 +37,7 @@ from .attributes import AttributeMixin
 from .binding import BindError, bind_arguments
 from .breaks import CALLS, FrameState, GraphBreak, breakable
 from .calls import CallMixin, is_runtime_api
+from .contexts import ContextMixin
 from .dispatch import HANDLERS, FrameRaises, InPlaceUpdate, Unsupported, handles
 from .side_effects import SideEffects
 from .trackers import (BuiltinTracker, CellTracker, ConstTracker, DummyTracker, ExpressionTracker, GetAttrTracker,
@@ -118,8 +119,9 @@ class _Translation:
         # (a break at that instruction would replay the mutation)
         self.open_steps: list[list] = []
         self.virtual_frames = True  # a break inside an inlined call resumes inside it (False: at the call)
+        self.contexts: dict[int, Variable] = {}  # id of a grad-mode context object from outside -> its Variable
 
-class OpcodeExecutor(CallMixin, AttributeMixin):
+class OpcodeExecutor(CallMixin, AttributeMixin, ContextMixin):
     """Simulates one frame of `code` whose arguments are `f_locals` (the translated frame)."""
 
     def __init__(self, code: types.CodeType, f_locals: dict, f_globals: dict, f_builtins: dict):
