@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from sot.pyversion import Instruction
+from sot.pyversion import Instruction, versions
 
 __all__ = ["Tracker", "LocalTracker", "CellTracker", "GlobalTracker", "BuiltinTracker", "ConstTracker",
-           "GetAttrTracker", "GetItemTracker", "TypeTracker", "ExpressionTracker", "DummyTracker"]
+           "GetAttrTracker", "GetItemTracker", "TypeTracker", "ExpressionTracker", "ConvertedTracker", "DummyTracker"]
 
 
 class Tracker:
@@ -124,6 +124,22 @@ class ExpressionTracker(Tracker):
 
     def __init__(self, source: str):
         self.source = source
+
+
+class ConvertedTracker(Tracker):
+    """`fn(base)`, computed by the generated code on every call from a reloadable value (a dynamic
+    number made the 0-D tensor a SIR input stands for). No source: the base value guards itself."""
+
+    def __init__(self, fn: Any, base: Tracker):
+        self.fn = fn
+        self.base = base
+        self.reloadable = True
+
+    def load(self) -> list[Instruction]:
+        """Push `fn` with its NULL slot, the base's load, CALL 1."""
+        slots = [Instruction("LOAD_CONST", argval=self.fn), Instruction("PUSH_NULL")]
+        return [*(slots if versions.NULL_AFTER_CALLABLE else slots[::-1]), *self.base.load(),
+                Instruction("CALL", arg=1, argval=1)]
 
 
 class DummyTracker(Tracker):
