@@ -17,10 +17,13 @@ runs on the same arrays as in eager code: its result is eager's bit for bit. One
 dtype); a number that is only returned, stored or passed on to a resume function is loaded from the
 frame again as it is.
 
+Arithmetic of dynamic numbers with numbers (`+`, `-`, `*`, unary `-`: those that cannot raise) gives a
+dynamic number the generated code computes again on every call with Python's own operator (so it is
+eager's value by construction), e.g. a loss accumulated as a Python float, `total + loss.item()`.
 Anything else that needs the value at translation time (`if s > 0`, `range(n)`, a shape, an
-attribute like `full(shape, s)`'s fill value, number-number arithmetic) raises `NumberNeeded`: the
-translator keeps that number static (guarded by value) for this code object, with the reason, and
-simulates again. Correctness first: such a function translates per value, as before.
+attribute like `full(shape, s)`'s fill value, `/`, `float(s)`) raises `NumberNeeded`: the
+translator keeps the numbers it came from static (guarded by value) for this code object, with the
+reason, and simulates again. Correctness first: such a function translates per value, as before.
 """
 from __future__ import annotations
 
@@ -40,12 +43,13 @@ _LOADABLE_ROOTS = ("f_locals", "f_globals")
 
 
 class NumberNeeded(Exception):
-    """A translation needed the value of the dynamic number read from `source`: keep it static."""
+    """A translation needed the value of a dynamic number computed from the numbers read from
+    `sources`: keep them static."""
 
-    def __init__(self, source: str, why: str):
-        self.source = source
+    def __init__(self, sources: tuple[str, ...], why: str):
+        self.sources = sources
         self.why = why
-        super().__init__(f"{why}: {source} must stay static")
+        super().__init__(f"{why}: {', '.join(sources)} must stay static")
 
 
 class NumberPolicy:
@@ -66,9 +70,10 @@ class NumberPolicy:
         return new
 
     def keep_static(self, error: NumberNeeded) -> None:
-        """The number `error` names stays static (guarded by value) from now on, with its reason."""
-        self.static[error.source] = error.why
-        self.dynamic.discard(error.source)
+        """The numbers `error` names stay static (guarded by value) from now on, with its reason."""
+        for source in error.sources:
+            self.static[source] = error.why
+            self.dynamic.discard(source)
 
     def describe(self) -> list[str]:
         """The decisions as text, one line per number."""

@@ -34,6 +34,7 @@ from sot.guards import Guard
 from sot.ir import Meta, SIRBuilder, Symbol
 from sot.markers import is_not_to_static
 from sot.pyversion import Instruction, decode, versions
+from sot.pyversion.instruction import BINARY_OPERATORS as _BINARY_OPERATORS
 
 from .attributes import AttributeMixin
 from .binding import BindError, bind_arguments
@@ -41,8 +42,8 @@ from .breaks import CALLS, FrameState, GraphBreak, breakable
 from .calls import CallMixin, is_runtime_api
 from .dispatch import HANDLERS, FrameRaises, InPlaceUpdate, Unsupported, handles
 from .side_effects import SideEffects
-from .trackers import (BuiltinTracker, CellTracker, ConstTracker, ConvertedTracker, DummyTracker, ExpressionTracker,
-                       GetAttrTracker, GetItemTracker, GlobalTracker, LocalTracker, Tracker)
+from .trackers import (BuiltinTracker, CellTracker, ComputedTracker, ConstTracker, ConvertedTracker, DummyTracker,
+                       ExpressionTracker, GetAttrTracker, GetItemTracker, GlobalTracker, LocalTracker, Tracker)
 from .variables import (CONSTANT_TYPES, NULL, OBJECT_TYPES, BoundMethodVariable, CellVariable, ConstantVariable,
                         DictVariable, FunctionVariable, InstanceVariable, IteratorVariable, ListVariable,
                         NumberVariable, NumpyScalarVariable, ObjectVariable, TensorVariable, TupleVariable, Variable,
@@ -76,6 +77,8 @@ _COMPARE: dict[str, tuple[Callable, str]] = {
     "<": (operator.lt, "__lt__"), "<=": (operator.le, "__le__"), "==": (operator.eq, "__eq__"),
     "!=": (operator.ne, "__ne__"), ">": (operator.gt, "__gt__"), ">=": (operator.ge, "__ge__"),
 }
+# operators on Python numbers a dynamic number goes through (those that cannot raise on ints and floats)
+_NUMBER_ARITHMETIC = frozenset({"+", "-", "*"})
 # COMPARE_OP operator -> the one Python tries on the right operand when the left's gives NotImplemented
 _SWAPPED = {"<": ">", "<=": ">=", "==": "==", "!=": "!=", ">": "<", ">=": "<="}
 # conditional jump -> whether it jumps, given the popped value's truth or None-ness
@@ -312,9 +315,11 @@ class OpcodeExecutor(CallMixin, AttributeMixin):
         dtype eager code gives the number there, made by the generated code on every call (one per dtype)."""
         target = scalar_dtype(number.number, dtype)
         convert = as_tensor_of(target)
+        source = number.tracker.source
         for var in self.inputs:  # (rolled back with the inputs when an instruction breaks)
-            if isinstance(var.tracker, ConvertedTracker) and var.tracker.fn is convert and \
-                    var.tracker.base.source == number.tracker.source:
+            base = getattr(var.tracker, "base", None)
+            if isinstance(var.tracker, ConvertedTracker) and var.tracker.fn is convert and (
+                    base is number.tracker or (source is not None and base.source == source)):
                 return var.symbol
         var = TensorVariable(self.builder.add_input(Meta((), target)), ConvertedTracker(convert, number.tracker))
         self.inputs.append(var)
@@ -642,6 +647,9 @@ class OpcodeExecutor(CallMixin, AttributeMixin):
             return self._operator(reflected, right, left)
         if isinstance(right, TensorVariable):
             self.unsupported(f"{left!r} {op} {right!r}")
+        dynamic = isinstance(left, NumberVariable) or isinstance(right, NumberVariable)
+        if dynamic and op in _NUMBER_ARITHMETIC and _is_number(left) and _is_number(right):
+            return self._computed_number([left, right], fold, "BINARY_OP", _BINARY_OPERATORS.index(op), op)
         result = fold(self.python_value(left), self.python_value(right))
         return self.from_result(result) if isinstance(result, (tuple, list)) else ConstantVariable(result)
 
@@ -660,6 +668,15 @@ class OpcodeExecutor(CallMixin, AttributeMixin):
         if isinstance(result, TensorVariable):
             result.fresh = True
         return result
+
+    def _computed_number(self, operands: list[Variable], fold: Callable, opname: str, arg: int | None = None,
+                         argval: Any = None) -> NumberVariable:
+        """An operator on Python numbers, one of them dynamic: a dynamic number the generated code computes
+        again on every call with the same Python operator (`ComputedTracker`), eager's value by construction."""
+        number = fold(*(v.number if isinstance(v, NumberVariable) else v.value for v in operands))
+        trackers = [v.tracker if isinstance(v, NumberVariable) else ConstTracker(v.value) for v in operands]
+        sources = tuple(dict.fromkeys(s for v in operands if isinstance(v, NumberVariable) for s in v.sources))
+        return NumberVariable(number, ComputedTracker(trackers, opname, arg, argval), sources)
 
     def _tensor_in_place(self, tensor: TensorVariable, dunder: str, other: Variable) -> TensorVariable:
         """`t op= x` on a tensor: see `update_in_place`."""
@@ -689,6 +706,8 @@ class OpcodeExecutor(CallMixin, AttributeMixin):
 
     def _unary_of(self, kind: str, value: Variable) -> Variable:
         fold, dunder = _UNARY[kind]
+        if isinstance(value, NumberVariable) and kind == "UNARY_NEGATIVE":
+            return self._computed_number([value], fold, kind)
         if isinstance(value, ConstantVariable):
             return ConstantVariable(fold(value.value))
         if isinstance(value, TensorVariable):

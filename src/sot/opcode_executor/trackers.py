@@ -11,7 +11,8 @@ from typing import Any
 from sot.pyversion import Instruction, versions
 
 __all__ = ["Tracker", "LocalTracker", "CellTracker", "GlobalTracker", "BuiltinTracker", "ConstTracker",
-           "GetAttrTracker", "GetItemTracker", "TypeTracker", "ExpressionTracker", "ConvertedTracker", "DummyTracker"]
+           "GetAttrTracker", "GetItemTracker", "TypeTracker", "ExpressionTracker", "ConvertedTracker", "ComputedTracker",
+           "DummyTracker"]
 
 
 class Tracker:
@@ -140,6 +141,22 @@ class ConvertedTracker(Tracker):
         slots = [Instruction("LOAD_CONST", argval=self.fn), Instruction("PUSH_NULL")]
         return [*(slots if versions.NULL_AFTER_CALLABLE else slots[::-1]), *self.base.load(),
                 Instruction("CALL", arg=1, argval=1)]
+
+
+class ComputedTracker(Tracker):
+    """An operator instruction (`opname`, `arg`, `argval`) applied to the values `operands` (Trackers)
+    load, recomputed by the generated code on every call: arithmetic of dynamic numbers, done by
+    Python's own operator as in eager code. No source: each operand guards itself."""
+
+    def __init__(self, operands: list[Tracker], opname: str, arg: int | None = None, argval: Any = None):
+        self.operands = list(operands)
+        self.op = (opname, arg, argval)
+        self.reloadable = True
+
+    def load(self) -> list[Instruction]:
+        """Each operand's load, then the operator."""
+        opname, arg, argval = self.op
+        return [*(ins for t in self.operands for ins in t.load()), Instruction(opname, arg=arg, argval=argval)]
 
 
 class DummyTracker(Tracker):

@@ -74,22 +74,25 @@ class NumberVariable(ConstantVariable):
     anything that reads `value` (folding, a condition, an attribute) raises NumberNeeded, so the
     translation keeps it static and simulates again instead of baking one value in."""
 
-    def __init__(self, number: int | float, tracker: Tracker):
+    def __init__(self, number: int | float, tracker: Tracker, sources: tuple[str, ...] | None = None):
         Variable.__init__(self, tracker)
         self.number = number  # this call's value: its type is guarded, its value is not
+        # the frame's numbers it is computed from (itself, when read from the frame)
+        self.sources = (tracker.source,) if sources is None else sources
 
     @property
     def value(self) -> Any:
         """Not known at translation time: the reader is named in NumberNeeded's reason."""
-        raise NumberNeeded(self.tracker.source, f"its value was needed at translation time (by "
-                                                f"{sys._getframe(1).f_code.co_name})")
+        raise NumberNeeded(self.sources, f"its value was needed at translation time (by "
+                                         f"{sys._getframe(1).f_code.co_name})")
 
     def guards(self) -> list[Guard]:
-        """type_is on its source."""
-        return [Guard(self.tracker.source, "type_is", type(self.number))]
+        """type_is on its source (a number computed from others: none, they guard themselves)."""
+        src = self.tracker.source
+        return [] if src is None else [Guard(src, "type_is", type(self.number))]
 
     def _describe(self) -> str:
-        return f"dynamic {type(self.number).__name__} {self.tracker.source}"
+        return f"dynamic {type(self.number).__name__} from {', '.join(self.sources)}"
 
 
 class NumpyScalarVariable(ConstantVariable):
