@@ -310,3 +310,50 @@ def test_a_seeded_training_loop_summing_loss_item_stays_compiled():
     assert all(t.translations <= 2 and t.fallbacks == [] for t in found)
     assert "f_locals['weight'] (number)" in made_dynamic(found[0])
     assert sum(t.cache.eager_runs for t in found) == 0
+
+
+def _mixed(x, n, f):
+    return x * (n + f)
+
+
+def test_a_dynamic_int_meeting_a_float_is_specialised_as_its_conversion_may_raise():
+    jit = jit_of(_mixed)
+    x = paddle.ones([2])
+    for n in (1, 2, 3):
+        same_bits(jit(x, n, 0.5), _mixed(x, n, 0.5))
+    with pytest.raises(OverflowError, match="int too large to convert to float"):
+        _mixed(x, 10 ** 400, 0.5)
+    with pytest.raises(OverflowError, match="int too large to convert to float"):
+        jit(x, 10 ** 400, 0.5)
+    assert "f_locals['n']" in jit.sot_translator.shapes.numbers.static
+
+
+class _Box:
+    pass
+
+
+LAST = None
+
+
+def _store(x, s, box):
+    global LAST
+    LAST = s  # side effects replayed after the graph, with this call's number
+    box.value = s * 2
+    return x ** s
+
+
+def test_a_dynamic_number_stored_by_a_side_effect_is_this_calls_number():
+    global LAST
+    jit = jit_of(_store)
+    x = paddle.to_tensor(np.array([1.5, 2.0], dtype="float32"))
+    try:
+        for s in (2.0, 3.0, 0.5, 1.5):
+            box_jit, box_eager = _Box(), _Box()
+            got = jit(x, s, box_jit)
+            assert LAST is s
+            LAST = None
+            same_bits(got, _store(x, s, box_eager))
+            assert LAST is s and box_jit.value == box_eager.value == s * 2
+    finally:
+        LAST = None
+    assert jit.sot_translator.translations == 2 and made_dynamic(jit.sot_translator) == ["f_locals['s'] (number)"]

@@ -203,7 +203,8 @@ class ShapePolicy:
         return "\n".join(lines + self.numbers.describe())
 
 
-def _dims_or_numbers_miss(guards: Iterable[Guard], scope: Scope) -> tuple[dict[tuple[str, int], set[int]], set[str]] | None:
+def _dims_or_numbers_miss(guards: Iterable[Guard],
+                          scope: Scope) -> tuple[dict[tuple[str, int], set[int]], set[str]] | None:
     """The changed dims by (source, rank) and the sources of changed numbers, if every failing guard
     is a tensor's shape alone or a Python number's value alone (`changed_number`), else None."""
     out: dict[tuple[str, int], set[int]] = {}

@@ -17,9 +17,10 @@ runs on the same arrays as in eager code: its result is eager's bit for bit. One
 dtype); a number that is only returned, stored or passed on to a resume function is loaded from the
 frame again as it is.
 
-Arithmetic of dynamic numbers with numbers (`+`, `-`, `*`, unary `-`: those that cannot raise) gives a
-dynamic number the generated code computes again on every call with Python's own operator (so it is
-eager's value by construction), e.g. a loss accumulated as a Python float, `total + loss.item()`.
+Arithmetic of dynamic numbers with numbers (`+`, `-`, `*`, unary `-`: those that cannot raise; a
+dynamic int meeting a float is excluded, its conversion to float may overflow) gives a dynamic number
+the generated code computes again on every call with Python's own operator (so it is eager's value by
+construction), e.g. a loss accumulated as a Python float, `total + loss.item()`.
 Anything else that needs the value at translation time (`if s > 0`, `range(n)`, a shape, an
 attribute like `full(shape, s)`'s fill value, `/`, `float(s)`) raises `NumberNeeded`: the
 translator keeps the numbers it came from static (guarded by value) for this code object, with the

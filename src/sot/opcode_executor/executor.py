@@ -111,6 +111,23 @@ def _is_number(var: Variable) -> bool:
         var, NumpyScalarVariable) and type(var.value) in (bool, int, float))
 
 
+def _may_overflow(left: Variable, right: Variable) -> bool:
+    """Whether Python's `+`, `-` or `*` on these numbers (one dynamic) could raise: an int meeting a float
+    is converted to float, which raises OverflowError beyond the float range (a dynamic int may be any size)."""
+    numbers = [v.number if isinstance(v, NumberVariable) else v.value for v in (left, right)]
+    if not any(type(n) is float for n in numbers):
+        return False
+    for var, n in zip((left, right), numbers):
+        if type(n) is int:
+            if isinstance(var, NumberVariable):
+                return True
+            try:
+                float(n)
+            except OverflowError:
+                return True
+    return False
+
+
 def _item_trackers(tracker: Tracker, attribute: str, count: int) -> list[Tracker]:
     """Trackers of `tracked.attribute[i]` for i < count (a function's defaults or closure)."""
     base = GetAttrTracker(tracker, attribute)
@@ -317,9 +334,9 @@ class OpcodeExecutor(CallMixin, AttributeMixin):
         convert = as_tensor_of(target)
         source = number.tracker.source
         for var in self.inputs:  # (rolled back with the inputs when an instruction breaks)
-            base = getattr(var.tracker, "base", None)
-            if isinstance(var.tracker, ConvertedTracker) and var.tracker.fn is convert and (
-                    base is number.tracker or (source is not None and base.source == source)):
+            made = var.tracker
+            if isinstance(made, ConvertedTracker) and made.fn is convert and (
+                    made.base is number.tracker or (source is not None and made.base.source == source)):
                 return var.symbol
         var = TensorVariable(self.builder.add_input(Meta((), target)), ConvertedTracker(convert, number.tracker))
         self.inputs.append(var)
@@ -648,7 +665,8 @@ class OpcodeExecutor(CallMixin, AttributeMixin):
         if isinstance(right, TensorVariable):
             self.unsupported(f"{left!r} {op} {right!r}")
         dynamic = isinstance(left, NumberVariable) or isinstance(right, NumberVariable)
-        if dynamic and op in _NUMBER_ARITHMETIC and _is_number(left) and _is_number(right):
+        if dynamic and op in _NUMBER_ARITHMETIC and _is_number(left) and _is_number(right) and \
+                not _may_overflow(left, right):
             return self._computed_number([left, right], fold, "BINARY_OP", _BINARY_OPERATORS.index(op), op)
         result = fold(self.python_value(left), self.python_value(right))
         return self.from_result(result) if isinstance(result, (tuple, list)) else ConstantVariable(result)

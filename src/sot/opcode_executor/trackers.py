@@ -2,7 +2,9 @@
 
 A tracker has a `source` (a guard source expression over `f_locals`/`f_globals`/`f_builtins`, or
 None when the value was made during simulation) and `load()`, the normalised instructions that
-push the value again in generated code.
+push the value again in generated code. A value computed from reloadable ones (a dynamic number's
+tensor input, arithmetic of dynamic numbers) has no source but can be loaded: the generated code
+computes it again.
 """
 from __future__ import annotations
 
@@ -11,8 +13,8 @@ from typing import Any
 from sot.pyversion import Instruction, versions
 
 __all__ = ["Tracker", "LocalTracker", "CellTracker", "GlobalTracker", "BuiltinTracker", "ConstTracker",
-           "GetAttrTracker", "GetItemTracker", "TypeTracker", "ExpressionTracker", "ConvertedTracker", "ComputedTracker",
-           "DummyTracker"]
+           "GetAttrTracker", "GetItemTracker", "TypeTracker", "ExpressionTracker", "ConvertedTracker",
+           "ComputedTracker", "DummyTracker"]
 
 
 class Tracker:
