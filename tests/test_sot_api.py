@@ -269,8 +269,8 @@ def test_assert_same_compares_exceptions():
 def test_assert_same_fails_on_a_wrong_result(monkeypatch):
     real = sot.translate._runner
 
-    def off_by_one(compiled, template):
-        run = real(compiled, template)
+    def off_by_one(compiled, template, *rest):
+        run = real(compiled, template, *rest)
         return lambda *tensors: run(*tensors) + 1
 
     monkeypatch.setattr(sot.translate, "_runner", off_by_one)

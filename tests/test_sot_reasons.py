@@ -107,7 +107,7 @@ def test_each_code_is_produced_and_recorded(code):
 
 
 def varies(x, n):
-    return x * n
+    return x * n if n > 0 else x  # n decides a Python branch: translated per value (not a dynamic number)
 
 
 def test_the_cache_limit_warning_carries_its_code():

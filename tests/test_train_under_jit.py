@@ -198,10 +198,8 @@ def _item_scale(x):
     return x * s
 
 
-@pytest.mark.xfail(strict=True, reason="JIT bug: the resume function after `.item()` (SOT-B002) guards the exact "
-                   "value of the number passed in (f_locals['__sot_s0_0'] == 3.0), so it translates once per value; "
-                   "a forward reading a loss or statistic with .item() falls to eager after cache_size_limit steps")
 def test_a_number_read_from_a_tensor_does_not_make_the_resume_translate_per_value():
+    # was: the resume function guarded the number's value and translated once per value (fixed: sot.dynamic_numbers)
     jit = jit_of(_item_scale)
     for value in range(1, 6):
         x = paddle.full([3], float(value))
@@ -241,7 +239,7 @@ def test_more_layers_than_the_cache_size_limit_each_breaking_in_forward_stay_com
 
 
 def _scale(x, n):
-    return x * n
+    return x * n if n > 0 else x  # n decides a Python branch: translated per value (not a dynamic number)
 
 
 def test_explain_reports_a_frame_run_eagerly_after_the_cache_size_limit():

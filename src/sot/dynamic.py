@@ -7,7 +7,8 @@ entry is a tensor_meta guard whose rank, dtype and stop_gradient still hold), th
 sources become dynamic for the function's code object, and the next translation guards only the
 rank, dtype, stop_gradient and the dims still static: a function fed batches of varying size
 translates at most twice. `mark_dynamic(t, dim)` makes a dim dynamic from the first translation,
-`mark_static(t, dim)` keeps it static whatever the misses say.
+`mark_static(t, dim)` keeps it static whatever the misses say. The same miss makes Python numbers
+that alone changed value dynamic too (`sot.dynamic_numbers`, kept in `ShapePolicy.numbers`).
 
 Sizes 0 and 1 are never dynamic (a dynamic dim is guarded `>= 2`): broadcasting treats size 1
 apart, and a Program built for a dim of unknown size assumes no broadcasting along it (the
@@ -33,6 +34,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Iterable
 
 from runtime import Tensor
+from sot.dynamic_numbers import NumberNeeded, NumberPolicy, changed_number
 from sot.guards import Guard, tensor_guards
 from sot.guards.checks import TensorMeta
 from sot.guards.source import Scope, parse_source
@@ -131,6 +133,7 @@ class ShapePolicy:
     def __init__(self) -> None:
         self.dynamic: dict[tuple[str, int], set[int]] = {}
         self.static: dict[tuple[str, int], dict[int, str]] = {}
+        self.numbers = NumberPolicy()  # the Python numbers left dynamic (sot.dynamic_numbers)
         self._seen: Any = None  # the last miss taken into account (a retry sees it again)
 
     def dims(self, source: str, t: Tensor) -> tuple[int, ...]:
@@ -143,31 +146,42 @@ class ShapePolicy:
 
     def on_miss(self, frame: Any, cache: Any) -> Recompile | None:
         """Before a translation: if it follows a miss of `cache` (a CodeCache) on `frame`, make
-        dynamic the dims that alone failed an entry, and return the miss as a Recompile."""
+        dynamic the dims and Python numbers that alone failed an entry, and return the miss as a
+        Recompile."""
         misses = cache.miss_reasons()
         if not misses or misses[-1] is self._seen or not misses[-1].reasons:
             return None
         self._seen = miss = misses[-1]
         scope = Scope(frame.f_locals, frame.f_globals, frame.f_builtins)
         changed: dict[tuple[str, int], set[int]] = {}
+        numbers: set[str] = set()
         for entry in cache.entries:
-            for key, dims in (_dims_only_miss(entry.guards, scope) or {}).items():
-                changed.setdefault(key, set()).update(dims)
+            found = _dims_or_numbers_miss(entry.guards, scope)
+            if found is None:
+                continue
+            dims, entry_numbers = found
+            numbers |= entry_numbers
+            for key, entry_dims in dims.items():
+                changed.setdefault(key, set()).update(entry_dims)
         made = []
         for (source, rank), dims in changed.items():
-            t = scope.value(parse_source(source))  # a Tensor of rank `rank`: _dims_only_miss checked it
+            t = scope.value(parse_source(source))  # a Tensor of rank `rank`: _dims_or_numbers_miss checked it
             new = {d for d in dims if t.shape[d] >= _MIN_DYNAMIC} - _marks_of(t)[1] \
                 - self.static.get((source, rank), {}).keys() - self.dynamic.get((source, rank), set())
             if new:
                 self.dynamic.setdefault((source, rank), set()).update(new)
                 made += [f"{source} dim {d}" for d in sorted(new)]
+        made += [f"{source} (number)" for source in self.numbers.make_dynamic(numbers)]
         first = miss.reasons[0]
         guard = first.guard
         expected = str(guard.expected) if isinstance(guard.expected, TensorMeta) else repr(guard.expected)
         return Recompile(str(guard), expected, first.actual, tuple(made))
 
-    def keep_static(self, error: StaticDimNeeded) -> None:
-        """The dims `error` names stay static for this code object from now on, with its reason."""
+    def keep_static(self, error: StaticDimNeeded | NumberNeeded) -> None:
+        """The dims (or the number) `error` names stay static for this code object from now on, with its reason."""
+        if isinstance(error, NumberNeeded):
+            self.numbers.keep_static(error)
+            return
         for source, rank, dim in error.dims:
             self.static.setdefault((source, rank), {})[dim] = error.why
             self.dynamic.get((source, rank), set()).discard(dim)
@@ -186,14 +200,21 @@ class ShapePolicy:
         lines = [f"{s} dim {d} (rank {r}): dynamic" for (s, r), ds in self.dynamic.items() for d in sorted(ds)]
         lines += [f"{s} dim {d} (rank {r}): static, {why}" for (s, r), ds in self.static.items()
                   for d, why in sorted(ds.items())]
-        return "\n".join(lines)
+        return "\n".join(lines + self.numbers.describe())
 
 
-def _dims_only_miss(guards: Iterable[Guard], scope: Scope) -> dict[tuple[str, int], set[int]] | None:
-    """The changed dims by (source, rank) if every failing guard is a tensor's shape alone, else None."""
+def _dims_or_numbers_miss(guards: Iterable[Guard],
+                          scope: Scope) -> tuple[dict[tuple[str, int], set[int]], set[str]] | None:
+    """The changed dims by (source, rank) and the sources of changed numbers, if every failing guard
+    is a tensor's shape alone or a Python number's value alone (`changed_number`), else None."""
     out: dict[tuple[str, int], set[int]] = {}
+    numbers: set[str] = set()
     for g in guards:
         if g.holds_in(scope):
+            continue
+        number = changed_number(g, scope)
+        if number is not None:
+            numbers.add(number)
             continue
         if g.kind != "tensor_meta":
             return None
@@ -202,7 +223,7 @@ def _dims_only_miss(guards: Iterable[Guard], scope: Scope) -> dict[tuple[str, in
                 or len(t.shape) != len(e.shape)):
             return None
         out[(g.source, len(e.shape))] = {i for i, (d, w) in enumerate(zip(t.shape, e.shape)) if w != -1 and d != w}
-    return out
+    return out, numbers
 
 
 _policies = _ByIdentity()  # code object -> ShapePolicy

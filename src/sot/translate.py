@@ -20,6 +20,7 @@ from typing import Any, Callable
 from sot import config
 from sot.dump import dump_translation
 from sot.dynamic import Recompile, StaticDimNeeded, check_gradient, policy_of, with_eager_errors
+from sot.dynamic_numbers import NumberNeeded
 from sot.eval_frame import CallWithCallback, CustomCode, get_code_cache, set_code_cache
 from sot.guards import RUN_EAGERLY, CodeCache
 from sot.ir import CompiledSIR, EagerSIR, StatementIR, Symbol
@@ -29,7 +30,7 @@ from sot.opcode_executor import (ConstantVariable, DictVariable, FrameRaises, Li
 from sot.opcode_executor.breaks import GraphBreak, hot_loop
 from sot.opcode_executor.resume import CodeMap, break_code, live_values, needed_outputs
 from sot.opcode_executor.side_effects import Print, SetAttr, SetGlobal
-from sot.opcode_executor.variables import Variable
+from sot.opcode_executor.variables import NumberVariable, Variable
 from sot.pyversion import DecodeError, Instruction, NormalisedCode, encode, versions
 from sot.reasons import REASONS, Event
 from sot.tools import record
@@ -135,7 +136,7 @@ class Translator:
                 custom = CustomCode(self._codegen_break(ex, brk), True)
         except _CannotResumeInside:
             return Translator.__call__.__wrapped__(self, frame, resume_inside=False)
-        except StaticDimNeeded as e:  # a dynamic dim was read as a Python int: keep it static, simulate again
+        except (StaticDimNeeded, NumberNeeded) as e:  # a dynamic dim or number's value was needed: keep it static
             self.shapes.keep_static(e)
             return Translator.__call__.__wrapped__(self, frame)
         except FrameRaises as e:  # the frame raises its own exception: eager code raises it, in any mode
@@ -255,14 +256,15 @@ class Translator:
     def _codegen(self, ex: OpcodeExecutor, returned: Variable) -> types.CodeType:
         """A code object with the original layout: load the tensor inputs, call the SIR runner, return."""
         outputs: list[Symbol] = []
-        template = _template(ex, returned, outputs)
-        plan, targets = _effects_plan(ex, outputs)
+        passed: list[Variable] = []  # dynamic numbers returned or stored as they came in
+        template = _template(ex, returned, outputs, passed)
+        plan, targets = _effects_plan(ex, outputs, passed=passed)
         ex.builder.set_outputs(outputs)
         compiled = self._compile(ex) if outputs else None
         if isinstance(compiled, CompiledSIR):  # with dynamic dims: gradient rules that need sizes specialise
             check_gradient(compiled, ex.inputs)
-        runner = _runner(compiled, template) if not plan else _runner_with_effects(compiled, template, plan,
-                                                                                   len(ex.inputs))
+        runner = _runner(compiled, template, len(ex.inputs)) if not plan else \
+            _runner_with_effects(compiled, template, plan, len(ex.inputs), len(targets))
         if compiled is not None:  # with dynamic dims, a size eager code rejects raises eager's error
             runner = with_eager_errors(runner, compiled.sir)
         line = self.code.co_firstlineno
@@ -271,9 +273,10 @@ class Translator:
         body += [Instruction("RESUME", arg=0, argval=0)]
         call_slots = [Instruction("LOAD_CONST", argval=runner), Instruction("PUSH_NULL")]
         body += call_slots if versions.NULL_AFTER_CALLABLE else call_slots[::-1]
-        for var in [*ex.inputs, *targets]:  # the side effects' targets after the tensor inputs
+        loaded = [*ex.inputs, *targets, *passed]  # the side effects' targets after the tensor inputs, then numbers
+        for var in loaded:
             body += var.tracker.load()
-        n_args = len(ex.inputs) + len(targets)
+        n_args = len(loaded)
         body += [Instruction("CALL", arg=n_args, argval=n_args), Instruction("RETURN_VALUE")]
         for ins in body:
             ins.lineno = line
@@ -290,8 +293,14 @@ def _where(code: types.CodeType) -> str:
     return f"{code.co_filename}:{code.co_firstlineno}"
 
 
-def _template(ex: OpcodeExecutor, var: Variable, outputs: list[Symbol]) -> Any:
-    """The returned value's shape: an index into the SIR outputs per tensor, tuples, lists, dicts, constants."""
+def _template(ex: OpcodeExecutor, var: Variable, outputs: list[Symbol], passed: list[Variable] | None = None) -> Any:
+    """The returned value's shape: an index into the SIR outputs per tensor, tuples, lists, dicts, constants.
+    A dynamic number is an index into `passed`, the numbers the generated code loads for the runner (None:
+    it cannot load them, so the number's value is read: NumberNeeded keeps it static)."""
+    if isinstance(var, NumberVariable) and passed is not None:
+        if all(var is not p for p in passed):
+            passed.append(var)
+        return _Passed(next(i for i, p in enumerate(passed) if p is var))
     if isinstance(var, TensorVariable) and var.bound:
         return var.value  # a parameter returned as is
     if isinstance(var, TensorVariable) and any(var is v for v in ex.inputs):
@@ -301,10 +310,10 @@ def _template(ex: OpcodeExecutor, var: Variable, outputs: list[Symbol]) -> Any:
             outputs.append(var.symbol)
         return _Out(outputs.index(var.symbol))
     if isinstance(var, TupleVariable):
-        items = [_template(ex, v, outputs) for v in var.items]
+        items = [_template(ex, v, outputs, passed) for v in var.items]
         return items if isinstance(var, ListVariable) else tuple(items)
     if isinstance(var, DictVariable):
-        return {k: _template(ex, v, outputs) for k, v in var.items.items()}
+        return {k: _template(ex, v, outputs, passed) for k, v in var.items.items()}
     if isinstance(var, ConstantVariable) or (isinstance(var, ObjectVariable) and var.tracker.source is None
                                              and type(var.value).__module__ == "runtime.dtypes"):
         return var.value
@@ -325,36 +334,49 @@ class _In:
     index: int
 
 
-def _runner(compiled: CompiledSIR | EagerSIR | None, template: Any) -> Callable:
-    """The function the generated code calls: run the SIR and rebuild the returned structure."""
+@dataclass(frozen=True)
+class _Passed:
+    """Position of a dynamic number among the numbers the generated code passes in (returned as it is)."""
+
+    index: int
+
+
+def _runner(compiled: CompiledSIR | EagerSIR | None, template: Any, n_inputs: int) -> Callable:
+    """The function the generated code calls (with the tensor inputs, then the passed numbers): run the
+    SIR and rebuild the returned structure."""
     # the cache's guards already checked every input's shape, dtype and stop_gradient
     if isinstance(template, _Out):  # one tensor returned: the common case, one Python frame per call
         return compiled.output_runner(template.index)
 
-    def run(*tensors: Any) -> Any:
-        return _fill(template, compiled.run_checked(*tensors) if compiled is not None else (), tensors)
+    def run(*args: Any) -> Any:
+        tensors = args[:n_inputs]
+        return _fill(template, compiled.run_checked(*tensors) if compiled is not None else (), tensors,
+                     args[n_inputs:])
     return run
 
 
-def _fill(node: Any, values: tuple, inputs: tuple) -> Any:
-    """A template (see `_template`) with the run's outputs and inputs in place."""
+def _fill(node: Any, values: tuple, inputs: tuple, passed: tuple = ()) -> Any:
+    """A template (see `_template`) with the run's outputs, inputs and passed numbers in place."""
     if isinstance(node, _Out):
         return values[node.index]
     if isinstance(node, _In):
         return inputs[node.index]
+    if isinstance(node, _Passed):
+        return passed[node.index]
     if isinstance(node, (tuple, list)):
-        return type(node)(_fill(n, values, inputs) for n in node)
+        return type(node)(_fill(n, values, inputs, passed) for n in node)
     if isinstance(node, dict):
-        return {k: _fill(n, values, inputs) for k, n in node.items()}
+        return {k: _fill(n, values, inputs, passed) for k, n in node.items()}
     return node
 
 
-def _effects_plan(ex: OpcodeExecutor, outputs: list[Symbol], barrier: int | None = None
-                  ) -> tuple[list[tuple], list[Variable]]:
+def _effects_plan(ex: OpcodeExecutor, outputs: list[Symbol], barrier: int | None = None,
+                  passed: list[Variable] | None = None) -> tuple[list[tuple], list[Variable]]:
     """The recorded side effects as (kind, target index or globals or `_Reprint`, name or print
     options, value template), and the targets the generated code loads for them (tensors they write
-    or print join the SIR's `outputs`). At a break, the prints the breaking instruction's own
-    simulation recorded (from `barrier` on) are left out: that instruction runs for real after the replay."""
+    or print join the SIR's `outputs`, dynamic numbers `passed`: see `_template`). At a break, the
+    prints the breaking instruction's own simulation recorded (from `barrier` on) are left out: that
+    instruction runs for real after the replay."""
     effects = ex.translation.effects
     targets = effects.targets()
     index = {id(t): i for i, t in enumerate(targets)}
@@ -362,15 +384,16 @@ def _effects_plan(ex: OpcodeExecutor, outputs: list[Symbol], barrier: int | None
     for effect in effects.settled(barrier) if barrier is not None else effects.records:
         if isinstance(effect, Print):
             args = TupleVariable(effect.args)
-            plan.append(("print", _reprint(ex, args, effect.position), effect.options, _template(ex, args, outputs)))
+            plan.append(("print", _reprint(ex, args, effect.position), effect.options,
+                         _template(ex, args, outputs, passed)))
         elif isinstance(effect, SetGlobal):
-            plan.append(("global", effect.f_globals, effect.name, _template(ex, effect.value, outputs)))
+            plan.append(("global", effect.f_globals, effect.name, _template(ex, effect.value, outputs, passed)))
         elif isinstance(effect, SetAttr):
-            plan.append(("attr", index[id(effect.target)], effect.name, _template(ex, effect.value, outputs)))
+            plan.append(("attr", index[id(effect.target)], effect.name, _template(ex, effect.value, outputs, passed)))
         else:
             contents = effect.target.items
             value = _template(ex, DictVariable(contents) if isinstance(contents, dict) else ListVariable(contents),
-                              outputs)
+                              outputs, passed)
             plan.append(("refill", index[id(effect.target)], None, value))
     return plan, targets
 
@@ -392,10 +415,10 @@ def _reprint(ex: OpcodeExecutor, args: Variable, position: int) -> _Reprint:
     return _Reprint(StatementIR(sir.name, sir.inputs, printed, sir.statements[:position]), template)
 
 
-def _apply(plan: list[tuple], values: tuple, inputs: tuple, targets: tuple) -> None:
+def _apply(plan: list[tuple], values: tuple, inputs: tuple, targets: tuple, passed: tuple = ()) -> None:
     """Make the recorded writes and prints, in order, with the values of this run."""
     for kind, where, name, template in plan:
-        value = _fill(template, values, inputs)
+        value = _fill(template, values, inputs, passed)
         if kind == "print":
             print(*value, **name)
         elif kind == "global":
@@ -419,15 +442,18 @@ def _print_before_failure(plan: list[tuple], inputs: tuple) -> None:
             print(*_fill(reprint.template, values, inputs), **options)
 
 
-def _run_and_apply(run: Callable | None, plan: list[tuple], args: tuple, n_inputs: int) -> tuple:
-    """`run` on the tensor inputs, then the side effects of `plan` (targets follow the inputs in `args`)."""
+def _run_and_apply(run: Callable | None, plan: list[tuple], args: tuple, n_inputs: int,
+                   n_targets: int | None = None) -> tuple:
+    """`run` on the tensor inputs, then the side effects of `plan` (in `args`: the inputs, the
+    effects' targets (`n_targets`; None: all the rest), then the passed numbers)."""
     tensors = args[:n_inputs]
+    end = len(args) if n_targets is None else n_inputs + n_targets
     try:
         values = run(*tensors) if run is not None else ()
     except Exception:
         _print_before_failure(plan, tensors)
         raise
-    _apply(plan, values, tensors, args[n_inputs:])
+    _apply(plan, values, tensors, args[n_inputs:end], args[end:])
     return values
 
 
@@ -439,10 +465,12 @@ def _with_effects(run_prefix: Callable | None, plan: list[tuple], n_inputs: int)
 
 
 def _runner_with_effects(compiled: CompiledSIR | EagerSIR | None, template: Any, plan: list[tuple],
-                         n_inputs: int) -> Callable:
-    """Run the SIR, make the recorded side effects, rebuild the returned structure."""
+                         n_inputs: int, n_targets: int) -> Callable:
+    """Run the SIR, make the recorded side effects, rebuild the returned structure (arguments: the tensor
+    inputs, the effects' targets, the passed numbers)."""
     run_sir = compiled.run_checked if compiled is not None else None
 
     def run(*args: Any) -> Any:
-        return _fill(template, _run_and_apply(run_sir, plan, args, n_inputs), args[:n_inputs])
+        values = _run_and_apply(run_sir, plan, args, n_inputs, n_targets)
+        return _fill(template, values, args[:n_inputs], args[n_inputs + n_targets:])
     return run

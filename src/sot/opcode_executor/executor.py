@@ -3,7 +3,8 @@
 `OpcodeExecutor(code, f_locals, f_globals, f_builtins).run()` decodes `code`, runs one handler
 per normalised opname (the `HANDLERS` table) and returns the Variable the frame returns. Tensor
 work is recorded through `self.builder` (a `SIRBuilder`): runtime public functions as call_api,
-Tensor methods and operators as call_method. Python-number arithmetic is folded into Constants.
+Tensor methods and operators as call_method. Python-number arithmetic is folded into Constants; a
+number of the frame left dynamic (`sot.dynamic_numbers`) meeting a tensor in an operator is a SIR input.
 Calls of user Python functions, methods, properties, lambdas, closures, comprehensions and
 `Layer.__call__`/`forward` are inlined: an `OpcodeInlineExecutor` simulates the callee's code
 into the same SIR, sharing the inputs and the guarded reads with its caller.
@@ -27,11 +28,13 @@ import numpy as np
 
 from runtime import Tensor
 from sot.blocklist import is_skipped
-from sot.dynamic import input_meta
+from sot.dynamic import input_meta, policy_of
+from sot.dynamic_numbers import NUMBER_TYPES, as_tensor_of, scalar_dtype
 from sot.guards import Guard
-from sot.ir import SIRBuilder, Symbol
+from sot.ir import Meta, SIRBuilder, Symbol
 from sot.markers import is_not_to_static
 from sot.pyversion import Instruction, decode, versions
+from sot.pyversion.instruction import BINARY_OPERATORS as _BINARY_OPERATORS
 
 from .attributes import AttributeMixin
 from .binding import BindError, bind_arguments
@@ -40,11 +43,12 @@ from .calls import CallMixin, is_runtime_api
 from .contexts import ContextMixin
 from .dispatch import HANDLERS, FrameRaises, InPlaceUpdate, Unsupported, handles
 from .side_effects import SideEffects
-from .trackers import (BuiltinTracker, CellTracker, ConstTracker, DummyTracker, ExpressionTracker, GetAttrTracker,
-                       GetItemTracker, GlobalTracker, LocalTracker, Tracker)
+from .trackers import (BuiltinTracker, CellTracker, ComputedTracker, ConstTracker, ConvertedTracker, DummyTracker,
+                       ExpressionTracker, GetAttrTracker, GetItemTracker, GlobalTracker, LocalTracker, Tracker)
 from .variables import (CONSTANT_TYPES, NULL, OBJECT_TYPES, BoundMethodVariable, CellVariable, ConstantVariable,
                         DictVariable, FunctionVariable, InstanceVariable, IteratorVariable, ListVariable,
-                        NumpyScalarVariable, ObjectVariable, TensorVariable, TupleVariable, Variable, birth_now)
+                        NumberVariable, NumpyScalarVariable, ObjectVariable, TensorVariable, TupleVariable, Variable,
+                        birth_now)
 
 __all__ = ["OpcodeExecutor", "OpcodeInlineExecutor", "Unsupported", "FrameRaises", "HANDLERS"]
 
@@ -74,6 +78,10 @@ _COMPARE: dict[str, tuple[Callable, str]] = {
     "<": (operator.lt, "__lt__"), "<=": (operator.le, "__le__"), "==": (operator.eq, "__eq__"),
     "!=": (operator.ne, "__ne__"), ">": (operator.gt, "__gt__"), ">=": (operator.ge, "__ge__"),
 }
+# operators on Python numbers a dynamic number goes through (those that cannot raise on ints and floats)
+_NUMBER_ARITHMETIC = frozenset({"+", "-", "*"})
+# COMPARE_OP operator -> the one Python tries on the right operand when the left's gives NotImplemented
+_SWAPPED = {"<": ">", "<=": ">=", "==": "==", "!=": "!=", ">": "<", ">=": "<="}
 # conditional jump -> whether it jumps, given the popped value's truth or None-ness
 _JUMPS: dict[str, Callable[[Any], bool]] = {
     "POP_JUMP_IF_TRUE": bool, "POP_JUMP_IF_FALSE": operator.not_,
@@ -96,6 +104,29 @@ def _is_constant(value: Any) -> bool:
     if isinstance(value, (tuple, frozenset)):
         return all(_is_constant(v) for v in value)
     return type(value) in CONSTANT_TYPES or isinstance(value, types.CodeType)
+
+
+def _is_number(var: Variable) -> bool:
+    """A Python bool, int or float (a dynamic number included), whose comparison with a tensor is the tensor's."""
+    return isinstance(var, NumberVariable) or (isinstance(var, ConstantVariable) and not isinstance(
+        var, NumpyScalarVariable) and type(var.value) in (bool, int, float))
+
+
+def _may_overflow(left: Variable, right: Variable) -> bool:
+    """Whether Python's `+`, `-` or `*` on these numbers (one dynamic) could raise: an int meeting a float
+    is converted to float, which raises OverflowError beyond the float range (a dynamic int may be any size)."""
+    numbers = [v.number if isinstance(v, NumberVariable) else v.value for v in (left, right)]
+    if not any(type(n) is float for n in numbers):
+        return False
+    for var, n in zip((left, right), numbers):
+        if type(n) is int:
+            if isinstance(var, NumberVariable):
+                return True
+            try:
+                float(n)
+            except OverflowError:
+                return True
+    return False
 
 
 def _item_trackers(tracker: Tracker, attribute: str, count: int) -> list[Tracker]:
@@ -249,7 +280,7 @@ class OpcodeExecutor(CallMixin, AttributeMixin, ContextMixin):
         if isinstance(value, Tensor):
             var: Variable = self._wrap_tensor(value, tracker)
         elif type(value) in CONSTANT_TYPES:
-            var = ConstantVariable(value, tracker)
+            var = self._wrap_constant(value, tracker)
         elif isinstance(value, np.generic) and type(value.item()) in CONSTANT_TYPES:
             var = NumpyScalarVariable(value, tracker)
         elif type(value) in (list, tuple):
@@ -277,14 +308,41 @@ class OpcodeExecutor(CallMixin, AttributeMixin, ContextMixin):
         if tracker.source is None:
             self.unsupported("a tensor with no reloadable source")
         if tracker.reloadable:
-            root = self
-            while root.parent is not None:
-                root = root.parent
-            meta = input_meta(root.code, tracker.source, value)  # -1 where the code's inputs vary (sot.dynamic)
+            meta = input_meta(self.root_code(), tracker.source, value)  # -1 where the code's inputs vary (sot.dynamic)
             var = TensorVariable(self.builder.add_input(meta), tracker, value)
             self.inputs.append(var)
             return var
         return TensorVariable(value, tracker, value, bound=True)
+
+    def _wrap_constant(self, value: Any, tracker: Tracker) -> ConstantVariable:
+        """A Python constant; an int or float whose value varies between calls (a dynamic number of
+        the translated code, see sot.dynamic_numbers) is guarded by type and fed to tensor ops at run time."""
+        if type(value) in NUMBER_TYPES and tracker.reloadable and \
+                policy_of(self.root_code()).numbers.is_dynamic(tracker.source):
+            return NumberVariable(value, tracker)
+        return ConstantVariable(value, tracker)
+
+    def root_code(self) -> types.CodeType:
+        """The code object of the translated frame (this one's, or that of the frame it is inlined into)."""
+        root = self
+        while root.parent is not None:
+            root = root.parent
+        return root.code
+
+    def number_input(self, number: NumberVariable, dtype: Any) -> Symbol:
+        """The SIR input standing for a dynamic number next to a tensor of `dtype`: a 0-D tensor of the
+        dtype eager code gives the number there, made by the generated code on every call (one per dtype)."""
+        target = scalar_dtype(number.number, dtype)
+        convert = as_tensor_of(target)
+        source = number.tracker.source
+        for var in self.inputs:  # (rolled back with the inputs when an instruction breaks)
+            made = var.tracker
+            if isinstance(made, ConvertedTracker) and made.fn is convert and (
+                    made.base is number.tracker or (source is not None and made.base.source == source)):
+                return var.symbol
+        var = TensorVariable(self.builder.add_input(Meta((), target)), ConvertedTracker(convert, number.tracker))
+        self.inputs.append(var)
+        return var.symbol
 
     def _globals_of(self, fn: types.FunctionType, tracker: Tracker) -> Callable[[str], Tracker] | None:
         """Where the globals a real function reads come from (see FunctionVariable.global_tracker)."""
@@ -608,17 +666,37 @@ class OpcodeExecutor(CallMixin, AttributeMixin, ContextMixin):
             return self._operator(reflected, right, left)
         if isinstance(right, TensorVariable):
             self.unsupported(f"{left!r} {op} {right!r}")
+        dynamic = isinstance(left, NumberVariable) or isinstance(right, NumberVariable)
+        if dynamic and op in _NUMBER_ARITHMETIC and _is_number(left) and _is_number(right) and \
+                not _may_overflow(left, right):
+            return self._computed_number([left, right], fold, "BINARY_OP", _BINARY_OPERATORS.index(op), op)
         result = fold(self.python_value(left), self.python_value(right))
         return self.from_result(result) if isinstance(result, (tuple, list)) else ConstantVariable(result)
 
     def _operator(self, dunder: str, tensor: TensorVariable, other: Variable | None = None) -> Variable:
         """A Tensor operator: recorded as call_method; its result is a new tensor nothing aliases."""
-        args = [] if other is None else [other.symbol if isinstance(other, TensorVariable) else self.as_arg(other)]
+        if other is None:
+            args = []
+        elif isinstance(other, TensorVariable):
+            args = [other.symbol]
+        elif isinstance(other, NumberVariable):  # its value is fed at run time, as the 0-D tensor eager makes
+            args = [self.number_input(other, tensor.meta.dtype)]
+        else:
+            args = [self.as_arg(other)]
         with self.recording():
             result = self.from_result(self.builder.call_method(dunder, tensor.symbol, args))
         if isinstance(result, TensorVariable):
             result.fresh = True
         return result
+
+    def _computed_number(self, operands: list[Variable], fold: Callable, opname: str, arg: int | None = None,
+                         argval: Any = None) -> NumberVariable:
+        """An operator on Python numbers, one of them dynamic: a dynamic number the generated code computes
+        again on every call with the same Python operator (`ComputedTracker`), eager's value by construction."""
+        number = fold(*(v.number if isinstance(v, NumberVariable) else v.value for v in operands))
+        trackers = [v.tracker if isinstance(v, NumberVariable) else ConstTracker(v.value) for v in operands]
+        sources = tuple(dict.fromkeys(s for v in operands if isinstance(v, NumberVariable) for s in v.sources))
+        return NumberVariable(number, ComputedTracker(trackers, opname, arg, argval), sources)
 
     def _tensor_in_place(self, tensor: TensorVariable, dunder: str, other: Variable) -> TensorVariable:
         """`t op= x` on a tensor: see `update_in_place`."""
@@ -648,6 +726,8 @@ class OpcodeExecutor(CallMixin, AttributeMixin, ContextMixin):
 
     def _unary_of(self, kind: str, value: Variable) -> Variable:
         fold, dunder = _UNARY[kind]
+        if isinstance(value, NumberVariable) and kind == "UNARY_NEGATIVE":
+            return self._computed_number([value], fold, kind)
         if isinstance(value, ConstantVariable):
             return ConstantVariable(fold(value.value))
         if isinstance(value, TensorVariable):
@@ -732,6 +812,8 @@ class OpcodeExecutor(CallMixin, AttributeMixin, ContextMixin):
         left = self.stack.pop()
         if isinstance(left, TensorVariable):
             self.stack.append(self._operator(dunder, left, right))
+        elif isinstance(right, TensorVariable) and _is_number(left):  # a number's comparison gives way to the tensor's
+            self.stack.append(self._operator(_COMPARE[_SWAPPED[ins.argval]][1], right, left))
         elif isinstance(right, TensorVariable):
             self.unsupported(f"{left!r} {ins.argval} {right!r}")
         else:

@@ -43,8 +43,8 @@ from .calls import is_runtime_api
 from .dispatch import Unsupported
 from .trackers import LocalTracker
 from .variables import (NULL, BoundMethodVariable, ConstantVariable, DictVariable, FunctionVariable,
-                        InstanceVariable, IteratorVariable, ListVariable, ObjectVariable, TensorMethodVariable,
-                        TensorVariable, TupleVariable, Variable)
+                        InstanceVariable, IteratorVariable, ListVariable, NumberVariable, ObjectVariable,
+                        TensorMethodVariable, TensorVariable, TupleVariable, Variable)
 
 __all__ = ["CodeMap", "break_code", "live_values", "needed_outputs"]
 
@@ -296,6 +296,8 @@ class _BreakEmitter:
                 self.emit("LOAD_FAST", argval=_OUT)
                 self.emit("LOAD_CONST", argval=self.out_index[var.symbol])
                 self.emit("BINARY_SUBSCR")
+        elif isinstance(var, NumberVariable):  # a dynamic number: this call's value, from the frame
+            self.body += var.tracker.load()
         elif isinstance(var, ConstantVariable):
             self.emit("LOAD_CONST", argval=var.value)
         elif isinstance(var, (TupleVariable, DictVariable)):

@@ -2,16 +2,19 @@
 
 A tracker has a `source` (a guard source expression over `f_locals`/`f_globals`/`f_builtins`, or
 None when the value was made during simulation) and `load()`, the normalised instructions that
-push the value again in generated code.
+push the value again in generated code. A value computed from reloadable ones (a dynamic number's
+tensor input, arithmetic of dynamic numbers) has no source but can be loaded: the generated code
+computes it again.
 """
 from __future__ import annotations
 
 from typing import Any
 
-from sot.pyversion import Instruction
+from sot.pyversion import Instruction, versions
 
 __all__ = ["Tracker", "LocalTracker", "CellTracker", "GlobalTracker", "BuiltinTracker", "ConstTracker",
-           "GetAttrTracker", "GetItemTracker", "TypeTracker", "ExpressionTracker", "DummyTracker"]
+           "GetAttrTracker", "GetItemTracker", "TypeTracker", "ExpressionTracker", "ConvertedTracker",
+           "ComputedTracker", "DummyTracker"]
 
 
 class Tracker:
@@ -124,6 +127,38 @@ class ExpressionTracker(Tracker):
 
     def __init__(self, source: str):
         self.source = source
+
+
+class ConvertedTracker(Tracker):
+    """`fn(base)`, computed by the generated code on every call from a reloadable value (a dynamic
+    number made the 0-D tensor a SIR input stands for). No source: the base value guards itself."""
+
+    def __init__(self, fn: Any, base: Tracker):
+        self.fn = fn
+        self.base = base
+        self.reloadable = True
+
+    def load(self) -> list[Instruction]:
+        """Push `fn` with its NULL slot, the base's load, CALL 1."""
+        slots = [Instruction("LOAD_CONST", argval=self.fn), Instruction("PUSH_NULL")]
+        return [*(slots if versions.NULL_AFTER_CALLABLE else slots[::-1]), *self.base.load(),
+                Instruction("CALL", arg=1, argval=1)]
+
+
+class ComputedTracker(Tracker):
+    """An operator instruction (`opname`, `arg`, `argval`) applied to the values `operands` (Trackers)
+    load, recomputed by the generated code on every call: arithmetic of dynamic numbers, done by
+    Python's own operator as in eager code. No source: each operand guards itself."""
+
+    def __init__(self, operands: list[Tracker], opname: str, arg: int | None = None, argval: Any = None):
+        self.operands = list(operands)
+        self.op = (opname, arg, argval)
+        self.reloadable = True
+
+    def load(self) -> list[Instruction]:
+        """Each operand's load, then the operator."""
+        opname, arg, argval = self.op
+        return [*(ins for t in self.operands for ins in t.load()), Instruction(opname, arg=arg, argval=argval)]
 
 
 class DummyTracker(Tracker):

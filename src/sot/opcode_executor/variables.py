@@ -7,19 +7,21 @@ function's identity. Values made during simulation (Dummy tracker) need no guard
 from __future__ import annotations
 
 import itertools
+import sys
 import types
 from typing import Any
 
 from sot.dynamic import dynamic_tensor_guards
+from sot.dynamic_numbers import NumberNeeded
 from sot.guards import Guard, tensor_guards
 from sot.ir import Meta
 
 from .trackers import DummyTracker, Tracker
 
 __all__ = ["Variable", "ConstantVariable", "TensorVariable", "TupleVariable", "ListVariable", "DictVariable",
-           "IteratorVariable", "NumpyScalarVariable", "ObjectVariable", "FunctionVariable", "BoundMethodVariable", "CellVariable",
-           "InstanceVariable", "SuperVariable", "TensorMethodVariable", "ContainerMethodVariable", "NULL",
-           "CONSTANT_TYPES", "OBJECT_TYPES"]
+           "IteratorVariable", "NumberVariable", "NumpyScalarVariable", "ObjectVariable", "FunctionVariable",
+           "BoundMethodVariable", "CellVariable", "InstanceVariable", "SuperVariable", "TensorMethodVariable",
+           "ContainerMethodVariable", "NULL", "CONSTANT_TYPES", "OBJECT_TYPES"]
 
 CONSTANT_TYPES = (type(None), bool, int, float, str)
 
@@ -64,6 +66,33 @@ class ConstantVariable(Variable):
 
     def _describe(self) -> str:
         return repr(self.value)
+
+
+class NumberVariable(ConstantVariable):
+    """A Python int or float of the frame whose value varies between calls (`sot.dynamic_numbers`):
+    guarded by its exact type only. The executor feeds it to tensor operators as a SIR input;
+    anything that reads `value` (folding, a condition, an attribute) raises NumberNeeded, so the
+    translation keeps it static and simulates again instead of baking one value in."""
+
+    def __init__(self, number: int | float, tracker: Tracker, sources: tuple[str, ...] | None = None):
+        Variable.__init__(self, tracker)
+        self.number = number  # this call's value: its type is guarded, its value is not
+        # the frame's numbers it is computed from (itself, when read from the frame)
+        self.sources = (tracker.source,) if sources is None else sources
+
+    @property
+    def value(self) -> Any:
+        """Not known at translation time: the reader is named in NumberNeeded's reason."""
+        raise NumberNeeded(self.sources, f"its value was needed at translation time (by "
+                                         f"{sys._getframe(1).f_code.co_name})")
+
+    def guards(self) -> list[Guard]:
+        """type_is on its source (a number computed from others: none, they guard themselves)."""
+        src = self.tracker.source
+        return [] if src is None else [Guard(src, "type_is", type(self.number))]
+
+    def _describe(self) -> str:
+        return f"dynamic {type(self.number).__name__} from {', '.join(self.sources)}"
 
 
 class NumpyScalarVariable(ConstantVariable):
