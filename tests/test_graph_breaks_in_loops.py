@@ -1,10 +1,13 @@
-"""Graph breaks inside loops: each iteration's break resumes in the same resume function, and a
-loop that would break many (or an unknown number of) times runs eagerly from the break (SOT-C002).
+"""Graph breaks inside loops.
 
 A break in a loop body continues the loop in a resume function, which breaks again in the next
-iteration and calls the next resume function from inside the first: one nested Python frame per
-iteration. Short loops stay compiled; long ones would overflow the stack, so their rest runs as
-plain Python. Every test compares with eager code.
+iteration and calls the next resume function from inside the first: one nested Python call per
+iteration, with one resume function per entry point (reused by every iteration). That is kept for
+short loops (at most SOT_MAX_LOOP_BREAKS iterations left). A longer `for` loop of the translated
+frame runs for real in the generated code, calling its body as a translated function per item
+(`sot.opcode_executor.loops`); where that cannot be built (a local first assigned in the body is
+read after the loop, a `while` on a tensor), the rest of the frame runs eagerly from the break
+(SOT-C002). Every test compares with eager code.
 """
 import numpy as np
 import pytest
@@ -23,15 +26,80 @@ def loop_with_a_branch(x, items):
     return x + 1
 
 
-def test_a_long_loop_that_breaks_in_every_iteration_runs_eagerly_from_the_break():
-    x, items = rand(3), [1.001] * 3000  # far deeper than the recursion limit if each iteration nested a frame
+def test_a_long_loop_that_breaks_in_every_iteration_runs_for_real_calling_its_compiled_body():
+    x, items = rand(3), [1.001] * 3000  # far deeper than the recursion limit if each iteration nested a call
     jit = jit_of(loop_with_a_branch)
     for _ in range(2):
         report = sot.explain(jit, x, items)
         np.testing.assert_allclose(report.result.numpy(), loop_with_a_branch(x, items).numpy(), rtol=1e-6)
-        (fallback,) = report.fallbacks
-        assert fallback.code == "SOT-C002" and "3000 iterations left" in fallback.reason
-        assert report.break_count == 1
+        assert report.fallbacks == []
+        loop_break, body_break = report.breaks  # the frame at its loop; the body function at the if
+        assert loop_break.code == body_break.code == "SOT-B001" and loop_break.where == body_break.where
+        assert "3000 iterations left: the loop runs for real" in loop_break.detail
+    names = {t.code.co_name for t in translators(jit)}
+    assert "__loop_body_loop_with_a_branch" in names and len(names) <= 6  # not one per iteration
+
+
+def reads_the_loop_variable_after(x, items):
+    for w in items:
+        if x.sum() > 1e9:
+            x = x - 1
+        x = x * w
+    return x * w  # `w` is assigned only in the body and read after it: no body function
+
+
+def test_a_long_loop_whose_body_cannot_be_a_function_runs_eagerly_from_the_break():
+    x, items = rand(3), [1.001] * 100
+    report = sot.explain(jit_of(reads_the_loop_variable_after), x, items)
+    np.testing.assert_allclose(report.result.numpy(), reads_the_loop_variable_after(x, items).numpy(), rtol=1e-6)
+    (fallback,) = report.fallbacks
+    assert fallback.code == "SOT-C002" and "100 iterations left" in fallback.reason
+
+
+def exits_early(x, items, stop):
+    count = 0
+    for w in items:
+        if x.sum() > 1e9:  # the break that makes the loop run for real
+            x = x - 1
+        if w == stop:
+            break
+        if w < 0:
+            continue
+        if w == 7:
+            return x * 7, count
+        x = x + w
+        count += 1
+    else:
+        count = -count
+    return x, count
+
+
+@pytest.mark.parametrize("items, stop", [([1, -2, 3] * 20, 99),  # runs out: the else block
+                                         ([1, 2, 3] * 20 + [5, 1], 5),  # break
+                                         ([1, -2] * 20 + [7, 1], 99)])  # return inside the body
+def test_break_continue_else_and_return_in_a_loop_run_for_real_are_eager(items, stop):
+    x = rand(3)
+    jit = jit_of(exits_early)
+    for _ in range(2):
+        report = sot.explain(jit, x, items, stop)
+        assert_same_result(report.result, exits_early(x, items, stop))
+        assert report.fallbacks == [] and "the loop runs for real" in report.breaks[0].detail
+
+
+def nested(x, rows):
+    for row in rows:
+        for w in row:
+            if x.sum() > 1e9:
+                x = x - 1
+            x = x * w
+    return x
+
+
+def test_nested_long_loops_run_for_real():
+    x, rows = rand(3), [[1.001] * 40] * 40
+    report = sot.explain(jit_of(nested), x, rows)
+    np.testing.assert_allclose(report.result.numpy(), nested(x, rows).numpy(), rtol=1e-5)
+    assert report.fallbacks == []
 
 
 def test_a_short_loop_stays_compiled_and_reuses_one_resume_function_per_entry_point():
@@ -52,9 +120,11 @@ def test_a_short_loop_stays_compiled_and_reuses_one_resume_function_per_entry_po
 def test_the_limit_is_sot_max_loop_breaks(monkeypatch):
     x, items = rand(3), [2.0, 2.0, 2.0, 2.0]
     monkeypatch.setenv("SOT_MAX_LOOP_BREAKS", "2")
-    jit = jit_of(loop_with_a_branch)
-    report = sot.explain(jit, x, items)
+    report = sot.explain(jit_of(loop_with_a_branch), x, items)
     assert_same_result(report.result, loop_with_a_branch(x, items))
+    assert "SOT_MAX_LOOP_BREAKS" not in str(report.fallbacks)
+    assert "4 iterations left: the loop runs for real" in report.breaks[0].detail
+    report = sot.explain(jit_of(reads_the_loop_variable_after), x, items)
     assert [f.code for f in report.fallbacks] == ["SOT-C002"] and "SOT_MAX_LOOP_BREAKS=2" in report.fallbacks[0].reason
     monkeypatch.setenv("SOT_MAX_LOOP_BREAKS", "-1")
     with pytest.raises(ValueError, match="SOT_MAX_LOOP_BREAKS"):
@@ -101,12 +171,34 @@ class Stack(nn.Layer):
         return x.mean()
 
 
-@pytest.mark.parametrize("n, eager_rest", [(3, False), (40, True)])
-def test_a_loop_over_layers_that_break_is_compiled_when_short(n, eager_rest):
+@pytest.mark.parametrize("n", [3, 40])
+def test_a_loop_over_layers_that_break_stays_compiled(n):
     paddle.seed(0)
     model = Stack(n)
     x = rand(2, 3)
     want = model(x)
     report = sot.explain(sot.to_static(model).forward, x)
     np.testing.assert_allclose(report.result.numpy(), want.numpy(), rtol=1e-5)
-    assert [f.code for f in report.fallbacks] == (["SOT-C002"] if eager_rest else [])
+    assert report.fallbacks == []
+    assert ("the loop runs for real" in report.breaks[0].detail) == (n > 32)
+
+
+class SumStack(Stack):
+    """Its own forward code: a loop body over Layers keeps one translation per Layer (parameters are
+    bound by identity), at most 64 per code object, shared by every instance."""
+
+    def forward(self, x):
+        for layer in self.layers:
+            x = layer(x)
+        return (x * x).sum()
+
+
+def test_gradients_through_a_loop_run_for_real_equal_eager():
+    paddle.seed(1)
+    eager_model, jit_model = SumStack(36), SumStack(36)
+    jit_model.set_state_dict(eager_model.state_dict())
+    x = rand(2, 3)
+    eager_model(x).backward()
+    sot.to_static(jit_model)(x).backward()
+    for a, b in zip(eager_model.parameters(), jit_model.parameters()):
+        np.testing.assert_allclose(b.grad.numpy(), a.grad.numpy(), rtol=1e-5, atol=1e-7)

@@ -16,11 +16,11 @@ translation for `SOT_DUMP`).
                  and breaks but runs its ops eagerly (SOT-C001). `set_min_graph_size(n)` overrides it
                  in code. The default comes from benchmarks/cache_hit.py: a compiled one-op graph
                  costs about 1.1x the eager op, so compiling never loses by more than that.
-    SOT_MAX_LOOP_BREAKS  the most iterations a loop whose body breaks runs compiled, one break and
-                 one nested resume function per iteration (default 32). A loop with more iterations
-                 left at the break, or an unknown number (a `while`, an iterator of unknown length),
-                 runs eagerly from the break on (SOT-C002): nesting a resume function per iteration
-                 would cost a Python frame per iteration and overflow the stack on long loops.
+    SOT_MAX_LOOP_BREAKS  the most iterations left at a break in a loop body for which the loop goes
+                 on breaking once per iteration, one nested resume function each (default 32). A
+                 longer `for` loop runs for real, its body a compiled function; what cannot (a
+                 `while`, an iterator of unknown length) runs eagerly from the break (SOT-C002):
+                 nesting a call per iteration would overflow the stack on long loops.
 """
 from __future__ import annotations
 

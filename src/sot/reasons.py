@@ -52,9 +52,11 @@ REASONS: dict[str, Reason] = {r.code: r for r in (
     Reason("SOT-C001", "COST", "a subgraph below the minimum size worth compiling (SOT_MIN_GRAPH_SIZE): its ops "
            "run eagerly, its translation and breaks stay", "nothing to do; lower SOT_MIN_GRAPH_SIZE to compile it"),
     Reason("SOT-C002", "COST", "a break inside a loop with many or unknown iterations (more than "
-           "SOT_MAX_LOOP_BREAKS): breaking in every iteration would nest a resume function per iteration, so "
-           "the rest of the frame runs eagerly from that break", "move the breaking code out of the loop or make it "
-           "capturable; raise SOT_MAX_LOOP_BREAKS for a loop known to be short"),
+           "SOT_MAX_LOOP_BREAKS) that cannot run for real with its body as a function (a while loop, a local "
+           "first assigned in the body read after it): breaking in every iteration would nest a call per "
+           "iteration, so the rest of the frame runs eagerly from that break", "move the breaking code out of the "
+           "loop, use a for loop and keep the body's temporaries inside it, or raise SOT_MAX_LOOP_BREAKS for a "
+           "loop known to be short"),
     Reason("SOT-L001", "LIMIT", "the function needed more translations than cache_size_limit",
            "keep Python arguments stable between calls, mark varying sizes dynamic, or raise the limit"),
 )}

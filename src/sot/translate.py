@@ -12,6 +12,7 @@ A frame that cannot be captured runs eagerly (`fallbacks` records why) or, with
 """
 from __future__ import annotations
 
+import dataclasses
 import types
 import weakref
 from dataclasses import dataclass
@@ -27,8 +28,9 @@ from sot.ir import CompiledSIR, EagerSIR, StatementIR, Symbol
 from sot.ir.eager import run_eagerly
 from sot.opcode_executor import (ConstantVariable, DictVariable, FrameRaises, ListVariable, ObjectVariable,
                                  OpcodeExecutor, TensorVariable, TupleVariable, Unsupported)
-from sot.opcode_executor.breaks import GraphBreak, hot_loop
-from sot.opcode_executor.resume import CodeMap, break_code, live_values, needed_outputs
+from sot.opcode_executor.breaks import GraphBreak
+from sot.opcode_executor.loops import loops_around, enclosing_for_loop, hot_loop, plan_loop
+from sot.opcode_executor.resume import CodeMap, break_code, frame_locals, live_values, loop_body, needed_outputs
 from sot.opcode_executor.side_effects import Print, SetAttr, SetGlobal
 from sot.opcode_executor.variables import NumberVariable, Variable
 from sot.pyversion import DecodeError, Instruction, NormalisedCode, encode, versions
@@ -39,7 +41,7 @@ __all__ = ["GraphBreakError", "Fallback", "Translator"]
 
 _TRANSLATED: "weakref.WeakKeyDictionary[types.FunctionType, Any]" = weakref.WeakKeyDictionary()
 _RESUME_TRANSLATORS = CodeMap()  # resume code -> (its globals, a weak reference to its translator)
-_SHARED_CODE_CACHE_LIMIT = 64  # entries for a callee translated on its own at a break
+_SHARED_CODE_CACHE_LIMIT = 64  # entries for a callee translated on its own at a break, or a loop's body
 _EAGER = CustomCode(None, True)  # the original code, with the hook off for its callees
 # what an op's meta function raises for a bad call (as eager code does); any other exception
 # during translation is a gap of the JIT, which fallback=False must report, never hide
@@ -65,8 +67,27 @@ class Fallback:
     code: str = "SOT-G001"
 
 
-class _CannotResumeInside(Exception):
-    """The frames of a break inside an inlined call could not all be rebuilt (translate again, breaking at the call)."""
+@dataclass(frozen=True)
+class _BreakOptions:
+    """How a translation builds its break, set when a first simulation asks for another:
+    `resume_inside` False: a break inside an inlined call breaks at the call (its frames could not
+    be rebuilt); `loop_head`/`loop_end`: the FOR_ITER to break at and its loop's end, whose loop
+    runs for real (`loop_cause`: the body's break and why the loop is hot); `no_loop`: that was
+    tried and cannot be done (the rest runs eagerly, SOT-C002)."""
+
+    resume_inside: bool = True
+    loop_head: int | None = None
+    loop_end: int | None = None
+    loop_cause: tuple | None = None
+    no_loop: bool = False
+
+
+class _Retranslate(Exception):
+    """Simulate the frame again with these `_BreakOptions` changes."""
+
+    def __init__(self, **changes: Any):
+        super().__init__(", ".join(changes))
+        self.changes = changes
 
 
 class _HookCache:
@@ -112,10 +133,10 @@ class Translator:
         record.register(self)
 
     @record.observed  # time spent translating, SOT_LOG events
-    def __call__(self, frame: Any, resume_inside: bool = True) -> Any:
-        """Translates a frame of our code on a cache miss; other frames run untouched. With
-        `resume_inside` False a break inside an inlined call breaks at the call (the retry when the
-        frames inside could not be rebuilt)."""
+    def __call__(self, frame: Any, options: _BreakOptions | None = None) -> Any:
+        """Translates a frame of our code on a cache miss; other frames run untouched. `options`:
+        how a break is built, when a first simulation asked to simulate again (see _BreakOptions)."""
+        options = options or _BreakOptions()
         if frame.f_code is not self.code:
             return None
         recompile = self.shapes.on_miss(frame, self.cache)
@@ -127,25 +148,26 @@ class Translator:
         try:
             ex = OpcodeExecutor(self.code, dict(frame.f_locals), frame.f_globals, frame.f_builtins)
             ex.may_break = self.fallback
-            ex.translation.virtual_frames = resume_inside
+            ex.translation.virtual_frames = options.resume_inside
+            ex.translation.loop_head = options.loop_head
             brk = None
             try:
                 custom = CustomCode(self._codegen(ex, ex.run()), True)
             except GraphBreak as graph_break:  # its resume functions switch the hook on for themselves
                 brk = graph_break
-                custom = CustomCode(self._codegen_break(ex, brk), True)
-        except _CannotResumeInside:
-            return Translator.__call__.__wrapped__(self, frame, resume_inside=False)
+                custom = CustomCode(self._codegen_break(ex, brk, options), True)
+        except _Retranslate as e:
+            return Translator.__call__.__wrapped__(self, frame, dataclasses.replace(options, **e.changes))
         except (StaticDimNeeded, NumberNeeded) as e:  # a dynamic dim or number's value was needed: keep it static
             self.shapes.keep_static(e)
-            return Translator.__call__.__wrapped__(self, frame)
+            return Translator.__call__.__wrapped__(self, frame, options)
         except FrameRaises as e:  # the frame raises its own exception: eager code raises it, in any mode
             return self._run_eagerly(ex, Fallback(e.reason, e.where, e.code))
         except (Unsupported, DecodeError) as e:
             return self._cannot_capture(ex, e)
         except _USER_ERRORS as e:  # a meta function rejected the user's call: eager code raises it as it should
             if self.shapes.keep_static_after(ex.inputs if ex is not None else (), e):  # or a dynamic dim's -1 did
-                return Translator.__call__.__wrapped__(self, frame)
+                return Translator.__call__.__wrapped__(self, frame, options)
             return self._run_eagerly(ex, Fallback(f"{type(e).__name__}: {e}", self._where(ex), "SOT-E001"))
         except Exception as e:  # noqa: BLE001 - a gap of the translation itself (NotImplementedError, ...)
             return self._cannot_capture(ex, e)
@@ -159,9 +181,30 @@ class Translator:
             self.entry_eager.add(entry.id)
         return custom
 
-    def _codegen_break(self, ex: OpcodeExecutor, brk: GraphBreak) -> types.CodeType:
+    def _codegen_break(self, ex: OpcodeExecutor, brk: GraphBreak, options: _BreakOptions) -> types.CodeType:
         """The compiled prefix, the breaking instruction run for real, resume functions after it; a
-        break that cannot be built runs the frame eagerly for the reason of the break."""
+        break that cannot be built runs the frame eagerly for the reason of the break. A break in a
+        hot `for` loop of the frame asks to simulate again, breaking at the loop's FOR_ITER, whose
+        loop then runs for real with its body as a function (see opcode_executor.loops)."""
+        root = brk.frames[-1]
+        loop = None
+        if options.loop_head is not None and root.instruction is ex.normalised.instructions[options.loop_head]:
+            plan = plan_loop(ex.normalised, options.loop_head, options.loop_end, frame_locals(ex)[1])
+            if plan is None:
+                raise _Retranslate(loop_head=None, no_loop=True)
+            body = loop_body(ex.code, ex.normalised, plan, len(root.stack))
+            loop = (plan, self._resume(body, ex.f_globals, shared=True))
+        hot = {i: why for i, frame in enumerate(brk.frames)
+               if (why := hot_loop(frame, config.max_loop_breaks())) is not None}
+        if loop is not None:  # its exits nest only where the loop sits in another loop
+            del hot[len(brk.frames) - 1]
+            if len(loops_around(ex.normalised, options.loop_head)) > 1:
+                hot[len(brk.frames) - 1] = "a loop around a loop run for real"
+        elif len(brk.frames) - 1 in hot and not options.no_loop:
+            span = enclosing_for_loop(ex.normalised, ex.normalised.index(root.instruction))
+            if span is not None:
+                raise _Retranslate(loop_head=span[0], loop_end=span[1],
+                                   loop_cause=(brk.cause, hot[len(brk.frames) - 1]))
         outputs = needed_outputs(ex, live_values(brk))
         plan, targets = _effects_plan(ex, outputs, brk.barrier)
         ex.builder.set_outputs(outputs)
@@ -171,19 +214,23 @@ class Translator:
         run_prefix = with_eager_errors(compiled.run_checked, compiled.sir) if compiled else None
         if plan:
             run_prefix = _with_effects(run_prefix, plan, len(ex.inputs))
-        hot = {i: why for i, frame in enumerate(brk.frames)
-               if (why := hot_loop(frame, config.max_loop_breaks())) is not None}
         try:
-            code = break_code(ex, brk, run_prefix, outputs, self._translated, self._resume, targets, frozenset(hot))
+            code = break_code(ex, brk, run_prefix, outputs, self._translated, self._resume, targets, frozenset(hot),
+                              loop)
         except Unsupported as e:
             if len(brk.frames) > 1:  # a frame inside could not be rebuilt: break at the outermost call instead
-                raise _CannotResumeInside from e
+                raise _Retranslate(resume_inside=False) from e
+            if loop is not None:
+                raise _Retranslate(loop_head=None, no_loop=True) from e
             cause = brk.cause
             raise Unsupported(cause.opname, cause.where, f"{cause.detail}; {e.detail}", cause.code) from e
         cause = brk.cause
         reason = cause.reason
         at = brk.frames[0].executor
-        if cause.where != at.where():  # it broke inside a call that cannot resume inside its callee: say why
+        if loop is not None:  # the break the loop's body makes, reported where it is
+            cause, why = options.loop_cause
+            reason = f"{cause.reason} (in {why}: the loop runs for real, its body as a translated function)"
+        elif cause.where != at.where():  # it broke inside a call that cannot resume inside its callee: say why
             why = brk.call_site or "the callee cannot be resumed at that point"
             reason += f" (inside the call at {at.where()}: {why}; the caller breaks at the call, the callee " \
                       "runs as a translated frame of its own)"
@@ -206,16 +253,20 @@ class Translator:
         self._eager_graph = True
         return EagerSIR(sir)
 
-    def _resume(self, code: types.CodeType, f_globals: dict, eager: bool = False) -> Callable:
+    def _resume(self, code: types.CodeType, f_globals: dict, eager: bool = False, shared: bool = False) -> Callable:
         """A resume function, translated when it runs (its translator is a child of this one); one
         per resume code and globals, so a break met again (a loop's next iteration) reuses it.
-        `eager`: a plain function, run as it is."""
+        `eager`: a plain function, run as it is; `shared`: its calls see many objects (a loop body
+        over Layers, each binding its own parameters), so it keeps as many entries as a callee
+        translated on its own."""
         if eager:
             return types.FunctionType(code, f_globals, code.co_name)
         known = _RESUME_TRANSLATORS.get(code)
         child = known[1]() if known is not None and known[0] is f_globals else None
         if child is None:
-            child = Translator(code, fallback=True, cache_size_limit=self.cache.cache_size_limit)
+            limit = max(self.cache.cache_size_limit, _SHARED_CODE_CACHE_LIMIT) if shared else \
+                self.cache.cache_size_limit
+            child = Translator(code, fallback=True, cache_size_limit=limit)
             _RESUME_TRANSLATORS.set(code, (f_globals, weakref.ref(child)))  # (the break code holds it)
         if child is not self and child not in self.children:
             self.children.append(child)

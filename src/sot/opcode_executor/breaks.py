@@ -19,16 +19,14 @@ exception it raises must reach the user's `except` exactly as in eager code).
 """
 from __future__ import annotations
 
-import operator
 from dataclasses import dataclass
 from typing import Any, Callable
 
 from sot.pyversion import Instruction, NormalisedCode
 
 from .dispatch import Unsupported
-from .variables import IteratorVariable
 
-__all__ = ["CALLS", "FrameState", "GraphBreak", "breakable", "hot_loop", "successors"]
+__all__ = ["CALLS", "FrameState", "GraphBreak", "breakable", "successors"]
 
 CALLS = frozenset({"CALL", "CALL_FUNCTION_EX"})  # the instructions that inline a callee a break can resume in
 
@@ -108,34 +106,3 @@ def successors(code: NormalisedCode, ins: Instruction) -> list[tuple[Instruction
         out.append((ins.target, _JUMPED[ins.opname], 0))
     return out
 
-
-def hot_loop(frame: FrameState, limit: int) -> str | None:
-    """Why the frame's resume function must run eagerly: its instruction is inside loops of the frame
-    that would break more than `limit` more times (each break nests one more resume function), or
-    an unknown number of times (a `while`, an iterator of unknown length); None if not."""
-    code = frame.executor.normalised
-    index = code.index(frame.instruction)
-    heads = sorted({code.index(i.target) for n, i in enumerate(code.instructions)
-                    if i.target is not None and code.index(i.target) <= index <= n and code.index(i.target) < n})
-    if not heads:
-        return None
-    iterators = [v for v in frame.stack if _remaining(v) is not None]
-    left = 1
-    for head in reversed(heads):  # innermost first: the iterators on the stack are the innermost loops' last
-        if code.instructions[head].opname != "FOR_ITER":
-            return f"a while loop at line {code.instructions[head].lineno}"
-        count = _remaining(iterators.pop()) if iterators else -1
-        if count < 0:
-            return f"a loop over an iterator of unknown length at line {code.instructions[head].lineno}"
-        left *= count + 1
-    return f"loops with {left} iterations left" if left > limit else None
-
-
-def _remaining(var: Any) -> int | None:
-    """Items left in an iterator Variable (-1: unknown length); None if `var` is no iterator."""
-    if isinstance(var, IteratorVariable):  # its items are known at translation time
-        return len(var.items) - var.position
-    value = getattr(var, "value", None)
-    if value is not None and hasattr(type(value), "__next__"):
-        return operator.length_hint(value, -1)
-    return None

@@ -41,14 +41,16 @@ from sot.pyversion import ExceptionEntry, Instruction, NormalisedCode, decode, e
 from .breaks import FrameState, GraphBreak, successors
 from .calls import is_runtime_api
 from .dispatch import Unsupported
+from .loops import body_code
 from .trackers import LocalTracker
 from .variables import (NULL, BoundMethodVariable, ConstantVariable, DictVariable, FunctionVariable,
                         InstanceVariable, IteratorVariable, ListVariable, NumberVariable, ObjectVariable,
                         TensorMethodVariable, TensorVariable, TupleVariable, Variable)
 
-__all__ = ["CodeMap", "break_code", "live_values", "needed_outputs"]
+__all__ = ["CodeMap", "break_code", "live_values", "loop_body", "needed_outputs"]
 
 _OUT = "__sot_out"
+_GENERATED = "__sot_"  # the prefix of every name generated code adds to a frame's locals
 _resume_ids = itertools.count()
 
 
@@ -57,9 +59,9 @@ def frame_locals(ex: Any) -> tuple[dict[str, Variable], list[str]]:
     changed; every local of an inlined frame, which has no real frame) and every bound local's name."""
     root = ex.parent is None
     changed, bound = {}, []
-    origin = _ORIGINS.get(ex.code)  # (a resume function's stack arguments are dead after its prologue)
-    names = origin[1].meta.varnames if origin is not None else ex.code.co_varnames
-    for name in names:
+    for name in ex.code.co_varnames:
+        if name.startswith(_GENERATED):
+            continue  # a resume or body function's stack or item argument: dead after its prologue
         var = ex.locals.get(name)
         if var is None:
             if root and name in ex.f_locals:
@@ -121,13 +123,16 @@ def needed_outputs(ex: Any, values: list[Variable]) -> list[Symbol]:
 def break_code(ex: Any, brk: GraphBreak, runner: Callable | None, outputs: list[Symbol],
                translated: Callable[[types.FunctionType], Callable],
                make_resume: Callable[[types.CodeType, dict, bool], Callable],
-               targets: list[Variable] = (), eager: frozenset[int] = frozenset()) -> types.CodeType:
+               targets: list[Variable] = (), eager: frozenset[int] = frozenset(),
+               loop: tuple | None = None) -> types.CodeType:
     """The code object of a translation that breaks at `brk.instruction` (see the module docstring);
     `runner` is called with the tensor inputs and then the side effects' `targets`; the resume
-    functions of the frames at the indices `eager` (in `brk.frames`) run eagerly."""
+    functions of the frames at the indices `eager` (in `brk.frames`) run eagerly; `loop`: (a
+    `loops.LoopPlan`, its body function) when the break is at that loop's FOR_ITER, run for real."""
     emitter = _BreakEmitter(ex, brk, runner, outputs, translated, make_resume)
     emitter.targets = list(targets)
     emitter.eager = eager
+    emitter.loop = loop
     return emitter.run()
 
 
@@ -146,6 +151,7 @@ class _BreakEmitter:
         self.names: list[str] = []
         self.root_stores: list[tuple[str, str]] = []  # (local, temporary) set before the breaking instruction
         self.eager: frozenset[int] = frozenset()  # indices of the frames whose resume functions run eagerly
+        self.loop: tuple | None = None  # (LoopPlan, body function): the breaking FOR_ITER's loop runs for real
 
     def fail(self, detail: str) -> None:
         raise Unsupported(self.brk.instruction.opname, self.brk.cause.where, f"cannot break here: {detail}")
@@ -194,20 +200,60 @@ class _BreakEmitter:
                    in enumerate(zip(callers, below, loads[1:]))]
         for temp in stack_temps:
             self.emit("PUSH_NULL") if temp is None else self.emit("LOAD_FAST", argval=temp)
-        real = dataclasses.replace(ins, target=None, lineno=ins.lineno)
-        self.body.append(real)
-        tails = []
-        for target, effect, pushed in successors(inner.executor.normalised, ins):
-            depth = len(inner.stack) + effect
-            tails.append(self.tail(inner, target, stack_temps[:depth - pushed], pushed, loads[0], returns))
-        if ins.target is not None:
-            real.target = tails[-1]
+        if self.loop is not None:
+            self.run_loop(inner, stack_temps, loads[0])
+        else:
+            real = dataclasses.replace(ins, target=None, lineno=ins.lineno)
+            self.body.append(real)
+            tails = []
+            for target, effect, pushed in successors(inner.executor.normalised, ins):
+                depth = len(inner.stack) + effect
+                tails.append(self.tail(inner, target, stack_temps[:depth - pushed], pushed, loads[0], returns))
+            if ins.target is not None:
+                real.target = tails[-1]
         body = tuple(self.body)
         for item in body:
             item.lineno = item.lineno or ins.lineno
         body[0].starts_line = True
         meta = ex.normalised.meta.replace(varnames=(*ex.code.co_varnames, _OUT, *self.names))
         return encode(NormalisedCode(body, (), meta))
+
+    def run_loop(self, frame: FrameState, stack_temps: list[str | None], loads: tuple[list[str], list[str]]) -> None:
+        """The loop at the breaking FOR_ITER, run for real: each item goes to the body function,
+        whose flag says go on (0), return its value (1) or leave by the i-th `break` (2 + i); the
+        loop's exits continue in resume functions (see `loops`)."""
+        plan, body = self.loop
+        code = frame.executor.normalised
+        head = dataclasses.replace(code.instructions[plan.head], target=None)
+        self.body.append(head)
+        item, flag, value = self.temp(), self.temp(), self.temp()
+        self.emit("STORE_FAST", argval=item)
+        self.call_resume(body, [item], list(plan.params))
+        self.emit("UNPACK_SEQUENCE", arg=2 + len(plan.changed), argval=2 + len(plan.changed))
+        for name in (flag, value, *plan.changed):
+            self.emit("STORE_FAST", argval=name)
+        self.emit("LOAD_FAST", argval=flag)
+        self.emit("POP_JUMP_IF_FALSE", target=head)
+        self.emit("LOAD_FAST", argval=flag)
+        self.emit("LOAD_CONST", argval=1)
+        self.emit("COMPARE_OP", arg=2, argval="==")
+        leaves = self.emit("POP_JUMP_IF_FALSE")
+        self.emit("LOAD_FAST", argval=value)
+        self.emit("RETURN_VALUE")
+        leaves.target = self.emit("POP_TOP")  # a `break`: the iterator goes, as in the original code
+        jumps = []
+        for i in range(len(plan.exits)):
+            if i < len(plan.exits) - 1:
+                self.emit("LOAD_FAST", argval=flag)
+                self.emit("LOAD_CONST", argval=2 + i)
+                self.emit("COMPARE_OP", arg=2, argval="==")
+                jumps.append(self.emit("POP_JUMP_IF_TRUE"))
+            else:
+                jumps.append(self.emit("JUMP"))
+        below = stack_temps[:-1]
+        for jump, index in zip(jumps, plan.exits):
+            jump.target = self.tail(frame, code.instructions[index], below, 0, loads, [])
+        head.target = self.tail(frame, code.instructions[plan.head].target, below, 0, loads, [])
 
     def frame_locals(self, frame: FrameState) -> tuple[list[str], list[str]]:
         """What the generated code loads as a frame's locals when it calls the frame's resume
@@ -394,7 +440,8 @@ class CodeMap:
 
 
 _ORIGINS = CodeMap()  # a resume function's code -> (a weak ref to the code it continues, its decoded form, the prologue's length)
-_RESUMES = CodeMap()  # an original code -> its resume codes by (target index, stack depth, NULL slots, bound locals)
+_RESUMES = CodeMap()  # an original code -> its resume codes by (target index, stack depth, NULL slots, bound
+#                       locals) and its loops' body codes by ("loop body", plan, stack depth)
 
 
 def resume_code(code: types.CodeType, normalised: NormalisedCode, target: Instruction, depth: int,
@@ -410,10 +457,7 @@ def resume_code(code: types.CodeType, normalised: NormalisedCode, target: Instru
         target = original.instructions[normalised.index(target) - offset]
         normalised = original
     key = (normalised.index(target), depth, frozenset(nulls), tuple(bound))
-    known = _RESUMES.get(code)
-    if known is None:
-        known = {}
-        _RESUMES.set(code, known)
+    known = _made_from(code)
     if key not in known:
         made = _enter_at(normalised, target, depth, nulls, bound)
         decoded = decode(made)
@@ -421,6 +465,24 @@ def resume_code(code: types.CodeType, normalised: NormalisedCode, target: Instru
         if [i.opname for i in decoded.instructions[offset:]] == [i.opname for i in normalised.instructions]:
             _ORIGINS.set(made, (weakref.ref(code), normalised, offset))
         known[key] = made
+    return known[key]
+
+
+def _made_from(code: types.CodeType) -> dict[tuple, types.CodeType]:
+    """The resume and body codes made from `code` so far, by entry point."""
+    known = _RESUMES.get(code)
+    if known is None:
+        known = {}
+        _RESUMES.set(code, known)
+    return known
+
+
+def loop_body(code: types.CodeType, normalised: NormalisedCode, plan: Any, depth: int) -> types.CodeType:
+    """The body function's code for `plan`'s loop of `code` (see `loops.body_code`), one per loop and shape."""
+    key = ("loop body", plan, depth)
+    known = _made_from(code)
+    if key not in known:
+        known[key] = body_code(normalised, plan, depth)
     return known[key]
 
 

@@ -1,0 +1,202 @@
+"""Loops whose body breaks: decide how they run, and build the body function of a loop run for real.
+
+A break in a loop body continues the loop in a resume function, which breaks again in the next
+iteration and calls the next resume function from inside it: one more nested Python call per
+iteration. That is fine for a few iterations; `hot_loop` says when it is not (more than
+SOT_MAX_LOOP_BREAKS iterations left, or an unknown number).
+
+A hot `for` loop of the translated frame is then run for real by the generated code, which calls
+a *body function* per item (`plan_loop`, `body_code`): the loop body as a function of its own,
+translated like a resume function (so its work is compiled and its own break resumes inside it),
+whose parameters are the item and the locals bound at the loop head, and which returns
+`(flag, value, *changed locals)`: flag 0 at the end of an iteration or a `continue`, 1 for a
+`return value` in the body, 2 + i for a `break` to the loop's i-th exit. Locals first assigned in
+the body (unbound at the head) must be body temporaries: assigned before any read in every
+iteration and never read outside the loop; otherwise, and for loops under an exception handler or
+with other exits, `plan_loop` says no and the frame's rest runs eagerly instead (SOT-C002).
+"""
+from __future__ import annotations
+
+import dataclasses
+import inspect
+import operator
+from dataclasses import dataclass
+from typing import Any
+
+from sot.pyversion import ExceptionEntry, Instruction, NormalisedCode, encode
+
+from .breaks import FrameState
+from .variables import IteratorVariable, ObjectVariable
+
+__all__ = ["LoopPlan", "body_code", "enclosing_for_loop", "hot_loop", "loops_around", "plan_loop"]
+
+ITEM = "__sot_item"  # the body function's first parameter: the loop's item
+_READS = frozenset({"LOAD_FAST", "LOAD_FAST_AND_CLEAR", "DELETE_FAST"})
+
+
+@dataclass(frozen=True)
+class LoopPlan:
+    """How a hot `for` loop runs for real: its FOR_ITER (`head`) and last instruction (`end`), the
+    instructions its `break`s jump to (`exits`), the body function's parameters after the item
+    (`params`: every local bound at the head, in order) and the locals it hands back (`changed`)."""
+
+    head: int
+    end: int
+    exits: tuple[int, ...]
+    params: tuple[str, ...]
+    changed: tuple[str, ...]
+
+
+def loops_around(code: NormalisedCode, index: int) -> list[tuple[int, int]]:
+    """The (head, last instruction) of every loop of `code` containing `index`, outermost first."""
+    ends: dict[int, int] = {}
+    for n, ins in enumerate(code.instructions):
+        if ins.target is not None and (head := code.index(ins.target)) < n:
+            ends[head] = max(ends.get(head, n), n)
+    return sorted((head, end) for head, end in ends.items() if head <= index <= end)
+
+
+def hot_loop(frame: FrameState, limit: int) -> str | None:
+    """Why the frame's resume function must not nest one call per iteration: its instruction is
+    inside loops of the frame that would break more than `limit` more times, or an unknown number
+    of times (a `while`, an iterator of unknown length); None if not."""
+    code = frame.executor.normalised
+    loops = loops_around(code, code.index(frame.instruction))
+    iterators = [v for v in frame.stack if _remaining(v) is not None]
+    left = 1
+    for head, _ in reversed(loops):  # innermost first: the iterators on the stack are the innermost loops' last
+        if code.instructions[head].opname != "FOR_ITER":
+            return f"a while loop at line {code.instructions[head].lineno}"
+        count = _remaining(iterators.pop()) if iterators else -1
+        if count < 0:
+            return f"a loop over an iterator of unknown length at line {code.instructions[head].lineno}"
+        left *= count + 1
+    return f"loops with {left} iterations left" if left > limit else None
+
+
+def _remaining(var: Any) -> int | None:
+    """Items left in an iterator Variable (-1: unknown length); None if `var` is no iterator."""
+    if isinstance(var, IteratorVariable):  # its items are known at translation time
+        return len(var.items) - var.position
+    if not isinstance(var, ObjectVariable):
+        return None  # (a constant's value may be a dynamic number's, which reading would specialise)
+    value = var.value
+    if hasattr(type(value), "__next__"):
+        return operator.length_hint(value, -1)
+    return None
+
+
+def enclosing_for_loop(code: NormalisedCode, index: int) -> tuple[int, int] | None:
+    """The outermost `for` loop of `code` containing instruction `index`: (its FOR_ITER, its end)."""
+    for head, end in loops_around(code, index):
+        if code.instructions[head].opname == "FOR_ITER":
+            return head, end
+    return None
+
+
+def plan_loop(code: NormalisedCode, head: int, end: int, bound: list[str]) -> LoopPlan | None:
+    """The plan for running the loop at `head` for real with a body function, or None where its
+    body cannot be one (see the module docstring)."""
+    ins = code.instructions
+    if any(code.index(e.start) <= end and code.index(e.end) >= head for e in code.exception_table):
+        return None  # an exception raised in the body must reach a handler in this frame
+    exits: list[int] = []
+    for n in range(head + 1, end + 1):
+        target = ins[n].target
+        if target is None or head <= code.index(target) <= end:
+            continue
+        if ins[n].opname != "JUMP" or ins[n - 1].opname != "POP_TOP":
+            return None  # only `break` (pop the iterator, jump out) leaves the body by a jump
+        exits.append(code.index(target))
+    stored = {i.argval for i in ins[head + 1:end + 1] if i.opname in ("STORE_FAST", "DELETE_FAST")}
+    if any(i.opname == "DELETE_FAST" for i in ins[head + 1:end + 1]):
+        return None
+    temporaries = stored - set(bound)
+    outside = {i.argval for n, i in enumerate(ins) if not head <= n <= end and i.opname in _READS}
+    if temporaries & outside or not _assigned_before_read(code, head, end, temporaries):
+        return None
+    return LoopPlan(head, end, tuple(dict.fromkeys(exits)), tuple(bound), tuple(n for n in bound if n in stored))
+
+
+def _assigned_before_read(code: NormalisedCode, head: int, end: int, names: set[str]) -> bool:
+    """Whether each of `names` is assigned before every read of it on every path through one
+    iteration of the body (a forward "definitely assigned" analysis from the body's start)."""
+    if not names:
+        return True
+    ins = code.instructions
+    start = head + 1
+    assigned: dict[int, frozenset[str]] = {start: frozenset()}
+    work = [start]
+    while work:
+        n = work.pop()
+        here = assigned[n]
+        if ins[n].opname in _READS and ins[n].argval in names and ins[n].argval not in here:
+            return False
+        after = here | {ins[n].argval} if ins[n].opname == "STORE_FAST" and ins[n].argval in names else here
+        successors = []
+        if ins[n].opname not in ("JUMP", "RETURN_VALUE", "RAISE_VARARGS", "RERAISE") and n + 1 <= end:
+            successors.append(n + 1)
+        if ins[n].target is not None and start <= (t := code.index(ins[n].target)) <= end:
+            successors.append(t)
+        for s in successors:
+            merged = after if s not in assigned else assigned[s] & after
+            if s not in assigned or merged != assigned[s]:
+                assigned[s] = merged
+                work.append(s)
+    return True
+
+
+def body_code(normalised: NormalisedCode, plan: LoopPlan, depth: int) -> Any:
+    """The body function's code: the original code entered after the FOR_ITER with `depth` stack
+    items below the item (placeholders for the iterator and what lies under it), its back edges,
+    `break`s and `return`s turned into returns of `(flag, value, *changed)`."""
+    mapping = {id(ins): dataclasses.replace(ins) for ins in normalised.instructions}
+    for ins in mapping.values():
+        if ins.target is not None:
+            ins.target = mapping[id(ins.target)]
+    copies = [mapping[id(ins)] for ins in normalised.instructions]
+
+    def returns(flag: int, value_on_stack: bool = False) -> list[Instruction]:
+        out = [Instruction("LOAD_CONST", argval=flag)]
+        out += [Instruction("SWAP", arg=2, argval=2)] if value_on_stack else [Instruction("LOAD_CONST", argval=None)]
+        out += [Instruction("LOAD_FAST", argval=name) for name in plan.changed]
+        n = 2 + len(plan.changed)
+        return [*out, Instruction("BUILD_TUPLE", arg=n, argval=n), Instruction("RETURN_VALUE")]
+
+    tail: list[Instruction] = []
+    continue_block = returns(0)
+    tail += continue_block
+    exit_blocks = {}
+    for i, index in enumerate(plan.exits):
+        exit_blocks[index] = returns(2 + i)
+        tail += exit_blocks[index]
+    position = {id(ins): n for n, ins in enumerate(copies)}
+    body: list[Instruction] = []
+    for n, ins in enumerate(copies):
+        if plan.head < n <= plan.end and ins.opname == "RETURN_VALUE":
+            block = returns(1, value_on_stack=True)
+            # the copy itself becomes the block's first instruction, so jumps to the return still land on it
+            ins.opname, ins.arg, ins.argval = block[0].opname, block[0].arg, block[0].argval
+            body += [ins, *block[1:]]
+            continue
+        if plan.head < n <= plan.end and ins.target is not None:
+            target = position[id(ins.target)]
+            if target == plan.head:
+                ins.target = continue_block[0]
+            elif not plan.head <= target <= plan.end:
+                ins.target = exit_blocks[target][0]
+        body.append(ins)
+    params = [ITEM, *plan.params]
+    meta = normalised.meta
+    meta = meta.replace(name=f"__loop_body_{meta.name}", qualname=f"{meta.qualname}.<loop body>",
+                        argcount=len(params), posonlyargcount=0, kwonlyargcount=0, docstring=None,
+                        flags=meta.flags & ~(inspect.CO_VARARGS | inspect.CO_VARKEYWORDS),
+                        varnames=(*params, *(v for v in meta.varnames if v not in params)))
+    prologue = [Instruction("RESUME", arg=0, argval=0)]
+    prologue += [Instruction("LOAD_CONST", argval=None) for _ in range(depth)]
+    prologue += [Instruction("LOAD_FAST", argval=ITEM), Instruction("JUMP", target=copies[plan.head + 1])]
+    for ins in [*prologue, *tail]:
+        ins.lineno = normalised.instructions[plan.head].lineno
+    table = tuple(ExceptionEntry(mapping[id(e.start)], mapping[id(e.end)], mapping[id(e.target)], e.depth, e.lasti)
+                  for e in normalised.exception_table)
+    return encode(NormalisedCode(tuple(prologue + body + tail), table, meta))
