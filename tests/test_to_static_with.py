@@ -539,3 +539,113 @@ def test_a_shape_error_caught_by_the_frame_gives_eagers_result():
     jit = jit_of(meta_error_caught)
     assert_same_result(jit(x), meta_error_caught(x))
     assert [code for code, _, _ in events(jit)] == ["SOT-E001"]
+
+
+# ---------------------------------------------------------------- exceptions raised by captured code at run time
+def integer_power(a, b):
+    c = a * 2
+    return c ** b + 1  # integers to a negative power: only the kernel sees it
+
+
+def _failing_inputs():
+    return paddle.to_tensor(np.array([2, 3], "int64")), paddle.to_tensor(np.array([1, -1], "int64"))
+
+
+def _user_lines(excinfo, fn):
+    """The lines of `fn`'s code among a raised exception's traceback entries."""
+    return [entry.lineno + 1 for entry in excinfo.traceback if entry.frame.code.raw is fn.__code__
+            or entry.frame.code.raw.co_name == fn.__name__]
+
+
+def test_a_kernel_failing_at_run_time_raises_eagers_exception_through_the_users_line():
+    a, b = _failing_inputs()
+    with pytest.raises(ValueError) as want:
+        integer_power(a, b)
+    line = integer_power.__code__.co_firstlineno + 2
+    assert line in _user_lines(want, integer_power)
+    jit = jit_of(integer_power)
+    ok = paddle.to_tensor(np.array([1, 2], "int64"))
+    assert_same_result(jit(a, ok), integer_power(a, ok))  # translated and compiled on good values
+    for _ in range(2):  # the cache hit, twice
+        with pytest.raises(ValueError) as got:
+            jit(a, b)
+        assert str(got.value) == str(want.value)
+        assert line in _user_lines(got, integer_power)  # the eager re-run's frame, at the user's line
+        assert got.value.__context__ is None  # no link to the compiled graph's failure
+    assert jit.sot_translator.translations == 1
+    assert [f.code for f in jit.sot_translator.fallbacks] == ["SOT-R001"]  # recorded once
+
+
+def power_or_zero(a, b, log):
+    log[0] = "called"
+    try:
+        y = a ** b
+    except ValueError as e:
+        y = a * 0 + len(e.args)
+    return y
+
+
+def test_a_kernel_failure_inside_try_is_caught_by_the_users_except_as_in_eager():
+    a, b = _failing_inputs()
+    ok = paddle.to_tensor(np.array([1, 2], "int64"))
+    jit = jit_of(power_or_zero)
+    for exponent in (ok, b, ok, b):
+        want_log, got_log = [None], [None]
+        assert_same_result(jit(a, exponent, got_log), power_or_zero(a, exponent, want_log))
+        assert got_log == want_log == ["called"]  # the side effect made, also when the call ran again
+    assert jit.sot_translator.translations == 1
+
+
+def appends_then_powers(a, b, log):
+    log.append(len(log))
+    return a ** b
+
+
+def test_side_effects_are_not_made_twice_when_a_failed_call_runs_again():
+    a, b = _failing_inputs()
+    want_log, got_log = [], []
+    with pytest.raises(ValueError):
+        appends_then_powers(a, b, want_log)
+    jit = jit_of(appends_then_powers)
+    with pytest.raises(ValueError):
+        jit(a, b, got_log)
+    assert got_log == want_log == [0]
+    ((code, reason, _),) = events(jit)
+    assert code == "SOT-R001" and "ran again eagerly" in reason  # the compiled graph failed, then eager code
+
+
+def closure_with_every_kind_of_parameter():
+    scale = 3
+
+    def inner(a, *rest, offset, **options):
+        try:
+            y = a ** rest[0]
+        except ValueError:
+            y = a * scale
+        return y + offset + options["extra"]
+    return inner
+
+
+def test_the_eager_rerun_passes_every_kind_of_parameter_and_the_closure():
+    fn = closure_with_every_kind_of_parameter()
+    a, b = _failing_inputs()
+    jit = jit_of(fn)
+    for exponent in (paddle.to_tensor(np.array([1, 2], "int64")), b):
+        assert_same_result(jit(a, exponent, offset=1, extra=5), fn(a, exponent, offset=1, extra=5))
+    assert jit.sot_translator.translations == 1
+
+
+def test_a_failure_in_a_graph_that_requires_grad_reruns_with_eager_gradients():
+    x = _x([1.0, -2.0, 0.5])
+
+    def masked(x, flags):
+        return x * 2 + -(flags > 0)  # `-` on bools: only the kernel rejects it
+
+    flags = paddle.to_tensor(np.array([1, 0, 1], "int64"))
+    jit = jit_of(masked)
+    with pytest.raises(TypeError) as want:
+        masked(x, flags)
+    with pytest.raises(TypeError) as got:
+        jit(x, flags)
+    assert str(got.value) == str(want.value)
+    assert x.grad is None  # no autograd node left behind by the failed compiled forward
