@@ -312,6 +312,72 @@ def test_a_no_grad_block_in_a_graph_too_small_to_compile_runs_its_ops_under_no_g
         config.set_min_graph_size(None)
 
 
+def no_grad_then_print(x):
+    with paddle.no_grad():
+        m = x.mean()
+    print("mean", m.numpy())
+    return x * m + x
+
+
+def print_then_no_grad(x):
+    print("sum", x.sum().numpy())
+    with paddle.no_grad():
+        m = x.mean()
+    return x * m + x
+
+
+@pytest.mark.parametrize("fn", [no_grad_then_print, print_then_no_grad])
+def test_a_no_grad_block_before_or_after_a_graph_break_is_captured_with_eager_gradients(fn, capsys):
+    x = _x()
+    want, want_grads, _ = _run_with_grads(fn, [x])
+    want_out = capsys.readouterr().out
+    jit = jit_of(fn)
+    got, got_grads, mode = _run_with_grads(jit, [x])
+    assert capsys.readouterr().out == want_out
+    assert_same_result(got, want)
+    np.testing.assert_allclose(got_grads[0], want_grads[0], rtol=1e-6)
+    assert mode
+    assert [code for code, _, _ in events(jit)] == ["SOT-B002", "SOT-B003"]  # .numpy() and print break; no fallback
+    assert all(t.fallbacks == [] for t in translators(jit))
+
+
+def prints_inside_no_grad(x):
+    with paddle.no_grad():
+        print("inside", x.sum().numpy())
+        m = x.mean()
+    return x * m
+
+
+def test_what_cannot_be_simulated_inside_a_with_block_gives_eagers_output_and_gradients(capsys):
+    x = _x()
+    want, want_grads, _ = _run_with_grads(prints_inside_no_grad, [x])
+    want_out = capsys.readouterr().out
+    jit = jit_of(prints_inside_no_grad)
+    got, got_grads, mode = _run_with_grads(jit, [x])
+    assert capsys.readouterr().out == want_out
+    assert_same_result(got, want)
+    np.testing.assert_allclose(got_grads[0], want_grads[0], rtol=1e-6)
+    assert mode and events(jit) != []  # not captured whole, and why is recorded
+
+
+def raises_under_no_grad(x):
+    with paddle.no_grad():
+        m = x.mean()
+        raise ValueError(f"rejected {m.shape}")
+
+
+def test_an_exception_raised_inside_a_no_grad_block_restores_the_mode_as_in_eager():
+    x = _x()
+    with pytest.raises(ValueError) as want:
+        raises_under_no_grad(x)
+    jit = jit_of(raises_under_no_grad)
+    with pytest.raises(ValueError) as got:
+        jit(x)
+    assert str(got.value) == str(want.value) == "rejected []"
+    assert paddle.is_grad_enabled()
+    assert [code for code, _, _ in events(jit)] == ["SOT-R001"]
+
+
 # ---------------------------------------------------------------- user context managers
 class Scaled:
     """A context manager written in Python: counts its entries and exits, gives its factor."""
@@ -480,6 +546,25 @@ def _helper_with_finally(x):
 
 def try_in_a_callee(x):
     return _helper_with_finally(x) + 1
+
+
+def prints_inside_try(x):
+    try:
+        y = x * 2
+        print("inside", y.sum().numpy())
+    finally:
+        y = y + 1
+    return y
+
+
+def test_a_print_inside_a_try_block_gives_eagers_output_and_result(capsys):
+    x = _x()
+    want = prints_inside_try(x)
+    want_out = capsys.readouterr().out
+    jit = jit_of(prints_inside_try)
+    got = jit(x)
+    assert capsys.readouterr().out == want_out
+    assert_same_result(got, want)
 
 
 @pytest.mark.parametrize("fn", [try_finally, return_inside_try, except_with_a_name, try_except_else_finally,
