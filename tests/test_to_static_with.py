@@ -184,8 +184,26 @@ def two_blocks(x):
     return b - c
 
 
-def test_two_no_grad_blocks_in_one_frame():
-    _assert_like_eager(two_blocks)
+def in_a_loop(x):
+    total = x
+    for i in range(3):
+        with paddle.no_grad():
+            total = total + x * i
+        total = total * x
+    return total
+
+
+def two_managers_in_one_statement(x):
+    with paddle.no_grad(), paddle.enable_grad():
+        a = x * 2
+    with paddle.enable_grad(), paddle.no_grad():
+        b = x * 3
+    return a + b, b
+
+
+@pytest.mark.parametrize("fn", [two_blocks, in_a_loop, two_managers_in_one_statement])
+def test_several_grad_mode_blocks_in_one_frame(fn):
+    _assert_like_eager(fn)
 
 
 @paddle.no_grad()
@@ -637,9 +655,10 @@ def _failing_inputs():
 
 
 def _user_lines(excinfo, fn):
-    """The lines of `fn`'s code among a raised exception's traceback entries."""
-    return [entry.lineno + 1 for entry in excinfo.traceback if entry.frame.code.raw is fn.__code__
-            or entry.frame.code.raw.co_name == fn.__name__]
+    """The lines of `fn` (or of its resume functions) among a raised exception's traceback entries."""
+    name = fn.__code__.co_name
+    return [entry.lineno + 1 for entry in excinfo.traceback
+            if entry.frame.code.raw.co_name == name or entry.frame.code.raw.co_name.startswith(f"__resume_{name}_")]
 
 
 def test_a_kernel_failing_at_run_time_raises_eagers_exception_through_the_users_line():
@@ -679,6 +698,30 @@ def test_a_kernel_failure_inside_try_is_caught_by_the_users_except_as_in_eager()
         assert_same_result(jit(a, exponent, got_log), power_or_zero(a, exponent, want_log))
         assert got_log == want_log == ["called"]  # the side effect made, also when the call ran again
     assert jit.sot_translator.translations == 1
+
+
+def prints_then_powers(a, b):
+    print("powers of", a.numpy())
+    try:
+        y = a ** b
+    except ValueError:
+        y = a * 0
+    return y + a ** b  # raises: the second power is outside the try
+
+
+def test_a_resume_function_whose_graph_fails_runs_again_eagerly(capsys):
+    a, b = _failing_inputs()
+    with pytest.raises(ValueError) as want:
+        prints_then_powers(a, b)
+    want_out = capsys.readouterr().out
+    jit = jit_of(prints_then_powers)
+    with pytest.raises(ValueError) as got:
+        jit(a, b)
+    assert capsys.readouterr().out == want_out  # printed once: the break's print is not re-run
+    assert str(got.value) == str(want.value)
+    line = prints_then_powers.__code__.co_firstlineno + 6
+    assert line in _user_lines(want, prints_then_powers) and line in _user_lines(got, prints_then_powers)
+    assert "SOT-R001" in [code for code, _, _ in events(jit)]
 
 
 def appends_then_powers(a, b, log):
