@@ -763,6 +763,23 @@ def test_the_eager_rerun_passes_every_kind_of_parameter_and_the_closure():
     assert jit.sot_translator.translations == 1
 
 
+def arguments_in_cells(a, b):
+    power = lambda: a ** b  # noqa: E731 - a and b live in cells
+    try:
+        return power() + 1
+    except ValueError:
+        return a * 0
+
+
+def test_the_eager_rerun_passes_arguments_that_live_in_cells():
+    a, b = _failing_inputs()
+    jit = jit_of(arguments_in_cells)
+    for exponent in (paddle.to_tensor(np.array([1, 2], "int64")), b):
+        assert_same_result(jit(a, exponent), arguments_in_cells(a, exponent))
+    assert jit.sot_translator.translations == 1
+    assert [code for code, _, _ in events(jit)] == ["SOT-R001"]
+
+
 def test_a_failure_in_a_graph_that_requires_grad_reruns_with_eager_gradients():
     x = _x([1.0, -2.0, 0.5])
 
