@@ -219,6 +219,40 @@ def test_a_function_decorated_with_no_grad_is_inlined_with_its_grad_mode():
     _assert_like_eager(calls_a_no_grad_function)
 
 
+@paddle.no_grad
+def _bare_decorated(x):
+    return x * 3 + 1
+
+
+class InferenceNet(nn.Layer):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(3, 3)
+
+    @paddle.no_grad()
+    def forward(self, x):
+        return self.fc(x).abs()
+
+
+def test_a_translated_function_or_forward_decorated_with_no_grad_is_captured_whole():
+    x = _x()
+    jit = sot.to_static(_bare_decorated)
+    got, want = jit(x), _bare_decorated(x)
+    assert_same_result(got, want)
+    assert got.stop_gradient and want.stop_gradient
+    assert events(jit) == [] and jit.sot_translator.translations == 1
+    paddle.seed(0)
+    net = InferenceNet()
+    jit_net = sot.to_static(InferenceNet())
+    jit_net.set_state_dict(net.state_dict())
+    batch = _x([[1.0, -2.0, 0.5]], grad=False)
+    got, want = jit_net(batch), net(batch)
+    assert_same_result(got, want)
+    assert got.stop_gradient and want.stop_gradient
+    assert [e for t in translators(jit_net.forward) for e in t.fallbacks] == []
+    assert paddle.is_grad_enabled()
+
+
 OUTSIDE = paddle.no_grad()
 
 
