@@ -412,6 +412,32 @@ def test_what_cannot_be_simulated_inside_a_with_block_gives_eagers_output_and_gr
     assert mode and events(jit) != []  # not captured whole, and why is recorded
 
 
+def _helper_printing_under_no_grad(x):
+    with paddle.no_grad():
+        print("helper", x.shape)
+        m = x.mean()
+    return m
+
+
+def calls_a_helper_that_cannot_be_inlined(x):
+    y = x * 2
+    z = _helper_printing_under_no_grad(y) + y
+    return z * y
+
+
+def test_a_callee_whose_no_grad_block_cannot_be_simulated_breaks_the_caller_with_eager_gradients(capsys):
+    x = _x()
+    want, want_grads, _ = _run_with_grads(calls_a_helper_that_cannot_be_inlined, [x])
+    want_out = capsys.readouterr().out
+    jit = jit_of(calls_a_helper_that_cannot_be_inlined)
+    got, got_grads, mode = _run_with_grads(jit, [x])
+    assert capsys.readouterr().out == want_out
+    assert_same_result(got, want)
+    np.testing.assert_allclose(got_grads[0], want_grads[0], rtol=1e-6)
+    assert mode
+    assert jit.sot_translator.breaks != []  # the caller breaks at the call; the rest of it is captured
+
+
 def raises_under_no_grad(x):
     with paddle.no_grad():
         m = x.mean()
