@@ -18,6 +18,7 @@ import runtime as paddle
 import sot
 from runtime import nn
 from sot import config
+from sot.ir import Meta, SIRBuilder
 from sot_helpers import assert_same_result, events, jit_of, translators
 
 
@@ -454,6 +455,19 @@ def test_an_exception_raised_inside_a_no_grad_block_restores_the_mode_as_in_eage
     assert str(got.value) == str(want.value) == "rejected []"
     assert paddle.is_grad_enabled()
     assert [code for code, _, _ in events(jit)] == ["SOT-R001"]
+
+
+def test_the_builder_stamps_statements_with_its_grad_mode_and_a_rollback_restores_it():
+    builder = SIRBuilder("grad_modes")
+    x = builder.add_input(Meta.make([2], "float32", stop_gradient=False))
+    y = builder.call_method("__mul__", x, (2.0,))
+    mark = builder.mark()
+    builder.grad_mode = False
+    z = builder.call_method("__add__", y, (1.0,))
+    assert (y.meta.stop_gradient, z.meta.stop_gradient) == (False, True)
+    assert [st.grad for st in builder.build().statements] == [None, False]
+    builder.rollback(mark)  # a break before that call: it runs for real, the mode as it was
+    assert builder.grad_mode is None and [st.grad for st in builder.build().statements] == [None]
 
 
 # ---------------------------------------------------------------- user context managers
