@@ -854,7 +854,7 @@ def test_the_eager_rerun_passes_arguments_that_live_in_cells():
     assert [code for code, _, _ in events(jit)] == ["SOT-R001"]
 
 
-def test_a_failure_in_a_graph_that_requires_grad_reruns_with_eager_gradients():
+def test_a_failure_in_a_graph_that_requires_grad_raises_eagers_error_and_leaves_no_gradient():
     x = _x([1.0, -2.0, 0.5])
 
     def masked(x, flags):
