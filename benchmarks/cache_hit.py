@@ -46,9 +46,9 @@ def _compiled(fn, x):
 
 
 def _runner(custom):
-    """The callable a cache hit's generated code calls (its one callable constant)."""
-    (runner,) = [c for c in custom.code.co_consts if callable(c)]
-    return runner
+    """The callable a cache hit's generated code calls (its first callable constant; the other re-runs
+    the frame eagerly when the compiled call fails, see sot.rerun)."""
+    return next(c for c in custom.code.co_consts if callable(c))
 
 
 def main() -> None:

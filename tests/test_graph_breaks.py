@@ -195,8 +195,59 @@ def condition_in_try(x):
     return x
 
 
-@pytest.mark.parametrize("fn, detail", [(closure_with_tensor_condition, "closure cells"),
-                                        (condition_in_try, "a condition on")])
+def raises_in_try(x):
+    y = x * 2
+    try:
+        if y:  # three values: bool() raises ValueError, caught below as in eager
+            y = y + 1
+    except ValueError as e:
+        y = y - 1
+        print("caught", type(e).__name__)
+    finally:
+        y = y * 3
+    return y
+
+
+@pytest.mark.parametrize("fn, sign", [(condition_in_try, 1.0), (condition_in_try, -1.0), (raises_in_try, 1.0)])
+def test_a_break_inside_try_resumes_in_the_try_and_its_exceptions_reach_the_handler(fn, sign, capsys):
+    x = rand(3) * sign
+    want = fn(x)
+    eager_out = capsys.readouterr().out
+    jit = jit_of(fn)
+    for _ in range(2):
+        report = sot.explain(jit, x)
+        assert_same_result(report.result, want)
+        assert capsys.readouterr().out == eager_out
+        assert [b.code for b in report.breaks] == ["SOT-B001"]
+        # the handler itself is not simulated: its resume function runs eagerly, recorded
+        assert all(f.code == "SOT-U001" and "PUSH_EXC_INFO" in f.reason for f in report.fallbacks)
+        assert bool(report.fallbacks) == (fn is raises_in_try)
+
+
+def condition_in_with(x, lock):
+    with lock:
+        if x.sum() > 0:
+            return x + 1
+    return x
+
+
+def test_a_break_inside_a_with_block_runs_the_frame_eagerly():
+    x = rand(3)
+    jit = jit_of(condition_in_with)
+    assert_same_result(jit(x, Lock()), condition_in_with(x, Lock()))
+    (fallback,) = jit.sot_translator.fallbacks  # the break's reason; a with body's handler cannot be resumed
+    assert fallback.code == "SOT-B001" and fallback.where.endswith(f":{condition_in_with.__code__.co_firstlineno + 2}")
+
+
+class Lock:
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+
+@pytest.mark.parametrize("fn, detail", [(closure_with_tensor_condition, "closure cells")])
 def test_where_a_break_cannot_be_built_the_frame_runs_eagerly(fn, detail):
     x = rand(3)
     jit = jit_of(fn)
@@ -208,3 +259,30 @@ def test_where_a_break_cannot_be_built_the_frame_runs_eagerly(fn, detail):
 def test_full_graph_mode_reports_the_break_instead_of_making_it():
     with pytest.raises(sot.GraphBreakError, match="SOT-B001"):
         jit_of(foo, fallback=False)(rand(3), rand(3))
+
+
+def whole_step(model, opt, x, y):
+    loss = F.mse_loss(model(x), y)
+    loss.backward()  # runs autograd for real at a break: the forward before it is one compiled graph
+    opt.step()
+    opt.clear_grad()
+    return loss
+
+
+def test_a_whole_training_step_compiles_its_forward_and_runs_backward_for_real():
+    paddle.seed(0)
+    eager_model = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 2))
+    jit_model = copy.deepcopy(eager_model)
+    eager_opt = paddle.optimizer.SGD(learning_rate=0.1, parameters=eager_model.parameters())
+    jit_opt = paddle.optimizer.SGD(learning_rate=0.1, parameters=jit_model.parameters())
+    x, y = rand(5, 4), rand(5, 2)
+    jit = jit_of(whole_step)
+    for _ in range(3):
+        want = whole_step(eager_model, eager_opt, x, y)
+        report = sot.explain(jit, jit_model, jit_opt, x, y)
+        np.testing.assert_allclose(report.result.numpy(), want.numpy(), rtol=1e-6)
+        assert report.graph_count == 1 and [b.code for b in report.breaks] == ["SOT-B003"]
+        assert "Tensor.backward runs autograd for real" in report.breaks[0].detail
+    for a, b in zip(eager_model.parameters(), jit_model.parameters()):
+        np.testing.assert_allclose(b.numpy(), a.numpy(), rtol=1e-6, atol=1e-7)
+        np.testing.assert_array_equal(b.grad.numpy(), a.grad.numpy())  # cleared alike

@@ -18,6 +18,7 @@ import runtime as paddle
 import sot
 from runtime import nn
 from sot import config
+from sot.ir import Meta, SIRBuilder
 from sot_helpers import assert_same_result, events, jit_of, translators
 
 
@@ -184,8 +185,26 @@ def two_blocks(x):
     return b - c
 
 
-def test_two_no_grad_blocks_in_one_frame():
-    _assert_like_eager(two_blocks)
+def in_a_loop(x):
+    total = x
+    for i in range(3):
+        with paddle.no_grad():
+            total = total + x * i
+        total = total * x
+    return total
+
+
+def two_managers_in_one_statement(x):
+    with paddle.no_grad(), paddle.enable_grad():
+        a = x * 2
+    with paddle.enable_grad(), paddle.no_grad():
+        b = x * 3
+    return a + b, b
+
+
+@pytest.mark.parametrize("fn", [two_blocks, in_a_loop, two_managers_in_one_statement])
+def test_several_grad_mode_blocks_in_one_frame(fn):
+    _assert_like_eager(fn)
 
 
 @paddle.no_grad()
@@ -199,6 +218,40 @@ def calls_a_no_grad_function(x):
 
 def test_a_function_decorated_with_no_grad_is_inlined_with_its_grad_mode():
     _assert_like_eager(calls_a_no_grad_function)
+
+
+@paddle.no_grad
+def _bare_decorated(x):
+    return x * 3 + 1
+
+
+class InferenceNet(nn.Layer):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(3, 3)
+
+    @paddle.no_grad()
+    def forward(self, x):
+        return self.fc(x).abs()
+
+
+def test_a_translated_function_or_forward_decorated_with_no_grad_is_captured_whole():
+    x = _x()
+    jit = sot.to_static(_bare_decorated)
+    got, want = jit(x), _bare_decorated(x)
+    assert_same_result(got, want)
+    assert got.stop_gradient and want.stop_gradient
+    assert events(jit) == [] and jit.sot_translator.translations == 1
+    paddle.seed(0)
+    net = InferenceNet()
+    jit_net = sot.to_static(InferenceNet())
+    jit_net.set_state_dict(net.state_dict())
+    batch = _x([[1.0, -2.0, 0.5]], grad=False)
+    got, want = jit_net(batch), net(batch)
+    assert_same_result(got, want)
+    assert got.stop_gradient and want.stop_gradient
+    assert [e for t in translators(jit_net.forward) for e in t.fallbacks] == []
+    assert paddle.is_grad_enabled()
 
 
 OUTSIDE = paddle.no_grad()
@@ -310,6 +363,111 @@ def test_a_no_grad_block_in_a_graph_too_small_to_compile_runs_its_ops_under_no_g
         assert [e.code for e in jit.sot_translator.small_graphs] == ["SOT-C001"]
     finally:
         config.set_min_graph_size(None)
+
+
+def no_grad_then_print(x):
+    with paddle.no_grad():
+        m = x.mean()
+    print("mean", m.numpy())
+    return x * m + x
+
+
+def print_then_no_grad(x):
+    print("sum", x.sum().numpy())
+    with paddle.no_grad():
+        m = x.mean()
+    return x * m + x
+
+
+@pytest.mark.parametrize("fn", [no_grad_then_print, print_then_no_grad])
+def test_a_no_grad_block_before_or_after_a_graph_break_is_captured_with_eager_gradients(fn, capsys):
+    x = _x()
+    want, want_grads, _ = _run_with_grads(fn, [x])
+    want_out = capsys.readouterr().out
+    jit = jit_of(fn)
+    got, got_grads, mode = _run_with_grads(jit, [x])
+    assert capsys.readouterr().out == want_out
+    assert_same_result(got, want)
+    np.testing.assert_allclose(got_grads[0], want_grads[0], rtol=1e-6)
+    assert mode
+    assert [code for code, _, _ in events(jit)] == ["SOT-B002", "SOT-B003"]  # .numpy() and print break; no fallback
+    assert all(t.fallbacks == [] for t in translators(jit))
+
+
+def prints_inside_no_grad(x):
+    with paddle.no_grad():
+        print("inside", x.sum().numpy())
+        m = x.mean()
+    return x * m
+
+
+def test_what_cannot_be_simulated_inside_a_with_block_gives_eagers_output_and_gradients(capsys):
+    x = _x()
+    want, want_grads, _ = _run_with_grads(prints_inside_no_grad, [x])
+    want_out = capsys.readouterr().out
+    jit = jit_of(prints_inside_no_grad)
+    got, got_grads, mode = _run_with_grads(jit, [x])
+    assert capsys.readouterr().out == want_out
+    assert_same_result(got, want)
+    np.testing.assert_allclose(got_grads[0], want_grads[0], rtol=1e-6)
+    assert mode and events(jit) != []  # not captured whole, and why is recorded
+
+
+def _helper_printing_under_no_grad(x):
+    with paddle.no_grad():
+        print("helper", x.shape)
+        m = x.mean()
+    return m
+
+
+def calls_a_helper_that_cannot_be_inlined(x):
+    y = x * 2
+    z = _helper_printing_under_no_grad(y) + y
+    return z * y
+
+
+def test_a_callee_whose_no_grad_block_cannot_be_simulated_breaks_the_caller_with_eager_gradients(capsys):
+    x = _x()
+    want, want_grads, _ = _run_with_grads(calls_a_helper_that_cannot_be_inlined, [x])
+    want_out = capsys.readouterr().out
+    jit = jit_of(calls_a_helper_that_cannot_be_inlined)
+    got, got_grads, mode = _run_with_grads(jit, [x])
+    assert capsys.readouterr().out == want_out
+    assert_same_result(got, want)
+    np.testing.assert_allclose(got_grads[0], want_grads[0], rtol=1e-6)
+    assert mode
+    assert jit.sot_translator.breaks != []  # the caller breaks at the call; the rest of it is captured
+
+
+def raises_under_no_grad(x):
+    with paddle.no_grad():
+        m = x.mean()
+        raise ValueError(f"rejected {m.shape}")
+
+
+def test_an_exception_raised_inside_a_no_grad_block_restores_the_mode_as_in_eager():
+    x = _x()
+    with pytest.raises(ValueError) as want:
+        raises_under_no_grad(x)
+    jit = jit_of(raises_under_no_grad)
+    with pytest.raises(ValueError) as got:
+        jit(x)
+    assert str(got.value) == str(want.value) == "rejected []"
+    assert paddle.is_grad_enabled()
+    assert [code for code, _, _ in events(jit)] == ["SOT-R001"]
+
+
+def test_the_builder_stamps_statements_with_its_grad_mode_and_a_rollback_restores_it():
+    builder = SIRBuilder("grad_modes")
+    x = builder.add_input(Meta.make([2], "float32", stop_gradient=False))
+    y = builder.call_method("__mul__", x, (2.0,))
+    mark = builder.mark()
+    builder.grad_mode = False
+    z = builder.call_method("__add__", y, (1.0,))
+    assert (y.meta.stop_gradient, z.meta.stop_gradient) == (False, True)
+    assert [st.grad for st in builder.build().statements] == [None, False]
+    builder.rollback(mark)  # a break before that call: it runs for real, the mode as it was
+    assert builder.grad_mode is None and [st.grad for st in builder.build().statements] == [None]
 
 
 # ---------------------------------------------------------------- user context managers
@@ -482,6 +640,25 @@ def try_in_a_callee(x):
     return _helper_with_finally(x) + 1
 
 
+def prints_inside_try(x):
+    try:
+        y = x * 2
+        print("inside", y.sum().numpy())
+    finally:
+        y = y + 1
+    return y
+
+
+def test_a_print_inside_a_try_block_gives_eagers_output_and_result(capsys):
+    x = _x()
+    want = prints_inside_try(x)
+    want_out = capsys.readouterr().out
+    jit = jit_of(prints_inside_try)
+    got = jit(x)
+    assert capsys.readouterr().out == want_out
+    assert_same_result(got, want)
+
+
 @pytest.mark.parametrize("fn", [try_finally, return_inside_try, except_with_a_name, try_except_else_finally,
                                 with_inside_try, try_in_a_loop, try_in_a_callee])
 def test_the_normal_path_of_try_is_captured(fn):
@@ -539,3 +716,155 @@ def test_a_shape_error_caught_by_the_frame_gives_eagers_result():
     jit = jit_of(meta_error_caught)
     assert_same_result(jit(x), meta_error_caught(x))
     assert [code for code, _, _ in events(jit)] == ["SOT-E001"]
+
+
+# ---------------------------------------------------------------- exceptions raised by captured code at run time
+def integer_power(a, b):
+    c = a * 2
+    return c ** b + 1  # integers to a negative power: only the kernel sees it
+
+
+def _failing_inputs():
+    return paddle.to_tensor(np.array([2, 3], "int64")), paddle.to_tensor(np.array([1, -1], "int64"))
+
+
+def _user_lines(excinfo, fn):
+    """The lines of `fn` (or of its resume functions) among a raised exception's traceback entries."""
+    name = fn.__code__.co_name
+    return [entry.lineno + 1 for entry in excinfo.traceback
+            if entry.frame.code.raw.co_name == name or entry.frame.code.raw.co_name.startswith(f"__resume_{name}_")]
+
+
+def test_a_kernel_failing_at_run_time_raises_eagers_exception_through_the_users_line():
+    a, b = _failing_inputs()
+    with pytest.raises(ValueError) as want:
+        integer_power(a, b)
+    line = integer_power.__code__.co_firstlineno + 2
+    assert line in _user_lines(want, integer_power)
+    jit = jit_of(integer_power)
+    ok = paddle.to_tensor(np.array([1, 2], "int64"))
+    assert_same_result(jit(a, ok), integer_power(a, ok))  # translated and compiled on good values
+    for _ in range(2):  # the cache hit, twice
+        with pytest.raises(ValueError) as got:
+            jit(a, b)
+        assert str(got.value) == str(want.value)
+        assert line in _user_lines(got, integer_power)  # the eager re-run's frame, at the user's line
+        assert got.value.__context__ is None  # no link to the compiled graph's failure
+    assert jit.sot_translator.translations == 1
+    assert [f.code for f in jit.sot_translator.fallbacks] == ["SOT-R001"]  # recorded once
+
+
+def power_or_zero(a, b, log):
+    log[0] = "called"
+    try:
+        y = a ** b
+    except ValueError as e:
+        y = a * 0 + len(e.args)
+    return y
+
+
+def test_a_kernel_failure_inside_try_is_caught_by_the_users_except_as_in_eager():
+    a, b = _failing_inputs()
+    ok = paddle.to_tensor(np.array([1, 2], "int64"))
+    jit = jit_of(power_or_zero)
+    for exponent in (ok, b, ok, b):
+        want_log, got_log = [None], [None]
+        assert_same_result(jit(a, exponent, got_log), power_or_zero(a, exponent, want_log))
+        assert got_log == want_log == ["called"]  # the side effect made, also when the call ran again
+    assert jit.sot_translator.translations == 1
+
+
+def prints_then_powers(a, b):
+    print("powers of", a.numpy())
+    try:
+        y = a ** b
+    except ValueError:
+        y = a * 0
+    return y + a ** b  # raises: the second power is outside the try
+
+
+def test_a_resume_function_whose_graph_fails_runs_again_eagerly(capsys):
+    a, b = _failing_inputs()
+    with pytest.raises(ValueError) as want:
+        prints_then_powers(a, b)
+    want_out = capsys.readouterr().out
+    jit = jit_of(prints_then_powers)
+    with pytest.raises(ValueError) as got:
+        jit(a, b)
+    assert capsys.readouterr().out == want_out  # printed once: the break's print is not re-run
+    assert str(got.value) == str(want.value)
+    line = prints_then_powers.__code__.co_firstlineno + 6
+    assert line in _user_lines(want, prints_then_powers) and line in _user_lines(got, prints_then_powers)
+    assert "SOT-R001" in [code for code, _, _ in events(jit)]
+
+
+def appends_then_powers(a, b, log):
+    log.append(len(log))
+    return a ** b
+
+
+def test_side_effects_are_not_made_twice_when_a_failed_call_runs_again():
+    a, b = _failing_inputs()
+    want_log, got_log = [], []
+    with pytest.raises(ValueError):
+        appends_then_powers(a, b, want_log)
+    jit = jit_of(appends_then_powers)
+    with pytest.raises(ValueError):
+        jit(a, b, got_log)
+    assert got_log == want_log == [0]
+    ((code, reason, _),) = events(jit)
+    assert code == "SOT-R001" and "ran again eagerly" in reason  # the compiled graph failed, then eager code
+
+
+def closure_with_every_kind_of_parameter():
+    scale = 3
+
+    def inner(a, *rest, offset, **options):
+        try:
+            y = a ** rest[0]
+        except ValueError:
+            y = a * scale
+        return y + offset + options["extra"]
+    return inner
+
+
+def test_the_eager_rerun_passes_every_kind_of_parameter_and_the_closure():
+    fn = closure_with_every_kind_of_parameter()
+    a, b = _failing_inputs()
+    jit = jit_of(fn)
+    for exponent in (paddle.to_tensor(np.array([1, 2], "int64")), b):
+        assert_same_result(jit(a, exponent, offset=1, extra=5), fn(a, exponent, offset=1, extra=5))
+    assert jit.sot_translator.translations == 1
+
+
+def arguments_in_cells(a, b):
+    power = lambda: a ** b  # noqa: E731 - a and b live in cells
+    try:
+        return power() + 1
+    except ValueError:
+        return a * 0
+
+
+def test_the_eager_rerun_passes_arguments_that_live_in_cells():
+    a, b = _failing_inputs()
+    jit = jit_of(arguments_in_cells)
+    for exponent in (paddle.to_tensor(np.array([1, 2], "int64")), b):
+        assert_same_result(jit(a, exponent), arguments_in_cells(a, exponent))
+    assert jit.sot_translator.translations == 1
+    assert [code for code, _, _ in events(jit)] == ["SOT-R001"]
+
+
+def test_a_failure_in_a_graph_that_requires_grad_raises_eagers_error_and_leaves_no_gradient():
+    x = _x([1.0, -2.0, 0.5])
+
+    def masked(x, flags):
+        return x * 2 + -(flags > 0)  # `-` on bools: only the kernel rejects it
+
+    flags = paddle.to_tensor(np.array([1, 0, 1], "int64"))
+    jit = jit_of(masked)
+    with pytest.raises(TypeError) as want:
+        masked(x, flags)
+    with pytest.raises(TypeError) as got:
+        jit(x, flags)
+    assert str(got.value) == str(want.value)
+    assert x.grad is None  # no autograd node left behind by the failed compiled forward

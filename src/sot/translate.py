@@ -35,6 +35,7 @@ from sot.opcode_executor.side_effects import Print, SetAttr, SetGlobal
 from sot.opcode_executor.variables import NumberVariable, Variable
 from sot.pyversion import DecodeError, Instruction, NormalisedCode, encode, versions
 from sot.reasons import REASONS, Event
+from sot.rerun import guarded_call
 from sot.tools import record
 
 __all__ = ["GraphBreakError", "Fallback", "Translator"]
@@ -323,20 +324,46 @@ class Translator:
         body = [Instruction("COPY_FREE_VARS", arg=len(free), argval=len(free))] if free else []
         body += [Instruction("RESUME", arg=0, argval=0)]
         call_slots = [Instruction("LOAD_CONST", argval=runner), Instruction("PUSH_NULL")]
-        body += call_slots if versions.NULL_AFTER_CALLABLE else call_slots[::-1]
+        call = call_slots if versions.NULL_AFTER_CALLABLE else call_slots[::-1]
         loaded = [*ex.inputs, *targets, *passed]  # the side effects' targets after the tensor inputs, then numbers
         for var in loaded:
-            body += var.tracker.load()
-        n_args = len(loaded)
-        body += [Instruction("CALL", arg=n_args, argval=n_args), Instruction("RETURN_VALUE")]
+            call += var.tracker.load()
+        call += [Instruction("CALL", arg=len(loaded), argval=len(loaded))]
+        if isinstance(compiled, CompiledSIR):  # a Program that fails at run time: the call runs again eagerly
+            guarded, table = guarded_call(call, self.code, _rerun_after(self))
+        else:  # ops run eagerly one by one (EagerSIR) may have updated bound tensors: no second run
+            guarded, table = [*call, Instruction("RETURN_VALUE")], ()
+        body += guarded
         for ins in body:
             ins.lineno = line
         body[0].starts_line = True
-        generated = encode(NormalisedCode(tuple(body), (), ex.normalised.meta), template=self.code)
+        generated = encode(NormalisedCode(tuple(body), table, ex.normalised.meta), template=self.code)
         dump_translation(self.code, ex.builder.build(),
                          compiled.lowered.program if isinstance(compiled, CompiledSIR) else None, generated,
                          ex.guards())
         return generated
+
+
+def _rerun_after(translator: Translator) -> Callable[[Exception], bool]:
+    """Whether a compiled call that raised runs again eagerly: yes, unless the recorded side effects were
+    being made (some may be made already); a re-run is recorded on the translator (held weakly: the
+    generated code lives in its cache), once for a failure repeated call after call."""
+    ref = weakref.ref(translator)
+
+    def rerun_after(error: Exception) -> bool:
+        tb = error.__traceback__
+        while tb is not None:
+            if tb.tb_frame.f_code is _apply.__code__:
+                return False
+            tb = tb.tb_next
+        translator = ref()
+        if translator is not None:
+            fallback = Fallback(f"{type(error).__name__}: {error} (raised by the compiled graph at run time: the "
+                                "call ran again eagerly)", _where(translator.code), "SOT-R001")
+            if not translator.fallbacks or translator.fallbacks[-1] != fallback:
+                translator.fallbacks.append(fallback)
+        return True
+    return rerun_after
 
 
 def _where(code: types.CodeType) -> str:

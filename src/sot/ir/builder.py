@@ -107,13 +107,14 @@ class SIRBuilder:
                 raise ValueError(f"set_outputs: {leaf!r} is not a symbol of {self.name}")
         self._outputs = leaves
 
-    def mark(self) -> tuple[int, int]:
-        """A point to come back to with `rollback` (the statements and inputs recorded so far)."""
-        return len(self._statements), len(self._inputs)
+    def mark(self) -> tuple[int, int, bool | None]:
+        """A point to come back to with `rollback` (the statements and inputs recorded so far, the grad mode)."""
+        return len(self._statements), len(self._inputs), self.grad_mode
 
-    def rollback(self, mark: tuple[int, int]) -> None:
-        """Forget the statements and inputs recorded after `mark` (a call that will run for real instead)."""
-        n_statements, n_inputs = mark
+    def rollback(self, mark: tuple[int, int, bool | None]) -> None:
+        """Forget the statements and inputs recorded after `mark` and any grad-mode change since (a call
+        that will run for real instead)."""
+        n_statements, n_inputs, self.grad_mode = mark
         del self._statements[n_statements:]
         del self._inputs[n_inputs:]
 

@@ -5,7 +5,8 @@
 order, each with a reloadable Tracker) and `.guards()`; `Unsupported(opname, where, detail)` when
 the frame uses something not simulated yet; `FrameRaises` when it raises an exception of its own.
 Calls of Python functions are inlined by `OpcodeInlineExecutor`. Variables, Trackers, attribute
-lookups (`attributes`), call dispatch (`calls`), builtins and argument binding are in their own modules.
+lookups (`attributes`), call dispatch (`calls`), `with` blocks and the grad-mode API (`contexts`), builtins
+and argument binding are in their own modules.
 """
 from .dispatch import HANDLERS, FrameRaises, Unsupported
 from .executor import OpcodeExecutor, OpcodeInlineExecutor

@@ -14,8 +14,8 @@ frame that cannot be resumed (see `OpcodeExecutor.resume_blocker`) makes its cal
 call instead: the call runs for real, its callee translated as a frame of its own.
 
 `breakable(code, ins)` says whether an instruction can be run for real in generated code: its
-stack effect on each successor is known (`successors`), and no exception handler covers it (an
-exception it raises must reach the user's `except` exactly as in eager code).
+stack effect on each successor is known (`successors`), and an exception it raises can reach the
+user's `except`/`finally` exactly as in eager code (no handler, or one a resume function can enter).
 """
 from __future__ import annotations
 
@@ -88,10 +88,14 @@ class GraphBreak(Exception):
 
 
 def breakable(code: NormalisedCode, ins: Instruction) -> bool:
-    """Whether generated code can run `ins` for real and resume after it."""
+    """Whether generated code can run `ins` for real and resume after it. Under a `try` (an
+    exception entry without `lasti`: the body of try/except or try/finally) it can: the generated
+    code sends what `ins` raises to a resume function entered at the handler. A `with` body's
+    entry pushes `lasti`, an offset in the code that raised, which a resume function cannot use."""
     if ins.opname == "LOAD_ATTR" and ins.is_method:
         return False  # it may push a NULL slot, which the break's tail could not pass on
-    return ins.opname in _FALL_THROUGH and code.handler(ins) is None
+    entry = code.handler(ins)
+    return ins.opname in _FALL_THROUGH and (entry is None or not entry.lasti)
 
 
 def successors(code: NormalisedCode, ins: Instruction) -> list[tuple[Instruction, int, int]]:

@@ -42,6 +42,11 @@ _SIDE_EFFECT_METHODS = frozenset({"set_value", "copy_", "backward", "clear_grad"
                                   "__setitem__"})
 
 
+# mutating methods that change no tensor's data, only autograd state: run for real at a graph break
+# (a compiled output is a copy where eager may hold a view; these cannot tell the difference)
+_AUTOGRAD_METHODS = frozenset({"backward", "clear_grad", "clear_gradient"})
+
+
 def _mutates(method: str) -> bool:
     """Whether calling Tensor.<method> changes the tensor or the autograd state."""
     return method in _SIDE_EFFECT_METHODS or (method.endswith("_") and not method.startswith("_"))
@@ -95,6 +100,8 @@ class CallMixin:
     def _record_method(self, name: str, self_var: Variable, args: list[Variable], kwargs: dict) -> Variable:
         """A Tensor method call, recorded as call_method; an in-place one (`add_`) updates a tensor the
         frame made as its out-of-place twin (`add`) would, anything else that mutates cannot be captured."""
+        if name in _AUTOGRAD_METHODS:
+            self.unsupported(f"Tensor.{name} runs autograd for real", "SOT-B003")
         if _mutates(name):
             twin = name[:-1]
             if not (isinstance(self_var, TensorVariable) and name.endswith("_") and callable(getattr(Tensor, twin,

@@ -36,7 +36,7 @@ from typing import Any, Callable
 from runtime.autograd import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
 from sot.pyversion import Instruction
 
-from .dispatch import Unsupported, handles
+from .dispatch import handles
 from .trackers import ExpressionTracker
 from .variables import BoundMethodVariable, ConstantVariable, FunctionVariable, InstanceVariable, ObjectVariable, \
     TensorVariable, Variable
@@ -110,8 +110,8 @@ class ContextMixin:
             if [a.value if isinstance(a, ConstantVariable) else a for a in args] != [None] * 3 or kwargs:
                 self.unsupported("a grad-mode context's __exit__ called other than on leaving its with block")
             if fn.context.saved != fn.before:  # an object entered twice: eager leaves the mode changed
-                raise Unsupported("CALL", self.where(), "a grad-mode context entered again inside its own with "
-                                  "block leaves the grad mode changed after it (a side effect)", "SOT-S001")
+                self.unsupported("a grad-mode context entered again inside its own with block leaves the grad "
+                                 "mode changed after it (a side effect)", "SOT-S001")
             self.builder.grad_mode = fn.context.saved
             return ConstantVariable(None)
         simulate = _grad_mode_api(fn.value) if isinstance(fn, ObjectVariable) else None
@@ -125,11 +125,14 @@ class ContextMixin:
     def _set_grad_enabled(self, args: list[Variable], kwargs: dict[str, Variable]) -> Variable:
         """`set_grad_enabled(flag)` switches the mode when made; only the `with` form is simulated (the
         bare call changes the mode for the rest of the frame and for its caller: a break runs it)."""
-        (flag,) = [*args, *kwargs.values()]
+        given = [*args, *kwargs.values()]
+        if len(given) != 1:
+            self.unsupported(f"set_grad_enabled with {len(given)} arguments")
+        flag = given[0]
         following = self.normalised.instructions[self.normalised.index(self.current) + 1]
         if following.opname != "BEFORE_WITH":
             self.unsupported("set_grad_enabled outside a with statement changes the caller's grad mode", "SOT-S001")
-        context = GradModeVariable(self.truth(flag), switches_when_made=True)
+        context = GradModeVariable(self.truth(flag), switches_when_made=True)  # a tensor flag: a break
         context.saved = self.builder.grad_mode
         self._switch_grad_mode(context.mode)
         return context

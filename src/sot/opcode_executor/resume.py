@@ -152,6 +152,7 @@ class _BreakEmitter:
         self.root_stores: list[tuple[str, str]] = []  # (local, temporary) set before the breaking instruction
         self.eager: frozenset[int] = frozenset()  # indices of the frames whose resume functions run eagerly
         self.loop: tuple | None = None  # (LoopPlan, body function): the breaking FOR_ITER's loop runs for real
+        self.table: tuple[ExceptionEntry, ...] = ()  # the breaking instruction's handler, under a `try`
 
     def fail(self, detail: str) -> None:
         raise Unsupported(self.brk.instruction.opname, self.brk.cause.where, f"cannot break here: {detail}")
@@ -211,12 +212,16 @@ class _BreakEmitter:
                 tails.append(self.tail(inner, target, stack_temps[:depth - pushed], pushed, loads[0], returns))
             if ins.target is not None:
                 real.target = tails[-1]
+            entry = inner.executor.normalised.handler(ins)
+            if entry is not None:  # what the instruction raises goes on in a resume function at the handler
+                handler = self.tail(inner, entry.target, stack_temps[:entry.depth], 1, loads[0], returns)
+                self.table = (ExceptionEntry(real, real, handler, entry.depth, False),)
         body = tuple(self.body)
         for item in body:
             item.lineno = item.lineno or ins.lineno
         body[0].starts_line = True
         meta = ex.normalised.meta.replace(varnames=(*ex.code.co_varnames, _OUT, *self.names))
-        return encode(NormalisedCode(body, (), meta))
+        return encode(NormalisedCode(body, self.table, meta))
 
     def run_loop(self, frame: FrameState, stack_temps: list[str | None], loads: tuple[list[str], list[str]]) -> None:
         """The loop at the breaking FOR_ITER, run for real: each item goes to the body function,
