@@ -202,3 +202,28 @@ def test_gradients_through_a_loop_run_for_real_equal_eager():
     sot.to_static(jit_model)(x).backward()
     for a, b in zip(eager_model.parameters(), jit_model.parameters()):
         np.testing.assert_allclose(b.grad.numpy(), a.grad.numpy(), rtol=1e-5, atol=1e-7)
+
+
+def long_pure_loop(x, n):
+    for i in range(n):  # no break: unrolled up to SOT_MAX_UNROLL iterations, then kept as a loop
+        x = x * 1.001 + i
+    return x
+
+
+def test_a_loop_longer_than_the_unroll_limit_runs_as_a_loop_with_its_body_compiled():
+    x = rand(3)
+    jit = jit_of(long_pure_loop)
+    for n in (200, 300):
+        report = sot.explain(jit, x, n)
+        np.testing.assert_allclose(report.result.numpy(), long_pure_loop(x, n).numpy(), rtol=1e-5)
+        assert report.fallbacks == [] and [b.code for b in report.breaks] == ["SOT-C003"]
+        assert "the loop runs for real" in report.breaks[0].detail
+    body = next(t for t in translators(jit) if t.code.co_name.startswith("__loop_body"))
+    assert body.translations <= 2  # the item `i` becomes a dynamic number after its first change
+
+
+def test_a_short_loop_is_unrolled_whole():
+    x = rand(3)
+    report = sot.explain(jit_of(long_pure_loop), x, 10)
+    assert_same_result(report.result, long_pure_loop(x, 10))
+    assert report.breaks == [] and report.graph_count == 1

@@ -16,6 +16,10 @@ translation for `SOT_DUMP`).
                  and breaks but runs its ops eagerly (SOT-C001). `set_min_graph_size(n)` overrides it
                  in code. The default comes from benchmarks/cache_hit.py: a compiled one-op graph
                  costs about 1.1x the eager op, so compiling never loses by more than that.
+    SOT_MAX_UNROLL  how many iterations of a `for` loop of the translated function are unrolled
+                 into its graph (default 64); a longer loop breaks after them (SOT-C003) and the
+                 rest runs as a real loop calling its body as a compiled function (or, where the
+                 body cannot be one, eagerly: SOT-C002). Loops in called functions are unrolled whole.
     SOT_MAX_LOOP_BREAKS  the most iterations left at a break in a loop body for which the loop goes
                  on breaking once per iteration, one nested resume function each (default 32). A
                  longer `for` loop runs for real, its body a compiled function; what cannot (a
@@ -27,7 +31,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-__all__ = ["disabled", "dump_dir", "log_topics", "LOG_TOPICS", "max_loop_breaks", "min_graph_size",
+__all__ = ["disabled", "dump_dir", "log_topics", "LOG_TOPICS", "max_loop_breaks", "max_unroll", "min_graph_size",
            "set_min_graph_size"]
 
 _min_graph_size: int | None = None  # set in code; None: SOT_MIN_GRAPH_SIZE or the default
@@ -78,6 +82,19 @@ def max_loop_breaks() -> int:
         limit = -1
     if limit < 0:
         raise ValueError(f"SOT_MAX_LOOP_BREAKS must be a non-negative integer, got {value!r}")
+    return limit
+
+
+def max_unroll() -> int:
+    """How many iterations of a `for` loop of the translated frame are unrolled into its graph
+    (SOT_MAX_UNROLL, else 64); a longer loop breaks there and runs as a real loop."""
+    value = os.environ.get("SOT_MAX_UNROLL", "")
+    try:
+        limit = int(value) if value else 64
+    except ValueError:
+        limit = -1
+    if limit < 1:
+        raise ValueError(f"SOT_MAX_UNROLL must be a positive integer, got {value!r}")
     return limit
 
 

@@ -521,15 +521,18 @@ def _print_before_failure(plan: list[tuple], inputs: tuple) -> None:
 
 
 def _run_and_apply(run: Callable | None, plan: list[tuple], args: tuple, n_inputs: int,
-                   n_targets: int | None = None) -> tuple:
+                   n_targets: int | None = None, reprint: bool = True) -> tuple:
     """`run` on the tensor inputs, then the side effects of `plan` (in `args`: the inputs, the
-    effects' targets (`n_targets`; None: all the rest), then the passed numbers)."""
+    effects' targets (`n_targets`; None: all the rest), then the passed numbers). `reprint`: if
+    `run` raises, make the prints eager makes before the failure (not where the whole call then
+    runs again eagerly, see sot.rerun, which prints them itself)."""
     tensors = args[:n_inputs]
     end = len(args) if n_targets is None else n_inputs + n_targets
     try:
         values = run(*tensors) if run is not None else ()
     except Exception:
-        _print_before_failure(plan, tensors)
+        if reprint:
+            _print_before_failure(plan, tensors)
         raise
     _apply(plan, values, tensors, args[n_inputs:end], args[end:])
     return values
@@ -547,8 +550,9 @@ def _runner_with_effects(compiled: CompiledSIR | EagerSIR | None, template: Any,
     """Run the SIR, make the recorded side effects, rebuild the returned structure (arguments: the tensor
     inputs, the effects' targets, the passed numbers)."""
     run_sir = compiled.run_checked if compiled is not None else None
+    reprint = not isinstance(compiled, CompiledSIR)  # a failing Program's call runs again eagerly (_codegen)
 
     def run(*args: Any) -> Any:
-        values = _run_and_apply(run_sir, plan, args, n_inputs, n_targets)
+        values = _run_and_apply(run_sir, plan, args, n_inputs, n_targets, reprint)
         return _fill(template, values, args[:n_inputs], args[n_inputs + n_targets:])
     return run

@@ -27,6 +27,7 @@ from typing import Any, Callable
 import numpy as np
 
 from runtime import Tensor
+from sot import config
 from sot.blocklist import is_skipped
 from sot.dynamic import input_meta, policy_of
 from sot.dynamic_numbers import NUMBER_TYPES, as_tensor_of, scalar_dtype
@@ -857,7 +858,11 @@ class OpcodeExecutor(CallMixin, AttributeMixin, ContextMixin):
             self.unsupported("the loop runs for real, its body as a function of its own (see sot.opcode_executor.loops)")
         if not isinstance(self.stack[-1], IteratorVariable):
             self.unsupported(f"iterating {self.stack[-1]!r}, known only at run time", "SOT-B002")
-        self.touch(self.stack[-1])
+        iterator = self.stack[-1]
+        if self.parent is None and iterator.position >= config.max_unroll() and iterator.position < len(iterator.items):
+            self.unsupported(f"a loop of {len(iterator.items)} iterations is unrolled only {config.max_unroll()} times "
+                             "(SOT_MAX_UNROLL): the rest runs as a loop", "SOT-C003")
+        self.touch(iterator)
         item = self.stack[-1].next()
         if item is None:
             self.stack.pop()

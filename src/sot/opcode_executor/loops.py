@@ -47,13 +47,36 @@ class LoopPlan:
     changed: tuple[str, ...]
 
 
+_STOPS = frozenset({"JUMP", "RETURN_VALUE", "RAISE_VARARGS", "RERAISE"})  # no fall-through
+
+
 def loops_around(code: NormalisedCode, index: int) -> list[tuple[int, int]]:
-    """The (head, last instruction) of every loop of `code` containing `index`, outermost first."""
+    """The (head, last instruction) of every loop of `code` containing `index`, outermost first: a
+    backward jump reached without an exception (3.12 jumps back from a `with` block's handler to
+    the code after the block, which is no loop)."""
     ends: dict[int, int] = {}
-    for n, ins in enumerate(code.instructions):
+    for n in _normal_flow(code):
+        ins = code.instructions[n]
         if ins.target is not None and (head := code.index(ins.target)) < n:
             ends[head] = max(ends.get(head, n), n)
     return sorted((head, end) for head, end in ends.items() if head <= index <= end)
+
+
+def _normal_flow(code: NormalisedCode) -> set[int]:
+    """The instructions reachable from the first one by falling through and jumping."""
+    seen: set[int] = set()
+    work = [0]
+    while work:
+        n = work.pop()
+        if n in seen or n >= len(code.instructions):
+            continue
+        seen.add(n)
+        ins = code.instructions[n]
+        if ins.opname not in _STOPS:
+            work.append(n + 1)
+        if ins.target is not None:
+            work.append(code.index(ins.target))
+    return seen
 
 
 def hot_loop(frame: FrameState, limit: int) -> str | None:
@@ -134,7 +157,7 @@ def _assigned_before_read(code: NormalisedCode, head: int, end: int, names: set[
             return False
         after = here | {ins[n].argval} if ins[n].opname == "STORE_FAST" and ins[n].argval in names else here
         successors = []
-        if ins[n].opname not in ("JUMP", "RETURN_VALUE", "RAISE_VARARGS", "RERAISE") and n + 1 <= end:
+        if ins[n].opname not in _STOPS and n + 1 <= end:
             successors.append(n + 1)
         if ins[n].target is not None and start <= (t := code.index(ins[n].target)) <= end:
             successors.append(t)
