@@ -20,6 +20,7 @@ from test_executor import (test_adam_training_updates_in_place_and_both_run_mode
                            test_dynamic_batch_runs_on_the_same_core, test_fetch_order_duplicates_names_and_empty_program,
                            test_in_place_update_of_a_fed_var_never_writes_the_callers_array,
                            test_no_registry_or_scope_lookups_after_the_build,
+                           test_trailing_updates_are_checked_before_the_first_one_runs,
                            test_updates_are_committed_only_after_a_successful_run)
 from test_executor_gc import (test_chain_peak_is_two_activations_and_each_temp_dies_after_its_last_user,  # noqa: F401
                               test_counters_do_not_drift_and_a_failed_run_does_not_poison_the_next,
