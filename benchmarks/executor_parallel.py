@@ -18,6 +18,7 @@ Every variant is checked against the sequential result before timing.
 """
 from __future__ import annotations
 
+import os
 import threading
 from typing import Any, Callable
 
@@ -213,6 +214,7 @@ def section_memory() -> None:
 
 def main() -> None:
     print(describe())
+    print(f"{os.cpu_count()} cores, load average {os.getloadavg()[0]:.2f} at the start (other jobs may share them)")
     section_branches()
     section_break_even()
     section_tiny_chain()

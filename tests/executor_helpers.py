@@ -20,9 +20,11 @@ def pytest_configure(config) -> None:
     """Loaded as a plugin (`PYTHONPATH=tests pytest -p executor_helpers ...`), this forces every
     static run of the session through the parallel runner, with the stream
     policy EXECUTOR_STREAM_POLICY (host, single or auto): the whole suite becomes an oracle for the
-    parallel mode (only tests that assert the default choice of mode or placement must differ)."""
+    parallel mode (only tests that assert the default choice of mode or placement must differ).
+    EXECUTOR_POISON=1 also poisons every freed buffer, so a read after free gives NaN."""
     paddle.set_flags({"FLAGS_executor_parallel": "always",
-                      "FLAGS_executor_stream_policy": os.environ.get("EXECUTOR_STREAM_POLICY", "host")})
+                      "FLAGS_executor_stream_policy": os.environ.get("EXECUTOR_STREAM_POLICY", "host"),
+                      "FLAGS_executor_poison_freed": os.environ.get("EXECUTOR_POISON") == "1"})
 
 
 @pytest.fixture

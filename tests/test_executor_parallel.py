@@ -253,13 +253,15 @@ def test_many_runs_of_a_200_op_program_leak_no_threads_and_no_memory(no_passes):
     threads = threading.active_count()
     gc.collect()
     before = sys.getallocatedblocks()
+    same = 0
     for _ in range(1000):
         got = core.run([xs], parallel=True)
+        same += all(np.array_equal(g, w) for g, w in zip(got, want))
+    del got
     gc.collect()
     assert threading.active_count() == threads
     assert sys.getallocatedblocks() - before < 500   # objects: 200 ops x 1,000 runs would be 200,000
-    for g, w in zip(got, want):
-        np.testing.assert_array_equal(g, w)
+    assert same == 1000                              # scenario 25: every run gives the same results
 
 
 def test_two_threads_running_two_executors_at_once_stay_correct(no_passes):

@@ -245,7 +245,9 @@ def test_every_run_respects_every_edge_and_the_per_op_order(no_passes, placement
         got = core.run([xs], parallel=True, hook=rec)
         for g, w in zip(got, want):
             np.testing.assert_array_equal(g, w)
-        at = {(e, i): k for k, (e, i, _, _) in enumerate(rec.log)}
+        events = [(e, i) for e, i, _, _ in rec.log]
+        assert len(events) == len(set(events))      # each op ran once (H4), each var was freed once (I3)
+        at = {(e, i): k for k, (e, i) in enumerate(events)}
         for i in range(len(plan.instructions)):
             assert at[("wait", i)] < at[("start", i)] < at[("end", i)]
             if ("record", i) in at:

@@ -237,7 +237,8 @@ def test_without_record_stream_the_hazard_is_seen(no_passes):
     rec, out, err = _hold_b_until_c_ended(core, 0)
     early = _freed_before_a_reader_started(core.plan, rec)
     assert early and {v for v, _ in early} <= {"Y", "X_device_Place(cpu)_Place(gpu:0)"}
-    assert err is not None   # the consumer read a released buffer
+    # the consumer read a released buffer: an error, or NaN where freed buffers are poisoned
+    assert err is not None or np.isnan(out[0]).all()
 
 
 def test_an_error_on_a_stream_names_the_failed_ops_input_shapes(no_passes):
