@@ -3,11 +3,11 @@
 A break in a loop body continues the loop in a resume function, which breaks again in the next
 iteration and calls the next resume function from inside the first: one nested Python call per
 iteration, with one resume function per entry point (reused by every iteration). That is kept for
-short loops (at most SOT_MAX_LOOP_BREAKS iterations left). A longer `for` loop of the translated
-frame runs for real in the generated code, calling its body as a translated function per item
-(`sot.opcode_executor.loops`); where that cannot be built (a local first assigned in the body is
-read after the loop, a `while` on a tensor), the rest of the frame runs eagerly from the break
-(SOT-C002). Every test compares with eager code.
+short loops (at most SOT_MAX_LOOP_BREAKS iterations left). A longer loop (or a `while`, whose
+count is unknown) of the translated frame runs for real in the generated code, calling its body
+as a translated function per iteration (`sot.opcode_executor.loops`); where that cannot be built
+(a local first assigned in the body is read after the loop), the rest of the frame runs eagerly
+from the break (SOT-C002). Every test compares with eager code.
 """
 import numpy as np
 import pytest
@@ -139,13 +139,36 @@ def tensor_while(x):
     return x, steps
 
 
-def test_a_while_loop_on_a_tensor_condition_runs_eagerly_after_its_first_break():
-    x = paddle.to_tensor(np.array([1e-3, 2e-3], "float32"))  # 12 iterations
+@pytest.mark.parametrize("start", [1e-3, 1e-30])  # 12 and 106 iterations
+def test_a_while_loop_on_a_tensor_condition_runs_for_real_with_its_body_and_test_compiled(start):
+    x = paddle.to_tensor(np.array([start, 2 * start], "float32"))
     jit = jit_of(tensor_while)
-    report = sot.explain(jit, x)
-    assert_same_result(report.result, tensor_while(x))
-    (fallback,) = report.fallbacks
-    assert fallback.code == "SOT-C002" and "a while loop" in fallback.reason
+    for _ in range(2):
+        report = sot.explain(jit, x)
+        assert_same_result(report.result, tensor_while(x))
+        assert report.fallbacks == [] and {b.code for b in report.breaks} == {"SOT-B001"}
+        assert any("a while loop" in b.detail and "the loop runs for real" in b.detail for b in report.breaks)
+
+
+def while_true_with_break(x, limit):
+    steps = 0
+    while True:
+        if x.sum() > 100:  # a tensor condition: the break (3.12+ copy the code after the loop here)
+            break
+        x = x + 1
+        steps += 1
+        if steps >= limit:
+            return x * 0, steps
+    return x, steps
+
+
+@pytest.mark.parametrize("limit", [5, 1000])
+def test_a_while_true_loop_left_by_break_or_return_runs_for_real(limit):
+    x = rand(3)
+    jit = jit_of(while_true_with_break)
+    report = sot.explain(jit, x, limit)
+    assert_same_result(report.result, while_true_with_break(x, limit))
+    assert report.fallbacks == []
 
 
 class Noisy(nn.Layer):

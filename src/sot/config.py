@@ -22,9 +22,9 @@ translation for `SOT_DUMP`).
                  body cannot be one, eagerly: SOT-C002). Loops in called functions are unrolled whole.
     SOT_MAX_LOOP_BREAKS  the most iterations left at a break in a loop body for which the loop goes
                  on breaking once per iteration, one nested resume function each (default 32). A
-                 longer `for` loop runs for real, its body a compiled function; what cannot (a
-                 `while`, an iterator of unknown length) runs eagerly from the break (SOT-C002):
-                 nesting a call per iteration would overflow the stack on long loops.
+                 longer loop (or one of unknown length: a `while`) runs for real, its body a
+                 compiled function; where the body cannot be one, eagerly from the break
+                 (SOT-C002): nesting a call per iteration would overflow the stack on long loops.
 """
 from __future__ import annotations
 

@@ -52,11 +52,11 @@ REASONS: dict[str, Reason] = {r.code: r for r in (
     Reason("SOT-C001", "COST", "a subgraph below the minimum size worth compiling (SOT_MIN_GRAPH_SIZE): its ops "
            "run eagerly, its translation and breaks stay", "nothing to do; lower SOT_MIN_GRAPH_SIZE to compile it"),
     Reason("SOT-C002", "COST", "a break inside a loop with many or unknown iterations (more than "
-           "SOT_MAX_LOOP_BREAKS) that cannot run for real with its body as a function (a while loop, a local "
-           "first assigned in the body read after it): breaking in every iteration would nest a call per "
+           "SOT_MAX_LOOP_BREAKS) that cannot run for real with its body as a function (a local first assigned "
+           "in the body read after it, a try around the loop): breaking in every iteration would nest a call per "
            "iteration, so the rest of the frame runs eagerly from that break", "move the breaking code out of the "
-           "loop, use a for loop and keep the body's temporaries inside it, or raise SOT_MAX_LOOP_BREAKS for a "
-           "loop known to be short"),
+           "loop, keep the body's temporaries inside it, or raise SOT_MAX_LOOP_BREAKS for a loop known to be "
+           "short"),
     Reason("SOT-C003", "COST", "a for loop of the translated function longer than SOT_MAX_UNROLL iterations: "
            "unrolled that far, then kept as a loop that runs for real (its body a compiled function)",
            "nothing to do; raise SOT_MAX_UNROLL to unroll more (a bigger graph, a longer translation)"),

@@ -29,7 +29,7 @@ from sot.ir.eager import run_eagerly
 from sot.opcode_executor import (ConstantVariable, DictVariable, FrameRaises, ListVariable, ObjectVariable,
                                  OpcodeExecutor, TensorVariable, TupleVariable, Unsupported)
 from sot.opcode_executor.breaks import GraphBreak
-from sot.opcode_executor.loops import loops_around, enclosing_for_loop, hot_loop, plan_loop
+from sot.opcode_executor.loops import hot_loop, loops_around, outermost_loop, plan_loop
 from sot.opcode_executor.resume import CodeMap, break_code, frame_locals, live_values, loop_body, needed_outputs
 from sot.opcode_executor.side_effects import Print, SetAttr, SetGlobal
 from sot.opcode_executor.variables import NumberVariable, Variable
@@ -185,8 +185,8 @@ class Translator:
     def _codegen_break(self, ex: OpcodeExecutor, brk: GraphBreak, options: _BreakOptions) -> types.CodeType:
         """The compiled prefix, the breaking instruction run for real, resume functions after it; a
         break that cannot be built runs the frame eagerly for the reason of the break. A break in a
-        hot `for` loop of the frame asks to simulate again, breaking at the loop's FOR_ITER, whose
-        loop then runs for real with its body as a function (see opcode_executor.loops)."""
+        hot loop of the frame asks to simulate again, breaking at the loop's head, whose loop then
+        runs for real with its body as a function (see opcode_executor.loops)."""
         root = brk.frames[-1]
         loop = None
         if options.loop_head is not None and root.instruction is ex.normalised.instructions[options.loop_head]:
@@ -202,7 +202,7 @@ class Translator:
             if len(loops_around(ex.normalised, options.loop_head)) > 1:
                 hot[len(brk.frames) - 1] = "a loop around a loop run for real"
         elif len(brk.frames) - 1 in hot and not options.no_loop:
-            span = enclosing_for_loop(ex.normalised, ex.normalised.index(root.instruction))
+            span = outermost_loop(ex.normalised, ex.normalised.index(root.instruction))
             if span is not None:
                 raise _Retranslate(loop_head=span[0], loop_end=span[1],
                                    loop_cause=(brk.cause, hot[len(brk.frames) - 1]))

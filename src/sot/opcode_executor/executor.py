@@ -151,7 +151,7 @@ class _Translation:
         # (a break at that instruction would replay the mutation)
         self.open_steps: list[list] = []
         self.virtual_frames = True  # a break inside an inlined call resumes inside it (False: at the call)
-        self.loop_head: int | None = None  # the translated frame's FOR_ITER to break at: its loop runs for real
+        self.loop_head: int | None = None  # the translated frame's loop head to break at: its loop runs for real
         self.contexts: dict[int, Variable] = {}  # id of a grad-mode context object from outside -> its Variable
 
 class OpcodeExecutor(CallMixin, AttributeMixin, ContextMixin):
@@ -192,6 +192,9 @@ class OpcodeExecutor(CallMixin, AttributeMixin, ContextMixin):
             if pc == len(instructions):
                 self.unsupported("the frame ends without RETURN_VALUE")
             ins = self.current = instructions[pc]
+            if pc == translation.loop_head and self.parent is None:  # the translator asked: its loop runs for real
+                raise GraphBreak(ins, Unsupported(ins.opname, self.where(), "the loop runs for real"),
+                                 FrameState(self, ins, list(self.stack)), barrier=birth_now())
             handler = HANDLERS.get(ins.opname)
             if handler is None:
                 self.unsupported()
@@ -854,8 +857,6 @@ class OpcodeExecutor(CallMixin, AttributeMixin, ContextMixin):
 
     @handles("FOR_ITER")
     def _for_iter(self, ins: Instruction) -> None:
-        if self.parent is None and self.translation.loop_head == self.normalised.index(ins):
-            self.unsupported("the loop runs for real, its body as a function of its own (see sot.opcode_executor.loops)")
         if not isinstance(self.stack[-1], IteratorVariable):
             self.unsupported(f"iterating {self.stack[-1]!r}, known only at run time", "SOT-B002")
         iterator = self.stack[-1]

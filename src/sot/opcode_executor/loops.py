@@ -5,15 +5,16 @@ iteration and calls the next resume function from inside it: one more nested Pyt
 iteration. That is fine for a few iterations; `hot_loop` says when it is not (more than
 SOT_MAX_LOOP_BREAKS iterations left, or an unknown number).
 
-A hot `for` loop of the translated frame is then run for real by the generated code, which calls
-a *body function* per item (`plan_loop`, `body_code`): the loop body as a function of its own,
+A hot loop of the translated frame is then run for real by the generated code, which calls a
+*body function* per iteration (`plan_loop`, `body_code`): the loop body as a function of its own,
 translated like a resume function (so its work is compiled and its own break resumes inside it),
-whose parameters are the item and the locals bound at the loop head, and which returns
-`(flag, value, *changed locals)`: flag 0 at the end of an iteration or a `continue`, 1 for a
-`return value` in the body, 2 + i for a `break` to the loop's i-th exit. Locals first assigned in
-the body (unbound at the head) must be body temporaries: assigned before any read in every
-iteration and never read outside the loop; otherwise, and for loops under an exception handler or
-with other exits, `plan_loop` says no and the frame's rest runs eagerly instead (SOT-C002).
+whose parameters are the item (a `for` loop's) and the locals bound at the loop head, and which
+returns `(flag, value, *changed locals)`: flag 0 at the end of an iteration or a `continue`, 1 for
+a `return value` in the body, 2 + i for leaving by the loop's i-th exit (a `break`; a `while`
+loop's failing test). A `while` loop's body includes its test. Locals first assigned in the body
+(unbound at the head) must be body temporaries: assigned before any read in every iteration and
+never read outside the loop; otherwise, and for loops under an exception handler, `plan_loop`
+says no and the frame's rest runs eagerly instead (SOT-C002).
 """
 from __future__ import annotations
 
@@ -28,7 +29,7 @@ from sot.pyversion import ExceptionEntry, Instruction, NormalisedCode, encode
 from .breaks import FrameState
 from .variables import IteratorVariable, ObjectVariable
 
-__all__ = ["LoopPlan", "body_code", "enclosing_for_loop", "hot_loop", "loops_around", "plan_loop"]
+__all__ = ["LoopPlan", "body_code", "hot_loop", "loops_around", "outermost_loop", "plan_loop"]
 
 ITEM = "__sot_item"  # the body function's first parameter: the loop's item
 _READS = frozenset({"LOAD_FAST", "LOAD_FAST_AND_CLEAR", "DELETE_FAST"})
@@ -36,12 +37,14 @@ _READS = frozenset({"LOAD_FAST", "LOAD_FAST_AND_CLEAR", "DELETE_FAST"})
 
 @dataclass(frozen=True)
 class LoopPlan:
-    """How a hot `for` loop runs for real: its FOR_ITER (`head`) and last instruction (`end`), the
-    instructions its `break`s jump to (`exits`), the body function's parameters after the item
-    (`params`: every local bound at the head, in order) and the locals it hands back (`changed`)."""
+    """How a hot loop runs for real: its first instruction (`head`: a `for` loop's FOR_ITER, a
+    `while` loop's first) and last (`end`), where it goes when it leaves (`exits`), the body
+    function's parameters after the item (`params`: every local bound at the head, in order) and
+    the locals it hands back (`changed`)."""
 
     head: int
     end: int
+    is_for: bool
     exits: tuple[int, ...]
     params: tuple[str, ...]
     changed: tuple[str, ...]
@@ -109,12 +112,10 @@ def _remaining(var: Any) -> int | None:
     return None
 
 
-def enclosing_for_loop(code: NormalisedCode, index: int) -> tuple[int, int] | None:
-    """The outermost `for` loop of `code` containing instruction `index`: (its FOR_ITER, its end)."""
-    for head, end in loops_around(code, index):
-        if code.instructions[head].opname == "FOR_ITER":
-            return head, end
-    return None
+def outermost_loop(code: NormalisedCode, index: int) -> tuple[int, int] | None:
+    """The outermost loop of `code` containing instruction `index`: (its head, its end)."""
+    loops = loops_around(code, index)
+    return loops[0] if loops else None
 
 
 def plan_loop(code: NormalisedCode, head: int, end: int, bound: list[str]) -> LoopPlan | None:
@@ -123,31 +124,35 @@ def plan_loop(code: NormalisedCode, head: int, end: int, bound: list[str]) -> Lo
     ins = code.instructions
     if any(code.index(e.start) <= end and code.index(e.end) >= head for e in code.exception_table):
         return None  # an exception raised in the body must reach a handler in this frame
+    is_for = ins[head].opname == "FOR_ITER"
+    first = head + 1 if is_for else head
     exits: list[int] = []
-    for n in range(head + 1, end + 1):
+    for n in range(first, end + 1):
         target = ins[n].target
         if target is None or head <= code.index(target) <= end:
             continue
-        if ins[n].opname != "JUMP" or ins[n - 1].opname != "POP_TOP":
-            return None  # only `break` (pop the iterator, jump out) leaves the body by a jump
+        if is_for and (ins[n].opname != "JUMP" or ins[n - 1].opname != "POP_TOP"):
+            return None  # only `break` (pop the iterator, jump out) leaves a for loop's body by a jump
         exits.append(code.index(target))
-    stored = {i.argval for i in ins[head + 1:end + 1] if i.opname in ("STORE_FAST", "DELETE_FAST")}
-    if any(i.opname == "DELETE_FAST" for i in ins[head + 1:end + 1]):
+    if ins[end].opname not in _STOPS:
+        exits.append(end + 1)  # a while loop's last test falls through out of it
+    stored = {i.argval for i in ins[first:end + 1] if i.opname in ("STORE_FAST", "DELETE_FAST")}
+    if any(i.opname == "DELETE_FAST" for i in ins[first:end + 1]):
         return None
     temporaries = stored - set(bound)
     outside = {i.argval for n, i in enumerate(ins) if not head <= n <= end and i.opname in _READS}
-    if temporaries & outside or not _assigned_before_read(code, head, end, temporaries):
+    if temporaries & outside or not _assigned_before_read(code, first, end, temporaries):
         return None
-    return LoopPlan(head, end, tuple(dict.fromkeys(exits)), tuple(bound), tuple(n for n in bound if n in stored))
+    return LoopPlan(head, end, is_for, tuple(dict.fromkeys(exits)), tuple(bound),
+                    tuple(n for n in bound if n in stored))
 
 
-def _assigned_before_read(code: NormalisedCode, head: int, end: int, names: set[str]) -> bool:
+def _assigned_before_read(code: NormalisedCode, start: int, end: int, names: set[str]) -> bool:
     """Whether each of `names` is assigned before every read of it on every path through one
-    iteration of the body (a forward "definitely assigned" analysis from the body's start)."""
+    iteration of the body [start, end] (a forward "definitely assigned" analysis from its start)."""
     if not names:
         return True
     ins = code.instructions
-    start = head + 1
     assigned: dict[int, frozenset[str]] = {start: frozenset()}
     work = [start]
     while work:
@@ -170,9 +175,9 @@ def _assigned_before_read(code: NormalisedCode, head: int, end: int, names: set[
 
 
 def body_code(normalised: NormalisedCode, plan: LoopPlan, depth: int) -> Any:
-    """The body function's code: the original code entered after the FOR_ITER with `depth` stack
-    items below the item (placeholders for the iterator and what lies under it), its back edges,
-    `break`s and `return`s turned into returns of `(flag, value, *changed)`."""
+    """The body function's code: the original code entered at the body's start (after a FOR_ITER,
+    with the item pushed) with `depth` placeholder stack items under it (the iterator and what lies
+    under it), its back edges, exits and `return`s turned into returns of `(flag, value, *changed)`."""
     mapping = {id(ins): dataclasses.replace(ins) for ins in normalised.instructions}
     for ins in mapping.values():
         if ins.target is not None:
@@ -194,22 +199,25 @@ def body_code(normalised: NormalisedCode, plan: LoopPlan, depth: int) -> Any:
         exit_blocks[index] = returns(2 + i)
         tail += exit_blocks[index]
     position = {id(ins): n for n, ins in enumerate(copies)}
+    first = plan.head + 1 if plan.is_for else plan.head
     body: list[Instruction] = []
     for n, ins in enumerate(copies):
-        if plan.head < n <= plan.end and ins.opname == "RETURN_VALUE":
+        if n == plan.end + 1 and plan.end + 1 in exit_blocks:  # the last test falls through: the loop ends
+            body.append(Instruction("JUMP", target=exit_blocks[plan.end + 1][0], lineno=copies[plan.end].lineno))
+        if first <= n <= plan.end and ins.opname == "RETURN_VALUE":
             block = returns(1, value_on_stack=True)
             # the copy itself becomes the block's first instruction, so jumps to the return still land on it
             ins.opname, ins.arg, ins.argval = block[0].opname, block[0].arg, block[0].argval
             body += [ins, *block[1:]]
             continue
-        if plan.head < n <= plan.end and ins.target is not None:
+        if first <= n <= plan.end and ins.target is not None:
             target = position[id(ins.target)]
             if target == plan.head:
                 ins.target = continue_block[0]
             elif not plan.head <= target <= plan.end:
                 ins.target = exit_blocks[target][0]
         body.append(ins)
-    params = [ITEM, *plan.params]
+    params = [ITEM, *plan.params] if plan.is_for else list(plan.params)
     meta = normalised.meta
     meta = meta.replace(name=f"__loop_body_{meta.name}", qualname=f"{meta.qualname}.<loop body>",
                         argcount=len(params), posonlyargcount=0, kwonlyargcount=0, docstring=None,
@@ -217,7 +225,8 @@ def body_code(normalised: NormalisedCode, plan: LoopPlan, depth: int) -> Any:
                         varnames=(*params, *(v for v in meta.varnames if v not in params)))
     prologue = [Instruction("RESUME", arg=0, argval=0)]
     prologue += [Instruction("LOAD_CONST", argval=None) for _ in range(depth)]
-    prologue += [Instruction("LOAD_FAST", argval=ITEM), Instruction("JUMP", target=copies[plan.head + 1])]
+    prologue += [Instruction("LOAD_FAST", argval=ITEM)] if plan.is_for else []
+    prologue.append(Instruction("JUMP", target=copies[first]))
     for ins in [*prologue, *tail]:
         ins.lineno = normalised.instructions[plan.head].lineno
     table = tuple(ExceptionEntry(mapping[id(e.start)], mapping[id(e.end)], mapping[id(e.target)], e.depth, e.lasti)

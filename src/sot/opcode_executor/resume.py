@@ -224,28 +224,35 @@ class _BreakEmitter:
         return encode(NormalisedCode(body, self.table, meta))
 
     def run_loop(self, frame: FrameState, stack_temps: list[str | None], loads: tuple[list[str], list[str]]) -> None:
-        """The loop at the breaking FOR_ITER, run for real: each item goes to the body function,
-        whose flag says go on (0), return its value (1) or leave by the i-th `break` (2 + i); the
-        loop's exits continue in resume functions (see `loops`)."""
+        """The loop whose head the break is at, run for real: each iteration calls the body function
+        (with a `for` loop's item), whose flag says go on (0), return its value (1) or leave by the
+        i-th exit (2 + i); the loop's exits continue in resume functions (see `loops`)."""
         plan, body = self.loop
         code = frame.executor.normalised
-        head = dataclasses.replace(code.instructions[plan.head], target=None)
-        self.body.append(head)
-        item, flag, value = self.temp(), self.temp(), self.temp()
-        self.emit("STORE_FAST", argval=item)
-        self.call_resume(body, [item], list(plan.params))
+        flag, value = self.temp(), self.temp()
+        if plan.is_for:
+            head = dataclasses.replace(code.instructions[plan.head], target=None)
+            self.body.append(head)
+            item = self.temp()
+            self.emit("STORE_FAST", argval=item)
+            self.call_resume(body, [item], list(plan.params))
+        else:
+            head = self.emit("NOP")
+            self.call_resume(body, [], list(plan.params))
         self.emit("UNPACK_SEQUENCE", arg=2 + len(plan.changed), argval=2 + len(plan.changed))
         for name in (flag, value, *plan.changed):
             self.emit("STORE_FAST", argval=name)
         self.emit("LOAD_FAST", argval=flag)
         self.emit("POP_JUMP_IF_FALSE", target=head)
-        self.emit("LOAD_FAST", argval=flag)
-        self.emit("LOAD_CONST", argval=1)
-        self.emit("COMPARE_OP", arg=2, argval="==")
-        leaves = self.emit("POP_JUMP_IF_FALSE")
+        if plan.exits:
+            self.emit("LOAD_FAST", argval=flag)
+            self.emit("LOAD_CONST", argval=1)
+            self.emit("COMPARE_OP", arg=2, argval="==")
+            leaves = self.emit("POP_JUMP_IF_FALSE")
         self.emit("LOAD_FAST", argval=value)
         self.emit("RETURN_VALUE")
-        leaves.target = self.emit("POP_TOP")  # a `break`: the iterator goes, as in the original code
+        if plan.exits:
+            leaves.target = self.emit("POP_TOP" if plan.is_for else "NOP")  # (a for loop's `break` pops its iterator)
         jumps = []
         for i in range(len(plan.exits)):
             if i < len(plan.exits) - 1:
@@ -255,10 +262,11 @@ class _BreakEmitter:
                 jumps.append(self.emit("POP_JUMP_IF_TRUE"))
             else:
                 jumps.append(self.emit("JUMP"))
-        below = stack_temps[:-1]
+        below = stack_temps[:-1] if plan.is_for else stack_temps
         for jump, index in zip(jumps, plan.exits):
             jump.target = self.tail(frame, code.instructions[index], below, 0, loads, [])
-        head.target = self.tail(frame, code.instructions[plan.head].target, below, 0, loads, [])
+        if plan.is_for:  # the iterator runs out
+            head.target = self.tail(frame, code.instructions[plan.head].target, below, 0, loads, [])
 
     def frame_locals(self, frame: FrameState) -> tuple[list[str], list[str]]:
         """What the generated code loads as a frame's locals when it calls the frame's resume
