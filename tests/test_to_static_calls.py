@@ -396,16 +396,6 @@ def calls_eager_only(x):
     return eager_only(x) * 2
 
 
-def in_place_on_argument(x):
-    x += 1
-    return x
-
-
-def in_place_method_on_argument(x):
-    x.add_(paddle.ones([2]))
-    return x * 2
-
-
 def set_value_of_argument(x):
     x.set_value(paddle.zeros([2]))
     return x + 1
@@ -430,13 +420,11 @@ def deep_recursion(x, n):
 
 @pytest.mark.parametrize("fn,inputs,reason", [
     (calls_eager_only, lambda: (rand(2),), "marked not_to_static"),
-    (in_place_on_argument, lambda: (rand(2),), "in-place update"),
     (in_place_on_view, lambda: (rand(2, 2),), "in-place update"),
-    (in_place_method_on_argument, lambda: (rand(2),), "in-place update"),
     (set_value_of_argument, lambda: (rand(2),), "Tensor.set_value changes a tensor in place"),
     (calls_backward, lambda: (rand(2, grad=True),), "Tensor.backward"),
     (deep_recursion, lambda: (rand(2), 40), "nested deeper"),
-], ids=["not_to_static", "argument", "view", "method_on_argument", "set_value", "backward", "recursion"])
+], ids=["not_to_static", "view", "set_value", "backward", "recursion"])  # in-place on arguments: test_in_place_inputs
 def test_what_cannot_be_captured_breaks_there_with_its_reason_and_is_cached(fn, inputs, reason):
     args = inputs()
     jit = jit_of(fn)

@@ -31,7 +31,7 @@ from sot.opcode_executor import (ConstantVariable, DictVariable, FrameRaises, Li
 from sot.opcode_executor.breaks import GraphBreak
 from sot.opcode_executor.loops import hot_loop, loops_around, outermost_loop, plan_loop
 from sot.opcode_executor.resume import CodeMap, break_code, frame_locals, live_values, loop_body, needed_outputs
-from sot.opcode_executor.side_effects import Print, SetAttr, SetGlobal
+from sot.opcode_executor.side_effects import Print, SetAttr, SetGlobal, WriteBack
 from sot.opcode_executor.variables import NumberVariable, Variable
 from sot.pyversion import DecodeError, Instruction, NormalisedCode, encode, versions
 from sot.reasons import REASONS, Event
@@ -468,6 +468,8 @@ def _effects_plan(ex: OpcodeExecutor, outputs: list[Symbol], barrier: int | None
             plan.append(("global", effect.f_globals, effect.name, _template(ex, effect.value, outputs, passed)))
         elif isinstance(effect, SetAttr):
             plan.append(("attr", index[id(effect.target)], effect.name, _template(ex, effect.value, outputs, passed)))
+        elif isinstance(effect, WriteBack):
+            plan.append(("write", index[id(effect.target)], None, _template(ex, effect.value, outputs, passed)))
         else:
             contents = effect.target.items
             value = _template(ex, DictVariable(contents) if isinstance(contents, dict) else ListVariable(contents),
@@ -503,6 +505,8 @@ def _apply(plan: list[tuple], values: tuple, inputs: tuple, targets: tuple, pass
             where[name] = value
         elif kind == "attr":
             setattr(targets[where], name, value)
+        elif kind == "write":
+            targets[where].set_value(value)
         elif isinstance(targets[where], dict):
             targets[where].clear()
             targets[where].update(value)

@@ -377,6 +377,7 @@ class OpcodeExecutor(CallMixin, AttributeMixin, ContextMixin):
         """A Variable as an argument of a recorded call: a Symbol (or bound tensor) or a Python value."""
         if isinstance(var, TensorVariable):
             var.fresh = False  # the callee may return a view of it: no in-place update from now on
+            var.passed = True
             return var.symbol
         if isinstance(var, ConstantVariable):
             return var.value
@@ -710,20 +711,37 @@ class OpcodeExecutor(CallMixin, AttributeMixin, ContextMixin):
     def update_in_place(self, tensor: TensorVariable, compute: Callable[[], Variable]) -> TensorVariable:
         """An in-place update (`t += x`, `t.add_(x)`) of a tensor made in this frame that nothing else
         can alias: the out-of-place result `compute()`, cast to the tensor's dtype, becomes the value
-        every reference to the Variable sees, as eager's in-place update does."""
-        if tensor.tracker.source is not None or not tensor.fresh:
+        every reference to the Variable sees, as eager's in-place update does. An input no op of the
+        frame has read yet (so no view of it in the graph can miss the update) that takes no part in
+        autograd is updated the same way, and the final value is written into the caller's tensor
+        after the graph ran (a replayed side effect, into its own buffer: views outside see it)."""
+        writes_back = self.writes_back(tensor)
+        if not writes_back and (tensor.tracker.source is not None or not tensor.fresh):
             raise InPlaceUpdate(self.current.opname, self.where(),
                                 f"in-place update of {tensor!r}, which may be aliased outside the frame or by a view")
         result = compute()
+        tensor.passed = not writes_back  # the update itself reads the input: not a view of it
+        if writes_back and not result.meta.stop_gradient:
+            raise InPlaceUpdate(self.current.opname, self.where(),
+                                f"in-place update of the input {tensor!r} with a value that requires grad")
         meta = tensor.meta
         if not isinstance(result, TensorVariable) or result.meta.shape != meta.shape:
             self.unsupported(f"in-place update of {tensor!r} changes its shape")  # eager raises: let it
         if result.meta.dtype != meta.dtype:
             result = self.from_result(self.builder.call_method("astype", result.symbol, [str(meta.dtype)]))
         self.touch(tensor)
+        if writes_back:
+            self.translation.effects.write_back(tensor, TensorVariable(result.symbol))
+            self.record_write()
         tensor.symbol = result.symbol
-        tensor.fresh = True  # still referenced only through this Variable
+        tensor.fresh = not writes_back  # a computed tensor is still referenced only through this Variable
         return tensor
+
+    def writes_back(self, tensor: TensorVariable) -> bool:
+        """Whether an in-place update of `tensor` can be captured and written back into the caller's
+        tensor: an input (reloaded by the generated code) no op has read yet, that requires no grad."""
+        return (not tensor.bound and tensor.tracker.reloadable and not tensor.passed and tensor.meta.stop_gradient
+                and any(tensor is v for v in self.inputs))
 
     @handles("UNARY_NEGATIVE", "UNARY_INVERT")
     def _unary(self, ins: Instruction) -> None:

@@ -17,7 +17,7 @@ from typing import Any
 
 from .variables import Variable, birth_now
 
-__all__ = ["SetAttr", "SetGlobal", "Refill", "Print", "SideEffects"]
+__all__ = ["SetAttr", "SetGlobal", "Refill", "Print", "WriteBack", "SideEffects"]
 
 
 @dataclass
@@ -62,6 +62,15 @@ class Print:
     stamp: int
 
 
+@dataclass
+class WriteBack:
+    """An input tensor updated in place by the frame (`x.add_(1)`): `value` is written into its
+    buffer after the graph ran (`set_value`), as eager's in-place update writes it."""
+
+    target: Variable
+    value: Variable
+
+
 class SideEffects:
     """The writes of one translation, in order, and the values later reads must see."""
 
@@ -84,6 +93,14 @@ class SideEffects:
             self._refilled.add(id(container))
             self.records.append(Refill(container))
 
+    def write_back(self, tensor: Variable, value: Variable) -> None:
+        """The input `tensor` holds `value` after the frame (one record per tensor: the last value)."""
+        for record in self.records:
+            if isinstance(record, WriteBack) and record.target is tensor:
+                record.value = value
+                return
+        self.records.append(WriteBack(tensor, value))
+
     def print(self, args: list[Variable], options: dict[str, Any], position: int) -> None:
         self.records.append(Print(args, options, position, birth_now()))
 
@@ -104,6 +121,6 @@ class SideEffects:
         """The objects the replay writes into, each once, in first-write order."""
         seen: dict[int, Variable] = {}
         for record in self.records:
-            if isinstance(record, (SetAttr, Refill)):
+            if isinstance(record, (SetAttr, Refill, WriteBack)):
                 seen.setdefault(id(record.target), record.target)
         return list(seen.values())

@@ -110,7 +110,8 @@ class TensorVariable(Variable):
     """A tensor: a SIR symbol, or (`bound`) an eager tensor bound into the SIR by identity (a
     parameter or buffer read through an attribute). An input also keeps the eager tensor it
     stands for. `fresh`: made by an operator in this translation and never passed to a call that
-    could return a view of it, so an in-place update of it is seen by nothing but its Variable."""
+    could return a view of it, so an in-place update of it is seen by nothing but its Variable.
+    `passed`: passed to an op of this translation (which may hold a view of it)."""
 
     def __init__(self, symbol: Any, tracker: Tracker | None = None, value: Any = None, bound: bool = False):
         super().__init__(tracker)
@@ -118,6 +119,7 @@ class TensorVariable(Variable):
         self.value = value
         self.bound = bound
         self.fresh = False
+        self.passed = False
 
     @property
     def meta(self) -> Meta:
