@@ -390,6 +390,9 @@ def _effects_plan(ex: OpcodeExecutor, outputs: list[Symbol], barrier: int | None
             plan.append(("global", effect.f_globals, effect.name, _template(ex, effect.value, outputs, passed)))
         elif isinstance(effect, SetAttr):
             plan.append(("attr", index[id(effect.target)], effect.name, _template(ex, effect.value, outputs, passed)))
+        elif isinstance(effect.target, ListVariable) and effect.target.unread:  # it only appended: append
+            plan.append(("extend", index[id(effect.target)], None,
+                         _template(ex, ListVariable(effect.target.appended), outputs, passed)))
         else:
             contents = effect.target.items
             value = _template(ex, DictVariable(contents) if isinstance(contents, dict) else ListVariable(contents),
@@ -425,6 +428,8 @@ def _apply(plan: list[tuple], values: tuple, inputs: tuple, targets: tuple, pass
             where[name] = value
         elif kind == "attr":
             setattr(targets[where], name, value)
+        elif kind == "extend":
+            targets[where].extend(value)
         elif isinstance(targets[where], dict):
             targets[where].clear()
             targets[where].update(value)
