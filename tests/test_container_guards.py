@@ -189,3 +189,20 @@ def test_items_read_by_an_instruction_that_breaks_are_unread_again():
     assert jit.sot_translator.translations == 1  # guarded as the list was at entry
     for n in (0, 2):
         assert_same(jit, rand(2), [rand(2)] * n)
+
+
+def hands_containers_on(x, log, table, box):
+    log.append(x * 2)
+    box.table = table
+    box.hist.append(log)
+    return x + 1, log
+
+
+def test_a_list_or_dict_from_the_frame_is_returned_and_stored_as_itself():
+    jit = jit_of(hands_containers_on)
+    for n in range(3):
+        log, table, box = [rand(2)] * n, {"a": 1}, Box()
+        _, returned = jit(rand(2), log, table, box)
+        assert returned is log and box.table is table and box.hist[0] is log and len(log) == n + 1
+        assert_same(jit, rand(2), [rand(2)] * n, {"a": 1}, Box())
+    assert jit.sot_translator.translations == 1 and events(jit) == []

@@ -295,9 +295,12 @@ def _where(code: types.CodeType) -> str:
 
 def _template(ex: OpcodeExecutor, var: Variable, outputs: list[Symbol], passed: list[Variable] | None = None) -> Any:
     """The returned value's shape: an index into the SIR outputs per tensor, tuples, lists, dicts, constants.
-    A dynamic number is an index into `passed`, the numbers the generated code loads for the runner (None:
-    it cannot load them, so the number's value is read: NumberNeeded keeps it static)."""
-    if isinstance(var, NumberVariable) and passed is not None:
+    A dynamic number is an index into `passed`, the values the generated code loads for the runner (None:
+    it cannot load them, so the number's value is read: NumberNeeded keeps it static); so is a list or dict
+    from the frame, returned or stored as the very object eager code would (its own writes are replayed
+    into it; with `passed` None a copy of its items)."""
+    if passed is not None and (isinstance(var, NumberVariable) or (
+            isinstance(var, (ListVariable, DictVariable)) and ex.reloadable(var))):
         if all(var is not p for p in passed):
             passed.append(var)
         return _Passed(next(i for i, p in enumerate(passed) if p is var))
