@@ -139,6 +139,9 @@ def appends_to_both(x, a, b):
 
 def test_one_list_passed_twice_is_one_list():
     jit = jit_of(appends_to_both)
+    assert_same(jit, rand(2), [], [])  # translated for two lists: guarded to be two
+    fresh_shared = []
+    assert_same(jit, rand(2), fresh_shared, fresh_shared)
     shared = []
     assert_same(jit, rand(2), shared, shared)
     assert_same(jit, rand(2), [], [])  # distinct lists: another translation
@@ -150,16 +153,18 @@ def test_one_list_passed_twice_is_one_list():
 def appends_without_reading(x, a, b):
     a.append(x * 2)
     b.append(x + 1)
+    a.append(x)
     return x
 
 
 def test_appends_to_a_list_passed_twice_keep_their_order():
     jit = jit_of(appends_without_reading)
-    assert_same(jit, rand(2), [], [])
+    assert_same(jit, rand(2), [], [])  # translated for two lists: guarded to be two
     shared = [rand(2)]
     assert_same(jit, rand(2), shared, shared)
     distinct = ([rand(2)], [])
     assert_same(jit, rand(2), *distinct)
+    assert jit.sot_translator.translations == 2
 
 
 def marks_and_checks(x, box):
