@@ -3,12 +3,11 @@
 The simulation records each write and lets later reads in the same translation see it:
 `obj.attr = v` on an object from the frame (`SetAttr`), `global g; g = v` in the frame's own
 globals (`SetGlobal`), and mutations of a list or dict that came from outside (`append`,
-`extend`, `x[k] = v`, `update`: `Refill`, which writes the container's final items back, or, for a list
-whose items the translation never read, appends the items appended to it: see `ListVariable`). A
-`print` whose
-text the graph's values decide (see builtins' `_print`) is recorded too (`Print`), with its
-arguments as they were at the call, so nothing is printed during simulation and nothing breaks the
-graph. Codegen replays the records in order, after the compiled graph ran (see translate's runner),
+`extend`, `x[k] = v`, `update`: `Refill`, which writes the container's final items back, or, for a
+list whose items the translation never read, appends what was appended: see `ListVariable`). A
+`print` whose text the graph's values decide (see builtins' `_print`) is recorded too (`Print`),
+with its arguments as they were at the call, so nothing is printed during simulation and nothing
+breaks the graph. Codegen replays the records in order, after the compiled graph ran (see translate's runner),
 so the caller sees what eager execution leaves behind and the printed text comes in eager's order.
 Writes to other targets stay Unsupported (SOT-S001).
 """
