@@ -104,3 +104,31 @@ def test_writes_the_replay_cannot_make_run_for_real(fn, obj):
     assert [code for code, _, _ in events(jit)] == ["SOT-S001"]
     assert hasattr(jit_obj, "calls") == hasattr(eager_obj, "calls")
     assert getattr(jit_obj, "value", None) == getattr(eager_obj, "value", None)
+
+
+def logs_and_prints(x, losses, seen, tracker):
+    losses.append(x.sum())  # only appended: replayed as an append
+    seen.append(len(seen))  # read: written back whole
+    tracker.last = x * 2
+    print("seen", seen)
+    losses.extend([x.mean(), 1])
+    return x + 1
+
+
+def test_appends_and_refills_replay_in_eager_order_on_every_hit(capsys):
+    jit = jit_of(logs_and_prints)
+    eager_losses, jit_losses = [], []
+    for _ in range(3):
+        x = rand(2)
+        eager_tracker, jit_tracker = Tracker(), Tracker()
+        want = logs_and_prints(x, eager_losses, [0], eager_tracker)
+        eager_text = capsys.readouterr().out
+        got = jit(x, jit_losses, [0], jit_tracker)
+        assert capsys.readouterr().out == eager_text
+        np.testing.assert_array_equal(got.numpy(), want.numpy())
+        np.testing.assert_array_equal(jit_tracker.last.numpy(), eager_tracker.last.numpy())
+        assert len(jit_losses) == len(eager_losses)
+        for j, e in zip(jit_losses, eager_losses):
+            np.testing.assert_array_equal(np.asarray(j.numpy() if hasattr(j, "numpy") else j),
+                                          np.asarray(e.numpy() if hasattr(e, "numpy") else e))
+    assert events(jit) == [] and jit.sot_translator.translations == 1

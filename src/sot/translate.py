@@ -373,9 +373,12 @@ def _where(code: types.CodeType) -> str:
 
 def _template(ex: OpcodeExecutor, var: Variable, outputs: list[Symbol], passed: list[Variable] | None = None) -> Any:
     """The returned value's shape: an index into the SIR outputs per tensor, tuples, lists, dicts, constants.
-    A dynamic number is an index into `passed`, the numbers the generated code loads for the runner (None:
-    it cannot load them, so the number's value is read: NumberNeeded keeps it static)."""
-    if isinstance(var, NumberVariable) and passed is not None:
+    A dynamic number is an index into `passed`, the values the generated code loads for the runner (None:
+    it cannot load them, so the number's value is read: NumberNeeded keeps it static); so is a list or dict
+    from the frame, returned or stored as the very object eager code would (its own writes are replayed
+    into it; with `passed` None a copy of its items)."""
+    if passed is not None and (isinstance(var, NumberVariable) or (
+            isinstance(var, (ListVariable, DictVariable)) and ex.reloadable(var))):
         if all(var is not p for p in passed):
             passed.append(var)
         return _Passed(next(i for i, p in enumerate(passed) if p is var))
@@ -470,6 +473,9 @@ def _effects_plan(ex: OpcodeExecutor, outputs: list[Symbol], barrier: int | None
             plan.append(("attr", index[id(effect.target)], effect.name, _template(ex, effect.value, outputs, passed)))
         elif isinstance(effect, WriteBack):
             plan.append(("write", index[id(effect.target)], None, _template(ex, effect.value, outputs, passed)))
+        elif isinstance(effect.target, ListVariable) and effect.target.unread:  # it only appended: append
+            plan.append(("extend", index[id(effect.target)], None,
+                         _template(ex, ListVariable(effect.target.appended), outputs, passed)))
         else:
             contents = effect.target.items
             value = _template(ex, DictVariable(contents) if isinstance(contents, dict) else ListVariable(contents),
@@ -507,6 +513,8 @@ def _apply(plan: list[tuple], values: tuple, inputs: tuple, targets: tuple, pass
             setattr(targets[where], name, value)
         elif kind == "write":
             targets[where].set_value(value)
+        elif kind == "extend":
+            targets[where].extend(value)
         elif isinstance(targets[where], dict):
             targets[where].clear()
             targets[where].update(value)

@@ -26,7 +26,7 @@ __all__ = ["AttributeMixin"]
 
 # the container methods simulated, by Variable type
 CONTAINER_METHODS: dict[type, tuple[str, ...]] = {
-    ListVariable: ("append", "extend"), DictVariable: ("keys", "values", "items", "get"),
+    ListVariable: ("append", "extend"), DictVariable: ("keys", "values", "items", "get", "update"),
 }
 
 
@@ -56,6 +56,8 @@ class AttributeMixin:
         if isinstance(base, TensorVariable):
             return hasattr(Tensor, name)
         if isinstance(base, InstanceVariable):
+            if self.translation.effects.attr(base.value, name) is not None:
+                return True  # written by this translation
             if base.tracker.source is None:
                 self.unsupported(f"hasattr on {base!r}, which has no source to guard")
             present = hasattr(base.value, name)

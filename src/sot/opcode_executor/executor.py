@@ -153,6 +153,14 @@ class _Translation:
         self.virtual_frames = True  # a break inside an inlined call resumes inside it (False: at the call)
         self.loop_head: int | None = None  # the translated frame's loop head to break at: its loop runs for real
         self.contexts: dict[int, Variable] = {}  # id of a grad-mode context object from outside -> its Variable
+        self.containers: dict[int, tuple[Any, Variable]] = {}  # id of a list/dict read -> (it, its Variable)
+
+    def forget_reads(self, barrier: int) -> None:
+        """The simulation since `barrier` is rolled back (its instruction runs for real): the lists whose
+        items it read are unread again, so the rolled-back inputs of their items are not used."""
+        for _, var in self.containers.values():
+            if isinstance(var, ListVariable):
+                var.forget_read(barrier)
 
 class OpcodeExecutor(CallMixin, AttributeMixin, ContextMixin):
     """Simulates one frame of `code` whose arguments are `f_locals` (the translated frame)."""
@@ -233,6 +241,7 @@ class OpcodeExecutor(CallMixin, AttributeMixin, ContextMixin):
             raise cause
         self.builder.rollback(mark)
         del self.inputs[n_inputs:]
+        translation.forget_reads(step[0])
         self.stack = stack
         raise GraphBreak(ins, cause, FrameState(self, ins, stack), call_site, step[0]) from cause
 
@@ -272,8 +281,10 @@ class OpcodeExecutor(CallMixin, AttributeMixin, ContextMixin):
         raise Unsupported(self.current.opname if self.current else "?", self.where(), detail, code)
 
     def guards(self) -> list[Guard]:
-        """The guards of every Variable read from the frame, without repeats."""
-        return list(dict.fromkeys(g for v in self.tracked for g in v.guards()))
+        """The guards of every Variable read from the frame, and that the containers written into are
+        not others read, without repeats."""
+        found = [g for v in self.tracked for g in v.guards()]
+        return list(dict.fromkeys([*found, *self.translation.effects.distinct_guards(self.tracked)]))
 
     def global_tracker(self, name: str) -> Tracker:
         """Where the global `name` of this frame's code comes from."""
@@ -282,15 +293,19 @@ class OpcodeExecutor(CallMixin, AttributeMixin, ContextMixin):
     # ------------------------------------------------------------ values from the frame
     def wrap(self, value: Any, tracker: Tracker) -> Variable:
         """The Variable for a value read from the frame, guarded through `tracker`."""
+        known = self._known_container(value, tracker)
+        if known is not None:
+            return known
         if isinstance(value, Tensor):
             var: Variable = self._wrap_tensor(value, tracker)
         elif type(value) in CONSTANT_TYPES:
             var = self._wrap_constant(value, tracker)
         elif isinstance(value, np.generic) and type(value.item()) in CONSTANT_TYPES:
             var = NumpyScalarVariable(value, tracker)
-        elif type(value) in (list, tuple):
-            items = [self.wrap(v, GetItemTracker(tracker, i)) for i, v in enumerate(value)]
-            var = (ListVariable if type(value) is list else TupleVariable)(items, tracker)
+        elif type(value) is tuple:
+            var = TupleVariable([self.wrap(v, GetItemTracker(tracker, i)) for i, v in enumerate(value)], tracker)
+        elif type(value) is list:  # its items are wrapped when read (see ListVariable)
+            var = ListVariable([], tracker, (list(value), self.wrap))
         elif isinstance(value, dict) and all(type(k) in CONSTANT_TYPES for k in value):
             items = {k: self.wrap(v, GetItemTracker(tracker, k)) for k, v in value.items()}
             var = DictVariable(items, tracker, type(value))
@@ -306,6 +321,19 @@ class OpcodeExecutor(CallMixin, AttributeMixin, ContextMixin):
         else:
             var = InstanceVariable(value, tracker)
         self.tracked.append(var)
+        if isinstance(var, (ListVariable, DictVariable)) and tracker.source is not None:
+            self.translation.containers[id(value)] = (value, var)
+        return var
+
+    def _known_container(self, value: Any, tracker: Tracker) -> Variable | None:
+        """The Variable of a list or dict this translation already read, maybe through another source: one
+        object, one Variable, so a write through one source is seen through the other (the other sources
+        are guarded to be the same object)."""
+        if tracker.source is None or not isinstance(value, (list, dict)):
+            return None
+        _, var = self.translation.containers.get(id(value), (None, None))
+        if var is not None and tracker.source != var.tracker.source and tracker.source not in var.aliases:
+            var.aliases.append(tracker.source)
         return var
 
     def _wrap_tensor(self, value: Tensor, tracker: Tracker) -> TensorVariable:
@@ -1017,13 +1045,20 @@ class OpcodeExecutor(CallMixin, AttributeMixin, ContextMixin):
         self.stack.extend(reversed([*items[:before], middle, *items[len(items) - after:]]))
 
     def container_method(self, name: str, container: Variable, *args: Variable, **kwargs: Variable) -> Variable:
-        """list.append/extend (on a list made in this frame) and dict.keys/values/items/get."""
+        """list.append/extend (without reading the list) and dict.update/keys/values/items/get."""
         if kwargs:
             self.unsupported(f"{name} with keyword arguments")
         if name in ("append", "extend"):
             (value,) = args
             self.write_into(container)
-            container.items.extend(self.elements(value) if name == "extend" else [value])
+            container.extend(self.elements(value) if name == "extend" else [value])
+            return ConstantVariable(None)
+        if name == "update":
+            (other,) = args
+            if not isinstance(other, DictVariable):
+                self.unsupported(f"dict.update with {other!r}")
+            self.write_into(container)
+            container.items.update(other.items)
             return ConstantVariable(None)
         if name == "get":
             key = self.python_value(args[0])

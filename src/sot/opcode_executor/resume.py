@@ -103,8 +103,8 @@ def needed_outputs(ex: Any, values: list[Variable]) -> list[Symbol]:
         seen.add(id(var))
         if isinstance(var, TensorVariable) and not var.bound and id(var) not in inputs:
             found[var.symbol] = None
-        elif isinstance(var, TupleVariable):
-            for item in var.items:
+        elif isinstance(var, TupleVariable):  # (an unread list is reloaded, its appends replayed: read none)
+            for item in var.appended if isinstance(var, ListVariable) and var.unread else var.items:
                 walk(item)
         elif isinstance(var, DictVariable):
             for item in var.items.values():

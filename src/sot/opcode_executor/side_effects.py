@@ -3,10 +3,11 @@
 The simulation records each write and lets later reads in the same translation see it:
 `obj.attr = v` on an object from the frame (`SetAttr`), `global g; g = v` in the frame's own
 globals (`SetGlobal`), and mutations of a list or dict that came from outside (`append`,
-`extend`, `x[k] = v`: `Refill`, which writes the container's final items back). A `print` whose
-text the graph's values decide (see builtins' `_print`) is recorded too (`Print`), with its
-arguments as they were at the call, so nothing is printed during simulation and nothing breaks the
-graph. Codegen replays the records in order, after the compiled graph ran (see translate's runner),
+`extend`, `x[k] = v`, `update`: `Refill`, which writes the container's final items back, or, for a
+list whose items the translation never read, appends what was appended: see `ListVariable`). A
+`print` whose text the graph's values decide (see builtins' `_print`) is recorded too (`Print`),
+with its arguments as they were at the call, so nothing is printed during simulation and nothing
+breaks the graph. Codegen replays the records in order, after the compiled graph ran (see translate's runner),
 so the caller sees what eager execution leaves behind and the printed text comes in eager's order.
 Writes to other targets stay Unsupported (SOT-S001).
 """
@@ -15,7 +16,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from .variables import Variable, birth_now
+from sot.guards import Guard
+
+from .variables import DictVariable, ListVariable, Variable, birth_now
 
 __all__ = ["SetAttr", "SetGlobal", "Refill", "Print", "WriteBack", "SideEffects"]
 
@@ -40,7 +43,8 @@ class SetGlobal:
 
 @dataclass
 class Refill:
-    """A list or dict from outside the frame, whose items at the end are written back into it."""
+    """A list or dict from outside the frame, whose items at the end are written back into it (a list
+    whose items were never read: whose appended items are appended to it)."""
 
     target: Variable
 
@@ -116,6 +120,20 @@ class SideEffects:
     def global_value(self, f_globals: dict, name: str) -> Variable | None:
         """The value this translation wrote to the global `name`, if any."""
         return self._globals.get((id(f_globals), name))
+
+    def distinct_guards(self, tracked: list[Variable]) -> list[Guard]:
+        """The containers this translation writes into are not the other containers of their kind it read
+        (were they one object, a write through one would change what the other reads, and the replay
+        would write it twice): `a is not b` for each such pair of sources. One object read through two
+        sources is one Variable (`OpcodeExecutor.wrap`), guarded to stay one."""
+        written = [t for t in self.targets() if isinstance(t, (ListVariable, DictVariable))]
+        guards = []
+        for target in written:
+            for other in tracked:
+                if type(other) is type(target) and other is not target and other.tracker.source is not None:
+                    first, second = sorted((target.tracker.source, other.tracker.source))
+                    guards.append(Guard(f"{first} is not {second}", "value_eq", True))
+        return guards
 
     def targets(self) -> list[Variable]:
         """The objects the replay writes into, each once, in first-write order."""

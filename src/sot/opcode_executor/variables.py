@@ -9,14 +9,14 @@ from __future__ import annotations
 import itertools
 import sys
 import types
-from typing import Any
+from typing import Any, Callable
 
 from sot.dynamic import dynamic_tensor_guards
 from sot.dynamic_numbers import NumberNeeded
 from sot.guards import Guard, tensor_guards
 from sot.ir import Meta
 
-from .trackers import DummyTracker, Tracker
+from .trackers import DummyTracker, GetItemTracker, Tracker
 
 __all__ = ["Variable", "ConstantVariable", "TensorVariable", "TupleVariable", "ListVariable", "DictVariable",
            "IteratorVariable", "NumberVariable", "NumpyScalarVariable", "ObjectVariable", "FunctionVariable",
@@ -149,15 +149,75 @@ class TupleVariable(Variable):
     def guards(self) -> list[Guard]:
         """type_is + len_eq on its source (each item guards itself through its own tracker)."""
         src = self.tracker.source
-        kind = list if isinstance(self, ListVariable) else tuple
-        return [] if src is None else [Guard(src, "type_is", kind), Guard(src, "len_eq", len(self.items))]
+        return [] if src is None else [Guard(src, "type_is", tuple), Guard(src, "len_eq", len(self.items))]
 
     def _describe(self) -> str:
         return ", ".join(map(repr, self.items))
 
 
+def _alias_guards(src: str | None, aliases: list[str]) -> list[Guard]:
+    """The other sources a mutable container was read from are the very same object (the translation
+    shares one Variable between them, see OpcodeExecutor.wrap)."""
+    return [] if src is None else [Guard(f"{alias} is {src}", "value_eq", True) for alias in aliases]
+
+
 class ListVariable(TupleVariable):
-    """A list built during simulation (BUILD_LIST), e.g. a shape argument."""
+    """A list: built during simulation (BUILD_LIST), or read from the frame (`unread` given).
+
+    A list from the frame is read lazily, because a translation must guard only what it read: its items
+    are wrapped (and so guarded) when the simulation first reads `items`; appends made before that are
+    kept apart (`appended`) and replayed as appends (translate's `_effects_plan`), so a list the frame
+    only appends to (`losses.append(loss)`) is guarded by its type alone and one that grows every call
+    still hits the cache. Once read, its length is guarded as it was when the frame was entered
+    (`entry_len`: the frame's own appends are simulated, not assumed)."""
+
+    def __init__(self, items: list[Variable], tracker: Tracker | None = None,
+                 unread: tuple[list, Callable[[Any, Tracker], Variable]] | None = None):
+        Variable.__init__(self, tracker)
+        self._items = list(items)
+        self._unread = unread  # (the real list's items at entry, how to wrap one) until they are read
+        self.entry_len = len(unread[0]) if unread is not None else len(self._items)
+        self.appended: list[Variable] = []  # appended while unread
+        self.aliases: list[str] = []
+        self._read: tuple[int, tuple] | None = None  # (birth number when read, what `_unread` was)
+
+    @property
+    def items(self) -> list[Variable]:
+        """The items as the simulation sees them now; reading them makes the entry items guarded."""
+        if self._unread is not None:
+            value, wrap = self._unread
+            self._read = (birth_now(), self._unread)
+            self._unread = None
+            self._items = [*(wrap(v, GetItemTracker(self.tracker, i)) for i, v in enumerate(value)), *self.appended]
+        return self._items
+
+    @property
+    def unread(self) -> bool:
+        """Whether the simulation never read the items (it only appended to the list)."""
+        return self._unread is not None
+
+    def forget_read(self, barrier: int) -> None:
+        """Unread again if the items were read since the birth number `barrier` (see OpcodeExecutor's
+        graph breaks: the instruction that read them runs for real instead)."""
+        if self._read is not None and self._read[0] >= barrier:
+            self._unread, self._items, self._read = self._read[1], [], None
+
+    def extend(self, items: list[Variable]) -> None:
+        """Append `items`, without reading the list."""
+        (self.appended if self._unread is not None else self._items).extend(items)
+
+    def guards(self) -> list[Guard]:
+        """type_is on its source; once its items were read, len_eq of its length at entry."""
+        src = self.tracker.source
+        if src is None:
+            return []
+        entry = [] if self.unread else [Guard(src, "len_eq", self.entry_len)]
+        return [Guard(src, "type_is", list), *entry, *_alias_guards(src, self.aliases)]
+
+    def _describe(self) -> str:
+        if self.unread:
+            return f"{self.entry_len} unread item(s), {len(self.appended)} appended"
+        return super()._describe()
 
 
 class DictVariable(Variable):
@@ -167,11 +227,14 @@ class DictVariable(Variable):
         super().__init__(tracker)
         self.items = dict(items)
         self.kind = kind
+        self.entry_keys = tuple(self.items)  # the frame's own writes are simulated, not assumed
+        self.aliases: list[str] = []
 
     def guards(self) -> list[Guard]:
-        """type_is + keys_eq on its source (each value guards itself through its own tracker)."""
+        """type_is + keys_eq (the keys at entry) on its source (each value guards itself through its own tracker)."""
         src = self.tracker.source
-        return [] if src is None else [Guard(src, "type_is", self.kind), Guard(src, "keys_eq", tuple(self.items))]
+        return [] if src is None else [Guard(src, "type_is", self.kind), Guard(src, "keys_eq", self.entry_keys),
+                                       *_alias_guards(src, self.aliases)]
 
     def _describe(self) -> str:
         return ", ".join(f"{k!r}: {v!r}" for k, v in self.items.items())
