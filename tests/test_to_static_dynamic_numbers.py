@@ -9,6 +9,7 @@ import pytest
 
 import runtime as paddle
 import runtime.nn.functional as F
+import sot
 from runtime import nn
 from sot.guards import CacheSizeLimitWarning
 from sot_helpers import assert_same_result, jit_of, translators
@@ -357,3 +358,26 @@ def test_a_dynamic_number_stored_by_a_side_effect_is_this_calls_number():
     finally:
         LAST = None
     assert jit.sot_translator.translations == 2 and made_dynamic(jit.sot_translator) == ["f_locals['s'] (number)"]
+
+
+class _CountingLayer(nn.Layer):
+    def __init__(self):
+        super().__init__()
+        self.calls = 0
+        self.fc = nn.Linear(3, 3)
+
+    def forward(self, x):
+        self.calls += 1  # an attribute counter: read, incremented, written back on every call
+        return self.fc(x) * self.calls
+
+
+def test_an_attribute_counter_a_forward_increments_translates_at_most_twice():
+    eager, compiled = _CountingLayer(), _CountingLayer()
+    compiled.set_state_dict(eager.state_dict())
+    sot.to_static(compiled)
+    x = paddle.to_tensor(np.ones([2, 3], dtype="float32"))
+    for _ in range(5):
+        np.testing.assert_array_equal(compiled(x).numpy(), eager(x).numpy())
+    assert compiled.calls == eager.calls == 5
+    translator = compiled.forward.sot_translator
+    assert translator.translations == 2 and made_dynamic(translator) == ["f_locals['self'].calls (number)"]

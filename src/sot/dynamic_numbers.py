@@ -93,9 +93,10 @@ def changed_number(guard: Guard, scope: Scope) -> str | None:
 
 
 def _loadable(src: Any) -> bool:
-    """A source generated code can load again: `f_locals[k]` or `f_globals[k]`, then constant subscripts."""
+    """A source generated code can load again: `f_locals[k]` or `f_globals[k]`, then constant subscripts
+    and attributes (`self.steps`: a counter a forward increments)."""
     chain = src.chain()
-    if not chain or any(not s.step.startswith(f"{PLACEHOLDER}[") for s in chain[:-1]):
+    if not chain or any(not s.step.startswith((f"{PLACEHOLDER}[", f"{PLACEHOLDER}.")) for s in chain[:-1]):
         return False
     root = chain[-1].parent
     return root is not None and root.text in _LOADABLE_ROOTS

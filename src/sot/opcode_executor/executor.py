@@ -350,8 +350,8 @@ class OpcodeExecutor(CallMixin, AttributeMixin, ContextMixin):
     def _wrap_constant(self, value: Any, tracker: Tracker) -> ConstantVariable:
         """A Python constant; an int or float whose value varies between calls (a dynamic number of
         the translated code, see sot.dynamic_numbers) is guarded by type and fed to tensor ops at run time."""
-        if type(value) in NUMBER_TYPES and tracker.reloadable and \
-                policy_of(self.root_code()).numbers.is_dynamic(tracker.source):
+        if type(value) in NUMBER_TYPES and tracker.source is not None and \
+                policy_of(self.root_code()).numbers.is_dynamic(tracker.source):  # (only loadable ones are)
             return NumberVariable(value, tracker)
         return ConstantVariable(value, tracker)
 
