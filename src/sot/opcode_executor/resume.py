@@ -20,6 +20,10 @@ are the stack items and the frame's bound locals. The translator makes it a tran
 (`make_resume`), so the rest of every frame is captured again when it runs; a caller whose CALL is
 followed by RETURN_VALUE needs none (the callee's result is its own). At a breaking CALL whose
 callee is Python code, the callee is replaced by its translated version (`translated(fn)`).
+Under a `try`, what the breaking instruction raises goes to one more tail, the resume function
+entered at the handler. A break at the head of a loop that runs for real (see `loops`) emits the
+loop instead of the instruction: it calls the loop's body function per iteration and its tails
+continue where the loop exits.
 
 A value that cannot be rebuilt (a function made by the frame, a closure cell, an object with no
 reloadable source) makes the break impossible: `Unsupported` (the frame then runs eagerly).
