@@ -4,9 +4,10 @@ the frame is still captured whole."""
 import numpy as np
 import pytest
 
+import sot
 from runtime import nn
 from sot.testing import assert_same
-from sot_helpers import events, jit_of, rand
+from sot_helpers import assert_same_result, events, jit_of, rand, translators
 
 STEPS = 0
 LAST = None
@@ -132,3 +133,33 @@ def test_appends_and_refills_replay_in_eager_order_on_every_hit(capsys):
             np.testing.assert_array_equal(np.asarray(j.numpy() if hasattr(j, "numpy") else j),
                                           np.asarray(e.numpy() if hasattr(e, "numpy") else e))
     assert events(jit) == [] and jit.sot_translator.translations == 1
+
+
+def _make_counter():
+    count = 0
+
+    def bump(x):
+        nonlocal count  # a cell of a real function: the write is replayed into it after the graph
+        count += 1
+        return x * count
+
+    def read():
+        return count
+
+    return bump, read
+
+
+def bumps_twice(x, bump):
+    return bump(x) + bump(x)
+
+
+def test_a_closure_cell_written_by_an_inlined_callee_is_written_back():
+    eager_bump, eager_read = _make_counter()
+    jit_bump, jit_read = _make_counter()
+    jit = jit_of(bumps_twice)
+    x = rand(3)
+    for _ in range(4):
+        report = sot.explain(jit, x, jit_bump)
+        assert_same_result(report.result, bumps_twice(x, eager_bump))
+        assert jit_read() == eager_read() and report.fallbacks == [] and report.break_count == 0
+    assert sum(t.translations for t in translators(jit)) <= 2  # the cell's number becomes dynamic

@@ -465,12 +465,17 @@ class OpcodeExecutor(CallMixin, AttributeMixin, ContextMixin):
         cells = []
         for cell, t in zip(value.__closure__ or (), _item_trackers(tracker, "__closure__", len(
                 value.__closure__ or ()))):
+            where = (cell, t) if tracker.source is not None else None
+            written = self.translation.effects.attr(cell, "cell_contents")  # by this translation, through another function
+            if written is not None:
+                cells.append(CellVariable(written, real=True, where=where))
+                continue
             try:
                 contents = cell.cell_contents
             except ValueError:  # an empty cell
-                cells.append(CellVariable(None, real=True))
+                cells.append(CellVariable(None, real=True, where=where))
                 continue
-            cells.append(CellVariable(self.wrap(contents, GetAttrTracker(t, "cell_contents")), real=True))
+            cells.append(CellVariable(self.wrap(contents, GetAttrTracker(t, "cell_contents")), real=True, where=where))
         return defaults, kwdefaults, tuple(cells)
 
     def zero_arg_super(self) -> tuple[Variable, Variable]:
@@ -559,9 +564,13 @@ class OpcodeExecutor(CallMixin, AttributeMixin, ContextMixin):
     @handles("STORE_DEREF")
     def _store_deref(self, ins: Instruction) -> None:
         cell = self.cells[ins.argval]
-        if cell.real:
-            self.unsupported(f"assigning {ins.argval!r}, a variable of an enclosing function (a side effect)",
-                             "SOT-S001")
+        if cell.real:  # a cell of a real function: the write is replayed into it after the graph
+            holder = self.wrap(*cell.where) if cell.where is not None else None
+            if holder is None or not self.reloadable(holder):
+                self.unsupported(f"assigning {ins.argval!r}, a variable of an enclosing function with no source "
+                                 "to reach its cell from", "SOT-S001")
+            self.record_write()
+            self.translation.effects.set_attr(holder, "cell_contents", self.stack[-1])
         self.touch(cell)
         cell.content = self.stack.pop()
 

@@ -313,12 +313,14 @@ class BoundMethodVariable(Variable):
 
 class CellVariable(Variable):
     """A closure cell: `content` is its Variable (None while empty). A cell of a real function
-    (`real`) is shared with code outside the translation, so storing into it is a side effect."""
+    (`real`) is shared with code outside the translation, so storing into it is a side effect,
+    replayed into the cell object `where` says (the cell and its tracker; None: no source to reach it)."""
 
-    def __init__(self, content: Variable | None = None, real: bool = False):
+    def __init__(self, content: Variable | None = None, real: bool = False, where: tuple | None = None):
         super().__init__()
         self.content = content
         self.real = real
+        self.where = where
 
     def _describe(self) -> str:
         return repr(self.content)
