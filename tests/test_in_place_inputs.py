@@ -1,4 +1,4 @@
-"""In-place updates of input tensors (`x.add_(y)`, `x += 1`) in a translated function.
+"""In-place updates of tensors (`x.add_(y)`, `x += 1`, `x[k] = v`) in a translated function.
 
 Where no op of the frame has read the input before (so no view of it inside the graph could miss
 the update) and no gradient is involved, the update is captured: the graph computes the new value,
@@ -93,3 +93,41 @@ def test_an_input_that_requires_grad_raises_eagers_error():
     with pytest.raises(ValueError) as jit:
         jit_of(updates_and_returns_the_input)(x)
     assert str(jit.value) == str(eager.value)
+
+
+def assigns_items(x):
+    y = x * 2
+    y[0] = 0.0  # item assignment on a tensor the frame made: recorded as paddle.static.setitem
+    y[1:, 0] = x[1:, 1]
+    return y + 1
+
+
+def assigns_into_the_input(x):
+    x[0, 0] = 5
+    return x * 2
+
+
+def test_item_assignment_on_tensors_is_captured_with_eager_values_and_gradients():
+    x = rand(3, 3)
+    report = sot.explain(jit_of(assigns_items), x)
+    assert_same_result(report.result, assigns_items(x))
+    assert report.graph_count == 1 and report.breaks == [] and report.fallbacks == []
+    ex, jx = copies(x)[0], copies(x)[0]
+    report = sot.explain(jit_of(assigns_into_the_input), jx)
+    assert_same_result(report.result, assigns_into_the_input(ex))
+    np.testing.assert_array_equal(jx.numpy(), ex.numpy())  # written back into the caller's tensor
+    assert report.fallbacks == []
+    we = rand(3, 3, grad=True)
+    wj = paddle.to_tensor(we.numpy(), stop_gradient=False)
+    (assigns_items(we) * we).sum().backward()
+    (jit_of(assigns_items)(wj) * wj).sum().backward()
+    np.testing.assert_allclose(wj.grad.numpy(), we.grad.numpy(), rtol=1e-6)
+
+
+def test_static_setitem_returns_a_new_tensor_as_eager_item_assignment_would_write():
+    x = rand(3, 4)
+    y = paddle.to_tensor(x.numpy())
+    y[1:, ::2] = 7.0
+    got = paddle.static.setitem(x, (slice(1, None), slice(None, None, 2)), 7.0)
+    np.testing.assert_array_equal(got.numpy(), y.numpy())
+    assert not np.array_equal(x.numpy(), y.numpy())  # x itself unchanged

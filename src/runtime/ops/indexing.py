@@ -410,6 +410,16 @@ Tensor.__getitem__ = _getitem
 Tensor.__setitem__ = _setitem
 
 
+def setitem(x: Tensor, index: Any, value: Any) -> Tensor:
+    """`x` with `x[index] = value`, as a new tensor (x is unchanged): `paddle.static.setitem`, how a
+    static program (and the JIT) records the in-place `x[index] = value` of eager code."""
+    x = as_tensor(x, "x", "setitem")
+    template, tensors = _parse(index, x._data, "setitem")
+    if not isinstance(value, Tensor):
+        value = math._scalar_tensor("setitem", value, x, "value")
+    return _SETITEM(x, value, *tensors, index=template)
+
+
 def slice_axes(x: Tensor, axes: tuple, starts: tuple, ends: tuple, strides: tuple, api: str) -> Tensor:
     """x sliced as starts[i]:ends[i]:strides[i] along each axes[i] (paddle.slice / strided_slice)."""
     items = [_FULL_SLICE] * x.ndim

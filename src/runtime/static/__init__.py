@@ -6,8 +6,9 @@ from .io import load_inference_model, save_inference_model
 from .framework import (Block, Operator, Program, Variable, default_main_program, default_startup_program,
                         program_guard)
 from ..executor import Executor, Scope, global_scope, scope_guard  # noqa: E402 - the façade lives there
+from ..ops.indexing import setitem
 
 __all__ = ["Program", "Block", "Operator", "Variable", "program_guard", "default_main_program",
            "default_startup_program", "data", "InputSpec", "enable_static", "disable_static",
            "in_dynamic_mode", "nn", "Executor", "Scope", "global_scope", "scope_guard", "append_backward",
-           "gradients", "save_inference_model", "load_inference_model"]
+           "gradients", "save_inference_model", "load_inference_model", "setitem"]

@@ -26,7 +26,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from runtime import Tensor
+from runtime import Tensor, static
 from sot import config
 from sot.blocklist import is_skipped
 from sot.dynamic import input_meta, policy_of
@@ -1029,6 +1029,10 @@ class OpcodeExecutor(CallMixin, AttributeMixin, ContextMixin):
     def _store_subscr(self, ins: Instruction) -> None:
         index, base, value = self.stack.pop(), self.stack.pop(), self.stack.pop()
         key = self.python_value(index)
+        if isinstance(base, TensorVariable):  # `t[k] = v` in place: recorded as `t = static.setitem(t, k, v)`
+            setitem = ObjectVariable(static.setitem)
+            self.update_in_place(base, lambda: self.call(setitem, [base, ConstantVariable(key), value], {}))
+            return
         if not isinstance(base, (ListVariable, DictVariable)):
             self.unsupported(f"{base!r}[{key!r}] = ...: a write into an object from outside the frame", "SOT-S001")
         if isinstance(base, ListVariable):
