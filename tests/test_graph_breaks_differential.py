@@ -1,7 +1,9 @@
 """Differential test of graph breaks: Hypothesis writes random functions that mix tensor work with
 decisions on tensor values, prints (of values read as Python, which break, and of tensors, which are
-deferred to after the graph) and writes to a list and an object passed in; the JIT must give eager's
-results, printed text and side effects, on the first call (translation) and on a hit."""
+deferred to after the graph), writes to a list and an object passed in, calls of a function that
+breaks inside, loops that break in every iteration (short ones, and long ones that run for real)
+and item assignment; the JIT must give eager's results, printed text and side effects, on the first
+call (translation) and on a hit."""
 import contextlib
 import io
 
@@ -29,7 +31,8 @@ def programs(draw):
     for _ in range(draw(st.integers(2, 7))):
         j = draw(st.integers(0, n - 1))
         c = draw(st.sampled_from([0.5, 1.0, 2.0, -1.5]))
-        kind = draw(st.sampled_from(["arith", "tanh", "if", "print", "show", "append", "count"]))
+        kind = draw(st.sampled_from(["arith", "tanh", "if", "print", "show", "append", "count", "call", "loop",
+                                     "setitem"]))
         if kind == "arith":
             lines.append(f"v{n} = v{j} * {c} + 1")
         elif kind == "tanh":
@@ -42,6 +45,15 @@ def programs(draw):
         elif kind == "show":
             lines.append(f"print('v{j}', v{j}, sep=':')")
             continue
+        elif kind == "call":  # a break inside a called function: resumed inside it
+            lines.append(f"v{n} = helper(v{j})")
+        elif kind == "loop":  # a break in every iteration; 40 iterations: the loop runs for real
+            k = draw(st.sampled_from([3, 40]))
+            lines += [f"for i in range({k}):", f"    if v{j}.sum() > {c}:", f"        v{j} = v{j} * 0.5",
+                      f"    v{j} = v{j} + i * 0.01"]
+            continue
+        elif kind == "setitem":
+            lines += [f"v{n} = v{j} * {c}", f"v{n}[0] = {c}"]
         elif kind == "append":
             lines.append(f"log.append(v{j} + {c})")
             continue
@@ -53,6 +65,15 @@ def programs(draw):
     return f"def f(x, log, box):\n    {body}\n"
 
 
+HELPER = """
+def helper(t):
+    u = t * 2
+    if u.mean() > 0:
+        u = u - 1
+    return u + 1
+"""
+
+
 def run(fn, x, log, box):
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
@@ -60,11 +81,11 @@ def run(fn, x, log, box):
     return result, out.getvalue()
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(source=programs(), seed=st.integers(0, 2**16))
 def test_breaks_give_eager_results_prints_and_side_effects(source, seed):
     namespace = {"paddle": paddle}
-    exec(compile(source, "<generated>", "exec"), namespace)
+    exec(compile(HELPER + source, "<generated>", "exec"), namespace)
     fn = namespace["f"]
     jit = sot.to_static(fn)
     rng = np.random.default_rng(seed)

@@ -250,3 +250,20 @@ def test_a_short_loop_is_unrolled_whole():
     report = sot.explain(jit_of(long_pure_loop), x, 10)
     assert_same_result(report.result, long_pure_loop(x, 10))
     assert report.breaks == [] and report.graph_count == 1
+
+
+def two_loops(x):
+    for i in range(40):  # `i` is assigned again by the next loop before it is read: a body temporary
+        if x.sum() > 1e9:
+            x = x - 1
+        x = x + i * 0.01
+    for i in range(3):
+        x = x * 0.5 + i
+    return x
+
+
+def test_a_loop_variable_assigned_again_after_the_loop_is_a_body_temporary():
+    x = rand(3)
+    report = sot.explain(jit_of(two_loops), x)
+    np.testing.assert_allclose(report.result.numpy(), two_loops(x).numpy(), rtol=1e-6)
+    assert report.fallbacks == [] and "the loop runs for real" in report.breaks[0].detail

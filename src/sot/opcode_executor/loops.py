@@ -13,8 +13,8 @@ returns `(flag, value, *changed locals)`: flag 0 at the end of an iteration or a
 a `return value` in the body, 2 + i for leaving by the loop's i-th exit (a `break`; a `while`
 loop's failing test). A `while` loop's body includes its test. Locals first assigned in the body
 (unbound at the head) must be body temporaries: assigned before any read in every iteration and
-never read outside the loop; otherwise, and for loops under an exception handler, `plan_loop`
-says no and the frame's rest runs eagerly instead (SOT-C002).
+not read after the loop before being assigned again; otherwise, and for loops under an exception
+handler, `plan_loop` says no and the frame's rest runs eagerly instead (SOT-C002).
 """
 from __future__ import annotations
 
@@ -140,11 +140,38 @@ def plan_loop(code: NormalisedCode, head: int, end: int, bound: list[str]) -> Lo
     if any(i.opname == "DELETE_FAST" for i in ins[first:end + 1]):
         return None
     temporaries = stored - set(bound)
-    outside = {i.argval for n, i in enumerate(ins) if not head <= n <= end and i.opname in _READS}
-    if temporaries & outside or not _assigned_before_read(code, first, end, temporaries):
+    exits_all = [*exits, code.index(ins[head].target)] if is_for else exits
+    if _read_after(code, exits_all, temporaries) or not _assigned_before_read(code, first, end, temporaries):
         return None
     return LoopPlan(head, end, is_for, tuple(dict.fromkeys(exits)), tuple(bound),
                     tuple(n for n in bound if n in stored))
+
+
+def _read_after(code: NormalisedCode, starts: list[int], names: set[str]) -> bool:
+    """Whether any of `names` may be read after the loop before being assigned again: on a path from
+    one of `starts` (the loop's exits), or anywhere in an exception handler (not followed by paths)."""
+    if not names:
+        return False
+    ins = code.instructions
+    flow = _normal_flow(code)
+    if any(i.opname in _READS and i.argval in names for n, i in enumerate(ins) if n not in flow):
+        return True
+    seen: set[tuple[int, frozenset]] = set()
+    work = [(s, frozenset(names)) for s in starts]
+    while work:
+        n, pending = work.pop()
+        if n >= len(ins) or (n, pending) in seen or not pending:
+            continue
+        seen.add((n, pending))
+        if ins[n].opname in _READS and ins[n].argval in pending:
+            return True
+        if ins[n].opname == "STORE_FAST":
+            pending = pending - {ins[n].argval}
+        if ins[n].opname not in _STOPS:
+            work.append((n + 1, pending))
+        if ins[n].target is not None:
+            work.append((code.index(ins[n].target), pending))
+    return False
 
 
 def _assigned_before_read(code: NormalisedCode, start: int, end: int, names: set[str]) -> bool:
