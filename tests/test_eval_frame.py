@@ -11,6 +11,7 @@ import weakref
 import pytest
 
 from sot.eval_frame import (
+    CacheBase,
     CallWithCallback,
     CustomCode,
     add_disable_depth,
@@ -531,6 +532,108 @@ def test_views_kept_by_lookups_keep_their_own_locals():
     assert kept[0] is not kept[1]
     assert [v.f_locals for v in kept] == [{"x": 1}, {"x": 2}]
     assert all(v.f_code is _cached.__code__ and v.f_globals is globals() for v in kept)
+
+
+# ---------------------------------------------------------------- CacheBase: the hit path in C
+
+class _Entry:
+    """What a CacheBase counts hits on."""
+
+    def __init__(self):
+        self.hits = 0
+
+
+class _Table(CacheBase):
+    """A CacheBase whose check answers `self.found` and whose slow path answers from `self.slow_answers`."""
+
+    def __init__(self, found, front_code):
+        self.found = found
+        self.checked = []
+        self.slow = []
+        self.slow_answers = {}
+        self._check = self.check
+        self._front_id, self._front_entry, self._front_code = 0, _Entry(), front_code
+
+    def check(self, f_locals, f_globals, f_builtins):
+        self.checked.append((dict(f_locals), f_globals is globals(), f_builtins is builtins.__dict__))
+        return self.found
+
+    def _lookup_slow(self, i):
+        self.slow.append(i)
+        return self.slow_answers.get(i)
+
+
+def python_calls(fn, *args):
+    """fn(*args) and the names of the Python frames it ran (sys.setprofile's 'call' events)."""
+    names = []
+
+    def profile(frame, event, arg):
+        if event == "call":
+            names.append(frame.f_code.co_name)
+
+    sys.setprofile(profile)
+    try:
+        result = fn(*args)
+    finally:
+        sys.setprofile(None)
+    return result, names
+
+
+def test_a_cache_base_hit_on_its_front_entry_runs_no_python_frame_but_its_check():
+    table = _Table(0, CustomCode(_cached_variant.__code__))
+    set_code_cache(_cached.__code__, table)
+    try:
+        answer = Answer()
+        with eval_frame_callback(answer):
+            before = counters()
+            assert python_calls(_cached, 1) == (1001, ["check", "_cached_variant"])
+            after = counters()
+        assert table.checked == [({"x": 1}, True, True)]
+        assert table._front_entry.hits == 1 and table.slow == [] and "_cached" not in answer.seen
+        assert after["cache_hits"] - before["cache_hits"] == 1
+        assert get_code_cache(_cached.__code__) is table
+    finally:
+        set_code_cache(_cached.__code__, None)
+
+
+def test_a_cache_base_asks_lookup_slow_for_other_entries_and_misses_then_the_callback():
+    table = _Table(1, CustomCode(_cached_variant.__code__))
+    table.slow_answers[1] = _cached_variant.__code__
+    set_code_cache(_cached.__code__, table)
+    try:
+        answer = Answer((_cached.__code__, None))
+        with eval_frame_callback(answer):
+            assert _cached(2) == 1002 and table.slow == [1] and answer.seen == []
+            table.found = -1  # a miss: the slow path says None, the callback is asked with the same locals
+            assert _cached(3) == 4 and table.slow == [1, -1]
+            assert answer.seen == ["_cached"] and answer.locals["_cached"] == {"x": 3}
+            table._check = None  # no check runs: every lookup is slow
+            assert _cached(4) == 5 and table.slow == [1, -1, -1] and len(table.checked) == 2
+        assert table._front_entry.hits == 0
+        assert table._lookup_namespaces({"x": 1}, globals(), builtins.__dict__) is None
+    finally:
+        set_code_cache(_cached.__code__, None)
+
+
+def test_a_cache_base_check_that_raises_or_answers_no_int_raises_in_the_caller():
+    table = _Table(0, CustomCode(_cached_variant.__code__))
+
+    def broken(f_locals, f_globals, f_builtins):
+        raise KeyError("guard")
+
+    set_code_cache(_cached.__code__, table)
+    try:
+        table._check = broken
+        with pytest.raises(KeyError, match="guard"):
+            hooked(Answer(), _cached, 1)
+        table._check = lambda *namespaces: "entry"
+        with pytest.raises(TypeError):
+            hooked(Answer(), _cached, 1)
+        table._check = table.check
+        assert hooked(Answer(), _cached, 1) == 1001  # the frame was released: it runs again
+    finally:
+        set_code_cache(_cached.__code__, None)
+    assert table.slow == [] and table._front_entry.hits == 1
 
 
 # ---------------------------------------------------------------- CallWithCallback and hook_disabled
