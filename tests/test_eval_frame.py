@@ -552,7 +552,7 @@ class _Table(CacheBase):
         self.slow = []
         self.slow_answers = {}
         self._check = self.check
-        self._front_id, self._front_entry, self._front_code = 0, _Entry(), front_code
+        self._set_front(0, _Entry(), front_code)
 
     def check(self, f_locals, f_globals, f_builtins):
         self.checked.append((dict(f_locals), f_globals is globals(), f_builtins is builtins.__dict__))

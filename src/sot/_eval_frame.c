@@ -746,7 +746,7 @@ read_choice(PyObject *choice, PyCodeObject **code, int *disable)
 
 /* The C base of sot's CodeCache: the hit path of a lookup, run by the hook with no Python frame
  * but the generated guard function's. `_check(f_locals, f_globals, f_builtins)` returns the id of
- * the matching entry (or -1); a hit on the front entry (`_front_id`: the most recent hit) adds
+ * the matching entry (or -1); a hit on the front entry (`_set_front`: the most recent hit) adds
  * one to `_front_entry.hits` and returns `_front_code`; any other result, and every lookup while
  * `_check` is None, goes to the subclass's `_lookup_slow(id)` (misses, the size limit, moving
  * another entry to the front), which returns what to run or None. */
@@ -810,7 +810,7 @@ cache_lookup(CacheBase *self, PyObject *f_locals, PyObject *f_globals, PyObject 
         if (id == -1 && PyErr_Occurred()) {
             return NULL;
         }
-        if (id >= 0 && id == self->front_id && self->front_entry != NULL && self->front_code != NULL) {
+        if (id >= 0 && id == self->front_id) { /* front_id >= 0: _set_front set the entry and code */
             PyObject *entry = Py_NewRef(self->front_entry), *code = Py_NewRef(self->front_code);
             PyObject *hits = PyObject_GetAttr(entry, str_hits), *more = NULL;
             if (hits != NULL) {
@@ -847,18 +847,40 @@ CacheBase_lookup_namespaces(CacheBase *self, PyObject *const *args, Py_ssize_t n
     return cache_lookup(self, args[0], args[1], args[2]);
 }
 
+/* Sets the front entry's id, the entry and its code together (no lookup sees a mix of two). */
+static PyObject *
+CacheBase_set_front(CacheBase *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 3) {
+        return PyErr_Format(PyExc_TypeError, "_set_front(id, entry, code) takes 3 arguments, got %zd", nargs);
+    }
+    Py_ssize_t id = PyLong_AsSsize_t(args[0]);
+    if (id == -1 && PyErr_Occurred()) {
+        return NULL;
+    }
+    PyObject *old_entry = self->front_entry, *old_code = self->front_code;
+    self->front_id = id;
+    self->front_entry = Py_NewRef(args[1]);
+    self->front_code = Py_NewRef(args[2]);
+    Py_XDECREF(old_entry);
+    Py_XDECREF(old_code);
+    Py_RETURN_NONE;
+}
+
 static PyMethodDef CacheBase_methods[] = {
     {"_lookup_namespaces", (PyCFunction)(void (*)(void))CacheBase_lookup_namespaces, METH_FASTCALL,
      "_lookup_namespaces(f_locals, f_globals, f_builtins): what the hook runs for a frame with these"},
+    {"_set_front", (PyCFunction)(void (*)(void))CacheBase_set_front, METH_FASTCALL,
+     "_set_front(id, entry, code): hits of entry `id` are served in C, counted on `entry`, running `code`"},
     {NULL},
 };
 
 static PyMemberDef CacheBase_members[] = {
     {"_check", T_OBJECT, offsetof(CacheBase, check), 0,
      "(f_locals, f_globals, f_builtins) -> entry id or -1; None sends every lookup to _lookup_slow"},
-    {"_front_id", T_PYSSIZET, offsetof(CacheBase, front_id), 0, "the id of the entry served in C"},
-    {"_front_entry", T_OBJECT, offsetof(CacheBase, front_entry), 0, "that entry (its hits are counted)"},
-    {"_front_code", T_OBJECT, offsetof(CacheBase, front_code), 0, "what a hit on that entry runs"},
+    {"_front_id", T_PYSSIZET, offsetof(CacheBase, front_id), READONLY, "the id of the entry served in C"},
+    {"_front_entry", T_OBJECT, offsetof(CacheBase, front_entry), READONLY, "that entry (its hits are counted)"},
+    {"_front_code", T_OBJECT, offsetof(CacheBase, front_code), READONLY, "what a hit on that entry runs"},
     {NULL},
 };
 

@@ -37,12 +37,13 @@ What the callback (or a cache lookup) returns
 ``CacheBase``
     The C base of a cache the hook asks without a ``lookup`` method (sot's ``CodeCache``): its
     ``_check(f_locals, f_globals, f_builtins)`` (a generated guard function) returns the id of the
-    matching entry or -1; when that is ``_front_id`` the hook adds one to ``_front_entry.hits``
-    and runs ``_front_code``, with no Python frame but ``_check``'s; any other id, and every
-    lookup while ``_check`` is None, is answered by the subclass's ``_lookup_slow(id)`` (what to
-    run, or None: a miss). ``_lookup_namespaces(f_locals, f_globals, f_builtins)`` is the same
-    lookup for Python callers. A graph break pays a lookup twice a call (its frame and the resume
-    function), so the hit path is where its per-call cost is decided.
+    matching entry or -1; when that is the front entry's id (``_set_front(id, entry, code)``: the
+    entry hit last) the hook adds one to ``entry.hits`` and runs ``code``, with no Python frame but
+    ``_check``'s. Any other id, and every lookup while ``_check`` is None, is answered by the
+    subclass's ``_lookup_slow(id)`` (what to run, or None: a miss).
+    ``_lookup_namespaces(f_locals, f_globals, f_builtins)`` is the same lookup for Python callers.
+    A graph break pays a lookup twice a call (its frame and the resume function), so this hit
+    path is where its per-call cost is decided.
 
 ``skip_code(code)``
     Frames of ``code`` are never handed to the hook (replaces any cache of that code).

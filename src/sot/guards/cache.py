@@ -216,7 +216,7 @@ class CodeCache(CacheBase):
     def _serve_front(self) -> None:
         """Hits on the most recent entry are served in C from now on."""
         front = self._order[0]
-        self._front_id, self._front_entry, self._front_code = front.id, front, front.code
+        self._set_front(front.id, front, front.code)
 
     def _install(self) -> None:
         """Switch to the guard function of the current order (generating it if new)."""
