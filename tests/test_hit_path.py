@@ -34,7 +34,7 @@ def seed_fn(x):  # the design seed's second example, with a break that does no I
     return x * 2
 
 
-def test_a_cached_graph_break_runs_the_guard_functions_and_no_frame_of_the_cache_or_translator():
+def test_a_cached_graph_break_runs_its_guard_functions_and_generated_runners_and_no_cache_or_translator_frame():
     jit = jit_of(seed_fn)
     x = rand(8)
     jit(x), jit(x)  # translate the frame and its resume function, then hit both

@@ -149,7 +149,7 @@ class CodeCache(CacheBase):
 
     def _lookup_slow(self, i: int) -> Any:
         """A lookup the C hit path does not serve: the guard function found entry `i`, not the front one, or
-        no entry (-1: a miss, already recorded by it), or the cache gave up (it is then not called)."""
+        no entry (-1: a miss, which it already recorded); once the cache gave up, every lookup (no guard runs)."""
         if self.eager:
             self.eager_runs += 1
             return self.gave_up

@@ -148,10 +148,11 @@ class CompiledSIR:
 
 def _inference_runner(variant: "_Variant", name: str, index: int | None = None) -> Callable[..., Any]:
     """The inference run of `variant` as one generated function: of the tuple of input tensors, returning the tuple
-    of outputs (what `run_checked` calls: a plain call, where `f(*inputs)` would cost a call the interpreter does
-    not inline), or, for `index`, of the input tensors, returning only that output. The feed list is written out in
-    the core's order: a comprehension building it, a generator building the tuple and the calls between
-    `run_checked`, `_Variant.run` and `CompiledSIR._run` cost more than the kernels of a one-op graph."""
+    of outputs (what `run_checked` calls: a plain call, where `f(*inputs)` takes Python 3.11's slower call path
+    that the interpreter does not inline), or, for `index`, of the input tensors, returning only that output. The
+    feed list is written out in the core's order: a comprehension building it, a generator building the tuple and
+    the calls between `run_checked`, `_Variant.run` and `CompiledSIR._run` cost more than the kernels of a one-op
+    graph."""
     params = [f"t{i}" for i in range(len(variant.lowered.input_names))]
     feeds = ", ".join(f"t{i}._data" for i in variant._feed_order)
     if index is None:
