@@ -555,7 +555,7 @@ class _Table(CacheBase):
         self._set_front(0, _Entry(), front_code)
 
     def check(self, f_locals, f_globals, f_builtins):
-        self.checked.append((dict(f_locals), f_globals is globals(), f_builtins is builtins.__dict__))
+        self.checked.append(({"x": f_locals["x"]}, f_globals is globals(), f_builtins is builtins.__dict__))
         return self.found
 
     def _lookup_slow(self, i):
@@ -594,6 +594,37 @@ def test_a_cache_base_hit_on_its_front_entry_runs_no_python_frame_but_its_check(
         assert get_code_cache(_cached.__code__) is table
     finally:
         set_code_cache(_cached.__code__, None)
+
+
+def _closure_over(value):
+    def inner(a, b=2):
+        return a + b + value
+    return inner
+
+
+def test_a_cache_base_check_reads_the_frames_arguments_and_free_variables_by_name():
+    inner = _closure_over(30)
+    seen, kept = [], []
+    table = _Table(0, CustomCode(None))
+
+    def check(f_locals, f_globals, f_builtins):
+        kept.append(f_locals)
+        equal_name = "".join(["val", "ue"])  # equal to the free variable's name, not the same object
+        seen.append((f_locals["a"], f_locals["b"], f_locals["value"], f_locals[equal_name]))
+        for missing in ("nope", 1):
+            with pytest.raises(KeyError):
+                f_locals[missing]
+        return 0
+
+    table._check = check
+    set_code_cache(inner.__code__, table)
+    try:
+        assert hooked(Answer(), inner, 1) == 33 and hooked(Answer(), inner, 4, b=5) == 39
+    finally:
+        set_code_cache(inner.__code__, None)
+    assert seen == [(1, 2, 30, 30), (4, 5, 30, 30)]
+    assert kept[0]["a"] == 1 and kept[1]["b"] == 5  # kept past the call: the snapshot of its frame
+    assert kept[0].f_locals == {"a": 1, "b": 2, "value": 30}
 
 
 def test_a_cache_base_asks_lookup_slow_for_other_entries_and_misses_then_the_callback():
@@ -868,11 +899,17 @@ def assert_flat(run, watched):
     assert sys.getallocatedblocks() - blocks < 200
 
 
-@pytest.mark.parametrize("path", ["callback", "cache-hit", "none", "callback-error"])
+@pytest.mark.parametrize("path", ["callback", "cache-hit", "none", "callback-error", "cache-base-hit",
+                                  "cache-base-slow"])
 def test_no_reference_leaks(path):
     obj, items = object(), [1, 2, 3]
     choice = CustomCode(_leak_variant.__code__)
     cache = _Cache(lambda local: choice)
+    if path.startswith("cache-base"):  # the C hit path on its front entry, or _lookup_slow for another
+        cache = _Table(0 if path == "cache-base-hit" else 1, choice)
+        cache.check = lambda f_locals, f_globals, f_builtins: cache.found if f_locals["obj"] is obj else -1
+        cache._check = cache.check
+        cache.slow_answers[1] = choice
 
     def callback(frame):
         if frame.f_code is _leak_target.__code__:
@@ -880,7 +917,7 @@ def test_no_reference_leaks(path):
                 raise LookupError(obj)
             return None if path == "none" else choice
 
-    expected = {"callback": 61, "cache-hit": 61, "none": 7}.get(path)
+    expected = {"callback": 61, "cache-hit": 61, "none": 7, "cache-base-hit": 61, "cache-base-slow": 61}.get(path)
 
     def run(n):
         with eval_frame_callback(callback):
@@ -890,7 +927,7 @@ def test_no_reference_leaks(path):
                 except LookupError:
                     pass
 
-    if path == "cache-hit":
+    if path.startswith("cache"):
         set_code_cache(_leak_target.__code__, cache)
     try:
         assert_flat(run, [obj, items, choice, cache, _leak_target.__code__, _leak_variant.__code__])

@@ -30,8 +30,9 @@
  * The cache-hit path is the one that counts (a graph break pays it twice a call: the frame and
  * its resume function): a CacheBase is asked in C, which calls its generated guard function
  * with the frame's namespaces and, on a hit of the entry hit last, counts the hit and takes its
- * code without another Python frame (no lookup method, no frame view); another cache's lookup
- * gets a spare view, reused while no Python code kept it. `CallWithCallback` swaps the callback
+ * code without another Python frame (no lookup method); its f_locals is the frame view, read by
+ * name from the frame, so a hit builds no dict. The view is a spare one, reused while no Python
+ * code kept it. `CallWithCallback` swaps the callback
  * in C around a vectorcall, and the code a hit runs (callees unhooked) runs with the hook
  * uninstalled when no other thread needs it.
  */
@@ -563,6 +564,68 @@ FrameView_dealloc(FrameView *self)
     PyObject_GC_Del(self);
 }
 
+/* view[name]: the value of an argument or free variable of the frame (KeyError if unbound), read
+ * from the frame itself while the hook holds the view (a lookup needs no dict), from the snapshot
+ * after; a module or class body's namespace. What a CacheBase's check gets as f_locals. */
+static PyObject *
+FrameView_subscript(FrameView *self, PyObject *key)
+{
+    if (self->locals != NULL || self->frame == NULL) {
+        if (self->locals == NULL) {
+            PyErr_SetString(PyExc_RuntimeError, "the locals of this frame are gone");
+            return NULL;
+        }
+        return PyObject_GetItem(self->locals, key);
+    }
+    _PyInterpreterFrame *frame = self->frame;
+    PyCodeObject *co = FRAME_CODE(frame);
+    if (!(co->co_flags & CO_OPTIMIZED)) {
+        if (frame->f_locals == NULL) {
+            PyErr_SetObject(PyExc_KeyError, key);
+            return NULL;
+        }
+        return PyObject_GetItem(frame->f_locals, key);
+    }
+    PyObject *names = co->co_localsplusnames, *value = NULL;
+    int nargs = total_args(co), first_free = co->co_nlocalsplus - co->co_nfreevars, found = 0;
+    for (int i = 0; i < nargs && !found; i++) {
+        if (PyTuple_GET_ITEM(names, i) == key) {
+            value = frame->localsplus[i];
+            found = 1;
+        }
+    }
+    PyObject *closure = closure_of(frame);
+    for (int j = 0; !found && closure != NULL && j < co->co_nfreevars; j++) {
+        if (PyTuple_GET_ITEM(names, first_free + j) == key) {
+            value = PyCell_GET(PyTuple_GET_ITEM(closure, j));
+            found = 1;
+        }
+    }
+    if (!found && PyUnicode_Check(key)) { /* an equal string that is not the interned name */
+        for (int i = 0; i < nargs && !found; i++) {
+            if (PyUnicode_Compare(PyTuple_GET_ITEM(names, i), key) == 0) {
+                value = frame->localsplus[i];
+                found = 1;
+            }
+        }
+        for (int j = 0; !found && closure != NULL && j < co->co_nfreevars; j++) {
+            if (PyUnicode_Compare(PyTuple_GET_ITEM(names, first_free + j), key) == 0) {
+                value = PyCell_GET(PyTuple_GET_ITEM(closure, j));
+                found = 1;
+            }
+        }
+    }
+    if (value == NULL) {
+        PyErr_SetObject(PyExc_KeyError, key);
+        return NULL;
+    }
+    return Py_NewRef(value);
+}
+
+static PyMappingMethods FrameView_mapping = {
+    .mp_subscript = (binaryfunc)FrameView_subscript,
+};
+
 static PyGetSetDef FrameView_getset[] = {
     {"f_code", (getter)FrameView_get_code, NULL, "the code object of the frame", NULL},
     {"f_locals", (getter)FrameView_get_locals, NULL,
@@ -583,6 +646,7 @@ static PyTypeObject FrameView_Type = {
     .tp_traverse = (traverseproc)FrameView_traverse,
     .tp_clear = (inquiry)FrameView_clear,
     .tp_getset = FrameView_getset,
+    .tp_as_mapping = &FrameView_mapping,
 };
 
 /* ------------------------------------------------------------------ running other code */
@@ -899,24 +963,21 @@ static PyTypeObject CacheBase_Type = {
 };
 
 /* Asks the code's cache, then (on a miss) the callback, what to run; both run unhooked. A
- * CacheBase is asked in C with the frame's namespaces; another cache through lookup(view). */
+ * CacheBase is asked in C, with the view as f_locals (read by name from the frame: no dict is
+ * built for a hit); another cache through lookup(view). */
 static PyObject *
 ask(_PyInterpreterFrame *frame, PyCodeObject *code, PyObject *cache)
 {
-    PyObject *choice = NULL, *locals = NULL;
+    PyObject *choice = NULL;
     FrameView *view = NULL;
     hook.disabled++;
     if (cache != NULL) {
         counts.cache_lookups++;
         Py_INCREF(cache);
-        if (PyObject_TypeCheck(cache, &CacheBase_Type)) {
-            locals = build_locals(frame);
-            if (locals != NULL) {
-                choice = cache_lookup((CacheBase *)cache, locals, frame->f_globals, frame->f_builtins);
-            }
-        }
-        else if ((view = view_new(frame, code)) != NULL) {
-            choice = PyObject_CallMethodOneArg(cache, str_lookup, (PyObject *)view);
+        if ((view = view_new(frame, code)) != NULL) {
+            choice = PyObject_TypeCheck(cache, &CacheBase_Type)
+                         ? cache_lookup((CacheBase *)cache, (PyObject *)view, frame->f_globals, frame->f_builtins)
+                         : PyObject_CallMethodOneArg(cache, str_lookup, (PyObject *)view);
         }
         Py_DECREF(cache);
         if (choice == Py_None) {
@@ -935,8 +996,8 @@ ask(_PyInterpreterFrame *frame, PyCodeObject *code, PyObject *cache)
         choice = Py_NewRef(Py_None);
         goto done;
     }
-    if (view == NULL && (view = view_new(frame, code)) != NULL && locals != NULL) {
-        view->locals = Py_NewRef(locals); /* the snapshot the lookup read */
+    if (view == NULL) {
+        view = view_new(frame, code);
     }
     if (view != NULL) {
         counts.callback_calls++;
@@ -947,7 +1008,6 @@ done:
     if (view != NULL) {
         view_release(view);
     }
-    Py_XDECREF(locals);
     hook.disabled--;
     return choice;
 }
