@@ -968,46 +968,36 @@ static PyTypeObject CacheBase_Type = {
 static PyObject *
 ask(_PyInterpreterFrame *frame, PyCodeObject *code, PyObject *cache)
 {
+    FrameView *view = view_new(frame, code);
+    if (view == NULL) {
+        return NULL;
+    }
     PyObject *choice = NULL;
-    FrameView *view = NULL;
     hook.disabled++;
     if (cache != NULL) {
         counts.cache_lookups++;
         Py_INCREF(cache);
-        if ((view = view_new(frame, code)) != NULL) {
-            choice = PyObject_TypeCheck(cache, &CacheBase_Type)
-                         ? cache_lookup((CacheBase *)cache, (PyObject *)view, frame->f_globals, frame->f_builtins)
-                         : PyObject_CallMethodOneArg(cache, str_lookup, (PyObject *)view);
-        }
+        choice = PyObject_TypeCheck(cache, &CacheBase_Type)
+                     ? cache_lookup((CacheBase *)cache, (PyObject *)view, frame->f_globals, frame->f_builtins)
+                     : PyObject_CallMethodOneArg(cache, str_lookup, (PyObject *)view);
         Py_DECREF(cache);
-        if (choice == Py_None) {
-            Py_CLEAR(choice);
-        }
-        else if (choice != NULL) {
-            counts.cache_hits++;
+        if (choice != Py_None) { /* a hit, or an error */
+            counts.cache_hits += choice != NULL;
             goto done;
         }
-        else {
-            goto done;
-        }
+        Py_CLEAR(choice);
     }
     PyObject *callback = Py_XNewRef(hook.callback);
     if (callback == NULL) { /* the lookup unset it */
         choice = Py_NewRef(Py_None);
-        goto done;
     }
-    if (view == NULL) {
-        view = view_new(frame, code);
-    }
-    if (view != NULL) {
+    else {
         counts.callback_calls++;
         choice = PyObject_CallOneArg(callback, (PyObject *)view);
+        Py_DECREF(callback);
     }
-    Py_DECREF(callback);
 done:
-    if (view != NULL) {
-        view_release(view);
-    }
+    view_release(view);
     hook.disabled--;
     return choice;
 }
