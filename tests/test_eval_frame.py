@@ -11,6 +11,7 @@ import weakref
 import pytest
 
 from sot.eval_frame import (
+    CacheBase,
     CallWithCallback,
     CustomCode,
     add_disable_depth,
@@ -533,6 +534,139 @@ def test_views_kept_by_lookups_keep_their_own_locals():
     assert all(v.f_code is _cached.__code__ and v.f_globals is globals() for v in kept)
 
 
+# ---------------------------------------------------------------- CacheBase: the hit path in C
+
+class _Entry:
+    """What a CacheBase counts hits on."""
+
+    def __init__(self):
+        self.hits = 0
+
+
+class _Table(CacheBase):
+    """A CacheBase whose check answers `self.found` and whose slow path answers from `self.slow_answers`."""
+
+    def __init__(self, found, front_code):
+        self.found = found
+        self.checked = []
+        self.slow = []
+        self.slow_answers = {}
+        self._check = self.check
+        self._set_front(0, _Entry(), front_code)
+
+    def check(self, f_locals, f_globals, f_builtins):
+        self.checked.append(({"x": f_locals["x"]}, f_globals is globals(), f_builtins is builtins.__dict__))
+        return self.found
+
+    def _lookup_slow(self, i):
+        self.slow.append(i)
+        return self.slow_answers.get(i)
+
+
+def python_calls(fn, *args):
+    """fn(*args) and the names of the Python frames it ran (sys.setprofile's 'call' events)."""
+    names = []
+
+    def profile(frame, event, arg):
+        if event == "call":
+            names.append(frame.f_code.co_name)
+
+    sys.setprofile(profile)
+    try:
+        result = fn(*args)
+    finally:
+        sys.setprofile(None)
+    return result, names
+
+
+def test_a_cache_base_hit_on_its_front_entry_runs_no_python_frame_but_its_check():
+    table = _Table(0, CustomCode(_cached_variant.__code__))
+    set_code_cache(_cached.__code__, table)
+    try:
+        answer = Answer()
+        with eval_frame_callback(answer):
+            before = counters()
+            assert python_calls(_cached, 1) == (1001, ["check", "_cached_variant"])
+            after = counters()
+        assert table.checked == [({"x": 1}, True, True)]
+        assert table._front_entry.hits == 1 and table.slow == [] and "_cached" not in answer.seen
+        assert after["cache_hits"] - before["cache_hits"] == 1
+        assert get_code_cache(_cached.__code__) is table
+    finally:
+        set_code_cache(_cached.__code__, None)
+
+
+def _closure_over(value):
+    def inner(a, b=2):
+        return a + b + value
+    return inner
+
+
+def test_a_cache_base_check_reads_the_frames_arguments_and_free_variables_by_name():
+    inner = _closure_over(30)
+    seen, kept = [], []
+    table = _Table(0, CustomCode(None))
+
+    def check(f_locals, f_globals, f_builtins):
+        kept.append(f_locals)
+        equal_name = "".join(["val", "ue"])  # equal to the free variable's name, not the same object
+        seen.append((f_locals["a"], f_locals["b"], f_locals["value"], f_locals[equal_name]))
+        for missing in ("nope", 1):
+            with pytest.raises(KeyError):
+                f_locals[missing]
+        return 0
+
+    table._check = check
+    set_code_cache(inner.__code__, table)
+    try:
+        assert hooked(Answer(), inner, 1) == 33 and hooked(Answer(), inner, 4, b=5) == 39
+    finally:
+        set_code_cache(inner.__code__, None)
+    assert seen == [(1, 2, 30, 30), (4, 5, 30, 30)]
+    assert kept[0]["a"] == 1 and kept[1]["b"] == 5  # kept past the call: the snapshot of its frame
+    assert kept[0].f_locals == {"a": 1, "b": 2, "value": 30}
+
+
+def test_a_cache_base_asks_lookup_slow_for_other_entries_and_misses_then_the_callback():
+    table = _Table(1, CustomCode(_cached_variant.__code__))
+    table.slow_answers[1] = _cached_variant.__code__
+    set_code_cache(_cached.__code__, table)
+    try:
+        answer = Answer((_cached.__code__, None))
+        with eval_frame_callback(answer):
+            assert _cached(2) == 1002 and table.slow == [1] and answer.seen == []
+            table.found = -1  # a miss: the slow path says None, the callback is asked with the same locals
+            assert _cached(3) == 4 and table.slow == [1, -1]
+            assert answer.seen == ["_cached"] and answer.locals["_cached"] == {"x": 3}
+            table._check = None  # no check runs: every lookup is slow
+            assert _cached(4) == 5 and table.slow == [1, -1, -1] and len(table.checked) == 2
+        assert table._front_entry.hits == 0
+        assert table._lookup_namespaces({"x": 1}, globals(), builtins.__dict__) is None
+    finally:
+        set_code_cache(_cached.__code__, None)
+
+
+def test_a_cache_base_check_that_raises_or_answers_no_int_raises_in_the_caller():
+    table = _Table(0, CustomCode(_cached_variant.__code__))
+
+    def broken(f_locals, f_globals, f_builtins):
+        raise KeyError("guard")
+
+    set_code_cache(_cached.__code__, table)
+    try:
+        table._check = broken
+        with pytest.raises(KeyError, match="guard"):
+            hooked(Answer(), _cached, 1)
+        table._check = lambda *namespaces: "entry"
+        with pytest.raises(TypeError):
+            hooked(Answer(), _cached, 1)
+        table._check = table.check
+        assert hooked(Answer(), _cached, 1) == 1001  # the frame was released: it runs again
+    finally:
+        set_code_cache(_cached.__code__, None)
+    assert table.slow == [] and table._front_entry.hits == 1
+
+
 # ---------------------------------------------------------------- CallWithCallback and hook_disabled
 
 def _wrapped_target(a, b=2, *rest, key="k", **extra):
@@ -765,11 +899,17 @@ def assert_flat(run, watched):
     assert sys.getallocatedblocks() - blocks < 200
 
 
-@pytest.mark.parametrize("path", ["callback", "cache-hit", "none", "callback-error"])
+@pytest.mark.parametrize("path", ["callback", "cache-hit", "none", "callback-error", "cache-base-hit",
+                                  "cache-base-slow"])
 def test_no_reference_leaks(path):
     obj, items = object(), [1, 2, 3]
     choice = CustomCode(_leak_variant.__code__)
     cache = _Cache(lambda local: choice)
+    if path.startswith("cache-base"):  # the C hit path on its front entry, or _lookup_slow for another
+        cache = _Table(0 if path == "cache-base-hit" else 1, choice)
+        cache.check = lambda f_locals, f_globals, f_builtins: cache.found if f_locals["obj"] is obj else -1
+        cache._check = cache.check
+        cache.slow_answers[1] = choice
 
     def callback(frame):
         if frame.f_code is _leak_target.__code__:
@@ -777,7 +917,7 @@ def test_no_reference_leaks(path):
                 raise LookupError(obj)
             return None if path == "none" else choice
 
-    expected = {"callback": 61, "cache-hit": 61, "none": 7}.get(path)
+    expected = {"callback": 61, "cache-hit": 61, "none": 7, "cache-base-hit": 61, "cache-base-slow": 61}.get(path)
 
     def run(n):
         with eval_frame_callback(callback):
@@ -787,7 +927,7 @@ def test_no_reference_leaks(path):
                 except LookupError:
                     pass
 
-    if path == "cache-hit":
+    if path.startswith("cache"):
         set_code_cache(_leak_target.__code__, cache)
     try:
         assert_flat(run, [obj, items, choice, cache, _leak_target.__code__, _leak_variant.__code__])

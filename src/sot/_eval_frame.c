@@ -8,6 +8,8 @@
  *   skip_code(code)                                 never hand frames of `code` to the hook
  *   set_code_cache(code, cache_or_None), get_code_cache(code)
  *                                                   per-code cache, kept in co_extra
+ *   CacheBase                                       C base of a cache whose hits need no Python
+ *                                                   frame but its guard function's (CodeCache)
  *   counters() -> dict                              process-wide event counts
  *
  * How a hooked frame runs. CPython pushes the frame of a Python call and binds its arguments
@@ -25,10 +27,14 @@
  * hook returns; on 3.12+ the evaluator must, so a frame the hook does not evaluate is released
  * here (release_unstarted). Every `#if PY_VERSION_HEX` of sot lives in this file.
  *
- * The cache-hit path is the one that counts (a hit should cost about a microsecond): it
- * allocates nothing here. The view handed to a lookup is a spare one, reused while no Python
- * code kept it, `CallWithCallback` swaps the callback in C around a vectorcall, and the code a
- * hit runs (callees unhooked) runs with the hook uninstalled when no other thread needs it.
+ * The cache-hit path is the one that counts (a graph break pays it twice a call: the frame and
+ * its resume function): a CacheBase is asked in C, which calls its generated guard function
+ * with the frame's namespaces and, on a hit of the entry hit last, counts the hit and takes its
+ * code without another Python frame (no lookup method); its f_locals is the frame view, read by
+ * name from the frame, so a hit builds no dict. The view is a spare one, reused while no Python
+ * code kept it. `CallWithCallback` swaps the callback
+ * in C around a vectorcall, and the code a hit runs (callees unhooked) runs with the hook
+ * uninstalled when no other thread needs it.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -63,6 +69,8 @@
 static Py_ssize_t extra_index = -1; /* our co_extra slot: NULL, skip_marker or a cache */
 static PyObject *skip_marker;       /* co_extra value of a skipped code object */
 static PyObject *str_lookup;        /* interned "lookup" */
+static PyObject *str_hits;          /* interned "hits" */
+static PyObject *str_lookup_slow;   /* interned "_lookup_slow" */
 
 static struct {
     unsigned long long callback_calls, cache_lookups, cache_hits, relocated_runs, suspended_runs;
@@ -145,6 +153,8 @@ static PyTypeObject CustomCode_Type = {
 
 /* ------------------------------------------------------------------ per-code extra */
 
+static PyTypeObject CacheBase_Type; /* a cache the hook asks in C (below) */
+
 static void
 free_extra(void *extra)
 {
@@ -190,12 +200,9 @@ set_code_cache(PyObject *module, PyObject *args)
     if (!PyArg_ParseTuple(args, "OO:set_code_cache", &code, &cache) || check_code(code) < 0) {
         return NULL;
     }
-    if (cache != Py_None) {
-        if (!PyObject_HasAttr(cache, str_lookup)) {
-            return PyErr_Format(PyExc_TypeError,
-                                "a code cache needs a lookup(frame) method; %.200s has none",
-                                Py_TYPE(cache)->tp_name);
-        }
+    if (cache != Py_None && !PyObject_TypeCheck(cache, &CacheBase_Type) && !PyObject_HasAttr(cache, str_lookup)) {
+        return PyErr_Format(PyExc_TypeError, "a code cache needs a lookup(frame) method; %.200s has none",
+                            Py_TYPE(cache)->tp_name);
     }
     if (store_extra(code, cache == Py_None ? NULL : cache) < 0) {
         return NULL;
@@ -557,6 +564,68 @@ FrameView_dealloc(FrameView *self)
     PyObject_GC_Del(self);
 }
 
+/* view[name]: the value of an argument or free variable of the frame (KeyError if unbound), read
+ * from the frame itself while the hook holds the view (a lookup needs no dict), from the snapshot
+ * after; a module or class body's namespace. What a CacheBase's check gets as f_locals. */
+static PyObject *
+FrameView_subscript(FrameView *self, PyObject *key)
+{
+    if (self->locals != NULL || self->frame == NULL) {
+        if (self->locals == NULL) {
+            PyErr_SetString(PyExc_RuntimeError, "the locals of this frame are gone");
+            return NULL;
+        }
+        return PyObject_GetItem(self->locals, key);
+    }
+    _PyInterpreterFrame *frame = self->frame;
+    PyCodeObject *co = FRAME_CODE(frame);
+    if (!(co->co_flags & CO_OPTIMIZED)) {
+        if (frame->f_locals == NULL) {
+            PyErr_SetObject(PyExc_KeyError, key);
+            return NULL;
+        }
+        return PyObject_GetItem(frame->f_locals, key);
+    }
+    PyObject *names = co->co_localsplusnames, *value = NULL;
+    int nargs = total_args(co), first_free = co->co_nlocalsplus - co->co_nfreevars, found = 0;
+    for (int i = 0; i < nargs && !found; i++) {
+        if (PyTuple_GET_ITEM(names, i) == key) {
+            value = frame->localsplus[i];
+            found = 1;
+        }
+    }
+    PyObject *closure = closure_of(frame);
+    for (int j = 0; !found && closure != NULL && j < co->co_nfreevars; j++) {
+        if (PyTuple_GET_ITEM(names, first_free + j) == key) {
+            value = PyCell_GET(PyTuple_GET_ITEM(closure, j));
+            found = 1;
+        }
+    }
+    if (!found && PyUnicode_Check(key)) { /* an equal string that is not the interned name */
+        for (int i = 0; i < nargs && !found; i++) {
+            if (PyUnicode_Compare(PyTuple_GET_ITEM(names, i), key) == 0) {
+                value = frame->localsplus[i];
+                found = 1;
+            }
+        }
+        for (int j = 0; !found && closure != NULL && j < co->co_nfreevars; j++) {
+            if (PyUnicode_Compare(PyTuple_GET_ITEM(names, first_free + j), key) == 0) {
+                value = PyCell_GET(PyTuple_GET_ITEM(closure, j));
+                found = 1;
+            }
+        }
+    }
+    if (value == NULL) {
+        PyErr_SetObject(PyExc_KeyError, key);
+        return NULL;
+    }
+    return Py_NewRef(value);
+}
+
+static PyMappingMethods FrameView_mapping = {
+    .mp_subscript = (binaryfunc)FrameView_subscript,
+};
+
 static PyGetSetDef FrameView_getset[] = {
     {"f_code", (getter)FrameView_get_code, NULL, "the code object of the frame", NULL},
     {"f_locals", (getter)FrameView_get_locals, NULL,
@@ -577,6 +646,7 @@ static PyTypeObject FrameView_Type = {
     .tp_traverse = (traverseproc)FrameView_traverse,
     .tp_clear = (inquiry)FrameView_clear,
     .tp_getset = FrameView_getset,
+    .tp_as_mapping = &FrameView_mapping,
 };
 
 /* ------------------------------------------------------------------ running other code */
@@ -736,7 +806,165 @@ read_choice(PyObject *choice, PyCodeObject **code, int *disable)
     return -1;
 }
 
-/* Asks the code's cache, then (on a miss) the callback, what to run; both run unhooked. */
+/* ------------------------------------------------------------------ CacheBase */
+
+/* The C base of sot's CodeCache: the hit path of a lookup, run by the hook with no Python frame
+ * but the generated guard function's. `_check(f_locals, f_globals, f_builtins)` returns the id of
+ * the matching entry (or -1); a hit on the front entry (`_set_front`: the most recent hit) adds
+ * one to `_front_entry.hits` and returns `_front_code`; any other result, and every lookup while
+ * `_check` is None, goes to the subclass's `_lookup_slow(id)` (misses, the size limit, moving
+ * another entry to the front), which returns what to run or None. */
+typedef struct {
+    PyObject_HEAD
+    PyObject *check, *front_entry, *front_code;
+    Py_ssize_t front_id;
+} CacheBase;
+
+static PyObject *
+CacheBase_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
+{
+    CacheBase *self = (CacheBase *)type->tp_alloc(type, 0);
+    if (self != NULL) {
+        self->front_id = -1;
+    }
+    return (PyObject *)self;
+}
+
+static int
+CacheBase_traverse(CacheBase *self, visitproc visit, void *arg)
+{
+    Py_VISIT(self->check);
+    Py_VISIT(self->front_entry);
+    Py_VISIT(self->front_code);
+    return 0;
+}
+
+static int
+CacheBase_clear(CacheBase *self)
+{
+    Py_CLEAR(self->check);
+    Py_CLEAR(self->front_entry);
+    Py_CLEAR(self->front_code);
+    return 0;
+}
+
+static void
+CacheBase_dealloc(CacheBase *self)
+{
+    PyObject_GC_UnTrack(self);
+    CacheBase_clear(self);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+/* What to run for a frame with these namespaces: a code, a CustomCode, or None (a miss). */
+static PyObject *
+cache_lookup(CacheBase *self, PyObject *f_locals, PyObject *f_globals, PyObject *f_builtins)
+{
+    Py_ssize_t id = -1;
+    if (self->check != NULL && self->check != Py_None) {
+        PyObject *args[3] = {f_locals, f_globals, f_builtins};
+        PyObject *check = Py_NewRef(self->check); /* the check may replace itself (an insert) */
+        PyObject *found = PyObject_Vectorcall(check, args, 3, NULL);
+        Py_DECREF(check);
+        if (found == NULL) {
+            return NULL;
+        }
+        id = PyLong_AsSsize_t(found);
+        Py_DECREF(found);
+        if (id == -1 && PyErr_Occurred()) {
+            return NULL;
+        }
+        if (id >= 0 && id == self->front_id) { /* front_id >= 0: _set_front set the entry and code */
+            PyObject *entry = Py_NewRef(self->front_entry), *code = Py_NewRef(self->front_code);
+            PyObject *hits = PyObject_GetAttr(entry, str_hits), *more = NULL;
+            if (hits != NULL) {
+                Py_ssize_t n = PyLong_AsSsize_t(hits);
+                Py_DECREF(hits);
+                more = n == -1 && PyErr_Occurred() ? NULL : PyLong_FromSsize_t(n + 1);
+            }
+            int failed = more == NULL || PyObject_SetAttr(entry, str_hits, more) < 0;
+            Py_XDECREF(more);
+            Py_DECREF(entry);
+            if (failed) {
+                Py_DECREF(code);
+                return NULL;
+            }
+            return code;
+        }
+    }
+    PyObject *arg = PyLong_FromSsize_t(id);
+    if (arg == NULL) {
+        return NULL;
+    }
+    PyObject *choice = PyObject_CallMethodOneArg((PyObject *)self, str_lookup_slow, arg);
+    Py_DECREF(arg);
+    return choice;
+}
+
+static PyObject *
+CacheBase_lookup_namespaces(CacheBase *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 3) {
+        return PyErr_Format(PyExc_TypeError, "_lookup_namespaces(f_locals, f_globals, f_builtins) takes 3 "
+                            "arguments, got %zd", nargs);
+    }
+    return cache_lookup(self, args[0], args[1], args[2]);
+}
+
+/* Sets the front entry's id, the entry and its code together (no lookup sees a mix of two). */
+static PyObject *
+CacheBase_set_front(CacheBase *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 3) {
+        return PyErr_Format(PyExc_TypeError, "_set_front(id, entry, code) takes 3 arguments, got %zd", nargs);
+    }
+    Py_ssize_t id = PyLong_AsSsize_t(args[0]);
+    if (id == -1 && PyErr_Occurred()) {
+        return NULL;
+    }
+    PyObject *old_entry = self->front_entry, *old_code = self->front_code;
+    self->front_id = id;
+    self->front_entry = Py_NewRef(args[1]);
+    self->front_code = Py_NewRef(args[2]);
+    Py_XDECREF(old_entry);
+    Py_XDECREF(old_code);
+    Py_RETURN_NONE;
+}
+
+static PyMethodDef CacheBase_methods[] = {
+    {"_lookup_namespaces", (PyCFunction)(void (*)(void))CacheBase_lookup_namespaces, METH_FASTCALL,
+     "_lookup_namespaces(f_locals, f_globals, f_builtins): what the hook runs for a frame with these"},
+    {"_set_front", (PyCFunction)(void (*)(void))CacheBase_set_front, METH_FASTCALL,
+     "_set_front(id, entry, code): hits of entry `id` are served in C, counted on `entry`, running `code`"},
+    {NULL},
+};
+
+static PyMemberDef CacheBase_members[] = {
+    {"_check", T_OBJECT, offsetof(CacheBase, check), 0,
+     "(f_locals, f_globals, f_builtins) -> entry id or -1; None sends every lookup to _lookup_slow"},
+    {"_front_id", T_PYSSIZET, offsetof(CacheBase, front_id), READONLY, "the id of the entry served in C"},
+    {"_front_entry", T_OBJECT, offsetof(CacheBase, front_entry), READONLY, "that entry (its hits are counted)"},
+    {"_front_code", T_OBJECT, offsetof(CacheBase, front_code), READONLY, "what a hit on that entry runs"},
+    {NULL},
+};
+
+static PyTypeObject CacheBase_Type = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "sot._eval_frame.CacheBase",
+    .tp_basicsize = sizeof(CacheBase),
+    .tp_dealloc = (destructor)CacheBase_dealloc,
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE | Py_TPFLAGS_HAVE_GC,
+    .tp_doc = PyDoc_STR("The C base of a code cache whose hits the hook serves without Python wrapper frames."),
+    .tp_traverse = (traverseproc)CacheBase_traverse,
+    .tp_clear = (inquiry)CacheBase_clear,
+    .tp_methods = CacheBase_methods,
+    .tp_members = CacheBase_members,
+    .tp_new = CacheBase_new,
+};
+
+/* Asks the code's cache, then (on a miss) the callback, what to run; both run unhooked. A
+ * CacheBase is asked in C, with the view as f_locals (read by name from the frame: no dict is
+ * built for a hit); another cache through lookup(view). */
 static PyObject *
 ask(_PyInterpreterFrame *frame, PyCodeObject *code, PyObject *cache)
 {
@@ -749,28 +977,24 @@ ask(_PyInterpreterFrame *frame, PyCodeObject *code, PyObject *cache)
     if (cache != NULL) {
         counts.cache_lookups++;
         Py_INCREF(cache);
-        choice = PyObject_CallMethodOneArg(cache, str_lookup, (PyObject *)view);
+        choice = PyObject_TypeCheck(cache, &CacheBase_Type)
+                     ? cache_lookup((CacheBase *)cache, (PyObject *)view, frame->f_globals, frame->f_builtins)
+                     : PyObject_CallMethodOneArg(cache, str_lookup, (PyObject *)view);
         Py_DECREF(cache);
-        if (choice == Py_None) {
-            Py_CLEAR(choice);
-        }
-        else if (choice != NULL) {
-            counts.cache_hits++;
-        }
-        else {
+        if (choice != Py_None) { /* a hit, or an error */
+            counts.cache_hits += choice != NULL;
             goto done;
         }
+        Py_CLEAR(choice);
     }
-    if (choice == NULL) {
-        PyObject *callback = Py_XNewRef(hook.callback);
-        if (callback == NULL) { /* the lookup unset it */
-            choice = Py_NewRef(Py_None);
-        }
-        else {
-            counts.callback_calls++;
-            choice = PyObject_CallOneArg(callback, (PyObject *)view);
-            Py_DECREF(callback);
-        }
+    PyObject *callback = Py_XNewRef(hook.callback);
+    if (callback == NULL) { /* the lookup unset it */
+        choice = Py_NewRef(Py_None);
+    }
+    else {
+        counts.callback_calls++;
+        choice = PyObject_CallOneArg(callback, (PyObject *)view);
+        Py_DECREF(callback);
     }
 done:
     view_release(view);
@@ -1086,6 +1310,9 @@ PyInit__eval_frame(void)
     if (PyType_Ready(&CallWithCallback_Type) < 0) {
         return NULL;
     }
+    if (PyType_Ready(&CacheBase_Type) < 0) {
+        return NULL;
+    }
     if (extra_index < 0) {
         extra_index = REQUEST_CODE_EXTRA_INDEX(free_extra);
         if (extra_index < 0) {
@@ -1093,7 +1320,9 @@ PyInit__eval_frame(void)
         }
         skip_marker = PyObject_CallNoArgs((PyObject *)&PyBaseObject_Type);
         str_lookup = PyUnicode_InternFromString("lookup");
-        if (skip_marker == NULL || str_lookup == NULL) {
+        str_hits = PyUnicode_InternFromString("hits");
+        str_lookup_slow = PyUnicode_InternFromString("_lookup_slow");
+        if (skip_marker == NULL || str_lookup == NULL || str_hits == NULL || str_lookup_slow == NULL) {
             return NULL;
         }
     }
@@ -1103,7 +1332,8 @@ PyInit__eval_frame(void)
     }
     if (PyModule_AddObjectRef(module, "CustomCode", (PyObject *)&CustomCode_Type) < 0 ||
         PyModule_AddObjectRef(module, "InterpreterFrame", (PyObject *)&FrameView_Type) < 0 ||
-        PyModule_AddObjectRef(module, "CallWithCallback", (PyObject *)&CallWithCallback_Type) < 0) {
+        PyModule_AddObjectRef(module, "CallWithCallback", (PyObject *)&CallWithCallback_Type) < 0 ||
+        PyModule_AddObjectRef(module, "CacheBase", (PyObject *)&CacheBase_Type) < 0) {
         Py_DECREF(module);
         return NULL;
     }

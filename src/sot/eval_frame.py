@@ -16,7 +16,7 @@ Interface
     ``f_builtins`` and ``f_locals``. ``f_locals`` is a dict of the bound arguments and of the
     free variables' values (what ``frame.f_locals`` shows on the function's first line); for
     module and class bodies it is their namespace. A view kept after the callback returns keeps
-    that snapshot.
+    that snapshot. ``frame[name]`` reads one of those values without building the dict.
 
 What the callback (or a cache lookup) returns
     ``None`` runs the original code normally. ``CustomCode(code, disable_eval_frame=False)`` runs
@@ -33,6 +33,20 @@ What the callback (or a cache lookup) returns
     a frame's code has a cache, the hook calls ``cache.lookup(frame)`` first, in C: ``None`` is a
     miss (the callback is then asked), anything else is a hit and is run as above without calling
     the callback.
+
+``CacheBase``
+    The C base of a cache the hook asks without a ``lookup`` method (sot's ``CodeCache``): its
+    ``_check(f_locals, f_globals, f_builtins)`` (a generated guard function) returns the id of the
+    matching entry or -1; when that is the front entry's id (``_set_front(id, entry, code)``: the
+    entry hit last) the hook adds one to ``entry.hits`` and runs ``code``, with no Python frame but
+    ``_check``'s. From the hook, ``f_locals`` is the frame itself: ``frame[name]`` reads an argument
+    or free variable from the frame (``KeyError`` for another name or an empty cell; a view kept
+    past the lookup reads its snapshot), so a hit builds no dict. Any other id, and every lookup
+    while ``_check`` is None, is answered by the subclass's ``_lookup_slow(id)`` (what to run, or
+    None: a miss).
+    ``_lookup_namespaces(f_locals, f_globals, f_builtins)`` is the same lookup for Python callers.
+    A graph break pays a lookup twice a call (its frame and the resume function), so this hit
+    path is where its per-call cost is decided.
 
 ``skip_code(code)``
     Frames of ``code`` are never handed to the hook (replaces any cache of that code).
@@ -66,6 +80,7 @@ from types import CodeType
 from typing import Optional, Protocol, Union
 
 from sot._eval_frame import (
+    CacheBase,
     CallWithCallback,
     CustomCode,
     InterpreterFrame,
@@ -78,6 +93,7 @@ from sot._eval_frame import (
 )
 
 __all__ = [
+    "CacheBase",
     "CallWithCallback",
     "CodeCache",
     "CustomCode",

@@ -23,7 +23,7 @@ from sot.dump import dump_translation
 from sot.dynamic import Recompile, StaticDimNeeded, check_gradient, policy_of, with_eager_errors
 from sot.dynamic_numbers import NumberNeeded
 from sot.eval_frame import CallWithCallback, CustomCode, get_code_cache, set_code_cache
-from sot.guards import RUN_EAGERLY, CodeCache
+from sot.guards import CodeCache
 from sot.ir import CompiledSIR, EagerSIR, StatementIR, Symbol
 from sot.ir.eager import run_eagerly
 from sot.opcode_executor import (ConstantVariable, DictVariable, FrameRaises, ListVariable, ObjectVariable,
@@ -91,22 +91,19 @@ class _Retranslate(Exception):
         self.changes = changes
 
 
-class _HookCache:
-    """The code's CodeCache as the C hook reads it (RUN_EAGERLY becomes the original code), with what
-    every Translator of that code shares: the break each entry's code makes, and the translators
-    its breaks made (resume functions, callees translated as frames of their own)."""
+class _HookCache(CodeCache):
+    """The code's CodeCache as the C hook reads it (once it gave up, the original code runs, its callees
+    unhooked), with what every Translator of that code shares: the break each entry's code makes, and the
+    translators its breaks made (resume functions, callees translated as frames of their own)."""
 
-    def __init__(self, cache: CodeCache):
-        self.cache = cache
+    gave_up = _EAGER
+
+    def __init__(self, code: types.CodeType, cache_size_limit: int, on_limit: str):
+        super().__init__(code, cache_size_limit, on_limit=on_limit)
         self.entry_breaks: dict[int, Event] = {}
         self.entry_eager_rest: dict[int, list[Fallback]] = {}  # SOT-C002: its break's resume runs eagerly
         self.entry_eager: set[int] = set()
         self.children: list[Translator] = []
-
-    def lookup(self, frame: Any) -> Any:
-        """The cached CustomCode for `frame`, None on a miss."""
-        found = self.cache.lookup(frame)
-        return _EAGER if found is RUN_EAGERLY else found
 
 
 class Translator:
@@ -118,9 +115,9 @@ class Translator:
         self.fallback = fallback
         installed = get_code_cache(code)
         if not isinstance(installed, _HookCache):  # the cache is per code object: share it
-            installed = _HookCache(CodeCache(code, cache_size_limit, on_limit=on_cache_limit))
+            installed = _HookCache(code, cache_size_limit, on_cache_limit)
             set_code_cache(code, installed)
-        self.cache = installed.cache
+        self.cache = installed
         self.fallbacks: list[Fallback] = []
         self.breaks: list[Event] = []  # graph breaks of its translations, each with its reason code
         self.children = installed.children  # translators of the resume functions and callees its breaks made

@@ -8,7 +8,12 @@ Interface (what the frame hook and the translator use):
   `f_globals`, `f_builtins`, e.g. `FrameLike`): the code of the first entry, most recent hit
   first, whose guards all pass; `None` on a miss (translate, then `insert`); `RUN_EAGERLY` once
   a miss found the cache full: a `CacheSizeLimitWarning` named the function and the guard that
-  failed most, and the code runs untranslated from then on.
+  failed most, and the code runs untranslated from then on (a subclass may return something
+  else then: `gave_up`).
+- The hit path is in C (`CacheBase`, the hook's side of the cache): the frame hook calls the
+  generated guard function with the frame's namespaces and, when it names the entry hit last,
+  counts the hit and runs its code with no other Python frame; everything else (a miss, the
+  limit, another entry moving to the front) is `_lookup_slow`.
 - One generated function checks all entries (`codegen`); `guard_source()` is its text. It is
   regenerated when an entry is inserted, and when a hit moves an entry ahead of one it could
   match together with (exclusive entries keep their relative order irrelevant); generated
@@ -25,6 +30,8 @@ import types
 import warnings
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping
+
+from sot.eval_frame import CacheBase
 
 from .codegen import UNBOUND, Generated, generate
 from .guard import Guard, exclusive
@@ -108,8 +115,10 @@ class CacheLimitError(RuntimeError):
     """cache_limit_policy='error': a function needed more translations than its cache_size_limit."""
 
 
-class CodeCache:
+class CodeCache(CacheBase):
     """Translations of one code object, checked by one generated guard function."""
+
+    gave_up: Any = RUN_EAGERLY  # what a lookup returns once the cache gave up
 
     def __init__(self, code: types.CodeType, cache_size_limit: int = 8, keep_misses: int = 16,
                  on_limit: str = "eager"):
@@ -135,16 +144,20 @@ class CodeCache:
     # ----- the hot path -----
 
     def lookup(self, frame: Any) -> Any:
-        """The code to run for `frame`: an entry's code, None (miss) or RUN_EAGERLY."""
+        """The code to run for `frame`: an entry's code, None (miss) or `gave_up` (RUN_EAGERLY)."""
+        return self._lookup_namespaces(frame.f_locals, frame.f_globals, frame.f_builtins)
+
+    def _lookup_slow(self, i: int) -> Any:
+        """A lookup the C hit path does not serve: the guard function found entry `i`, not the front one, or
+        no entry (-1: a miss, which it already recorded); once the cache gave up, every lookup (no guard runs)."""
         if self.eager:
             self.eager_runs += 1
-            return RUN_EAGERLY
-        i = self._check(frame.f_locals, frame.f_globals, frame.f_builtins)
+            return self.gave_up
         if i < 0:
             if len(self._entries) >= self.cache_size_limit:
                 self._give_up()
                 self.eager_runs += 1
-                return RUN_EAGERLY
+                return self.gave_up
             return None
         entry = self._entries[i]
         entry.hits += 1
@@ -176,6 +189,7 @@ class CodeCache:
         self._reorder_guards()
         self._fns.clear()
         self._install()
+        self._serve_front()
         return entry
 
     def _reorder_guards(self) -> None:
@@ -194,9 +208,15 @@ class CodeCache:
         pos = order.index(entry)
         del order[pos]
         order.insert(0, entry)
+        self._serve_front()
         overlap = self._overlap[entry.id]
         if any(e.id in overlap for e in order[1:pos + 1]):
             self._install()
+
+    def _serve_front(self) -> None:
+        """Hits on the most recent entry are served in C from now on."""
+        front = self._order[0]
+        self._set_front(front.id, front, front.code)
 
     def _install(self) -> None:
         """Switch to the guard function of the current order (generating it if new)."""
@@ -272,6 +292,7 @@ class CodeCache:
         if self.on_limit == "error":  # every further miss raises again: nothing is given up
             raise CacheLimitError(message + " (cache_limit_policy='error')")
         self.eager = True
+        self._check = None  # no guard runs from now on: every lookup is slow, and returns gave_up
         warnings.warn(message + " It runs eagerly from now on: raise cache_size_limit or keep that value "
                       "stable between calls.", CacheSizeLimitWarning, stacklevel=3)
 

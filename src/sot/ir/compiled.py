@@ -92,7 +92,7 @@ class CompiledSIR:
         """Run on inputs already known to match the SIR's input metas (the translated code's
         guards checked exactly that, so a cache hit does not check them twice)."""
         if self._inference is not None:
-            return self._inference(*inputs)
+            return self._inference(inputs)
         if is_grad_enabled():
             variant = self._variants.get(self._flags()) or self._relower()
             if variant.differentiable:
@@ -147,19 +147,23 @@ class CompiledSIR:
 
 
 def _inference_runner(variant: "_Variant", name: str, index: int | None = None) -> Callable[..., Any]:
-    """The inference run of `variant` as one generated function of the input tensors, returning the tuple of
-    outputs, or only output `index`. One parameter per input and the feed list written out in the core's order:
-    a comprehension building that list, a generator building the tuple and the calls between `run_checked`,
-    `_Variant.run` and `CompiledSIR._run` cost more than the kernels of a one-op graph."""
-    params = ", ".join(f"t{i}" for i in range(len(variant.lowered.input_names)))
+    """The inference run of `variant` as one generated function: of the tuple of input tensors, returning the tuple
+    of outputs (what `run_checked` calls: a plain call, where `f(*inputs)` takes Python 3.11's slower call path
+    that the interpreter does not inline), or, for `index`, of the input tensors, returning only that output. The
+    feed list is written out in the core's order: a comprehension building it, a generator building the tuple and
+    the calls between `run_checked`, `_Variant.run` and `CompiledSIR._run` cost more than the kernels of a one-op
+    graph."""
+    params = [f"t{i}" for i in range(len(variant.lowered.input_names))]
     feeds = ", ".join(f"t{i}._data" for i in variant._feed_order)
     if index is None:
+        unpack = f"    {', '.join(params)}, = inputs\n" if params else ""
         outs = "".join(f"_wrap(out[{i}]), " for i in variant._out_index)
-        body = f"        out = run([{feeds}])\n    except Exception as e:\n        _raise_as_eager(e)\n    return ({outs})\n"
+        source = (f"def run_sir(inputs):\n{unpack}    try:\n        out = run([{feeds}])\n"
+                  f"    except Exception as e:\n        _raise_as_eager(e)\n    return ({outs})\n")
     else:
-        body = f"        return _wrap(run([{feeds}])[{variant._out_index[index]}])\n    except Exception as e:\n" \
-               "        _raise_as_eager(e)\n"
-    source = f"def run_sir({params}):\n    try:\n{body}"
+        source = (f"def run_sir({', '.join(params)}):\n    try:\n"
+                  f"        return _wrap(run([{feeds}])[{variant._out_index[index]}])\n"
+                  "    except Exception as e:\n        _raise_as_eager(e)\n")
     namespace = {"_wrap": _wrap, "run": variant._core.run, "_raise_as_eager": _raise_as_eager}
     exec(compile(source, f"<inference run of {name}>", "exec"), namespace)  # noqa: S102 - generated
     return namespace["run_sir"]
