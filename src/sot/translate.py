@@ -209,7 +209,9 @@ class Translator:
         compiled = self._compile(ex) if outputs else None
         if isinstance(compiled, CompiledSIR):
             check_gradient(compiled, ex.inputs)
-        run_prefix = with_eager_errors(compiled.run_checked, compiled.sir) if compiled else None
+        prefix = compiled.tuple_runner() if isinstance(compiled, CompiledSIR) else compiled.run_checked if compiled \
+            else None
+        run_prefix = with_eager_errors(prefix, compiled.sir) if compiled else None
         if plan:
             run_prefix = _with_effects(run_prefix, plan, len(ex.inputs))
         try:

@@ -79,6 +79,13 @@ class CompiledSIR:
             return lambda *inputs: run_checked(*inputs)[index]
         return _inference_runner(self._first, self.sir.name, index)
 
+    def tuple_runner(self) -> Callable[..., tuple[Tensor, ...]]:
+        """A callable `(*inputs) -> every output` for a graph break's prefix: the generated inference run
+        itself where it applies (no `run_checked` frame between), else `run_checked`."""
+        if self._inference is None:
+            return self.run_checked
+        return _inference_runner(self._first, self.sir.name, positional=True)
+
     def build_gradient(self) -> None:
         """Build the gradient Program now if the outputs can require grad (raising what building it raises),
         instead of at the first forward under grad: a translation with dynamic dims checks its gradient rules
@@ -146,19 +153,22 @@ class CompiledSIR:
         return out
 
 
-def _inference_runner(variant: "_Variant", name: str, index: int | None = None) -> Callable[..., Any]:
+def _inference_runner(variant: "_Variant", name: str, index: int | None = None,
+                      positional: bool = False) -> Callable[..., Any]:
     """The inference run of `variant` as one generated function: of the tuple of input tensors, returning the tuple
     of outputs (what `run_checked` calls: a plain call, where `f(*inputs)` takes Python 3.11's slower call path
-    that the interpreter does not inline), or, for `index`, of the input tensors, returning only that output. The
+    that the interpreter does not inline; `positional`: of the input tensors, for a break's generated code), or,
+    for `index`, of the input tensors, returning only that output. The
     feed list is written out in the core's order: a comprehension building it, a generator building the tuple and
     the calls between `run_checked`, `_Variant.run` and `CompiledSIR._run` cost more than the kernels of a one-op
     graph."""
     params = [f"t{i}" for i in range(len(variant.lowered.input_names))]
     feeds = ", ".join(f"t{i}._data" for i in variant._feed_order)
     if index is None:
-        unpack = f"    {', '.join(params)}, = inputs\n" if params else ""
+        unpack = f"    {', '.join(params)}, = inputs\n" if params and not positional else ""
         outs = "".join(f"_wrap(out[{i}]), " for i in variant._out_index)
-        source = (f"def run_sir(inputs):\n{unpack}    try:\n        out = run([{feeds}])\n"
+        source = (f"def run_sir({', '.join(params) if positional else 'inputs'}):\n{unpack}    try:\n"
+                  f"        out = run([{feeds}])\n"
                   f"    except Exception as e:\n        _raise_as_eager(e)\n    return ({outs})\n")
     else:
         source = (f"def run_sir({', '.join(params)}):\n    try:\n"
