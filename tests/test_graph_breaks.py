@@ -286,3 +286,24 @@ def test_a_whole_training_step_compiles_its_forward_and_runs_backward_for_real()
     for a, b in zip(eager_model.parameters(), jit_model.parameters()):
         np.testing.assert_allclose(b.numpy(), a.numpy(), rtol=1e-6, atol=1e-7)
         np.testing.assert_array_equal(b.grad.numpy(), a.grad.numpy())  # cleared alike
+
+
+def make_closure_step(model, scale):
+    def step(x):  # a closure over `model` and `scale` (free variables): its resume functions share its cells
+        h = model(x) * scale
+        if h.mean() > 100:  # a break in the translated closure itself
+            h = h * 0
+        h.numpy()  # and another
+        return h.sum()
+    return step
+
+
+def test_a_translated_closure_breaks_and_resumes_with_its_free_variables():
+    paddle.seed(0)
+    model = nn.Linear(3, 2)
+    eager, jit = make_closure_step(model, 2.0), sot.to_static(make_closure_step(model, 2.0))
+    for _ in range(2):
+        x = rand(4, 3)
+        report = sot.explain(jit, x)
+        assert_same_result(report.result, eager(x))
+        assert report.fallbacks == [] and [b.code for b in report.breaks] == ["SOT-B001", "SOT-B002"]

@@ -30,7 +30,8 @@ from sot.opcode_executor import (ConstantVariable, DictVariable, FrameRaises, Li
                                  OpcodeExecutor, TensorVariable, TupleVariable, Unsupported)
 from sot.opcode_executor.breaks import GraphBreak
 from sot.opcode_executor.loops import hot_loop, loops_around, outermost_loop, plan_loop
-from sot.opcode_executor.resume import CodeMap, break_code, frame_locals, live_values, loop_body, needed_outputs
+from sot.opcode_executor.resume import (CodeMap, NeedsClosure, break_code, frame_locals, live_values, loop_body,
+                                        needed_outputs)
 from sot.opcode_executor.side_effects import Print, SetAttr, SetGlobal, WriteBack
 from sot.opcode_executor.variables import NumberVariable, Variable
 from sot.pyversion import DecodeError, Instruction, NormalisedCode, encode, versions
@@ -260,6 +261,8 @@ class Translator:
         over Layers, each binding its own parameters), so it keeps as many entries as a callee
         translated on its own."""
         if eager:
+            if code.co_freevars:
+                return NeedsClosure(code, lambda cells: types.FunctionType(code, f_globals, code.co_name, None, cells))
             return types.FunctionType(code, f_globals, code.co_name)
         known = _RESUME_TRANSLATORS.get(code)
         child = known[1]() if known is not None and known[0] is f_globals else None
@@ -270,6 +273,9 @@ class Translator:
             _RESUME_TRANSLATORS.set(code, (f_globals, weakref.ref(child)))  # (the break code holds it)
         if child is not self and child not in self.children:
             self.children.append(child)
+        if code.co_freevars:  # a closure's: made on each call with the frame's cells
+            return NeedsClosure(code, lambda cells: CallWithCallback(
+                types.FunctionType(code, f_globals, code.co_name, None, cells), child))
         return CallWithCallback(types.FunctionType(code, f_globals, code.co_name), child)
 
     def _translated(self, fn: types.FunctionType) -> Callable:

@@ -24,12 +24,12 @@ import operator
 from dataclasses import dataclass
 from typing import Any
 
-from sot.pyversion import ExceptionEntry, Instruction, NormalisedCode, encode
+from sot.pyversion import CodeMeta, ExceptionEntry, Instruction, NormalisedCode, encode
 
 from .breaks import FrameState
 from .variables import IteratorVariable, ObjectVariable
 
-__all__ = ["LoopPlan", "body_code", "hot_loop", "loops_around", "outermost_loop", "plan_loop"]
+__all__ = ["LoopPlan", "body_code", "entry_prologue", "hot_loop", "loops_around", "outermost_loop", "plan_loop"]
 
 ITEM = "__sot_item"  # the body function's first parameter: the loop's item
 _READS = frozenset({"LOAD_FAST", "LOAD_FAST_AND_CLEAR", "DELETE_FAST"})
@@ -201,6 +201,14 @@ def _assigned_before_read(code: NormalisedCode, start: int, end: int, names: set
     return True
 
 
+def entry_prologue(meta: CodeMeta) -> list[Instruction]:
+    """The first instructions of generated code entering an original code elsewhere: a closure's code
+    copies its free variables into the frame first (the original's COPY_FREE_VARS is jumped over)."""
+    free = len(meta.freevars)
+    return [*([Instruction("COPY_FREE_VARS", arg=free, argval=free)] if free else []),
+            Instruction("RESUME", arg=0, argval=0)]
+
+
 def body_code(normalised: NormalisedCode, plan: LoopPlan, depth: int) -> Any:
     """The body function's code: the original code entered at the body's start (after a FOR_ITER,
     with the item pushed) with `depth` placeholder stack items under it (the iterator and what lies
@@ -250,7 +258,7 @@ def body_code(normalised: NormalisedCode, plan: LoopPlan, depth: int) -> Any:
                         argcount=len(params), posonlyargcount=0, kwonlyargcount=0, docstring=None,
                         flags=meta.flags & ~(inspect.CO_VARARGS | inspect.CO_VARKEYWORDS),
                         varnames=(*params, *(v for v in meta.varnames if v not in params)))
-    prologue = [Instruction("RESUME", arg=0, argval=0)]
+    prologue = entry_prologue(meta)
     prologue += [Instruction("LOAD_CONST", argval=None) for _ in range(depth)]
     prologue += [Instruction("LOAD_FAST", argval=ITEM)] if plan.is_for else []
     prologue.append(Instruction("JUMP", target=copies[first]))

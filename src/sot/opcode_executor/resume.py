@@ -45,13 +45,13 @@ from sot.pyversion import ExceptionEntry, Instruction, NormalisedCode, decode, e
 from .breaks import FrameState, GraphBreak, successors
 from .calls import is_runtime_api
 from .dispatch import Unsupported
-from .loops import body_code
+from .loops import body_code, entry_prologue
 from .trackers import LocalTracker
 from .variables import (NULL, BoundMethodVariable, ConstantVariable, DictVariable, FunctionVariable,
                         InstanceVariable, IteratorVariable, ListVariable, NumberVariable, ObjectVariable,
                         TensorMethodVariable, TensorVariable, TupleVariable, Variable)
 
-__all__ = ["CodeMap", "break_code", "live_values", "loop_body", "needed_outputs"]
+__all__ = ["CodeMap", "NeedsClosure", "break_code", "live_values", "loop_body", "needed_outputs"]
 
 _OUT = "__sot_out"
 _GENERATED = "__sot_"  # the prefix of every name generated code adds to a frame's locals
@@ -140,6 +140,19 @@ def break_code(ex: Any, brk: GraphBreak, runner: Callable | None, outputs: list[
     return emitter.run()
 
 
+class NeedsClosure:
+    """A resume function of code with free variables (the translated frame is a closure): a function
+    carries its closure, so the generated code makes it on every call from the frame's own cells,
+    with `make(cells)`."""
+
+    def __init__(self, code: types.CodeType, make: Callable[[tuple], Callable]):
+        self.freevars = code.co_freevars
+        self.make = make
+
+    def __call__(self, cells: tuple) -> Callable:
+        return self.make(cells)
+
+
 class _BreakEmitter:
     """Emits the instructions of one break's code, with temporaries for the rebuilt values."""
 
@@ -183,9 +196,12 @@ class _BreakEmitter:
     def run(self) -> types.CodeType:
         ex, ins = self.ex, self.brk.instruction
         inner, callers = self.brk.frames[0], self.brk.frames[1:]
-        for frame in self.brk.frames:
-            if frame.executor.code.co_cellvars or frame.executor.code.co_freevars:
-                self.fail(f"{frame.executor.code.co_qualname} has closure cells, which a resume function cannot share")
+        for frame in self.brk.frames:  # the translated frame's free variables go on in its resume functions
+            code = frame.executor.code
+            if code.co_cellvars or (code.co_freevars and frame.executor is not ex):
+                self.fail(f"{code.co_qualname} has closure cells, which a resume function cannot share")
+        if ex.code.co_freevars:
+            self.emit("COPY_FREE_VARS", arg=len(ex.code.co_freevars), argval=len(ex.code.co_freevars))
         self.emit("RESUME", arg=0, argval=0)
         if self.runner is not None:
             self.callable_const(self.runner)
@@ -297,8 +313,20 @@ class _BreakEmitter:
         return self.make_resume(code, frame.executor.f_globals, eager), [t for t in below if t is not None], locals_
 
     def call_resume(self, resume: Callable, stack: list[str], locals_: list[str]) -> None:
-        """Call a resume function with the temporaries / locals named."""
-        self.callable_const(resume)
+        """Call a resume function with the temporaries / locals named (one of code with free
+        variables is made first, from this frame's cells)."""
+        if isinstance(resume, NeedsClosure):
+            if not versions.NULL_AFTER_CALLABLE:
+                self.emit("PUSH_NULL")
+            self.callable_const(resume)
+            for name in resume.freevars:
+                self.emit("LOAD_CLOSURE", argval=name)
+            self.emit("BUILD_TUPLE", arg=len(resume.freevars), argval=len(resume.freevars))
+            self.call(1)
+            if versions.NULL_AFTER_CALLABLE:
+                self.emit("PUSH_NULL")
+        else:
+            self.callable_const(resume)
         for name in [*stack, *locals_]:
             self.emit("LOAD_FAST", argval=name)
         self.call(len(stack) + len(locals_))
@@ -478,7 +506,7 @@ def resume_code(code: types.CodeType, normalised: NormalisedCode, target: Instru
     if key not in known:
         made = _enter_at(normalised, target, depth, nulls, bound)
         decoded = decode(made)
-        offset = depth + 2  # RESUME, the stack items, the JUMP
+        offset = len(entry_prologue(normalised.meta)) + depth + 1  # (COPY_FREE_VARS,) RESUME, the stack, the JUMP
         if [i.opname for i in decoded.instructions[offset:]] == [i.opname for i in normalised.instructions]:
             _ORIGINS.set(made, (weakref.ref(code), normalised, offset))
         known[key] = made
@@ -522,7 +550,7 @@ def _enter_at(normalised: NormalisedCode, target: Instruction, depth: int, nulls
                         argcount=len(params), posonlyargcount=0, kwonlyargcount=0, docstring=None,
                         flags=meta.flags & ~(inspect.CO_VARARGS | inspect.CO_VARKEYWORDS),
                         varnames=(*params, *(v for v in meta.varnames if v not in params)))
-    prologue = [Instruction("RESUME", arg=0, argval=0)]
+    prologue = entry_prologue(meta)
     for i in range(depth):
         prologue.append(Instruction("PUSH_NULL") if i in nulls else Instruction("LOAD_FAST", argval=stack_names[i]))
     prologue.append(Instruction("JUMP", target=mapping[id(target)]))
