@@ -185,25 +185,7 @@ class Translator:
         break that cannot be built runs the frame eagerly for the reason of the break. A break in a
         hot loop of the frame asks to simulate again, breaking at the loop's head, whose loop then
         runs for real with its body as a function (see opcode_executor.loops)."""
-        root = brk.frames[-1]
-        loop = None
-        if options.loop_head is not None and root.instruction is ex.normalised.instructions[options.loop_head]:
-            plan = plan_loop(ex.normalised, options.loop_head, options.loop_end, frame_locals(ex)[1])
-            if plan is None:
-                raise _Retranslate(loop_head=None, no_loop=True)
-            body = loop_body(ex.code, ex.normalised, plan, len(root.stack))
-            loop = (plan, self._resume(body, ex.f_globals, shared=True))
-        hot = {i: why for i, frame in enumerate(brk.frames)
-               if (why := hot_loop(frame, config.max_loop_breaks())) is not None}
-        if loop is not None:  # its exits nest only where the loop sits in another loop
-            del hot[len(brk.frames) - 1]
-            if len(loops_around(ex.normalised, options.loop_head)) > 1:
-                hot[len(brk.frames) - 1] = "a loop around a loop run for real"
-        elif len(brk.frames) - 1 in hot and not options.no_loop:
-            span = outermost_loop(ex.normalised, ex.normalised.index(root.instruction))
-            if span is not None:
-                raise _Retranslate(loop_head=span[0], loop_end=span[1],
-                                   loop_cause=(brk.cause, hot[len(brk.frames) - 1]))
+        loop, hot = self._loops_of(ex, brk, options)
         outputs = needed_outputs(ex, live_values(brk))
         plan, targets = _effects_plan(ex, outputs, brk.barrier)
         ex.builder.set_outputs(outputs)
@@ -237,11 +219,36 @@ class Translator:
                       "runs as a translated frame of its own)"
         self.breaks.append(Event(cause.code, reason, cause.where))
         for i, why in hot.items():
-            where = brk.frames[i].executor.where()
             self.fallbacks.append(Fallback(f"a break inside {why} (more than SOT_MAX_LOOP_BREAKS="
-                                                f"{config.max_loop_breaks()}): the rest of the frame runs eagerly",
-                                                where, "SOT-C002"))
+                                           f"{config.max_loop_breaks()}): the rest of the frame runs eagerly",
+                                           brk.frames[i].executor.where(), "SOT-C002"))
         return code
+
+    def _loops_of(self, ex: OpcodeExecutor, brk: GraphBreak, options: _BreakOptions) -> tuple[tuple | None, dict]:
+        """The loop a break at its head runs for real (`loops.LoopPlan`, its body function), and the frames
+        of the break (by index) whose resume functions run eagerly, with why (SOT-C002: a break in loops
+        too long to nest a call per iteration). A break in a hot loop of the translated frame itself asks
+        to simulate again, breaking at the loop's head (`_Retranslate`)."""
+        root = brk.frames[-1]
+        loop = None
+        if options.loop_head is not None and root.instruction is ex.normalised.instructions[options.loop_head]:
+            plan = plan_loop(ex.normalised, options.loop_head, options.loop_end, frame_locals(ex)[1])
+            if plan is None:
+                raise _Retranslate(loop_head=None, no_loop=True)
+            body = loop_body(ex.code, ex.normalised, plan, len(root.stack))
+            loop = (plan, self._resume(body, ex.f_globals, shared=True))
+        hot = {i: why for i, frame in enumerate(brk.frames)
+               if (why := hot_loop(frame, config.max_loop_breaks())) is not None}
+        if loop is not None:  # its exits nest only where the loop sits in another loop
+            hot.pop(len(brk.frames) - 1, None)
+            if len(loops_around(ex.normalised, options.loop_head)) > 1:
+                hot[len(brk.frames) - 1] = "a loop around a loop run for real"
+        elif len(brk.frames) - 1 in hot and not options.no_loop:
+            span = outermost_loop(ex.normalised, ex.normalised.index(root.instruction))
+            if span is not None:
+                raise _Retranslate(loop_head=span[0], loop_end=span[1],
+                                   loop_cause=(brk.cause, hot[len(brk.frames) - 1]))
+        return loop, hot
 
     def _compile(self, ex: OpcodeExecutor) -> CompiledSIR | EagerSIR:
         """The SIR as a compiled Program, or, below the minimum graph size, run through the eager API
