@@ -53,10 +53,12 @@ _KINDS = {"direct": _DIRECT, "event": _EVENT, "sync": _SYNC}
 class _Run:
     """The state of one run: slots, fetches, counters, events, the first error."""
 
-    __slots__ = ("s", "r", "feeds", "snaps", "hook", "dep", "ref", "lock", "unfinished", "error", "cancel",
+    __slots__ = ("fns", "s", "r", "feeds", "snaps", "hook", "dep", "ref", "lock", "unfinished", "error", "cancel",
                  "done", "events", "outstanding", "used")
 
-    def __init__(self, runner: "ParallelRunner", feeds: Sequence[Any], snaps: list, hook: Hook | None):
+    def __init__(self, runner: "ParallelRunner", fns: Sequence[Callable], feeds: Sequence[Any], snaps: list,
+                 hook: Hook | None):
+        self.fns = fns
         self.s: list[Any] = [None] * runner.n_vars
         self.r: list[Any] = [None] * runner.n_fetches
         self.feeds, self.snaps, self.hook = feeds, snaps, hook
@@ -75,13 +77,12 @@ class _Run:
 class ParallelRunner:
     """One plan's parallel schedule, built once per core; `run` may be called from many threads."""
 
-    def __init__(self, *, fns: Sequence[Callable], contexts: Sequence[Context],
+    def __init__(self, *, contexts: Sequence[Context],
                  downstream: Sequence[frozenset[int]], dep_count: Sequence[int], next_kind: dict[tuple[int, int], str],
                  gc_check_vars: Sequence[Sequence[int]], ref_count: dict[int, int], freeable: Sequence[bool],
                  owner: Sequence[str | None], release: Callable[[list, int, tuple], None], n_vars: int,
                  n_fetches: int, record_stream: bool, priority: Sequence[int]):
-        n = len(fns)
-        self.fns = tuple(fns)
+        n = len(contexts)
         self.n_ops, self.n_vars, self.n_fetches = n, n_vars, n_fetches
         self.dep_count = tuple(dep_count)
         self.device = tuple(c.is_device for c in contexts)
@@ -110,10 +111,11 @@ class ParallelRunner:
         return (self.priority[i], i)
 
     # ------------------------------------------------------------ the caller's side
-    def run(self, feeds: Sequence[Any], snaps: list, hook: Hook | None, load: Callable[[list], None],
-            commit: Callable[[list], None]) -> list:
-        """Run every op once; the fetches. Raises the first op error (with its traceback)."""
-        run = _Run(self, feeds, snaps, hook)
+    def run(self, fns: Sequence[Callable], feeds: Sequence[Any], snaps: list, hook: Hook | None,
+            load: Callable[[list], None], commit: Callable[[list], None]) -> list:
+        """Run every op once with `fns` (one per op, the core's generated code); the fetches.
+        Raises the first op error (with its traceback)."""
+        run = _Run(self, fns, feeds, snaps, hook)
         load(run.s)
         if self.n_ops == 0:
             commit(run.s)
@@ -150,7 +152,7 @@ class ParallelRunner:
         """RunInstructionAsync: op `i`, then the successors this thread keeps, until none is left.
         The hot loop of the parallel run, so its lookups are hoisted into locals."""
         run, i = arg
-        fns, device, waits, succ, gc = self.fns, self.device, self.waits, self.succ, self.gc
+        fns, device, waits, succ, gc = run.fns, self.device, self.waits, self.succ, self.gc
         s, snaps, feeds, r, hook, lock, dep = run.s, run.snaps, run.feeds, run.r, run.hook, run.lock, run.dep
         ready = [self._rank(i)]   # this worker's ready ops (H6: a priority queue, [003]'s SchedulingQueue)
         while ready:
@@ -235,7 +237,7 @@ class ParallelRunner:
             if hook is not None:
                 hook("wait", i, run.s)       # the stream passed the waits enqueued before this op
                 hook("start", i, run.s)
-            self.fns[i](run.s, run.snaps, run.feeds, run.r)
+            run.fns[i](run.s, run.snaps, run.feeds, run.r)
             if hook is not None:
                 hook("end", i, run.s)
         except BaseException as e:  # noqa: BLE001 - errors are values: kept, raised in the caller
