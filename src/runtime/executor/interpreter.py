@@ -28,6 +28,9 @@ dependency counters and reference counts, popping ready ops by priority, then pl
 `index`, "free" of var slot `index`; the parallel mode adds "wait" and "record" and calls it from
 worker threads) for tests and tools. The scheduled and parallel runs free var slots through
 `_release_fn`, which under FLAGS_executor_poison_freed poisons the freed buffers (`poison.py`).
+In the parallel runs, the device ops whose outputs `allocator.pooled_outputs` finds compute into
+blocks of their stream's allocator (J3). FLAGS_check_nan_inf (read per run) selects a variant
+of the generated code that checks each op's outputs for NaN/Inf right after it ran (I2).
 
 Atomicity. Ops that produce a persistable's new value write it to the run's own storage; the
 scope's cells are updated only after the last op. In-place kernels (optimizer updates) change
@@ -59,11 +62,12 @@ from ..ops.registry import TensorSpec
 from ..static.framework import Operator
 from . import cost as _cost
 from .dependency import DependencyBuilder
+from .allocator import StreamAllocator, kernel_into_block, pooled_outputs
 from .gc import analyse_lifetimes
 from .nan_inf import check_finite
 from .parallel import ParallelRunner
 from .plan import NO_SLOT, Instruction, Plan
-from .poison import release_poisoned
+from .poison import poisoned_like, release_poisoned
 from .scope import Scope, ScopeVariable
 from .stream_analysis import POLICIES, STREAM_ATTR, StreamAnalyzer, edge_kind, on_device, place
 from .streams import host_threads
@@ -225,6 +229,7 @@ class InterpreterCore:
         self._stubbed = {s for ins in instrs for s in ins.shape_reads}
         op_cost, parallel, schedule = self._analyse_streams(annotations, deps)
         instrs = self._instrs
+        self._pooled = pooled_outputs(instrs, self._var_meta, self._freeable) if self._xp is np else {}
 
         nm = names.__getitem__
         self.plan = Plan(
@@ -237,7 +242,8 @@ class InterpreterCore:
             last_live={nm(v): s for v, s in life.last_live.items()},
             ref_count={nm(v): c for v, c in life.ref_count.items()},
             gc_check_vars=tuple(tuple(map(nm, c)) for c in life.gc_check_vars),
-            free_after=tuple(tuple(map(nm, f)) for f in life.free_after), op_cost=op_cost, parallel=parallel)
+            free_after=tuple(tuple(map(nm, f)) for f in life.free_after), op_cost=op_cost, parallel=parallel,
+            pooled={i: nm(v) for i, (v, _, _) in self._pooled.items()})
         mode = _flags.flag("FLAGS_executor_parallel")
         self._use_parallel = (not sequential_run and self._xp is np
                               and (mode == "always" or (mode == "auto" and parallel)))
@@ -380,6 +386,8 @@ class InterpreterCore:
                 continue
             i = ins.index
             g[f"k{i}"] = kernel
+            if i in self._pooled:
+                g[f"p{i}"] = kernel_into_block(ins.type)
             for j, value in enumerate(ins.attrs.values()):
                 g[f"a{i}_{j}"] = value
         if self._validate_tail is not None:
@@ -387,16 +395,19 @@ class InterpreterCore:
                 if opdef is not None:
                     g[f"_v{ins.index}"] = _validator(opdef, ins.attrs)
 
-    def _op_lines(self, i: int, ref: Callable[[int], str], checked: bool) -> list[tuple[int, str]]:
+    def _op_lines(self, i: int, ref: Callable[[int], str], checked: bool,
+                  into_blocks: bool = False) -> list[tuple[int, str]]:
         """The statements of op `i` (guards, then the kernel call, then, `checked`, the nan/inf
         checks of what it wrote), with vars spelled by `ref`, each with the index of the op an
-        error on that line is reported for."""
+        error on that line is reported for. `into_blocks` (the per-op code of the scheduler and
+        parallel runs): an op whose output a stream allocator provides computes into the block
+        found in the output's slot (none in the scheduler mode: the plain kernel runs)."""
         checks = []
         if i == self._validate_tail:
             checks = [(t.index, f"_v{t.index}({self._args(t, ref)})") for t in self._instrs[i:] if t.kind == "kernel"]
-        return checks + [(i, line) for line in self._statements(i, ref, checked)]
+        return checks + [(i, line) for line in self._statements(i, ref, checked, into_blocks)]
 
-    def _statements(self, i: int, ref: Callable[[int], str], checked: bool) -> list[str]:
+    def _statements(self, i: int, ref: Callable[[int], str], checked: bool, into_blocks: bool) -> list[str]:
         ins = self._instrs[i]
         lines = []
         for s in (self._checked_snapshots if checked else self._snapshots).get(i, ()):
@@ -415,11 +426,13 @@ class InterpreterCore:
             if self._xp is not np:
                 value = f"_to_host({ref(x)})"
             return lines + [f"r[{ins.col}] = {value}"]
-        args = self._args(ins, ref)
+        args, kernel = self._args(ins, ref), f"k{i}"
         if ins.inplace_pair is not None:
             args = f"{ref(ins.inputs[ins.inplace_pair[0]])}, {args}"
+        elif into_blocks and i in self._pooled:   # the block the stream's allocator bound to the output
+            args, kernel = f"{ref(ins.outputs[0])}, {args}", f"p{i}"
         kw = "".join(f", {k}=a{i}_{j}" for j, k in enumerate(ins.attrs))
-        call = f"k{i}(_xp{', ' if args else ''}{args}{kw})"
+        call = f"{kernel}(_xp{', ' if args else ''}{args}{kw})"
         outs = [ref(o) for o in ins.outputs]
         n_meta = self._n_outs[i]
         if n_meta:
@@ -506,7 +519,7 @@ class InterpreterCore:
         line_op: dict[int, int] = {}
         for i in range(len(self._instrs)):
             lines.append(f"def _op{i}{suffix}(s, _s, feeds, r):")
-            for op_index, line in self._op_lines(i, ref, checked):
+            for op_index, line in self._op_lines(i, ref, checked, into_blocks=True):
                 line_op[len(lines) + 1] = op_index
                 lines.append("    " + line)
         lines += ["def _load(s):"] + ["    " + x for x in self._load_lines(ref)] + ["    pass"]
@@ -632,20 +645,31 @@ class InterpreterCore:
             next_kind=kinds, gc_check_vars=life.gc_check_vars, ref_count=life.ref_count,
             freeable=self._freeable, owner=[owner.get(v) for v in range(len(plan.var_names))],
             release=self._release_fn(), n_vars=len(plan.var_names), n_fetches=len(self.fetch_names),
-            record_stream=self._record_stream, priority=[ins.priority for ins in self._instrs])
+            record_stream=self._record_stream, priority=[ins.priority for ins in self._instrs], pooled=self._pooled)
+
+    @property
+    def allocators(self) -> dict[str, StreamAllocator]:
+        """The per-stream allocators of the parallel runs, by stream name (J3; empty before the
+        first parallel run, and for a plan with no op whose output a pool provides)."""
+        return {} if self._runner is None else self._runner.allocators
 
     def _release_fn(self) -> Callable[[list, int, tuple], None]:
         """How the scheduled and parallel runs free var slot v: drop it (a shape-only reader
-        later gets a stub), or under FLAGS_executor_poison_freed poison its buffer and leave it."""
+        later gets a stub), or under FLAGS_executor_poison_freed poison its buffer and leave it.
+        The block of a var a stream allocator provides goes on to that stream's next ops, which
+        overwrite it: its slot gets a poisoned array of its own instead."""
         stub, stubbed = self._g["_stub"], self._stubbed
         if not self._poison:
             def release(s: list, v: int, alive: tuple) -> None:
                 s[v] = stub(s[v]) if v in stubbed else None
             return release
         keep = [a for ins in self._instrs for a in ins.attrs.values() if isinstance(a, np.ndarray)]
+        recycled = {v for v, _, _ in self._pooled.values()}
 
         def release_poisoning(s: list, v: int, alive: tuple) -> None:
-            if not release_poisoned(s, v, alive, keep):
+            if v in recycled:
+                s[v] = None if s[v] is None else poisoned_like(s[v])
+            elif not release_poisoned(s, v, alive, keep):
                 s[v] = stub(s[v]) if v in stubbed else None
         return release_poisoning
 

@@ -24,6 +24,11 @@ and runs it any number of times, each run with its own slots and counters:
   released: at once for a host var with no outstanding device use, else when the owner stream
   has passed every use enqueued so far AND every recorded event has completed — never while a
   consumer on another stream has not run;
+- one allocator per stream (J3, allocator.py): the outputs `pooled` names get their block from
+  their stream's pool when the op is launched (on the host, as a CUDA runtime allocates); when
+  such a var's count reaches zero and the other streams passed their uses, its block goes back
+  to that stream's pool at once (FastGC, the stream may still be busy with its last use), its
+  slot is released as above; only ops launched on that stream later get the block;
 - errors are values (T5): the first exception is kept with its op; from then on no op starts its
   kernel, but every op is still settled (counters, events), so the run always terminates and the
   caller raises the first error; cancellation (KeyboardInterrupt in the caller, T6) uses the
@@ -31,7 +36,8 @@ and runs it any number of times, each run with its own slots and counters:
 The caller returns only after every stream this run used has drained, so nothing of a finished
 run is still executing when the next run starts. A run's hook sees, per op, "wait" (its waits
 passed), "start", "end" and, for a device op whose successor waits on it, "record" (its event is
-set); and "free" per released var slot — tests read the per-op order (I1) from them.
+set); "free" per released var slot, and "pool" (on the host) when a var's block goes back to
+its stream's pool — tests read the per-op order (I1) from them.
 """
 from __future__ import annotations
 
@@ -39,6 +45,7 @@ import threading
 from heapq import heappop, heappush
 from typing import Any, Callable, Sequence
 
+from .allocator import StreamAllocator
 from .asyncvalue import AsyncValue
 from .stream_analysis import Context
 from .streams import WorkQueue, host_pool, launch_queue, stream
@@ -54,7 +61,7 @@ class _Run:
     """The state of one run: slots, fetches, counters, events, the first error."""
 
     __slots__ = ("fns", "s", "r", "feeds", "snaps", "hook", "dep", "ref", "lock", "unfinished", "error", "cancel",
-                 "done", "events", "outstanding", "used")
+                 "done", "events", "outstanding", "used", "blocks")
 
     def __init__(self, runner: "ParallelRunner", fns: Sequence[Callable], feeds: Sequence[Any], snaps: list,
                  hook: Hook | None):
@@ -72,6 +79,7 @@ class _Run:
         self.events = [AsyncValue() if rec else None for rec in runner.records]
         self.outstanding: dict[int, list[AsyncValue]] = {}
         self.used: set[str] = set()
+        self.blocks: list[Any] = [None] * runner.n_vars if runner.pooled else []   # var -> its allocator block
 
 
 class ParallelRunner:
@@ -81,7 +89,8 @@ class ParallelRunner:
                  downstream: Sequence[frozenset[int]], dep_count: Sequence[int], next_kind: dict[tuple[int, int], str],
                  gc_check_vars: Sequence[Sequence[int]], ref_count: dict[int, int], freeable: Sequence[bool],
                  owner: Sequence[str | None], release: Callable[[list, int, tuple], None], n_vars: int,
-                 n_fetches: int, record_stream: bool, priority: Sequence[int]):
+                 n_fetches: int, record_stream: bool, priority: Sequence[int],
+                 pooled: dict[int, tuple[int, tuple[int, ...], Any]]):
         n = len(contexts)
         self.n_ops, self.n_vars, self.n_fetches = n, n_vars, n_fetches
         self.dep_count = tuple(dep_count)
@@ -105,6 +114,9 @@ class ParallelRunner:
         self._release_slot = release
         self.priority = tuple(priority)
         self.roots = tuple(sorted((i for i in range(n) if self.dep_count[i] == 0), key=self._rank))
+        self.pooled = dict(pooled)
+        self.pooled_var = frozenset(v for v, _, _ in pooled.values())
+        self.allocators = {self.stream_of[i]: StreamAllocator(self.stream_of[i]) for i in sorted(pooled)}
 
     def _rank(self, i: int) -> tuple[int, int]:
         """Paddle's instruction_scheduling_priority_less: lower priority value first, then op index."""
@@ -219,6 +231,10 @@ class ParallelRunner:
                 run.used.add(name)
         for p in self.waits[i]:
             st.wait_event(run.events[p])
+        alloc = self.pooled.get(i)
+        if alloc is not None:   # allocate on the host at launch, from this stream's pool (J3)
+            v, shape, dtype = alloc
+            run.blocks[v] = self.allocators[name].allocate(shape, dtype)
         st.submit(self._device_body, (run, i))
         if run.events[i] is not None:
             if run.hook is None:
@@ -233,6 +249,9 @@ class ParallelRunner:
         if run.error is not None or run.cancel:
             return
         hook = run.hook
+        alloc = self.pooled.get(i)
+        if alloc is not None:   # the kernel writes into the block allocated at launch
+            run.s[alloc[0]] = run.blocks[alloc[0]]
         try:
             if hook is not None:
                 hook("wait", i, run.s)       # the stream passed the waits enqueued before this op
@@ -280,12 +299,19 @@ class ParallelRunner:
 
     def _release(self, run: _Run, v: int, pending: list[AsyncValue]) -> None:
         owner = self.owner[v]
+        if v in self.pooled_var:                    # FastGC into the owner stream's own pool (J3)
+            self._after(run, list(pending), lambda: self._to_pool(run, v, owner))
         if owner is not None:                       # stream-ordered: after the owner's queued uses
             marker = AsyncValue()
             stream(owner).record(marker)
             pending.append(marker)
+        self._after(run, pending, lambda: self._free(run, v))
+
+    @staticmethod
+    def _after(run: _Run, pending: list[AsyncValue], fn: Callable[[], None]) -> None:
+        """fn() once every event in `pending` completed (at once when there is none)."""
         if not pending:
-            self._free(run, v)
+            fn()
             return
         left = [len(pending)]
 
@@ -294,9 +320,19 @@ class ParallelRunner:
                 left[0] -= 1
                 last = left[0] == 0
             if last:
-                self._free(run, v)
+                fn()
         for ev in pending:
             ev.add_done_callback(passed)
+
+    def _to_pool(self, run: _Run, v: int, owner: str) -> None:
+        """Var v's last use is launched and every other stream passed its uses: its block goes
+        back to `owner`'s pool now, while that stream may still be busy with the queued uses;
+        only ops launched on `owner` from now on get it, and they run after those uses. (Its
+        slot is released in `owner`'s order, as every device var's is.)"""
+        if run.error is None:
+            self.allocators[owner].free(run.blocks[v])
+            if run.hook is not None:
+                run.hook("pool", v, run.s)
 
     def _free(self, run: _Run, v: int) -> None:
         if run.error is not None:  # a failed run keeps its values: the error names its inputs' shapes,
