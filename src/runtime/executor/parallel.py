@@ -299,12 +299,15 @@ class ParallelRunner:
 
     def _release(self, run: _Run, v: int, pending: list[AsyncValue]) -> None:
         owner = self.owner[v]
-        if v in self.pooled_var:                    # FastGC into the owner stream's own pool (J3)
-            self._after(run, list(pending), lambda: self._to_pool(run, v, owner))
-        if owner is not None:                       # stream-ordered: after the owner's queued uses
-            marker = AsyncValue()
+        if owner is not None:
+            if v in self.pooled_var:                # FastGC into the owner stream's own pool (J3)
+                self._after(run, list(pending), lambda: self._to_pool(run, v, owner))
+            marker = AsyncValue()                   # stream-ordered: after the owner's queued uses
             stream(owner).record(marker)
             pending.append(marker)
+        elif not pending:                           # the host path, per freed var: kept lean
+            self._free(run, v)
+            return
         self._after(run, pending, lambda: self._free(run, v))
 
     @staticmethod
