@@ -146,3 +146,18 @@ def test_a_nan_made_by_an_in_place_update_leaves_the_scope_as_it_was(no_passes, 
     core.run([np.ones(4), np.ones(4)], **MODES[mode])
     np.testing.assert_array_equal(p, np.arange(4.0) - 4.0)
     np.testing.assert_array_equal(q, -np.arange(4.0) - 4.0)
+
+
+def test_executor_run_honours_the_flag_set_after_its_first_run(no_passes):
+    exe, scope = static.Executor(), static.Scope()
+    prog = _diamond()
+    (d,) = exe.run(prog, feed={"x": BAD}, fetch_list=["d"], scope=scope)
+    assert np.isnan(d).sum() == 4
+    paddle.set_flags({"FLAGS_check_nan_inf": True})
+    try:
+        with pytest.raises(RuntimeError, match=r"in output 'b' of operator 'log'"):
+            exe.run(prog, feed={"x": BAD}, fetch_list=["d"], scope=scope)
+        (d,) = exe.run(prog, feed={"x": GOOD}, fetch_list=["d"], scope=scope)
+    finally:
+        paddle.set_flags({"FLAGS_check_nan_inf": False})
+    np.testing.assert_array_equal(d, _want(GOOD))
