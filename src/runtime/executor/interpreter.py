@@ -28,6 +28,9 @@ dependency counters and reference counts, popping ready ops by priority, then pl
 `index`, "free" of var slot `index`; the parallel mode adds "wait" and "record" and calls it from
 worker threads) for tests and tools. The scheduled and parallel runs free var slots through
 `_release_fn`, which under FLAGS_executor_poison_freed poisons the freed buffers (`poison.py`).
+In the parallel runs, the device ops whose outputs `allocator.pooled_outputs` finds compute into
+blocks of their stream's allocator (J3). FLAGS_check_nan_inf (read per run) selects a variant
+of the generated code that checks each op's outputs for NaN/Inf right after it ran (I2).
 
 Atomicity. Ops that produce a persistable's new value write it to the run's own storage; the
 scope's cells are updated only after the last op. In-place kernels (optimizer updates) change
@@ -52,16 +55,19 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from .. import flags as _flags
+from ..flags import _values as _flag_values
 from ..ops import registry as _registry
 from ..ops.fused import inplace_kernel
 from ..ops.registry import TensorSpec
 from ..static.framework import Operator
 from . import cost as _cost
 from .dependency import DependencyBuilder
+from .allocator import StreamAllocator, kernel_into_block, pooled_outputs
 from .gc import analyse_lifetimes
+from .nan_inf import check_finite
 from .parallel import ParallelRunner
 from .plan import NO_SLOT, Instruction, Plan
-from .poison import release_poisoned
+from .poison import poisoned_like, release_poisoned
 from .scope import Scope, ScopeVariable
 from .stream_analysis import POLICIES, STREAM_ATTR, StreamAnalyzer, edge_kind, on_device, place
 from .streams import host_threads
@@ -141,8 +147,8 @@ class InterpreterCore:
             self._xp = np
         self._g: dict[str, Any] = {}          # globals of the generated code
         self._fast: Callable | None = None
-        self._traced: Callable | None = None
-        self._op_fns: list[Callable] | None = None
+        self._variants: dict[tuple[bool, bool], Callable] = {}   # (traced, checked) -> sequential code
+        self._op_fns: dict[bool, list[Callable]] = {}            # checked -> per-op code
         self._runner: ParallelRunner | None = None
         self._use_parallel = False
         self._parallel_from = 1
@@ -223,6 +229,7 @@ class InterpreterCore:
         self._stubbed = {s for ins in instrs for s in ins.shape_reads}
         op_cost, parallel, schedule = self._analyse_streams(annotations, deps)
         instrs = self._instrs
+        self._pooled = pooled_outputs(instrs, self._var_meta, self._freeable) if self._xp is np else {}
 
         nm = names.__getitem__
         self.plan = Plan(
@@ -235,13 +242,14 @@ class InterpreterCore:
             last_live={nm(v): s for v, s in life.last_live.items()},
             ref_count={nm(v): c for v, c in life.ref_count.items()},
             gc_check_vars=tuple(tuple(map(nm, c)) for c in life.gc_check_vars),
-            free_after=tuple(tuple(map(nm, f)) for f in life.free_after), op_cost=op_cost, parallel=parallel)
+            free_after=tuple(tuple(map(nm, f)) for f in life.free_after), op_cost=op_cost, parallel=parallel,
+            pooled={i: nm(v) for i, (v, _, _) in self._pooled.items()})
         mode = _flags.flag("FLAGS_executor_parallel")
         self._use_parallel = (not sequential_run and self._xp is np
                               and (mode == "always" or (mode == "auto" and parallel)))
         self._parallel_from = 0 if mode == "always" else 1   # "auto": the first run is the build run
         self._init_globals()
-        self._fast = self._compile_sequential(traced=False)
+        self._fast = self._sequential(traced=False, checked=False)
         self.stats["builds"] += 1
         return self.plan
 
@@ -335,7 +343,9 @@ class InterpreterCore:
         start = self._tail_start()
         self._validate_tail = start if any(i >= start for i, _ in guards) else None
         self._snapshots: dict[int, list[int]] = {}
+        self._checked_snapshots: dict[int, list[int]] = {}  # the nan/inf check may fail after any update
         for i, s in guards:
+            self._checked_snapshots.setdefault(i, []).append(s)
             if i < start:
                 self._snapshots.setdefault(i, []).append(s)
 
@@ -367,7 +377,7 @@ class InterpreterCore:
         """Kernels, attributes, validators and helpers, bound once as globals of the generated code."""
         xp = self._xp
         g = self._g
-        g.update(_xp=xp, _asarray=xp.asarray, _owned=_owned, _missing=self._missing,
+        g.update(_xp=xp, _asarray=xp.asarray, _owned=_owned, _missing=self._missing, _finite=check_finite,
                  _stub=lambda a: xp.broadcast_to(xp.zeros((), a.dtype), a.shape))
         if xp is not np:
             g.update(_to_device=xp.asarray, _to_host=lambda a: a.get())
@@ -376,6 +386,8 @@ class InterpreterCore:
                 continue
             i = ins.index
             g[f"k{i}"] = kernel
+            if i in self._pooled:
+                g[f"p{i}"] = kernel_into_block(ins.type)
             for j, value in enumerate(ins.attrs.values()):
                 g[f"a{i}_{j}"] = value
         if self._validate_tail is not None:
@@ -383,18 +395,22 @@ class InterpreterCore:
                 if opdef is not None:
                     g[f"_v{ins.index}"] = _validator(opdef, ins.attrs)
 
-    def _op_lines(self, i: int, ref: Callable[[int], str]) -> list[tuple[int, str]]:
-        """The statements of op `i` (guards, then the kernel call), with vars spelled by `ref`,
-        each with the index of the op an error on that line is reported for."""
+    def _op_lines(self, i: int, ref: Callable[[int], str], checked: bool,
+                  into_blocks: bool = False) -> list[tuple[int, str]]:
+        """The statements of op `i` (guards, then the kernel call, then, `checked`, the nan/inf
+        checks of what it wrote), with vars spelled by `ref`, each with the index of the op an
+        error on that line is reported for. `into_blocks` (the per-op code of the scheduler and
+        parallel runs): an op whose output a stream allocator provides computes into the block
+        found in the output's slot (none in the scheduler mode: the plain kernel runs)."""
         checks = []
         if i == self._validate_tail:
             checks = [(t.index, f"_v{t.index}({self._args(t, ref)})") for t in self._instrs[i:] if t.kind == "kernel"]
-        return checks + [(i, line) for line in self._statements(i, ref)]
+        return checks + [(i, line) for line in self._statements(i, ref, checked, into_blocks)]
 
-    def _statements(self, i: int, ref: Callable[[int], str]) -> list[str]:
+    def _statements(self, i: int, ref: Callable[[int], str], checked: bool, into_blocks: bool) -> list[str]:
         ins = self._instrs[i]
         lines = []
-        for s in self._snapshots.get(i, ()):
+        for s in (self._checked_snapshots if checked else self._snapshots).get(i, ()):
             lines.append(f"_s.append(({ref(s)}, {ref(s)}.copy()))")
         if ins.kind == FEED_OP:
             x = ins.outputs[0]
@@ -410,11 +426,13 @@ class InterpreterCore:
             if self._xp is not np:
                 value = f"_to_host({ref(x)})"
             return lines + [f"r[{ins.col}] = {value}"]
-        args = self._args(ins, ref)
+        args, kernel = self._args(ins, ref), f"k{i}"
         if ins.inplace_pair is not None:
             args = f"{ref(ins.inputs[ins.inplace_pair[0]])}, {args}"
+        elif into_blocks and i in self._pooled:   # the block the stream's allocator bound to the output
+            args, kernel = f"{ref(ins.outputs[0])}, {args}", f"p{i}"
         kw = "".join(f", {k}=a{i}_{j}" for j, k in enumerate(ins.attrs))
-        call = f"k{i}(_xp{', ' if args else ''}{args}{kw})"
+        call = f"{kernel}(_xp{', ' if args else ''}{args}{kw})"
         outs = [ref(o) for o in ins.outputs]
         n_meta = self._n_outs[i]
         if n_meta:
@@ -426,6 +444,9 @@ class InterpreterCore:
         for o in ins.outputs:
             if self._var_meta[o].shape == []:  # NumPy hands back scalars for 0-d results
                 lines.append(f"{ref(o)} = _asarray({ref(o)})")
+        if checked:
+            names = self.plan.var_names
+            lines += [f"_finite({ref(v)}, {ins.type!r}, {i}, {names[v]!r})" for v in sorted(ins.writes)]
         return lines
 
     @staticmethod
@@ -435,25 +456,27 @@ class InterpreterCore:
     def _free_line(self, v: int, ref: Callable[[int], str]) -> str:
         return f"{ref(v)} = _stub({ref(v)})" if v in self._stubbed else f"{ref(v)} = None"
 
-    def _compile_sequential(self, traced: bool) -> Callable:
-        """The whole plan as one straight-line function, in plan order (seed: "trace" mode)."""
+    def _compile_sequential(self, traced: bool, checked: bool = False) -> Callable:
+        """The whole plan as one straight-line function, in plan order (seed: "trace" mode);
+        `traced` calls a hook around each op, `checked` checks each op's outputs for nan/inf."""
+        suffix = "_checked" if checked else ""
         if traced:
             def ref(v: int) -> str:
                 return f"s[{v}]"
             body = [f"s = [None] * {len(self.plan.var_names) if self.plan else len(self._var_meta)}"]
-            header = "def _run_traced(feeds, _s, hook):"
+            header = f"def _run_traced{suffix}(feeds, _s, hook):"
         else:
             def ref(v: int) -> str:
                 return f"v{v}"
             body = []
-            header = "def _run(feeds, _s):"
+            header = f"def _run{suffix}(feeds, _s):"
         body.append(f"r = [None] * {len(self.fetch_names)}")
         body += self._load_lines(ref)
         line_op: dict[int, int] = {}
         for i in range(len(self._instrs)):
             if traced:
                 body.append(f"hook('start', {i}, s)")
-            for op_index, line in self._op_lines(i, ref):
+            for op_index, line in self._op_lines(i, ref, checked):
                 line_op[len(body) + 2] = op_index  # +1 for the header, +1 for 1-based line numbers
                 body.append(line)
             if traced:
@@ -464,8 +487,16 @@ class InterpreterCore:
                     body.append(f"hook('free', {v}, s)")
         body += [f"c{v}.value = {ref(v)}" for v in self._commits]
         body.append("return r")
-        fn = self._exec([header] + ["    " + line for line in body], header[4:header.index("(")])
+        name = header[4:header.index("(")]
+        fn = self._exec([header] + ["    " + line for line in body], name, name)
         self._codes[fn.__code__] = (line_op, traced)
+        return fn
+
+    def _sequential(self, traced: bool, checked: bool) -> Callable:
+        """The sequential code of that variant, generated on its first use."""
+        fn = self._variants.get((traced, checked))
+        if fn is None:
+            fn = self._variants[(traced, checked)] = self._compile_sequential(traced, checked)
         return fn
 
     def _load_lines(self, ref: Callable[[int], str]) -> list[str]:
@@ -474,27 +505,34 @@ class InterpreterCore:
             out += [f"{ref(v)} = c{v}.value", f"if {ref(v)} is None: _missing({v})"]
         return out
 
-    def _compile_op_functions(self) -> list[Callable]:
-        """One function per op over a slot list, plus load/commit: what the scheduler runs."""
+    def _op_functions(self, checked: bool) -> list[Callable]:
+        """One function per op over a slot list (what the scheduler runs), generated on first
+        use, with `_load` and `_commit`; `checked` adds the nan/inf checks."""
+        fns = self._op_fns.get(checked)
+        if fns is not None:
+            return fns
+
         def ref(v: int) -> str:
             return f"s[{v}]"
+        suffix = "_checked" if checked else ""
         lines: list[str] = []
         line_op: dict[int, int] = {}
         for i in range(len(self._instrs)):
-            lines.append(f"def _op{i}(s, _s, feeds, r):")
-            for op_index, line in self._op_lines(i, ref):
+            lines.append(f"def _op{i}{suffix}(s, _s, feeds, r):")
+            for op_index, line in self._op_lines(i, ref, checked, into_blocks=True):
                 line_op[len(lines) + 1] = op_index
                 lines.append("    " + line)
         lines += ["def _load(s):"] + ["    " + x for x in self._load_lines(ref)] + ["    pass"]
         lines += ["def _commit(s):"] + [f"    c{v}.value = s[{v}]" for v in self._commits] + ["    pass"]
-        self._exec(lines, None)
-        for i in range(len(self._instrs)):
-            self._codes[self._g[f"_op{i}"].__code__] = (line_op, True)
-        return [self._g[f"_op{i}"] for i in range(len(self._instrs))]
+        self._exec(lines, None, "ops" + suffix)
+        fns = self._op_fns[checked] = [self._g[f"_op{i}{suffix}"] for i in range(len(self._instrs))]
+        for fn in fns:
+            self._codes[fn.__code__] = (line_op, True)
+        return fns
 
-    def _exec(self, lines: list[str], name: str | None) -> Any:
+    def _exec(self, lines: list[str], name: str | None, tag: str) -> Any:
         source = "\n".join(lines) + "\n"
-        filename = f"<interpretercore {id(self):x} {name or 'ops'}>"
+        filename = f"<interpretercore {id(self):x} {tag}>"
         linecache.cache[filename] = (len(source), None, [x + "\n" for x in lines], filename)
         exec(compile(source, filename, "exec"), self._g)  # noqa: S102 - our own generated code
         return self._g[name] if name else None
@@ -535,19 +573,21 @@ class InterpreterCore:
         `parallel` overrides the build's choice (FLAGS_executor_parallel and the cost estimate). A
         choice made by the estimate applies from the second run on: like Paddle's build run, the
         first runs on this thread, so a program run once (a startup program) never starts the work
-        queues (seed §4, D2); FLAGS_executor_parallel="always" threads every run."""
+        queues (seed §4, D2); FLAGS_executor_parallel="always" threads every run.
+        FLAGS_check_nan_inf (read per run) checks every op's outputs as soon as it ran."""
         if not self._bound:  # inline, not prepare(): the tiny-program path counts every call
             self.prepare()
         snaps: list[tuple[Any, Any]] = []
+        check = _flag_values["FLAGS_check_nan_inf"]
         try:
             if scheduler:
-                out = self._run_scheduled(feeds, snaps, hook)
+                out = self._run_scheduled(feeds, snaps, hook, check)
             elif (self._use_parallel and self.stats["runs"] >= self._parallel_from) if parallel is None else parallel:
-                out = self._run_parallel(feeds, snaps, hook)
+                out = self._run_parallel(feeds, snaps, hook, check)
             elif hook is not None:
-                if self._traced is None:
-                    self._traced = self._compile_sequential(traced=True)
-                out = self._traced(feeds, snaps, hook)
+                out = self._sequential(True, check)(feeds, snaps, hook)
+            elif check:
+                out = self._sequential(False, True)(feeds, snaps)
             else:
                 out = self._fast(feeds, snaps)
         except BaseException as e:
@@ -578,16 +618,15 @@ class InterpreterCore:
         """Whether `run()` without `parallel=` uses the parallel runner."""
         return self._use_parallel
 
-    def _run_parallel(self, feeds: Sequence[Any], snaps: list, hook: Hook | None) -> list:
+    def _run_parallel(self, feeds: Sequence[Any], snaps: list, hook: Hook | None, check: bool) -> list:
         runner = self._runner
         if runner is None:
             runner = self._runner = self._make_runner()
-        return runner.run(feeds, snaps, hook, self._g["_load"], self._g["_commit"])
+        fns = self._op_functions(check)
+        return runner.run(fns, feeds, snaps, hook, self._g["_load"], self._g["_commit"])
 
     def _make_runner(self) -> ParallelRunner:
         """The frozen parallel schedule (made on the first parallel run: a run-once program never pays)."""
-        if self._op_fns is None:
-            self._op_fns = self._compile_op_functions()
         plan, life = self.plan, self._life
         owner: dict[int, str | None] = {}   # a var belongs to the stream of its first writer
         for ins, ctx in zip(self._instrs, self._contexts):
@@ -602,34 +641,43 @@ class InterpreterCore:
                     dep[tail] += 1
                     kinds[(p, tail)] = edge_kind(self._contexts[p], self._contexts[tail])
         return ParallelRunner(
-            fns=self._op_fns, contexts=self._contexts, downstream=[frozenset(d) for d in down], dep_count=dep,
+            contexts=self._contexts, downstream=[frozenset(d) for d in down], dep_count=dep,
             next_kind=kinds, gc_check_vars=life.gc_check_vars, ref_count=life.ref_count,
             freeable=self._freeable, owner=[owner.get(v) for v in range(len(plan.var_names))],
             release=self._release_fn(), n_vars=len(plan.var_names), n_fetches=len(self.fetch_names),
-            record_stream=self._record_stream, priority=[ins.priority for ins in self._instrs])
+            record_stream=self._record_stream, priority=[ins.priority for ins in self._instrs], pooled=self._pooled)
+
+    @property
+    def allocators(self) -> dict[str, StreamAllocator]:
+        """The per-stream allocators of the parallel runs, by stream name (J3; empty before the
+        first parallel run, and for a plan with no op whose output a pool provides)."""
+        return {} if self._runner is None else self._runner.allocators
 
     def _release_fn(self) -> Callable[[list, int, tuple], None]:
         """How the scheduled and parallel runs free var slot v: drop it (a shape-only reader
-        later gets a stub), or under FLAGS_executor_poison_freed poison its buffer and leave it."""
+        later gets a stub), or under FLAGS_executor_poison_freed poison its buffer and leave it.
+        The block of a var a stream allocator provides goes on to that stream's next ops, which
+        overwrite it: its slot gets a poisoned array of its own instead."""
         stub, stubbed = self._g["_stub"], self._stubbed
         if not self._poison:
             def release(s: list, v: int, alive: tuple) -> None:
                 s[v] = stub(s[v]) if v in stubbed else None
             return release
         keep = [a for ins in self._instrs for a in ins.attrs.values() if isinstance(a, np.ndarray)]
+        recycled = {v for v, _, _ in self._pooled.values()}
 
         def release_poisoning(s: list, v: int, alive: tuple) -> None:
-            if not release_poisoned(s, v, alive, keep):
+            if v in recycled:
+                s[v] = None if s[v] is None else poisoned_like(s[v])
+            elif not release_poisoned(s, v, alive, keep):
                 s[v] = stub(s[v]) if v in stubbed else None
         return release_poisoning
 
-    def _run_scheduled(self, feeds: Sequence[Any], snaps: list, hook: Hook | None) -> list:
+    def _run_scheduled(self, feeds: Sequence[Any], snaps: list, hook: Hook | None, check: bool) -> list:
         """Dependency counters and reference counts, reset from the plan; ready ops by
         (scheduling_priority, plan index)."""
         plan = self.plan
-        if self._op_fns is None:
-            self._op_fns = self._compile_op_functions()
-        fns, g = self._op_fns, self._g
+        fns, g = self._op_functions(check), self._g
         s: list[Any] = [None] * len(plan.var_names)
         r: list[Any] = [None] * len(self.fetch_names)
         g["_load"](s)

@@ -24,6 +24,11 @@ and runs it any number of times, each run with its own slots and counters:
   released: at once for a host var with no outstanding device use, else when the owner stream
   has passed every use enqueued so far AND every recorded event has completed — never while a
   consumer on another stream has not run;
+- one allocator per stream (J3, allocator.py): the outputs `pooled` names get their block from
+  their stream's pool when the op is launched (on the host, as a CUDA runtime allocates); when
+  such a var's count reaches zero and the other streams passed their uses, its block goes back
+  to that stream's pool at once (FastGC, the stream may still be busy with its last use), its
+  slot is released as above; only ops launched on that stream later get the block;
 - errors are values (T5): the first exception is kept with its op; from then on no op starts its
   kernel, but every op is still settled (counters, events), so the run always terminates and the
   caller raises the first error; cancellation (KeyboardInterrupt in the caller, T6) uses the
@@ -31,7 +36,8 @@ and runs it any number of times, each run with its own slots and counters:
 The caller returns only after every stream this run used has drained, so nothing of a finished
 run is still executing when the next run starts. A run's hook sees, per op, "wait" (its waits
 passed), "start", "end" and, for a device op whose successor waits on it, "record" (its event is
-set); and "free" per released var slot — tests read the per-op order (I1) from them.
+set); "free" per released var slot, and "pool" (on the host) when a var's block goes back to
+its stream's pool — tests read the per-op order (I1) from them.
 """
 from __future__ import annotations
 
@@ -39,6 +45,7 @@ import threading
 from heapq import heappop, heappush
 from typing import Any, Callable, Sequence
 
+from .allocator import StreamAllocator
 from .asyncvalue import AsyncValue
 from .stream_analysis import Context
 from .streams import WorkQueue, host_pool, launch_queue, stream
@@ -53,10 +60,12 @@ _KINDS = {"direct": _DIRECT, "event": _EVENT, "sync": _SYNC}
 class _Run:
     """The state of one run: slots, fetches, counters, events, the first error."""
 
-    __slots__ = ("s", "r", "feeds", "snaps", "hook", "dep", "ref", "lock", "unfinished", "error", "cancel",
-                 "done", "events", "outstanding", "used")
+    __slots__ = ("fns", "s", "r", "feeds", "snaps", "hook", "dep", "ref", "lock", "unfinished", "error", "cancel",
+                 "done", "events", "outstanding", "used", "blocks")
 
-    def __init__(self, runner: "ParallelRunner", feeds: Sequence[Any], snaps: list, hook: Hook | None):
+    def __init__(self, runner: "ParallelRunner", fns: Sequence[Callable], feeds: Sequence[Any], snaps: list,
+                 hook: Hook | None):
+        self.fns = fns
         self.s: list[Any] = [None] * runner.n_vars
         self.r: list[Any] = [None] * runner.n_fetches
         self.feeds, self.snaps, self.hook = feeds, snaps, hook
@@ -70,18 +79,19 @@ class _Run:
         self.events = [AsyncValue() if rec else None for rec in runner.records]
         self.outstanding: dict[int, list[AsyncValue]] = {}
         self.used: set[str] = set()
+        self.blocks: list[Any] = [None] * runner.n_vars if runner.pooled else []   # var -> its allocator block
 
 
 class ParallelRunner:
     """One plan's parallel schedule, built once per core; `run` may be called from many threads."""
 
-    def __init__(self, *, fns: Sequence[Callable], contexts: Sequence[Context],
+    def __init__(self, *, contexts: Sequence[Context],
                  downstream: Sequence[frozenset[int]], dep_count: Sequence[int], next_kind: dict[tuple[int, int], str],
                  gc_check_vars: Sequence[Sequence[int]], ref_count: dict[int, int], freeable: Sequence[bool],
                  owner: Sequence[str | None], release: Callable[[list, int, tuple], None], n_vars: int,
-                 n_fetches: int, record_stream: bool, priority: Sequence[int]):
-        n = len(fns)
-        self.fns = tuple(fns)
+                 n_fetches: int, record_stream: bool, priority: Sequence[int],
+                 pooled: dict[int, tuple[int, tuple[int, ...], Any]]):
+        n = len(contexts)
         self.n_ops, self.n_vars, self.n_fetches = n, n_vars, n_fetches
         self.dep_count = tuple(dep_count)
         self.device = tuple(c.is_device for c in contexts)
@@ -104,16 +114,20 @@ class ParallelRunner:
         self._release_slot = release
         self.priority = tuple(priority)
         self.roots = tuple(sorted((i for i in range(n) if self.dep_count[i] == 0), key=self._rank))
+        self.pooled = dict(pooled)
+        self.pooled_var = frozenset(v for v, _, _ in pooled.values())
+        self.allocators = {self.stream_of[i]: StreamAllocator(self.stream_of[i]) for i in sorted(pooled)}
 
     def _rank(self, i: int) -> tuple[int, int]:
         """Paddle's instruction_scheduling_priority_less: lower priority value first, then op index."""
         return (self.priority[i], i)
 
     # ------------------------------------------------------------ the caller's side
-    def run(self, feeds: Sequence[Any], snaps: list, hook: Hook | None, load: Callable[[list], None],
-            commit: Callable[[list], None]) -> list:
-        """Run every op once; the fetches. Raises the first op error (with its traceback)."""
-        run = _Run(self, feeds, snaps, hook)
+    def run(self, fns: Sequence[Callable], feeds: Sequence[Any], snaps: list, hook: Hook | None,
+            load: Callable[[list], None], commit: Callable[[list], None]) -> list:
+        """Run every op once with `fns` (one per op, the core's generated code); the fetches.
+        Raises the first op error (with its traceback)."""
+        run = _Run(self, fns, feeds, snaps, hook)
         load(run.s)
         if self.n_ops == 0:
             commit(run.s)
@@ -150,7 +164,7 @@ class ParallelRunner:
         """RunInstructionAsync: op `i`, then the successors this thread keeps, until none is left.
         The hot loop of the parallel run, so its lookups are hoisted into locals."""
         run, i = arg
-        fns, device, waits, succ, gc = self.fns, self.device, self.waits, self.succ, self.gc
+        fns, device, waits, succ, gc = run.fns, self.device, self.waits, self.succ, self.gc
         s, snaps, feeds, r, hook, lock, dep = run.s, run.snaps, run.feeds, run.r, run.hook, run.lock, run.dep
         ready = [self._rank(i)]   # this worker's ready ops (H6: a priority queue, [003]'s SchedulingQueue)
         while ready:
@@ -217,6 +231,10 @@ class ParallelRunner:
                 run.used.add(name)
         for p in self.waits[i]:
             st.wait_event(run.events[p])
+        alloc = self.pooled.get(i)
+        if alloc is not None:   # allocate on the host at launch, from this stream's pool (J3)
+            v, shape, dtype = alloc
+            run.blocks[v] = self.allocators[name].allocate(shape, dtype)
         st.submit(self._device_body, (run, i))
         if run.events[i] is not None:
             if run.hook is None:
@@ -231,11 +249,14 @@ class ParallelRunner:
         if run.error is not None or run.cancel:
             return
         hook = run.hook
+        alloc = self.pooled.get(i)
+        if alloc is not None:   # the kernel writes into the block allocated at launch
+            run.s[alloc[0]] = run.blocks[alloc[0]]
         try:
             if hook is not None:
                 hook("wait", i, run.s)       # the stream passed the waits enqueued before this op
                 hook("start", i, run.s)
-            self.fns[i](run.s, run.snaps, run.feeds, run.r)
+            run.fns[i](run.s, run.snaps, run.feeds, run.r)
             if hook is not None:
                 hook("end", i, run.s)
         except BaseException as e:  # noqa: BLE001 - errors are values: kept, raised in the caller
@@ -278,12 +299,22 @@ class ParallelRunner:
 
     def _release(self, run: _Run, v: int, pending: list[AsyncValue]) -> None:
         owner = self.owner[v]
-        if owner is not None:                       # stream-ordered: after the owner's queued uses
-            marker = AsyncValue()
+        if owner is not None:
+            if v in self.pooled_var:                # FastGC into the owner stream's own pool (J3)
+                self._after(run, list(pending), lambda: self._to_pool(run, v, owner))
+            marker = AsyncValue()                   # stream-ordered: after the owner's queued uses
             stream(owner).record(marker)
             pending.append(marker)
-        if not pending:
+        elif not pending:                           # the host path, per freed var: kept lean
             self._free(run, v)
+            return
+        self._after(run, pending, lambda: self._free(run, v))
+
+    @staticmethod
+    def _after(run: _Run, pending: list[AsyncValue], fn: Callable[[], None]) -> None:
+        """fn() once every event in `pending` completed (at once when there is none)."""
+        if not pending:
+            fn()
             return
         left = [len(pending)]
 
@@ -292,9 +323,19 @@ class ParallelRunner:
                 left[0] -= 1
                 last = left[0] == 0
             if last:
-                self._free(run, v)
+                fn()
         for ev in pending:
             ev.add_done_callback(passed)
+
+    def _to_pool(self, run: _Run, v: int, owner: str) -> None:
+        """Var v's last use is launched and every other stream passed its uses: its block goes
+        back to `owner`'s pool now, while that stream may still be busy with the queued uses;
+        only ops launched on `owner` from now on get it, and they run after those uses. (Its
+        slot is released in `owner`'s order, as every device var's is.)"""
+        if run.error is None:
+            self.allocators[owner].free(run.blocks[v])
+            if run.hook is not None:
+                run.hook("pool", v, run.s)
 
     def _free(self, run: _Run, v: int) -> None:
         if run.error is not None:  # a failed run keeps its values: the error names its inputs' shapes,

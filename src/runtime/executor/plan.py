@@ -7,7 +7,8 @@ It holds, in the three groups of seed 000 §2.2.2 (checklist C9):
 - analysis: the dependency graph after shrink (`downstream`, `dep_count`, the happens-before
   relation), the successor kinds (direct/event/sync) and the vars each non-direct edge waits
   for, the last-live sets and reference counts of the GC (seed §3.3.2) and the free lists
-  derived from them, the cost estimates and the parallel-or-sequential choice.
+  derived from them, the cost estimates and the parallel-or-sequential choice, and the outputs
+  whose blocks a stream's allocator provides (J3).
 The parallel run (executor/parallel.py) and the sequential mode (in `order`) run the same plan.
 """
 from __future__ import annotations
@@ -84,6 +85,8 @@ class Plan:
     # analysis: the parallel run (executor/cost.py)
     op_cost: tuple[float, ...] = field(default=(), repr=False)   # estimated microseconds per op
     parallel: bool = False          # the cost estimate's choice: parallel pays off for this plan
+    # analysis: memory (executor/allocator.py)
+    pooled: dict[int, str] = field(default_factory=dict, repr=False)   # op -> output its stream's pool provides
 
     @property
     def ops(self) -> list:

@@ -9,7 +9,9 @@ maximum for unsigned ones, True for bools) and stays in its slot, as freed devic
 its address until the allocator hands it out again: a use after free computes with the
 sentinel, and the wrong result shows in a test. A buffer that another live value still shares
 (a view, an in-place output, a fed or fetched array, a program attribute) is not free memory and
-is left alone; so are read-only arrays (broadcast stubs).
+is left alone; so are read-only arrays (broadcast stubs). The buffer of a var a stream's
+allocator recycles (executor/allocator.py) goes on to that stream's next ops, which overwrite
+it; the var's slot gets a poisoned array of its own instead, so a late read still sees NaN.
 """
 from __future__ import annotations
 
@@ -17,7 +19,7 @@ from typing import Any, Iterable
 
 import numpy as np
 
-__all__ = ["poison_value", "release_poisoned"]
+__all__ = ["poison_value", "poisoned_like", "release_poisoned"]
 
 
 def poison_value(dtype: np.dtype) -> Any:
@@ -31,6 +33,12 @@ def poison_value(dtype: np.dtype) -> Any:
     if dtype.kind == "b":
         return True
     return None
+
+
+def poisoned_like(a: np.ndarray) -> np.ndarray:
+    """A new array of `a`'s shape and (floating) dtype holding the sentinel: what the slot of a
+    freed var shows when its buffer itself is handed on to another op (a stream's pool, J3)."""
+    return np.full(a.shape, poison_value(a.dtype), a.dtype)
 
 
 def release_poisoned(slots: list, v: int, others: Iterable[Iterable[Any]], keep: Iterable[Any]) -> bool:
