@@ -33,6 +33,7 @@ __all__ = ["LoopPlan", "body_code", "entry_prologue", "hot_loop", "loops_around"
 
 ITEM = "__sot_item"  # the body function's first parameter: the loop's item
 _READS = frozenset({"LOAD_FAST", "LOAD_FAST_AND_CLEAR", "DELETE_FAST"})
+_STOPS = frozenset({"JUMP", "RETURN_VALUE", "RAISE_VARARGS", "RERAISE"})  # no fall-through
 
 
 @dataclass(frozen=True)
@@ -48,9 +49,6 @@ class LoopPlan:
     exits: tuple[int, ...]
     params: tuple[str, ...]
     changed: tuple[str, ...]
-
-
-_STOPS = frozenset({"JUMP", "RETURN_VALUE", "RAISE_VARARGS", "RERAISE"})  # no fall-through
 
 
 def loops_around(code: NormalisedCode, index: int) -> list[tuple[int, int]]:
