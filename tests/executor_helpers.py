@@ -137,6 +137,22 @@ class Recorder:
         return [(e, i) for e, i, _, _ in self.log].index((event, index))
 
 
+def seed_training_program(n_feeds: int):
+    """The execution seed's training example: Linear(16->1) + MSELoss + Adam on batches of 8;
+    returns (main, startup, loss, feeds) with `n_feeds` seeded batches."""
+    import runtime.static as static  # noqa: PLC0415
+    main, startup = static.Program(), static.Program()
+    with static.program_guard(main, startup):
+        x = static.data(shape=[8, 16], name="x")
+        label = static.data(shape=[8, 1], name="label")
+        loss = paddle.nn.MSELoss()(paddle.nn.Linear(16, 1)(x), label)
+        paddle.optimizer.Adam(learning_rate=0.01).minimize(loss)
+    rng = np.random.default_rng(0)
+    feeds = [{"x": rng.normal(size=(8, 16)).astype(np.float32), "label": rng.normal(size=(8, 1)).astype(np.float32)}
+             for _ in range(n_feeds)]
+    return main, startup, loss, feeds
+
+
 def chain_program(n: int, shape=(4,)):
     """x -> exp -> tanh -> exp ... (n ops); returns (program, name of the last var)."""
     import runtime.static as static  # noqa: PLC0415

@@ -14,7 +14,7 @@ import threading
 import numpy as np
 import pytest
 from executor_helpers import (Recorder, chain_program, default_executor_flags, no_passes, op,  # noqa: F401
-                              random_dag, var, writer)
+                              random_dag, seed_training_program, var, writer)
 
 import runtime as paddle
 from runtime import static
@@ -359,16 +359,8 @@ def test_the_first_run_of_an_auto_parallel_core_stays_on_the_callers_thread(no_p
 def test_the_seed_training_example_trains_identically_threaded_and_sequential(static_mode):
     # scenarios 1 and 23: Linear(16->1) + MSELoss + Adam, 10 steps forced parallel (on two
     # emulated-stream policies) and sequential from the same start: losses and parameters equal
-    main, startup = static.Program(), static.Program()
-    with static.program_guard(main, startup):
-        x = static.data(shape=[8, 16], name="x")
-        label = static.data(shape=[8, 1], name="label")
-        loss = paddle.nn.MSELoss()(paddle.nn.Linear(16, 1)(x), label)
-        paddle.optimizer.Adam(learning_rate=0.01).minimize(loss)
+    main, startup, loss, feeds = seed_training_program(10)
     params = [p.name for p in main.global_block().all_parameters()]
-    rng = np.random.default_rng(0)
-    feeds = [{"x": rng.normal(size=(8, 16)).astype(np.float32), "label": rng.normal(size=(8, 1)).astype(np.float32)}
-             for _ in range(10)]
     saved = paddle.get_flags(["FLAGS_executor_parallel", "FLAGS_executor_stream_policy"])
     results = []
     try:

@@ -9,7 +9,7 @@ import threading
 
 import numpy as np
 import pytest
-from executor_helpers import Recorder, default_executor_flags, no_passes, op, random_dag, var, writer  # noqa: F401
+from executor_helpers import Recorder, default_executor_flags, no_passes, op, random_dag, seed_training_program, var, writer  # noqa: F401,E501
 
 import runtime as paddle
 from runtime import static
@@ -148,15 +148,7 @@ def test_seed_gc_table_on_a_device_has_the_d2h_copy_before_the_fetch(no_passes, 
 
 def test_a_training_step_on_the_emulated_device_equals_the_cpu_run(static_mode, flags):
     # copies of fed values and results, parameters updated in place on the device side
-    main, startup = static.Program(), static.Program()
-    with static.program_guard(main, startup):
-        x = static.data(shape=[8, 16], name="x")
-        label = static.data(shape=[8, 1], name="label")
-        loss = paddle.nn.MSELoss()(paddle.nn.Linear(16, 1)(x), label)
-        paddle.optimizer.Adam(learning_rate=0.01).minimize(loss)
-    rng = np.random.default_rng(0)
-    feeds = [{"x": rng.normal(size=(8, 16)).astype(np.float32), "label": rng.normal(size=(8, 1)).astype(np.float32)}
-             for _ in range(5)]
+    main, startup, loss, feeds = seed_training_program(5)
     results = []
     for mode, policy in (("never", "host"), ("always", "single"), ("always", "auto")):
         flags(executor_parallel=mode, executor_stream_policy=policy)

@@ -63,39 +63,31 @@ def min_graph_size() -> int:
     """The fewest ops a subgraph needs to be compiled (set_min_graph_size, else SOT_MIN_GRAPH_SIZE, else 1)."""
     if _min_graph_size is not None:
         return _min_graph_size
-    value = os.environ.get("SOT_MIN_GRAPH_SIZE", "")
-    try:
-        size = int(value) if value else 1
-    except ValueError:
-        raise ValueError(f"SOT_MIN_GRAPH_SIZE must be a non-negative integer, got {value!r}") from None
-    if size < 0:
-        raise ValueError(f"SOT_MIN_GRAPH_SIZE must be a non-negative integer, got {value!r}")
-    return size
+    return _env_int("SOT_MIN_GRAPH_SIZE", 1, 0)
 
 
 def max_loop_breaks() -> int:
     """How many iterations a loop whose body breaks may run compiled (SOT_MAX_LOOP_BREAKS, else 32)."""
-    value = os.environ.get("SOT_MAX_LOOP_BREAKS", "")
-    try:
-        limit = int(value) if value else 32
-    except ValueError:
-        limit = -1
-    if limit < 0:
-        raise ValueError(f"SOT_MAX_LOOP_BREAKS must be a non-negative integer, got {value!r}")
-    return limit
+    return _env_int("SOT_MAX_LOOP_BREAKS", 32, 0)
 
 
 def max_unroll() -> int:
     """How many iterations of a `for` loop of the translated frame are unrolled into its graph
     (SOT_MAX_UNROLL, else 64); a longer loop breaks there and runs as a real loop."""
-    value = os.environ.get("SOT_MAX_UNROLL", "")
+    return _env_int("SOT_MAX_UNROLL", 64, 1)
+
+
+def _env_int(name: str, default: int, minimum: int) -> int:
+    """The integer environment variable `name` (`default` when unset or empty), at least `minimum`."""
+    value = os.environ.get(name, "")
     try:
-        limit = int(value) if value else 64
+        number = int(value) if value else default
     except ValueError:
-        limit = -1
-    if limit < 1:
-        raise ValueError(f"SOT_MAX_UNROLL must be a positive integer, got {value!r}")
-    return limit
+        number = minimum - 1
+    if number < minimum:
+        kind = "non-negative" if minimum == 0 else "positive"
+        raise ValueError(f"{name} must be a {kind} integer, got {value!r}")
+    return number
 
 
 def set_min_graph_size(size: int | None) -> None:
