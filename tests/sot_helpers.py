@@ -44,6 +44,25 @@ def assert_same_result(jit, eager):
         assert jit == eager
 
 
+def tensors_of(result):
+    """The tensors among a result (itself, or the items of a tuple/list)."""
+    return [r for r in (result if isinstance(result, (tuple, list)) else (result,)) if isinstance(r, paddle.Tensor)]
+
+
+def run_with_grads(fn, inputs, *args):
+    """fn(*inputs, *args), then backward of the sum of its tensor outputs that require grad: the result,
+    each input's gradient and the grad mode after the call (gradients are cleared afterwards)."""
+    result = fn(*inputs, *args)
+    mode_after = paddle.is_grad_enabled()
+    live = [t for t in tensors_of(result) if not t.stop_gradient]
+    if live:
+        sum(t.sum() for t in live).backward()
+    grads = [None if t.grad is None else t.grad.numpy().copy() for t in inputs]
+    for t in inputs:
+        t.clear_gradient()
+    return result, grads, mode_after
+
+
 def captured(fn, *args, **kwargs):
     """Runs fn eagerly and under to_static, checks both agree and that the frame was translated."""
     jit = jit_of(fn)

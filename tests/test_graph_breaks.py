@@ -224,29 +224,6 @@ def test_a_break_inside_try_resumes_in_the_try_and_its_exceptions_reach_the_hand
         assert bool(report.fallbacks) == (fn is raises_in_try)
 
 
-def condition_in_with(x, lock):
-    with lock:
-        if x.sum() > 0:
-            return x + 1
-    return x
-
-
-def test_a_break_inside_a_with_block_runs_the_frame_eagerly():
-    x = rand(3)
-    jit = jit_of(condition_in_with)
-    assert_same_result(jit(x, Lock()), condition_in_with(x, Lock()))
-    (fallback,) = jit.sot_translator.fallbacks  # the break's reason; a with body's handler cannot be resumed
-    assert fallback.code == "SOT-B001" and fallback.where.endswith(f":{condition_in_with.__code__.co_firstlineno + 2}")
-
-
-class Lock:
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        return False
-
-
 @pytest.mark.parametrize("fn, detail", [(closure_with_tensor_condition, "closure cells")])
 def test_where_a_break_cannot_be_built_the_frame_runs_eagerly(fn, detail):
     x = rand(3)

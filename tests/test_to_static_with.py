@@ -19,7 +19,7 @@ import sot
 from runtime import nn
 from sot import config
 from sot.ir import Meta, SIRBuilder
-from sot_helpers import assert_same_result, events, jit_of, translators
+from sot_helpers import assert_same_result, events, jit_of, run_with_grads, tensors_of, translators
 
 
 @pytest.fixture(autouse=True)
@@ -34,33 +34,15 @@ def _x(values=(1.0, 2.0, 4.0), grad=True):
     return paddle.to_tensor(np.array(values, "float32"), stop_gradient=not grad)
 
 
-def _tensors(result):
-    return [r for r in (result if isinstance(result, (tuple, list)) else (result,)) if isinstance(r, paddle.Tensor)]
-
-
-def _run_with_grads(fn, inputs, *args):
-    """fn(*inputs, *args), then backward of the sum of its tensor outputs that require grad: the result,
-    each input's gradient and the grad mode after the call (gradients are cleared afterwards)."""
-    result = fn(*inputs, *args)
-    mode_after = paddle.is_grad_enabled()
-    live = [t for t in _tensors(result) if not t.stop_gradient]
-    if live:
-        sum(t.sum() for t in live).backward()
-    grads = [None if t.grad is None else t.grad.numpy().copy() for t in inputs]
-    for t in inputs:
-        t.clear_gradient()
-    return result, grads, mode_after
-
-
 def _assert_like_eager(fn, *args, inputs=None, translations=1, **options):
     """JIT and eager agree on values, stop_gradient flags, gradients and the grad mode after the call;
     the frame was captured whole (no fallback, no break) in `translations` translations."""
     inputs = inputs if inputs is not None else [_x()]
-    want, want_grads, want_mode = _run_with_grads(fn, inputs, *args)
+    want, want_grads, want_mode = run_with_grads(fn, inputs, *args)
     jit = jit_of(fn, **options)
-    got, got_grads, got_mode = _run_with_grads(jit, inputs, *args)
+    got, got_grads, got_mode = run_with_grads(jit, inputs, *args)
     assert_same_result(got, want)
-    assert [t.stop_gradient for t in _tensors(got)] == [t.stop_gradient for t in _tensors(want)]
+    assert [t.stop_gradient for t in tensors_of(got)] == [t.stop_gradient for t in tensors_of(want)]
     for g, w in zip(got_grads, want_grads):
         assert (g is None) == (w is None)
         if w is not None:
@@ -356,8 +338,8 @@ def test_a_no_grad_block_in_a_graph_too_small_to_compile_runs_its_ops_under_no_g
     try:
         jit = jit_of(centred)
         x = _x()
-        want, want_grads, _ = _run_with_grads(centred, [x])
-        got, got_grads, _ = _run_with_grads(jit, [x])
+        want, want_grads, _ = run_with_grads(centred, [x])
+        got, got_grads, _ = run_with_grads(jit, [x])
         assert_same_result(got, want)
         np.testing.assert_allclose(got_grads[0], want_grads[0])
         assert [e.code for e in jit.sot_translator.small_graphs] == ["SOT-C001"]
@@ -382,10 +364,10 @@ def print_then_no_grad(x):
 @pytest.mark.parametrize("fn", [no_grad_then_print, print_then_no_grad])
 def test_a_no_grad_block_before_or_after_a_graph_break_is_captured_with_eager_gradients(fn, capsys):
     x = _x()
-    want, want_grads, _ = _run_with_grads(fn, [x])
+    want, want_grads, _ = run_with_grads(fn, [x])
     want_out = capsys.readouterr().out
     jit = jit_of(fn)
-    got, got_grads, mode = _run_with_grads(jit, [x])
+    got, got_grads, mode = run_with_grads(jit, [x])
     assert capsys.readouterr().out == want_out
     assert_same_result(got, want)
     np.testing.assert_allclose(got_grads[0], want_grads[0], rtol=1e-6)
@@ -403,10 +385,10 @@ def prints_inside_no_grad(x):
 
 def test_what_cannot_be_simulated_inside_a_with_block_gives_eagers_output_and_gradients(capsys):
     x = _x()
-    want, want_grads, _ = _run_with_grads(prints_inside_no_grad, [x])
+    want, want_grads, _ = run_with_grads(prints_inside_no_grad, [x])
     want_out = capsys.readouterr().out
     jit = jit_of(prints_inside_no_grad)
-    got, got_grads, mode = _run_with_grads(jit, [x])
+    got, got_grads, mode = run_with_grads(jit, [x])
     assert capsys.readouterr().out == want_out
     assert_same_result(got, want)
     np.testing.assert_allclose(got_grads[0], want_grads[0], rtol=1e-6)
@@ -428,10 +410,10 @@ def calls_a_helper_that_cannot_be_inlined(x):
 
 def test_a_callee_whose_no_grad_block_cannot_be_simulated_breaks_the_caller_with_eager_gradients(capsys):
     x = _x()
-    want, want_grads, _ = _run_with_grads(calls_a_helper_that_cannot_be_inlined, [x])
+    want, want_grads, _ = run_with_grads(calls_a_helper_that_cannot_be_inlined, [x])
     want_out = capsys.readouterr().out
     jit = jit_of(calls_a_helper_that_cannot_be_inlined)
-    got, got_grads, mode = _run_with_grads(jit, [x])
+    got, got_grads, mode = run_with_grads(jit, [x])
     assert capsys.readouterr().out == want_out
     assert_same_result(got, want)
     np.testing.assert_allclose(got_grads[0], want_grads[0], rtol=1e-6)

@@ -88,14 +88,13 @@ class GraphBreak(Exception):
 
 
 def breakable(code: NormalisedCode, ins: Instruction) -> bool:
-    """Whether generated code can run `ins` for real and resume after it. Under a `try` (an
-    exception entry without `lasti`: the body of try/except or try/finally) it can: the generated
-    code sends what `ins` raises to a resume function entered at the handler. A `with` body's
-    entry pushes `lasti`, an offset in the code that raised, which a resume function cannot use."""
+    """Whether generated code can run `ins` for real and resume after it. Under a `try` or inside a
+    `with` body it can: the generated code sends what `ins` raises to a resume function entered at
+    the handler (a `with` body's handler, which wants an offset under the exception, gets its resume
+    function's first); whether the `with`'s context can be rebuilt is the break code's to say."""
     if ins.opname == "LOAD_ATTR" and ins.is_method:
         return False  # it may push a NULL slot, which the break's tail could not pass on
-    entry = code.handler(ins)
-    return ins.opname in _FALL_THROUGH and (entry is None or not entry.lasti)
+    return ins.opname in _FALL_THROUGH
 
 
 def successors(code: NormalisedCode, ins: Instruction) -> list[tuple[Instruction, int, int]]:

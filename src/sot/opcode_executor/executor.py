@@ -502,9 +502,10 @@ class OpcodeExecutor(CallMixin, AttributeMixin, ContextMixin):
 
     @handles("LOAD_CONST")
     def _load_const(self, ins: Instruction) -> None:
-        if not _is_constant(ins.argval):
-            self.unsupported(f"a constant of type {type(ins.argval).__name__}")
-        self.stack.append(ConstantVariable(ins.argval, ConstTracker(ins.argval)))
+        if _is_constant(ins.argval):
+            self.stack.append(ConstantVariable(ins.argval, ConstTracker(ins.argval)))
+        else:  # an object generated code pins by identity (a resume prologue's context type): no guard
+            self.stack.append(self.wrap(ins.argval, ConstTracker(ins.argval)))
 
     def local(self, name: str) -> Variable:
         """The Variable of a local; an argument of the translated frame is read on first use."""

@@ -20,8 +20,11 @@ are the stack items and the frame's bound locals. The translator makes it a tran
 (`make_resume`), so the rest of every frame is captured again when it runs; a caller whose CALL is
 followed by RETURN_VALUE needs none (the callee's result is its own). At a breaking CALL whose
 callee is Python code, the callee is replaced by its translated version (`translated(fn)`).
-Under a `try`, what the breaking instruction raises goes to one more tail, the resume function
-entered at the handler. A break at the head of a loop that runs for real (see `loops`) emits the
+Under a `try` or in a `with` body, what the breaking instruction raises goes to one more tail,
+the resume function entered at the handler. In a `with` block over a grad-mode context, the
+context is entered for real around the instruction and left before each tail; the resume function
+enters it again in its prologue (`with no_grad():` from its start), so its translation simulates
+the block with the caller's grad mode outside it, as a compiled subgraph needs. A break at the head of a loop that runs for real (see `loops`) emits the
 loop instead of the instruction: it calls the loop's body function per iteration and its tails
 continue where the loop exits.
 
@@ -37,6 +40,7 @@ import types
 import weakref
 from typing import Any, Callable
 
+from runtime.autograd import enable_grad, no_grad
 from sot.blocklist import breaks_on, is_skipped
 from sot.markers import is_not_to_static
 from sot.ir import Symbol
@@ -44,6 +48,7 @@ from sot.pyversion import ExceptionEntry, Instruction, NormalisedCode, decode, e
 
 from .breaks import FrameState, GraphBreak, successors
 from .calls import is_runtime_api
+from .contexts import GradModeExitVariable
 from .dispatch import Unsupported
 from .loops import body_code, entry_prologue
 from .trackers import LocalTracker
@@ -169,7 +174,9 @@ class _BreakEmitter:
         self.root_stores: list[tuple[str, str]] = []  # (local, temporary) set before the breaking instruction
         self.eager: frozenset[int] = frozenset()  # indices of the frames whose resume functions run eagerly
         self.loop: tuple | None = None  # (LoopPlan, body function): the breaking FOR_ITER's loop runs for real
-        self.table: tuple[ExceptionEntry, ...] = ()  # the breaking instruction's handler, under a `try`
+        self.table: tuple[ExceptionEntry, ...] = ()  # the breaking instruction's handler, under a `try`/`with`
+        self.contexts: dict[str, type] = {}  # temporary holding the `__exit__` of a grad-mode context entered
+        #                                      for real around the breaking instruction -> the context's type
 
     def fail(self, detail: str) -> None:
         raise Unsupported(self.brk.instruction.opname, self.brk.cause.where, f"cannot break here: {detail}")
@@ -189,8 +196,7 @@ class _BreakEmitter:
 
     def callable_const(self, fn: Any) -> None:
         """Push `fn` with its NULL slot, ready for CALL."""
-        slots = [Instruction("LOAD_CONST", argval=fn), Instruction("PUSH_NULL")]
-        self.body += slots if versions.NULL_AFTER_CALLABLE else slots[::-1]
+        self.body += _callable(Instruction("LOAD_CONST", argval=fn))
 
     # ------------------------------------------------------------ the code
     def run(self) -> types.CodeType:
@@ -221,7 +227,7 @@ class _BreakEmitter:
                    in enumerate(zip(callers, below, loads[1:]))]
         for temp in stack_temps:
             self.emit("PUSH_NULL") if temp is None else self.emit("LOAD_FAST", argval=temp)
-        if self.loop is not None:
+        if self.loop is not None:  # (never inside a with block: see loops.plan_loop)
             self.run_loop(inner, stack_temps, loads[0])
         else:
             real = dataclasses.replace(ins, target=None, lineno=ins.lineno)
@@ -234,7 +240,8 @@ class _BreakEmitter:
                 real.target = tails[-1]
             entry = inner.executor.normalised.handler(ins)
             if entry is not None:  # what the instruction raises goes on in a resume function at the handler
-                handler = self.tail(inner, entry.target, stack_temps[:entry.depth], 1, loads[0], returns)
+                handler = self.tail(inner, entry.target, stack_temps[:entry.depth], 1, loads[0], returns,
+                                    lasti=entry.lasti)
                 self.table = (ExceptionEntry(real, real, handler, entry.depth, False),)
         body = tuple(self.body)
         for item in body:
@@ -307,8 +314,8 @@ class _BreakEmitter:
         if after.opname == "RETURN_VALUE":
             return None
         items = [*below, "__result__"]
-        nulls = {i for i, temp in enumerate(items) if temp is None}
-        code = resume_code(frame.executor.code, frame.executor.normalised, after, len(items), nulls,
+        made = {i: None for i, temp in enumerate(items) if temp is None}
+        code = resume_code(frame.executor.code, frame.executor.normalised, after, len(items), made,
                            frame_locals(frame.executor)[1])
         return self.make_resume(code, frame.executor.f_globals, eager), [t for t in below if t is not None], locals_
 
@@ -332,21 +339,34 @@ class _BreakEmitter:
         self.call(len(stack) + len(locals_))
 
     def tail(self, inner: FrameState, target: Instruction, kept: list[str | None], pushed: int,
-             loads: tuple[list[str], list[str]], returns: list[tuple | None]) -> Instruction:
+             loads: tuple[list[str], list[str]], returns: list[tuple | None], lasti: bool = False) -> Instruction:
         """Call the innermost frame's resume function for `target`, pass its result up through each
         caller's, and return it; the tail's first instruction. The stack below what the instruction
         pushed is unchanged: its items come from their temporaries (NULL slots, which no instruction
-        may pop, stay on the real stack until the frame returns)."""
+        may pop, stay on the real stack until the frame returns). The grad-mode contexts entered for
+        the instruction are left first; the resume function enters them again in its prologue (its
+        translation then simulates the `with` from its start). `lasti`: the handler of a `with` body,
+        entered with an offset under the exception (one of the resume function's own: its first)."""
         first = len(self.body)
         results = [self.temp() for _ in range(pushed)]
         for name in reversed(results):
             self.emit("STORE_FAST", argval=name)
+        for temp in reversed([t for t in kept if t in self.contexts]):
+            self.body += _callable(Instruction("LOAD_FAST", argval=temp))
+            for _ in range(3):
+                self.emit("LOAD_CONST", argval=None)
+            self.call(3)
+            self.emit("POP_TOP")
+        if lasti:
+            results.insert(0, self.temp())
+            self.emit("LOAD_CONST", argval=0)
+            self.emit("STORE_FAST", argval=results[0])
         items = [*kept, *results]
-        nulls = {i for i, temp in enumerate(items) if temp is None}
+        made = {i: self.contexts.get(temp) for i, temp in enumerate(items) if temp is None or temp in self.contexts}
         values, names = loads
-        code = resume_code(inner.executor.code, inner.executor.normalised, target, len(items), nulls, names)
+        code = resume_code(inner.executor.code, inner.executor.normalised, target, len(items), made, names)
         self.call_resume(self.make_resume(code, inner.executor.f_globals, 0 in self.eager),
-                         [t for t in items if t is not None], values)
+                         [t for i, t in enumerate(items) if i not in made], values)
         for caller in returns:
             if caller is not None:
                 resume, below, locals_ = caller
@@ -361,12 +381,17 @@ class _BreakEmitter:
         """A temporary holding the value `var` stands for (each Variable built once: aliases stay aliases)."""
         key = (id(var), translate_callee)
         if key not in self.temps:
+            kind = None
             if translate_callee:
                 self.push_translated(var)
+            elif isinstance(var, GradModeExitVariable):
+                kind = self.enter(var)
             else:
                 self.push(var)
             self.temps[key] = self.temp()
             self.emit("STORE_FAST", argval=self.temps[key])
+            if kind is not None:
+                self.contexts[self.temps[key]] = kind
         return self.temps[key]
 
     def load(self, var: Variable) -> bool:
@@ -429,6 +454,17 @@ class _BreakEmitter:
         else:
             self.fail(f"rebuilding {var!r}")
 
+    def enter(self, exit_: GradModeExitVariable) -> type:
+        """Push the `__exit__` of a fresh grad-mode context of `exit_`'s mode, entered for real: the
+        breaking instruction runs in that mode. The stack's contexts are entered from the bottom up,
+        as the frame entered them, so each one's exit restores the mode its block was entered in (the
+        enclosing block's, or the caller's); the context's type."""
+        kind = enable_grad if exit_.context.mode else no_grad
+        self.callable_const(_entered)
+        self.emit("LOAD_CONST", argval=kind)
+        self.call(1)
+        return kind
+
     def bind(self, function: Any, receiver: Variable) -> None:
         """Push `types.MethodType(function, receiver)`."""
         temp = self.materialise(receiver)
@@ -449,6 +485,18 @@ class _BreakEmitter:
             self.bind(self.translated(type(var.value).__call__), var)
         else:
             self.push(var)
+
+
+def _entered(kind: type) -> Callable:
+    """The `__exit__` of a new grad-mode context of `kind`, entered."""
+    context = kind()
+    context.__enter__()
+    return context.__exit__
+
+
+def _callable(load: Instruction) -> list[Instruction]:
+    """`load` (pushing a callable) with the NULL slot CALL expects, in this version's order."""
+    return [load, Instruction("PUSH_NULL")] if versions.NULL_AFTER_CALLABLE else [Instruction("PUSH_NULL"), load]
 
 
 def _translatable(fn: Any) -> bool:
@@ -490,26 +538,26 @@ _RESUMES = CodeMap()  # an original code -> its resume codes by (target index, s
 
 
 def resume_code(code: types.CodeType, normalised: NormalisedCode, target: Instruction, depth: int,
-                nulls: set[int], bound: list[str]) -> types.CodeType:
-    """The code of `code` (decoded: `normalised`) entered at `target` with `depth` stack items (NULL at
-    `nulls`) passed in as arguments before the bound locals. A resume function's own resume enters the
-    original code, and each entry point has one code object: a loop that breaks in every iteration
-    reuses one resume function (translated once), where fresh code per iteration would translate again
-    in every iteration."""
+                made: dict[int, type | None], bound: list[str]) -> types.CodeType:
+    """The code of `code` (decoded: `normalised`) entered at `target` with `depth` stack items passed in
+    as arguments before the bound locals, except those its prologue makes (`made`: index -> None for
+    a NULL slot, or the type of a grad-mode context it enters, leaving that context's `__exit__`). A
+    resume function's own resume enters the original code, and each entry point has one code object:
+    a loop that breaks in every iteration reuses one resume function (translated once), where fresh
+    code per iteration would translate again in every iteration."""
     origin = _ORIGINS.get(code)
     if origin is not None and origin[0]() is not None:
         code, original, offset = origin[0](), origin[1], origin[2]
         target = original.instructions[normalised.index(target) - offset]
         normalised = original
-    key = (normalised.index(target), depth, frozenset(nulls), tuple(bound))
+    key = (normalised.index(target), depth, frozenset(made.items()), tuple(bound))
     known = _made_from(code)
     if key not in known:
-        made = _enter_at(normalised, target, depth, nulls, bound)
-        decoded = decode(made)
-        offset = len(entry_prologue(normalised.meta)) + depth + 1  # (COPY_FREE_VARS,) RESUME, the stack, the JUMP
+        entered, offset = _enter_at(normalised, target, depth, made, bound)
+        decoded = decode(entered)
         if [i.opname for i in decoded.instructions[offset:]] == [i.opname for i in normalised.instructions]:
-            _ORIGINS.set(made, (weakref.ref(code), normalised, offset))
-        known[key] = made
+            _ORIGINS.set(entered, (weakref.ref(code), normalised, offset))
+        known[key] = entered
     return known[key]
 
 
@@ -531,9 +579,10 @@ def loop_body(code: types.CodeType, normalised: NormalisedCode, plan: Any, depth
     return known[key]
 
 
-def _enter_at(normalised: NormalisedCode, target: Instruction, depth: int, nulls: set[int],
-              bound: list[str]) -> types.CodeType:
-    """A new code object: `normalised` with a prologue that pushes its stack arguments and jumps to `target`."""
+def _enter_at(normalised: NormalisedCode, target: Instruction, depth: int, made: dict[int, type | None],
+              bound: list[str]) -> tuple[types.CodeType, int]:
+    """A new code object: `normalised` with a prologue that pushes its stack arguments (or makes them:
+    see `resume_code`) and jumps to `target`; and the prologue's length."""
     mapping = {id(ins): dataclasses.replace(ins) for ins in normalised.instructions}
     for ins in mapping.values():
         if ins.target is not None:
@@ -542,7 +591,7 @@ def _enter_at(normalised: NormalisedCode, target: Instruction, depth: int, nulls
     table = tuple(ExceptionEntry(mapping[id(e.start)], mapping[id(e.end)], mapping[id(e.target)], e.depth, e.lasti)
                   for e in normalised.exception_table)
     n = next(_resume_ids)
-    stack_names = {i: f"__sot_s{n}_{i}" for i in range(depth) if i not in nulls}  # unique: never a local's name
+    stack_names = {i: f"__sot_s{n}_{i}" for i in range(depth) if i not in made}  # unique: never a local's name
     params = [*stack_names.values(), *bound]
     meta = normalised.meta
     base = meta.name.removeprefix("__resume_").rsplit("_", 1)[0] if meta.name.startswith("__resume_") else meta.name
@@ -552,8 +601,14 @@ def _enter_at(normalised: NormalisedCode, target: Instruction, depth: int, nulls
                         varnames=(*params, *(v for v in meta.varnames if v not in params)))
     prologue = entry_prologue(meta)
     for i in range(depth):
-        prologue.append(Instruction("PUSH_NULL") if i in nulls else Instruction("LOAD_FAST", argval=stack_names[i]))
+        if i in stack_names:
+            prologue.append(Instruction("LOAD_FAST", argval=stack_names[i]))
+        elif made[i] is None:
+            prologue.append(Instruction("PUSH_NULL"))
+        else:  # `with <context type>():` entered again, its __exit__ left on the stack
+            prologue += [*_callable(Instruction("LOAD_CONST", argval=made[i])), Instruction("CALL", arg=0, argval=0),
+                         Instruction("BEFORE_WITH"), Instruction("POP_TOP")]
     prologue.append(Instruction("JUMP", target=mapping[id(target)]))
     for ins in prologue:
         ins.lineno = target.lineno
-    return encode(NormalisedCode(tuple(prologue + copies), table, meta))
+    return encode(NormalisedCode(tuple(prologue + copies), table, meta)), len(prologue)
