@@ -284,3 +284,20 @@ def test_a_translated_closure_breaks_and_resumes_with_its_free_variables():
         report = sot.explain(jit, x)
         assert_same_result(report.result, eager(x))
         assert report.fallbacks == [] and [b.code for b in report.breaks] == ["SOT-B001", "SOT-B002"]
+
+
+def scaled_copies(x):
+    for i in range(3):
+        yield x * i
+
+
+def test_a_generator_function_runs_eagerly_with_its_reason_and_full_graph_mode_refuses_it():
+    x = rand(2)
+    jit = jit_of(scaled_copies)
+    got, want = list(jit(x)), list(scaled_copies(x))
+    assert_same_result(got, want)
+    (fallback,) = jit.sot_translator.fallbacks
+    assert fallback.code == "SOT-G001" and "generator" in fallback.reason
+    assert fallback.where.endswith(f":{scaled_copies.__code__.co_firstlineno}")
+    with pytest.raises(sot.GraphBreakError, match="generator"):
+        jit_of(scaled_copies, fallback=False)

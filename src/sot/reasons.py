@@ -46,8 +46,8 @@ REASONS: dict[str, Reason] = {r.code: r for r in (
            "nothing to do: the call runs eagerly and raises what eager code raises"),
     Reason("SOT-E001", "USER", "a call eager code rejects (a shape or dtype error in the user's code)",
            "fix the call: eager code raises the same error"),
-    Reason("SOT-G001", "GAP", "a construct the translation does not support yet (closures across a break, "
-           "a break inside try, a value it cannot rebuild)",
+    Reason("SOT-G001", "GAP", "a construct the translation does not support yet (closures with cells of their "
+           "own across a break, a value it cannot rebuild, a generator function decorated)",
            "report it; the frame runs eagerly meanwhile"),
     Reason("SOT-C001", "COST", "a subgraph below the minimum size worth compiling (SOT_MIN_GRAPH_SIZE): its ops "
            "run eagerly, its translation and breaks stay", "nothing to do; lower SOT_MIN_GRAPH_SIZE to compile it"),

@@ -13,6 +13,7 @@ A frame that cannot be captured runs eagerly (`fallbacks` records why) or, with
 from __future__ import annotations
 
 import dataclasses
+import inspect
 import types
 import weakref
 from dataclasses import dataclass
@@ -47,6 +48,7 @@ _SHARED_CODE_CACHE_LIMIT = 64  # entries for a callee translated on its own at a
 _EAGER = CustomCode(None, True)  # the original code, with the hook off for its callees
 # what an op's meta function raises for a bad call (as eager code does); any other exception
 # during translation is a gap of the JIT, which fallback=False must report, never hide
+_RESUMABLE = inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR | inspect.CO_ITERABLE_COROUTINE
 _USER_ERRORS = (ValueError, TypeError, IndexError, KeyError, ZeroDivisionError, OverflowError)
 
 
@@ -130,6 +132,11 @@ class Translator:
         self.shapes = policy_of(code)  # which input dims its translations leave dynamic (shared per code)
         self.recompiles: list[Recompile] = []  # why each translation after the first was needed
         record.register(self)
+        if code.co_flags & _RESUMABLE:  # its frames are resumed by next()/send(), which the hook leaves alone
+            reason = "a generator or coroutine function runs eagerly (a generator it calls is inlined)"
+            if not fallback:
+                raise GraphBreakError(reason, _where(code))
+            self.fallbacks.append(Fallback(reason, _where(code)))
 
     @record.observed  # time spent translating, SOT_LOG events
     def __call__(self, frame: Any, options: _BreakOptions | None = None) -> Any:
