@@ -60,6 +60,20 @@ def test_the_seed_print_is_deferred_after_one_graph_and_prints_what_eager_prints
     assert report.graph_count == 1 and report.breaks == []  # print(x) is made after the graph (no break)
 
 
+def test_with_print_deferral_off_the_seed_print_breaks_between_two_graphs(monkeypatch, capsys):
+    monkeypatch.setenv("SOT_DEFER_PRINT", "0")
+    x = rand(3)
+    want = fn(x)
+    eager_out = capsys.readouterr().out
+    jit = jit_of(fn)
+    for _ in range(2):
+        report = sot.explain(jit, x)
+        assert capsys.readouterr().out == eager_out
+        assert_same_result(report.result, want)
+        assert report.graph_count == 2 and [b.code for b in report.breaks] == ["SOT-B003"]
+        assert report.fallbacks == []
+
+
 def reads_values(x):
     scale = float(x.max())
     n = int(x.sum() > 1)

@@ -25,13 +25,16 @@ translation for `SOT_DUMP`).
                  longer loop (or one of unknown length: a `while`) runs for real, its body a
                  compiled function; where the body cannot be one, eagerly from the break
                  (SOT-C002): nesting a call per iteration would overflow the stack on long loops.
+    SOT_DEFER_PRINT  "1" (default): a `print` of tensors, constants and containers of them is made
+                 right after its subgraph, with eager's text and order, and does not break; "0":
+                 every `print` breaks the graph and runs for real (SOT-B003), as in PaddleSOT.
 """
 from __future__ import annotations
 
 import os
 from pathlib import Path
 
-__all__ = ["disabled", "dump_dir", "log_topics", "LOG_TOPICS", "max_loop_breaks", "max_unroll", "min_graph_size",
+__all__ = ["defer_print", "disabled", "dump_dir", "log_topics", "LOG_TOPICS", "max_loop_breaks", "max_unroll", "min_graph_size",
            "set_min_graph_size"]
 
 _min_graph_size: int | None = None  # set in code; None: SOT_MIN_GRAPH_SIZE or the default
@@ -75,6 +78,11 @@ def max_unroll() -> int:
     """How many iterations of a `for` loop of the translated frame are unrolled into its graph
     (SOT_MAX_UNROLL, else 64); a longer loop breaks there and runs as a real loop."""
     return _env_int("SOT_MAX_UNROLL", 64, 1)
+
+
+def defer_print() -> bool:
+    """Whether a `print` the translation can replay is deferred to after its subgraph (SOT_DEFER_PRINT)."""
+    return _env_int("SOT_DEFER_PRINT", 1, 0) != 0
 
 
 def _env_int(name: str, default: int, minimum: int) -> int:

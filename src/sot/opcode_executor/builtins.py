@@ -11,6 +11,7 @@ import types
 from typing import TYPE_CHECKING, Any, Callable
 
 from runtime import Tensor
+from sot import config
 from sot.dynamic import specialise
 
 from .variables import (CONSTANT_TYPES, ConstantVariable, DictVariable, FunctionVariable, InstanceVariable,
@@ -197,6 +198,8 @@ def _print(ex: "OpcodeExecutor", args: list[Variable], kwargs: dict[str, Variabl
     Python constants, dtypes, and tuples, lists and dicts of them, with sep/end/flush constants.
     Anything else may run user code or write elsewhere when printed (`file=`, an object's own
     `__str__`): the call breaks the graph and runs for real (SOT-B003)."""
+    if not config.defer_print():
+        ex.unsupported("print (SOT_DEFER_PRINT=0)", "SOT-B003")
     unknown = sorted(set(kwargs) - _PRINT_OPTIONS)
     if unknown:
         ex.unsupported(f"print with {', '.join(unknown)}= cannot be deferred", "SOT-B003")
