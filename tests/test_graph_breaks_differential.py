@@ -1,9 +1,9 @@
 """Differential test of graph breaks: Hypothesis writes random functions that mix tensor work with
 decisions on tensor values, prints (of values read as Python, which break, and of tensors, which are
 deferred to after the graph), writes to a list and an object passed in, calls of a function that
-breaks inside, loops that break in every iteration (short ones, and long ones that run for real)
-and item assignment; the JIT must give eager's results, printed text and side effects, on the first
-call (translation) and on a hit."""
+breaks inside, loops that break in every iteration (short ones, and long ones that run for real),
+item assignment and breaks inside `no_grad` blocks and `try` bodies; the JIT must give eager's
+results, gradients, printed text and side effects, on the first call (translation) and on a hit."""
 import contextlib
 import io
 
@@ -32,7 +32,7 @@ def programs(draw):
         j = draw(st.integers(0, n - 1))
         c = draw(st.sampled_from([0.5, 1.0, 2.0, -1.5]))
         kind = draw(st.sampled_from(["arith", "tanh", "if", "print", "show", "append", "count", "call", "loop",
-                                     "setitem"]))
+                                     "setitem", "no_grad", "try"]))
         if kind == "arith":
             lines.append(f"v{n} = v{j} * {c} + 1")
         elif kind == "tanh":
@@ -54,6 +54,12 @@ def programs(draw):
             continue
         elif kind == "setitem":
             lines += [f"v{n} = v{j} * {c}", f"v{n}[0] = {c}"]
+        elif kind == "no_grad":  # a break inside the block: resumed in it, in its grad mode
+            lines += ["with paddle.no_grad():", f"    v{n} = v{j} * {c}", f"    if v{n}.sum() > {c}:",
+                      f"        v{n} = v{n} + 1", f"    v{n} = v{n} * v{j}"]
+        elif kind == "try":
+            lines += ["try:", f"    v{n} = v{j} - {c}", f"    print('t', v{n}.numpy().round(4).tolist())",
+                      "except ValueError:", f"    v{n} = v{j}"]
         elif kind == "append":
             lines.append(f"log.append(v{j} + {c})")
             continue
@@ -90,13 +96,19 @@ def test_breaks_give_eager_results_prints_and_side_effects(source, seed):
     jit = sot.to_static(fn)
     rng = np.random.default_rng(seed)
     for _ in range(2):  # the translation, then the caches' hits (or a branch not seen yet)
-        x = paddle.to_tensor(rng.uniform(-1, 1, (3,)).astype("float32"))
+        values = rng.uniform(-1, 1, (3,)).astype("float32")
+        x_eager, x_jit = (paddle.to_tensor(values, stop_gradient=False) for _ in range(2))
         eager_state, jit_state = ([1.0], Box()), ([1.0], Box())
         with sot.disable():
-            want, want_out = run(fn, x, *eager_state)
-        got, got_out = run(jit, x, *jit_state)
+            want, want_out = run(fn, x_eager, *eager_state)
+        got, got_out = run(jit, x_jit, *jit_state)
         assert got_out == want_out, source
         assert_same_result(got, want)
+        assert got[0].stop_gradient == want[0].stop_gradient, source
+        if not want[0].stop_gradient:
+            want[0].sum().backward()
+            got[0].sum().backward()
+            np.testing.assert_allclose(x_jit.grad.numpy(), x_eager.grad.numpy(), rtol=1e-5, atol=1e-6)
         assert_same_result(jit_state[0], eager_state[0])  # the list written, item by item
         assert jit_state[1] == eager_state[1]
     assert jit.sot_translator.translations >= 1 and jit.sot_translator.fallbacks == []  # broken, never given up
