@@ -58,6 +58,8 @@ def test_the_seed_print_is_deferred_after_one_graph_and_prints_what_eager_prints
     assert capsys.readouterr().out == eager_out
     assert_same_result(report.result, want)
     assert report.graph_count == 1 and report.breaks == []  # print(x) is made after the graph (no break)
+    assert report.deferred_prints == [f"{__file__}:{fn.__code__.co_firstlineno + 2}"]
+    assert f"print deferred to after its graph ({__file__}:" in str(report)
 
 
 def test_with_print_deferral_off_the_seed_print_breaks_between_two_graphs(monkeypatch, capsys):

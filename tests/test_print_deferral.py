@@ -91,6 +91,8 @@ def test_deferred_prints_come_before_the_output_of_the_instruction_the_graph_bre
         assert [(b.code, int(b.where.rsplit(":", 1)[1]) - line) for b in report.breaks] == [
             ("SOT-B001", 4), ("SOT-B003", 9)]
         assert report.graph_count == 3
+        # each graph's prints, listed where they are made after it; the one to a file ran for real
+        assert [int(w.rsplit(":", 1)[1]) - line for w in report.deferred_prints] == [1, 3, 8, 10]
 
 
 def inner(t):

@@ -7,7 +7,8 @@ with statements is a compiled subgraph (`graph_count`, `sir_texts`), unless it i
 (`eager_graph_count`); an entry whose code breaks
 adds its break (`break_count`, `breaks`, each an `Event` with code, detail and file:line); an entry
 holding a `Fallback` is a frame that ran eagerly, just translated or served from the cache
-(`fallbacks`, each with reason, file:line and code).
+(`fallbacks`, each with reason, file:line and code). A `print` made right after its graph instead
+of breaking it is listed by file:line (`deferred_prints`).
 """
 from __future__ import annotations
 
@@ -34,6 +35,7 @@ class Explanation:
     breaks: list[Event] = field(default_factory=list)
     sir_texts: list[str] = field(default_factory=list)
     translations: int = 0
+    deferred_prints: list[str] = field(default_factory=list)  # file:line of each print made after its graph
 
     def __str__(self) -> str:
         lines = [f"explain {self.name}: {self.graph_count} graph(s), {self.eager_graph_count} small graph(s) run "
@@ -41,6 +43,7 @@ class Explanation:
                  f"{len(self.fallbacks)} fallback(s), {self.translations} new translation(s)"]
         lines += [f"  break: {event}" for event in self.breaks]
         lines += [f"  fallback: [{fb.code}] {fb.reason} ({fb.where})" for fb in self.fallbacks]
+        lines += [f"  print deferred to after its graph ({where})" for where in self.deferred_prints]
         for i, text in enumerate(self.sir_texts):
             lines.append(f"  graph {i}:")
             lines += ["    " + line for line in text.splitlines()]
@@ -87,6 +90,7 @@ def explain(fn: Callable, *args: Any, **kwargs: Any) -> Explanation:
             elif e.payload is not None and e.payload.statements:
                 report.graph_count += 1
                 report.sir_texts.append(str(e.payload))
+            report.deferred_prints += t.entry_prints.get(e.id, [])
             if e.id in t.entry_breaks:
                 report.breaks.append(t.entry_breaks[e.id])
                 report.fallbacks += t.entry_eager_rest.get(e.id, [])  # SOT-C002: the rest ran eagerly

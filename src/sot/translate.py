@@ -106,6 +106,7 @@ class _HookCache(CodeCache):
         self.entry_breaks: dict[int, Event] = {}
         self.entry_eager_rest: dict[int, list[Fallback]] = {}  # SOT-C002: its break's resume runs eagerly
         self.entry_eager: set[int] = set()
+        self.entry_prints: dict[int, list[str]] = {}  # file:line of the prints its code defers
         self.children: list[Translator] = []
 
 
@@ -127,6 +128,7 @@ class Translator:
         self.entry_breaks = installed.entry_breaks  # cache entry id -> the break its code makes on every run
         self.entry_eager_rest = installed.entry_eager_rest  # cache entry id -> its SOT-C002 decisions
         self.entry_eager = installed.entry_eager  # ids of entries whose graph runs eagerly (too small)
+        self.entry_prints = installed.entry_prints  # cache entry id -> file:line of the prints it defers
         self.small_graphs: list[Event] = []  # SOT-C001 decisions of its translations
         self.translations = 0
         self.shapes = policy_of(code)  # which input dims its translations leave dynamic (shared per code)
@@ -185,6 +187,9 @@ class Translator:
                 self.entry_eager_rest[entry.id] = self.fallbacks[n_fallbacks:]
         if self._eager_graph:
             self.entry_eager.add(entry.id)
+        prints = ex.translation.effects.deferred_prints(None if brk is None else brk.barrier)
+        if prints:
+            self.entry_prints[entry.id] = prints
         return custom
 
     def _codegen_break(self, ex: OpcodeExecutor, brk: GraphBreak, options: _BreakOptions) -> types.CodeType:

@@ -208,7 +208,7 @@ def _print(ex: "OpcodeExecutor", args: list[Variable], kwargs: dict[str, Variabl
         if not isinstance(var, ConstantVariable) or (name != "flush" and not isinstance(var.value, (str, type(None)))):
             ex.unsupported(f"print with {name}={var!r} cannot be deferred", "SOT-B003")
         options[name] = var.value
-    ex.translation.effects.print([_printed(ex, a, ()) for a in args], options, ex.builder.mark()[0])
+    ex.translation.effects.print([_printed(ex, a, ()) for a in args], options, ex.builder.mark()[0], ex.where())
     return ConstantVariable(None)
 
 

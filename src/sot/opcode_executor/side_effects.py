@@ -64,6 +64,7 @@ class Print:
     options: dict[str, Any]
     position: int
     stamp: int
+    where: str  # file:line of the call
 
 
 @dataclass
@@ -105,8 +106,14 @@ class SideEffects:
                 return
         self.records.append(WriteBack(tensor, value))
 
-    def print(self, args: list[Variable], options: dict[str, Any], position: int) -> None:
-        self.records.append(Print(args, options, position, birth_now()))
+    def print(self, args: list[Variable], options: dict[str, Any], position: int, where: str) -> None:
+        self.records.append(Print(args, options, position, birth_now(), where))
+
+    def deferred_prints(self, barrier: int | None) -> list[str]:
+        """file:line of each print the replay makes (before the instruction whose simulation began at
+        `barrier`, when the frame breaks there)."""
+        records = self.records if barrier is None else self.settled(barrier)
+        return [r.where for r in records if isinstance(r, Print)]
 
     def settled(self, barrier: int) -> list[SetAttr | SetGlobal | Refill | Print]:
         """The records to replay before the instruction whose simulation began at `barrier` runs for
