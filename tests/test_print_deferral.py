@@ -298,3 +298,21 @@ def test_print_on_the_block_list_breaks_as_asked(capsys):
     with sot.graph_break_on(print):
         reports, _ = same_as_eager(capsys, prints_values, rand(3))
     assert [b.code for b in reports[0].breaks] == ["SOT-B004"]
+
+
+def prints_a_list_that_contains_itself(x):
+    items = [x * 2]
+    items.append(items)
+    print(items)
+    return x + 1
+
+
+def test_a_list_that_contains_itself_is_printed_by_eager_code_with_the_reason(capsys):
+    x = paddle.to_tensor(np.array([1.0, 2.0], "float32"))
+    want = prints_a_list_that_contains_itself(x)
+    want_out = capsys.readouterr().out
+    jit = jit_of(prints_a_list_that_contains_itself)
+    assert_same_result(jit(x), want)
+    assert capsys.readouterr().out == want_out and "[...]" in want_out
+    (fallback,) = jit.sot_translator.fallbacks  # cannot be deferred, nor rebuilt for a break
+    assert fallback.code == "SOT-B003" and "contains itself" in fallback.reason

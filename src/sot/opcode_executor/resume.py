@@ -169,7 +169,8 @@ class _BreakEmitter:
         self.translated, self.make_resume = translated, make_resume
         self.body: list[Instruction] = []
         self.targets: list[Variable] = []
-        self.temps: dict[int, str] = {}
+        self.temps: dict[tuple, str] = {}
+        self.building: set[tuple] = set()  # the values being rebuilt now (a container rebuilding its items)
         self.names: list[str] = []
         self.root_stores: list[tuple[str, str]] = []  # (local, temporary) set before the breaking instruction
         self.eager: frozenset[int] = frozenset()  # indices of the frames whose resume functions run eagerly
@@ -381,6 +382,9 @@ class _BreakEmitter:
         """A temporary holding the value `var` stands for (each Variable built once: aliases stay aliases)."""
         key = (id(var), translate_callee)
         if key not in self.temps:
+            if key in self.building:
+                self.fail(f"{var!r} contains itself")
+            self.building.add(key)
             kind = None
             if translate_callee:
                 self.push_translated(var)
@@ -392,6 +396,7 @@ class _BreakEmitter:
             self.emit("STORE_FAST", argval=self.temps[key])
             if kind is not None:
                 self.contexts[self.temps[key]] = kind
+            self.building.discard(key)
         return self.temps[key]
 
     def load(self, var: Variable) -> bool:

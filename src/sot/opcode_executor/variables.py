@@ -7,6 +7,7 @@ function's identity. Values made during simulation (Dummy tracker) need no guard
 from __future__ import annotations
 
 import itertools
+import reprlib
 import sys
 import types
 from typing import Any, Callable
@@ -45,6 +46,7 @@ class Variable:
         """The guards that keep this Variable's assumptions valid (none without a source)."""
         return []
 
+    @reprlib.recursive_repr()  # a list that contains itself shows as `...` there, as a list's repr does
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self._describe()})"
 
