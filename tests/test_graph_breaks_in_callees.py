@@ -6,6 +6,8 @@ again. Each test compares with eager code (values, gradients, printed text, side
 asserts where the break is and how many graphs ran; where a callee cannot be resumed, the caller
 breaks at the call and the event says why.
 """
+import gc
+
 import numpy as np
 import pytest
 
@@ -227,3 +229,37 @@ def test_a_break_in_a_protocol_method_breaks_the_caller_at_that_instruction():
     assert_same_result(report.result, indexes_a_bag(bag, x))
     assert report.fallbacks == []
     assert "runs inside BINARY_SUBSCR" in report.breaks[0].detail
+
+
+def _breaks_in_try(t):
+    try:
+        u = t * 2
+    finally:
+        pass
+    if u.sum() > 0:
+        return u + 1
+    return u - 1
+
+
+def first_caller(x):
+    return _breaks_in_try(x * 3)
+
+
+def second_caller(x):
+    return _breaks_in_try(x + 3) * 2
+
+
+def test_explain_counts_only_what_ran_when_callers_share_a_callees_cache():
+    x = paddle.to_tensor(np.array([1.0, 2.0], "float32"))
+    first = jit_of(first_caller)
+    for sign in (1.0, -1.0):  # the callee's code gets translations for both branches
+        assert_same_result(first(x * sign), first_caller(x * sign))
+    del first
+    gc.collect()  # its translators are gone; the callee's code keeps its cache and entries
+    report = sot.explain(jit_of(second_caller), x)
+    assert_same_result(report.result, second_caller(x))
+    # the callee's resume functions are shared with first_caller's translations (one code per entry
+    # point), both branches' in one cache: only the branch taken now ran
+    names = [text.splitlines()[0].split("SIR_", 1)[1] for text in report.sir_texts]
+    assert [n.startswith("__resume__breaks_in_try") for n in names].count(True) == 1
+    assert report.graph_count == 3 and report.break_count == 1

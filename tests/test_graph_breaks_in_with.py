@@ -132,6 +132,27 @@ def test_a_break_inside_a_callees_block_resumes_inside_the_callee(capsys):
     assert all(e.where.endswith(f":{line}") for e in jit.sot_translator.breaks)
 
 
+def _breaking_helper(t):
+    u = t * 2
+    if u.sum() > 0:
+        u = u + 1
+    return u * t
+
+
+def calls_a_breaking_helper_under_no_grad(x):
+    y = x * 3
+    with paddle.no_grad():
+        z = _breaking_helper(y)  # the call is in the block: it breaks here, the helper its own frame
+        w = z * 2
+    return w + y * x, z
+
+
+@pytest.mark.parametrize("sign", [1.0, -1.0])
+def test_a_callee_breaking_inside_the_callers_block_runs_as_its_own_frame_in_the_blocks_mode(sign):
+    jit = _assert_like_eager(calls_a_breaking_helper_under_no_grad, [_x(sign)], breaks=["SOT-B001", "SOT-B001"], graphs=4)
+    assert "inside a try or with block" in jit.sot_translator.breaks[0].detail
+
+
 class Log:
     """A context manager of Python code that logs its calls (and what its __exit__ was given)."""
 

@@ -17,7 +17,7 @@ from typing import Any, Callable, Iterator
 
 from .api import to_static
 from .reasons import Event
-from .translate import Fallback, Translator
+from .translate import LIVE_CACHES, Fallback, Translator
 
 __all__ = ["Explanation", "explain"]
 
@@ -69,13 +69,20 @@ def explain(fn: Callable, *args: Any, **kwargs: Any) -> Explanation:
     name = getattr(fn, "__qualname__", repr(fn))
     if translator is None:  # SOT_DISABLE or not_to_static: nothing is translated
         return Explanation(name, jit(*args, **kwargs))
-    before = {id(t): ({id(e): e.hits for e in t.cache.entries}, t.translations, t.cache.eager_runs)
-              for t in _tree(translator)}
+    # every code cache, not only this function's: a translator made during the call (a resume function,
+    # a callee) may share the cache of a code translated before, whose older entries did not run
+    live = list(LIVE_CACHES)
+    hits_before = {id(cache): ({id(e): e.hits for e in cache.entries}, cache.eager_runs) for cache in live}
+    translations_before = {id(t): t.translations for t in _tree(translator)}
     result = jit(*args, **kwargs)
     report = Explanation(name, result)
+    seen: set[int] = set()
     for t in _tree(translator):
-        hits, translations, eager_runs = before.get(id(t), ({}, 0, 0))
-        report.translations += t.translations - translations
+        report.translations += t.translations - translations_before.get(id(t), 0)
+        if id(t.cache) in seen:
+            continue  # translators of one code share its cache (and what each entry breaks and defers)
+        seen.add(id(t.cache))
+        hits, eager_runs = hits_before.get(id(t.cache), ({}, 0))
         if t.cache.eager_runs > eager_runs:  # its cache gave up: the frame ran eagerly (SOT-L001)
             report.fallbacks.append(Fallback(f"cache_size_limit={t.cache.cache_size_limit} reached: runs eagerly",
                                              f"{t.code.co_filename}:{t.code.co_firstlineno}", "SOT-L001"))

@@ -108,6 +108,10 @@ class _HookCache(CodeCache):
         self.entry_eager: set[int] = set()
         self.entry_prints: dict[int, list[str]] = {}  # file:line of the prints its code defers
         self.children: list[Translator] = []
+        LIVE_CACHES.add(self)
+
+
+LIVE_CACHES: "weakref.WeakSet[_HookCache]" = weakref.WeakSet()  # every code cache installed (explain reads them)
 
 
 class Translator:
