@@ -375,6 +375,36 @@ def bool_protocol(a, b):
     return not a, bool(a) and b, [x for x in (a, b, 0, "", None) if not x]
 
 
+class Undecidable:
+    def __bool__(self):
+        raise ValueError("undecidable")
+
+
+class Logged:
+    def __init__(self, log):
+        self.log = log
+
+    def __enter__(self):
+        self.log.append("enter")
+
+    def __exit__(self, kind, value, traceback):
+        self.log.append(kind and kind.__name__)
+
+
+def truth_raises_in_with(b):
+    # 3.13 folds the truth test into the jump; the exception range must still cover it
+    log = []
+    try:
+        with Logged(log):
+            for i in range(3):
+                if i == 1:
+                    if b:
+                        log.append("true")
+    except ValueError:
+        log.append("caught")
+    return log
+
+
 CASES = [
     (arith, [(7, 3), (-5, 2), (2.5, 0.5), (1, 0), ("a", 2)]),
     (comparisons, [(1, 2, [1]), (3, 3, (3,)), (None, 0, [])]),
@@ -404,6 +434,7 @@ CASES = [
     (except_group, [(ValueError,), (TypeError,)]),
     (nested_functions, [(0,), (6,)]),
     (bool_protocol, [(0, 1), ([1], ""), ("a", "b")]),
+    (truth_raises_in_with, [(Undecidable(),), (1,), (0,)]),
 ]
 
 

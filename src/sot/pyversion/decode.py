@@ -91,6 +91,7 @@ class _Decoder:
         # Where control can arrive other than by falling through: jump and handler targets.
         self.landing = set(self.jump_targets) | {self.at_or_after(t) for _, _, t, _, _ in self.table}
         self.pending: list[tuple[Instruction, int]] = []  # (jump, raw index of its target)
+        self.folded_forward: set[int] = set()  # raw indices whose work the next instruction does (TO_BOOL)
 
     def at_or_after(self, offset: int) -> int:
         """The raw instruction starting at `offset` (or right after its EXTENDED_ARG prefix)."""
@@ -150,7 +151,8 @@ class _Decoder:
 
         A raw instruction that became nothing (PRECALL, a TO_BOOL folded into its jump) stands
         for the next instruction when something jumps to it or a range starts at it, and for
-        the previous one when a range ends at it.
+        the previous one when a range ends at it, except a folded TO_BOOL: the jump doing its
+        work (which may raise) stays in the range that protected it.
         """
         n = len(self.raw)
         first: list[Instruction | None] = [None] * (n + 1)
@@ -163,7 +165,7 @@ class _Decoder:
             first[k] = first[k] or first[k + 1]
         prev = None
         for k in range(n):
-            last[k] = prev = last[k] or prev
+            last[k] = prev = first[k + 1] if k in self.folded_forward else last[k] or prev
         return first, last
 
     def _exception_entries(self, first: list[Instruction | None], last: list[Instruction | None],
@@ -303,6 +305,7 @@ def _compare_op(d: _Decoder, r: int):
 def _to_bool(d: _Decoder, r: int):
     # Conditional jumps and UNARY_NOT test truth themselves in the model (as 3.11/3.12 do).
     if d.is_next(r, *_TRUTH_CONSUMERS):
+        d.folded_forward.add(r)
         return 1, []
     return 1, [d.make(r, "TO_BOOL")]
 
