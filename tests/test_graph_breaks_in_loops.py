@@ -267,3 +267,17 @@ def test_a_loop_variable_assigned_again_after_the_loop_is_a_body_temporary():
     report = sot.explain(jit_of(two_loops), x)
     np.testing.assert_allclose(report.result.numpy(), two_loops(x).numpy(), rtol=1e-6)
     assert report.fallbacks == [] and "the loop runs for real" in report.breaks[0].detail
+
+
+def comprehension_that_breaks(items):
+    return [t * 2 if t.sum() > 0 else t - 1 for t in items]
+
+
+@pytest.mark.parametrize("n", [3, 40])
+def test_a_comprehension_whose_body_breaks_gives_eagers_list(n):
+    # 3.12+ inline comprehensions: their loop adds to the result under the iterator, which a body
+    # function cannot reach, so a long one runs eagerly from the break (SOT-C002)
+    items = [rand(2) - 0.5 for _ in range(n)]
+    jit = jit_of(comprehension_that_breaks)
+    for _ in range(2):
+        assert_same_result(jit(items), comprehension_that_breaks(items))

@@ -28,8 +28,8 @@ def _x(sign=1.0):
 
 def _assert_like_eager(fn, inputs, *args, breaks, graphs, capsys=None):
     """JIT and eager agree (values, stop_gradient, gradients, grad mode after, stdout) on two calls;
-    `breaks` graph breaks and `graphs` compiled subgraphs, no fallback anywhere, one translation per
-    entry point (the second call translates nothing)."""
+    the second (served from the caches: it translates nothing) has `breaks` graph breaks and runs
+    `graphs` compiled subgraphs; no fallback anywhere."""
     jit = jit_of(fn)
     for call in range(2):
         want, want_grads, want_mode = run_with_grads(fn, inputs, *args)
@@ -46,7 +46,8 @@ def _assert_like_eager(fn, inputs, *args, breaks, graphs, capsys=None):
             if w is not None:
                 np.testing.assert_allclose(g, w, rtol=1e-6)
         assert got_mode == want_mode
-        assert [b.code for b in report.breaks] == breaks and report.graph_count == graphs
+        if call == 1:
+            assert [b.code for b in report.breaks] == breaks and report.graph_count == graphs
         assert all(t.fallbacks == [] for t in translators(jit))
         if call == 0:
             made = sum(t.translations for t in translators(jit))
@@ -256,18 +257,72 @@ def test_a_manager_made_in_the_frame_is_resumed_in_its_block():
         _assert_like_eager(manager_made_in_the_frame, [_x(sign)], breaks=["SOT-B003", "SOT-B001"], graphs=2)
 
 
-def hot_loop_under_no_grad(x):
+def hot_while_under_no_grad(x):
+    y = x * 2
     with paddle.no_grad():
-        while x.sum() > 0:
+        while x.sum() > 0:  # a while on a tensor: the loop runs for real, its body a compiled function
             x = x - 1
-    return x * 2
+        z = x * 3
+    return z + y * x
 
 
-def test_a_hot_loop_inside_a_no_grad_block_runs_the_rest_of_the_frame_eagerly():
+def hot_for_in_try(x):
+    y = x * 2
+    try:
+        for i in range(40):  # more than SOT_MAX_LOOP_BREAKS iterations: runs for real
+            if x.sum() > 0:
+                x = x - 1
+    except ValueError:
+        x = x + 100
+    return x + y
+
+
+@pytest.mark.parametrize("fn", [hot_while_under_no_grad, hot_for_in_try])
+def test_a_hot_loop_inside_a_with_or_try_body_runs_for_real(fn):
+    # the while: the test before the loop, the loop (its body's test breaks), the rest after it;
+    # the for: the first test, the loop, the body function's break, its resumes and the rest
+    breaks, graphs = (3, 3) if fn is hot_while_under_no_grad else (2, 4)
+    jit = _assert_like_eager(fn, [_x()], breaks=["SOT-B001"] * breaks, graphs=graphs)
+    assert any("the loop runs for real" in b.detail for t in translators(jit) for b in t.breaks)
+
+
+def raises_in_a_hot_loop_under_no_grad(x):
+    with paddle.no_grad():
+        for i in range(40):
+            if x.sum() > 0:
+                x = x - 1
+            if i == 35 and x:  # three values: bool() raises in the body function
+                x = x + 1
+    return x
+
+
+def test_what_a_hot_loops_body_raises_leaves_the_block_through_its_exit():
     x = _x()
-    jit = jit_of(hot_loop_under_no_grad)
-    got = jit(x)
-    want = hot_loop_under_no_grad(x)
+    with pytest.raises(ValueError) as want:
+        raises_in_a_hot_loop_under_no_grad(x)
+    jit = jit_of(raises_in_a_hot_loop_under_no_grad)
+    for _ in range(2):
+        with pytest.raises(ValueError) as got:
+            jit(x)
+        assert str(got.value) == str(want.value)
+        assert paddle.is_grad_enabled()
+    # the block's handler itself runs eagerly (its resume function), recorded
+    assert [f.code for t in translators(jit) for f in t.fallbacks] == ["SOT-U001"]
+
+
+def returns_from_a_hot_loop_under_no_grad(x):
+    with paddle.no_grad():
+        for i in range(40):
+            if x.sum() < 0:
+                return x * 2  # leaves the block through its __exit__
+            x = x - 1
+    return x
+
+
+def test_a_return_from_a_hot_loop_inside_a_with_block_runs_the_rest_eagerly():
+    x = _x()
+    jit = jit_of(returns_from_a_hot_loop_under_no_grad)
+    got, want = jit(x), returns_from_a_hot_loop_under_no_grad(x)
     assert_same_result(got, want)
     assert got.stop_gradient and want.stop_gradient and paddle.is_grad_enabled()
     assert [f.code for t in translators(jit) for f in t.fallbacks] == ["SOT-C002"]

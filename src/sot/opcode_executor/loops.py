@@ -13,8 +13,10 @@ returns `(flag, value, *changed locals)`: flag 0 at the end of an iteration or a
 a `return value` in the body, 2 + i for leaving by the loop's i-th exit (a `break`; a `while`
 loop's failing test). A `while` loop's body includes its test. Locals first assigned in the body
 (unbound at the head) must be body temporaries: assigned before any read in every iteration and
-not read after the loop before being assigned again; otherwise, and for loops under an exception
-handler, `plan_loop` says no and the frame's rest runs eagerly instead (SOT-C002).
+not read after the loop before being assigned again; otherwise, and for loops with a `try` or
+`with` inside them, `plan_loop` says no and the frame's rest runs eagerly instead (SOT-C002). A
+loop inside a `try` or `with` body is fine: what its body raises leaves the body function and goes
+to the handler from the generated code.
 """
 from __future__ import annotations
 
@@ -29,7 +31,7 @@ from sot.pyversion import CodeMeta, ExceptionEntry, Instruction, NormalisedCode,
 from .breaks import FrameState
 from .variables import IteratorVariable, ObjectVariable
 
-__all__ = ["LoopPlan", "body_code", "entry_prologue", "hot_loop", "loops_around", "outermost_loop", "plan_loop"]
+__all__ = ["LoopPlan", "body_code", "enclosing", "entry_prologue", "hot_loop", "loops_around", "outermost_loop", "plan_loop"]
 
 ITEM = "__sot_item"  # the body function's first parameter: the loop's item
 _READS = frozenset({"LOAD_FAST", "LOAD_FAST_AND_CLEAR", "DELETE_FAST"})
@@ -120,10 +122,16 @@ def plan_loop(code: NormalisedCode, head: int, end: int, bound: list[str]) -> Lo
     """The plan for running the loop at `head` for real with a body function, or None where its
     body cannot be one (see the module docstring)."""
     ins = code.instructions
-    if any(code.index(e.start) <= end and code.index(e.end) >= head for e in code.exception_table):
+    around = enclosing(code, head, end)
+    if around is None:
         return None  # an exception raised in the body must reach a handler in this frame
     is_for = ins[head].opname == "FOR_ITER"
     first = head + 1 if is_for else head
+    if any(e.lasti for e in around) and any(i.opname == "RETURN_VALUE" for i in ins[first:end + 1]):
+        return None  # a `return` leaves a `with` block through its __exit__, which the body function has not
+    if any(i.opname in ("LIST_APPEND", "SET_ADD", "MAP_ADD") for i in ins[first:end + 1]):
+        return None  # a comprehension's loop (3.12+ inline it) adds to its result under the iterator: a
+        #              stack item the body function has only a placeholder for
     exits: list[int] = []
     for n in range(first, end + 1):
         target = ins[n].target
@@ -143,6 +151,29 @@ def plan_loop(code: NormalisedCode, head: int, end: int, bound: list[str]) -> Lo
         return None
     return LoopPlan(head, end, is_for, tuple(dict.fromkeys(exits)), tuple(bound),
                     tuple(n for n in bound if n in stored))
+
+
+# left out of exception ranges by CPython (a conditional jump tests an exact bool there: 3.13's
+# compare made it, or the jump's folded TO_BOOL, which keeps the jump inside the range)
+_NEVER_RAISE = frozenset({"JUMP", "NOP", "POP_JUMP_IF_TRUE", "POP_JUMP_IF_FALSE", "POP_JUMP_IF_NONE",
+                          "POP_JUMP_IF_NOT_NONE"})
+
+
+def enclosing(code: NormalisedCode, head: int, end: int) -> list[ExceptionEntry] | None:
+    """The exception entries of the `try` or `with` around the whole loop from `head` to `end`
+    ([]: none), or None where a handler covers only part of it (a `try` in the body). What the
+    body raises then leaves the body function, and the generated code running the loop sends it to
+    that handler (see `resume`). One range may be split into entries at instructions that cannot
+    raise (3.12+ leave jumps out), so it is the entries of one handler covering every other
+    instruction of the loop."""
+    overlapping = [e for e in code.exception_table if code.index(e.start) <= end and code.index(e.end) >= head]
+    if not overlapping:
+        return []
+    covered = {n for e in overlapping for n in range(code.index(e.start), code.index(e.end) + 1)}
+    can_raise = {n for n in range(head, end + 1) if code.instructions[n].opname not in _NEVER_RAISE}
+    if len({(id(e.target), e.depth, e.lasti) for e in overlapping}) > 1 or not can_raise <= covered:
+        return None
+    return overlapping
 
 
 def _read_after(code: NormalisedCode, starts: list[int], names: set[str]) -> bool:
@@ -262,6 +293,7 @@ def body_code(normalised: NormalisedCode, plan: LoopPlan, depth: int) -> Any:
     prologue.append(Instruction("JUMP", target=copies[first]))
     for ins in [*prologue, *tail]:
         ins.lineno = normalised.instructions[plan.head].lineno
+    around = {id(e) for e in enclosing(normalised, plan.head, plan.end)}
     table = tuple(ExceptionEntry(mapping[id(e.start)], mapping[id(e.end)], mapping[id(e.target)], e.depth, e.lasti)
-                  for e in normalised.exception_table)
+                  for e in normalised.exception_table if id(e) not in around)
     return encode(NormalisedCode(tuple(prologue + body + tail), table, meta))

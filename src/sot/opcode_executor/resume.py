@@ -50,7 +50,7 @@ from .breaks import FrameState, GraphBreak, successors
 from .calls import is_runtime_api
 from .contexts import GradModeExitVariable
 from .dispatch import Unsupported
-from .loops import body_code, entry_prologue
+from .loops import body_code, enclosing, entry_prologue
 from .trackers import LocalTracker
 from .variables import (NULL, BoundMethodVariable, ConstantVariable, DictVariable, FunctionVariable,
                         InstanceVariable, IteratorVariable, ListVariable, NumberVariable, ObjectVariable,
@@ -228,10 +228,11 @@ class _BreakEmitter:
                    in enumerate(zip(callers, below, loads[1:]))]
         for temp in stack_temps:
             self.emit("PUSH_NULL") if temp is None else self.emit("LOAD_FAST", argval=temp)
-        if self.loop is not None:  # (never inside a with block: see loops.plan_loop)
-            self.run_loop(inner, stack_temps, loads[0])
+        first = len(self.body)
+        if self.loop is not None:
+            last = self.run_loop(inner, stack_temps, loads[0])
         else:
-            real = dataclasses.replace(ins, target=None, lineno=ins.lineno)
+            real = last = dataclasses.replace(ins, target=None, lineno=ins.lineno)
             self.body.append(real)
             tails = []
             for target, effect, pushed in successors(inner.executor.normalised, ins):
@@ -239,11 +240,14 @@ class _BreakEmitter:
                 tails.append(self.tail(inner, target, stack_temps[:depth - pushed], pushed, loads[0], returns))
             if ins.target is not None:
                 real.target = tails[-1]
-            entry = inner.executor.normalised.handler(ins)
-            if entry is not None:  # what the instruction raises goes on in a resume function at the handler
-                handler = self.tail(inner, entry.target, stack_temps[:entry.depth], 1, loads[0], returns,
-                                    lasti=entry.lasti)
-                self.table = (ExceptionEntry(real, real, handler, entry.depth, False),)
+        code = inner.executor.normalised
+        entry = code.handler(ins) if self.loop is None else next(iter(enclosing(code, self.loop[0].head,
+                                                                                 self.loop[0].end)), None)
+        if entry is not None:  # what the instruction (or loop) raises goes on in a resume function at the handler
+            start = self.body[first]
+            handler = self.tail(inner, entry.target, stack_temps[:entry.depth], 1, loads[0], returns,
+                                lasti=entry.lasti)
+            self.table = (ExceptionEntry(start, last, handler, entry.depth, False),)
         body = tuple(self.body)
         for item in body:
             item.lineno = item.lineno or ins.lineno
@@ -251,10 +255,12 @@ class _BreakEmitter:
         meta = ex.normalised.meta.replace(varnames=(*ex.code.co_varnames, _OUT, *self.names))
         return encode(NormalisedCode(body, self.table, meta))
 
-    def run_loop(self, frame: FrameState, stack_temps: list[str | None], loads: tuple[list[str], list[str]]) -> None:
+    def run_loop(self, frame: FrameState, stack_temps: list[str | None],
+                 loads: tuple[list[str], list[str]]) -> Instruction:
         """The loop whose head the break is at, run for real: each iteration calls the body function
         (with a `for` loop's item), whose flag says go on (0), return its value (1) or leave by the
-        i-th exit (2 + i); the loop's exits continue in resume functions (see `loops`)."""
+        i-th exit (2 + i); the loop's exits continue in resume functions (see `loops`). Returns the
+        last instruction of the loop itself (the tails follow it)."""
         plan, body = self.loop
         code = frame.executor.normalised
         flag, value = self.temp(), self.temp()
@@ -290,11 +296,13 @@ class _BreakEmitter:
                 jumps.append(self.emit("POP_JUMP_IF_TRUE"))
             else:
                 jumps.append(self.emit("JUMP"))
+        last = self.body[-1]
         below = stack_temps[:-1] if plan.is_for else stack_temps
         for jump, index in zip(jumps, plan.exits):
             jump.target = self.tail(frame, code.instructions[index], below, 0, loads, [])
         if plan.is_for:  # the iterator runs out
             head.target = self.tail(frame, code.instructions[plan.head].target, below, 0, loads, [])
+        return last
 
     def frame_locals(self, frame: FrameState) -> tuple[list[str], list[str]]:
         """What the generated code loads as a frame's locals when it calls the frame's resume
