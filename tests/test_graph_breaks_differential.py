@@ -49,8 +49,11 @@ def programs(draw):
             lines.append(f"v{n} = helper(v{j})")
         elif kind == "loop":  # a break in every iteration; 40 iterations: the loop runs for real
             k = draw(st.sampled_from([3, 40]))
-            lines += [f"for i in range({k}):", f"    if v{j}.sum() > {c}:", f"        v{j} = v{j} * 0.5",
-                      f"    v{j} = v{j} + i * 0.01"]
+            loop = [f"for i in range({k}):", f"    if v{j}.sum() > {c}:", f"        v{j} = v{j} * 0.5",
+                    f"    v{j} = v{j} + i * 0.01"]
+            if draw(st.booleans()):  # inside a no_grad block
+                loop = ["with paddle.no_grad():", *("    " + line for line in loop)]
+            lines += loop
             continue
         elif kind == "setitem":
             lines += [f"v{n} = v{j} * {c}", f"v{n}[0] = {c}"]
