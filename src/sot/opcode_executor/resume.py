@@ -24,9 +24,9 @@ Under a `try` or in a `with` body, what the breaking instruction raises goes to 
 the resume function entered at the handler. In a `with` block over a grad-mode context, the
 context is entered for real around the instruction and left before each tail; the resume function
 enters it again in its prologue (`with no_grad():` from its start), so its translation simulates
-the block with the caller's grad mode outside it, as a compiled subgraph needs. A break at the head of a loop that runs for real (see `loops`) emits the
-loop instead of the instruction: it calls the loop's body function per iteration and its tails
-continue where the loop exits.
+the block with the caller's grad mode outside it, as a compiled subgraph needs. A break at the
+head of a loop that runs for real (see `loops`) emits the loop instead of the instruction: it
+calls the loop's body function per iteration and its tails continue where the loop exits.
 
 A value that cannot be rebuilt (a function made by the frame, a closure cell, an object with no
 reloadable source) makes the break impossible: `Unsupported` (the frame then runs eagerly).
