@@ -72,6 +72,30 @@ def test_diamond_branches_overlap_and_results_equal_sequential(no_passes, stream
             assert {start[a][1], start[d][1]} <= streams.host_pool().thread_ids
 
 
+@pytest.mark.parametrize("streams_bc", [(None, None), ("s1", "s2")], ids=["host-pool", "two-streams"])
+def test_flags_benchmark_runs_one_op_at_a_time_with_the_same_results(no_passes, streams_bc):
+    # I2 step 5: waiting after every op (Paddle's FLAGS_benchmark), read per run
+    core = _core(_diamond(*streams_bc), ["x"], ["d"])
+    xs = np.linspace(-2, 2, N)
+    (want,) = core.run([xs], parallel=False)
+    paddle.set_flags({"FLAGS_benchmark": True})
+    try:
+        for seed in range(10):
+            rec = Recorder(seed=seed)
+            (got,) = core.run([xs], parallel=True, hook=rec)
+            np.testing.assert_array_equal(got, want)
+            start, end = rec.entries("start"), rec.entries("end")
+            spans = sorted((start[i][0], end[i][0]) for i in start)
+            assert len(spans) == len(core.plan.instructions)   # feed, exp, tanh, sin, add, fetch
+            assert all(prev_end <= next_start for (_, prev_end), (next_start, _) in zip(spans, spans[1:]))
+    finally:
+        paddle.set_flags({"FLAGS_benchmark": False})
+    b, c = writer(core.plan, "b"), writer(core.plan, "c")
+    rec = Recorder(barrier_ops=(b, c), barrier=threading.Barrier(2, timeout=5))
+    (got,) = core.run([xs], parallel=True, hook=rec)  # off again: b and c meet at the barrier, overlapping
+    np.testing.assert_array_equal(got, want)
+
+
 def test_no_op_runs_on_the_callers_thread_and_a_chain_stays_on_one_thread(no_passes):
     # H1 and H5: the caller only waits; a chain never hops; a fan-out keeps its first ready
     # successor on the producer's thread

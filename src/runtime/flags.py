@@ -23,6 +23,8 @@ _DEFAULTS: dict[str, tuple[Any, str]] = {
     "FLAGS_executor_host_threads": (0, "threads of the executor's host pool; 0: one per core, 2 to 4"),
     "FLAGS_executor_record_stream": (True, "defer freeing a var until every other stream that used it passed "
                                            "the use (off only to show the hazard it prevents)"),
+    "FLAGS_benchmark": (False, "static runs wait for each op to finish before the next starts (timing each op; "
+                               "no two ops of a parallel run overlap)"),
     "FLAGS_executor_poison_freed": (False, "debug: the executor overwrites a freed buffer with NaN (or an integer "
                                            "sentinel) so a read after free gives wrong values"),
 }

@@ -574,7 +574,9 @@ class InterpreterCore:
         choice made by the estimate applies from the second run on: like Paddle's build run, the
         first runs on this thread, so a program run once (a startup program) never starts the work
         queues (seed §4, D2); FLAGS_executor_parallel="always" threads every run.
-        FLAGS_check_nan_inf (read per run) checks every op's outputs as soon as it ran."""
+        FLAGS_check_nan_inf (read per run) checks every op's outputs as soon as it ran; under
+        FLAGS_benchmark (read per run) a parallel run waits for each op to finish before another
+        starts (the other modes run one op at a time anyway)."""
         if not self._bound:  # inline, not prepare(): the tiny-program path counts every call
             self.prepare()
         snaps: list[tuple[Any, Any]] = []
@@ -623,7 +625,8 @@ class InterpreterCore:
         if runner is None:
             runner = self._runner = self._make_runner()
         fns = self._op_functions(check)
-        return runner.run(fns, feeds, snaps, hook, self._g["_load"], self._g["_commit"])
+        return runner.run(fns, feeds, snaps, hook, self._g["_load"], self._g["_commit"],
+                          serial=_flag_values["FLAGS_benchmark"])
 
     def _make_runner(self) -> ParallelRunner:
         """The frozen parallel schedule (made on the first parallel run: a run-once program never pays)."""

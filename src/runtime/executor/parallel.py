@@ -33,6 +33,9 @@ and runs it any number of times, each run with its own slots and counters:
   kernel, but every op is still settled (counters, events), so the run always terminates and the
   caller raises the first error; cancellation (KeyboardInterrupt in the caller, T6) uses the
   same path.
+Under FLAGS_benchmark (`serial`) the schedule is the same but one op runs at a time: a host op
+holds the run's serial lock while its kernel runs, a device op's launch holds it until its stream
+has run the op (Paddle waits on the device context after each op for benchmarking, I2 step 5).
 The caller returns only after every stream this run used has drained, so nothing of a finished
 run is still executing when the next run starts. A run's hook sees, per op, "wait" (its waits
 passed), "start", "end" and, for a device op whose successor waits on it, "record" (its event is
@@ -61,10 +64,10 @@ class _Run:
     """The state of one run: slots, fetches, counters, events, the first error."""
 
     __slots__ = ("fns", "s", "r", "feeds", "snaps", "hook", "dep", "ref", "lock", "unfinished", "error", "cancel",
-                 "done", "events", "outstanding", "used", "blocks")
+                 "done", "events", "outstanding", "used", "blocks", "serial")
 
     def __init__(self, runner: "ParallelRunner", fns: Sequence[Callable], feeds: Sequence[Any], snaps: list,
-                 hook: Hook | None):
+                 hook: Hook | None, serial: bool = False):
         self.fns = fns
         self.s: list[Any] = [None] * runner.n_vars
         self.r: list[Any] = [None] * runner.n_fetches
@@ -80,6 +83,7 @@ class _Run:
         self.outstanding: dict[int, list[AsyncValue]] = {}
         self.used: set[str] = set()
         self.blocks: list[Any] = [None] * runner.n_vars if runner.pooled else []   # var -> its allocator block
+        self.serial = threading.Lock() if serial else None   # FLAGS_benchmark: held by the one op running
 
 
 class ParallelRunner:
@@ -124,10 +128,11 @@ class ParallelRunner:
 
     # ------------------------------------------------------------ the caller's side
     def run(self, fns: Sequence[Callable], feeds: Sequence[Any], snaps: list, hook: Hook | None,
-            load: Callable[[list], None], commit: Callable[[list], None]) -> list:
+            load: Callable[[list], None], commit: Callable[[list], None], serial: bool = False) -> list:
         """Run every op once with `fns` (one per op, the core's generated code); the fetches.
-        Raises the first op error (with its traceback)."""
-        run = _Run(self, fns, feeds, snaps, hook)
+        Raises the first op error (with its traceback). `serial` (FLAGS_benchmark): the same
+        schedule, but each op runs alone, a device op's launch waiting until its stream ran it."""
+        run = _Run(self, fns, feeds, snaps, hook, serial)
         load(run.s)
         if self.n_ops == 0:
             commit(run.s)
@@ -178,6 +183,8 @@ class ParallelRunner:
                     if hook is not None:
                         hook("wait", i, s)
                     if run.error is None and not run.cancel:
+                        if run.serial is not None:
+                            run.serial.acquire()
                         try:
                             if hook is not None:
                                 hook("start", i, s)
@@ -186,6 +193,9 @@ class ParallelRunner:
                                 hook("end", i, s)
                         except BaseException as e:  # noqa: BLE001 - errors are values: raised in the caller
                             self._fail(run, i, e)
+                        finally:
+                            if run.serial is not None:
+                                run.serial.release()
                         if gc[i] and run.error is None:
                             self._check_gc(run, i, None)
             except BaseException as e:  # noqa: BLE001 - bookkeeping failed: keep it as the run's error
@@ -224,6 +234,16 @@ class ParallelRunner:
                 self._enqueue(run, j)
 
     def _launch(self, run: _Run, i: int) -> None:
+        if run.serial is None:
+            self._launch_async(run, i)
+            return
+        with run.serial:   # FLAGS_benchmark: the op is the only one running until its stream passed it
+            self._launch_async(run, i)
+            passed = AsyncValue()
+            stream(self.stream_of[i]).record(passed)
+            passed.wait()
+
+    def _launch_async(self, run: _Run, i: int) -> None:
         name = self.stream_of[i]
         st = stream(name)
         if name not in run.used:
