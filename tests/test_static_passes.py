@@ -449,3 +449,30 @@ def test_training_with_passes_equals_training_without(static_mode):
         a, b = (np.asarray(s.find_var(n).get_tensor()) for s in scopes.values())
         np.testing.assert_array_equal(a, b)
         assert not np.array_equal(a, init[n])
+
+
+# ---------------------------------------------------------------- constants folded at build time
+def _folded_types(main, feed, fetch, passes):
+    only(*(PASS_FLAGS if passes else ()))
+    core = static.Executor().core_for(main, list(feed), fetch, scope=static.Scope())
+    return core, sorted(core.plan.instructions[i].type for i in core._folded)
+
+
+@pytest.mark.parametrize("passes", [True, False])
+def test_constants_are_made_once_at_build_and_every_run_equals_numpy(static_mode, passes):
+    def net(x):
+        c = paddle.full([4], 2.5)
+        k = paddle.to_tensor(np.array([1.0, -1.0, 0.5, 2.0], "float32"))  # assign_value
+        return x * c + k, paddle.full([2], 7.0)  # the second constant is fetched: handed out, not folded
+    main, _, fetch = build(net, ("x", [4]))
+    core, folded = _folded_types(main, {"x": None}, fetch, passes)
+    assert "full" in folded and "assign_value" in folded
+    for seed in range(3):
+        x = f32(4)
+        out, seven = core.run([x])
+        np.testing.assert_allclose(out, x * 2.5 + np.array([1.0, -1.0, 0.5, 2.0], "float32"), rtol=1e-6)
+        np.testing.assert_array_equal(seven, [7.0, 7.0])
+        seven[...] = -1  # the caller owns what it fetched: the next run makes the constant again
+        out_again, seven_again = core.run([x])
+        np.testing.assert_array_equal(out_again, out)
+        np.testing.assert_array_equal(seven_again, [7.0, 7.0])

@@ -381,6 +381,9 @@ class InterpreterCore:
                  _stub=lambda a: xp.broadcast_to(xp.zeros((), a.dtype), a.shape))
         if xp is not np:
             g.update(_to_device=xp.asarray, _to_host=lambda a: a.get())
+        self._folded = self._fold_constants()
+        for i, value in self._folded.items():
+            g[f"kc{i}"] = value
         for ins, kernel in zip(self._instrs, self._kernels):
             if kernel is None:
                 continue
@@ -394,6 +397,28 @@ class InterpreterCore:
             for ins, opdef in zip(self._instrs[self._validate_tail:], self._opdefs[self._validate_tail:]):
                 if opdef is not None:
                     g[f"_v{ins.index}"] = _validator(opdef, ins.attrs)
+
+    def _fold_constants(self) -> dict[int, Any]:
+        """The output, computed once now, of each op that makes the same array on every run: a kernel
+        with no input, not random and without side effects (`full`, `assign_value`: the constants of
+        a SIR), whose output no op updates in place and no fetch hands out. The array is read-only,
+        so a write that slipped through raises instead of changing later runs."""
+        fetched = {ins.inputs[0] for ins in self._instrs if ins.kind == FETCH_OP}
+        updated = {s for ins in self._instrs for s in ins.inplace}
+        updated |= {ins.inputs[ins.inplace_pair[0]] for ins in self._instrs if ins.inplace_pair is not None}
+        folded = {}
+        for ins, d, kernel in zip(self._instrs, self._opdefs, self._kernels):
+            if (kernel is None or ins.kind != "kernel" or ins.inputs or len(ins.outputs) != 1 or d is None
+                    or d.random or d.side_effect or d.inplace or self._n_outs[ins.index] or ins.index in self._pooled):
+                continue
+            (out,) = ins.outputs
+            if out in fetched or out in updated or self._var_meta[out].persistable:
+                continue
+            value = self._xp.asarray(kernel(self._xp, **ins.attrs))
+            if self._xp is np:
+                value.flags.writeable = False
+            folded[ins.index] = value
+        return folded
 
     def _op_lines(self, i: int, ref: Callable[[int], str], checked: bool,
                   into_blocks: bool = False) -> list[tuple[int, str]]:
@@ -426,6 +451,8 @@ class InterpreterCore:
             if self._xp is not np:
                 value = f"_to_host({ref(x)})"
             return lines + [f"r[{ins.col}] = {value}"]
+        if i in self._folded:
+            return lines + [f"{ref(ins.outputs[0])} = kc{i}", *self._check_lines(i, ref, checked)]
         args, kernel = self._args(ins, ref), f"k{i}"
         if ins.inplace_pair is not None:
             args = f"{ref(ins.inputs[ins.inplace_pair[0]])}, {args}"
@@ -444,10 +471,14 @@ class InterpreterCore:
         for o in ins.outputs:
             if self._var_meta[o].shape == []:  # NumPy hands back scalars for 0-d results
                 lines.append(f"{ref(o)} = _asarray({ref(o)})")
-        if checked:
-            names = self.plan.var_names
-            lines += [f"_finite({ref(v)}, {ins.type!r}, {i}, {names[v]!r})" for v in sorted(ins.writes)]
-        return lines
+        return lines + self._check_lines(i, ref, checked)
+
+    def _check_lines(self, i: int, ref: Callable[[int], str], checked: bool) -> list[str]:
+        """`checked`: the nan/inf checks of what op `i` wrote."""
+        if not checked:
+            return []
+        names = self.plan.var_names
+        return [f"_finite({ref(v)}, {self._instrs[i].type!r}, {i}, {names[v]!r})" for v in sorted(self._instrs[i].writes)]
 
     @staticmethod
     def _args(ins: Instruction, ref: Callable[[int], str]) -> str:
