@@ -109,3 +109,40 @@ def test_variable_rank_and_bad_scalar_operand(static_mode):
         assert x.dim() == x.ndimension() == x.ndim == 3
         with pytest.raises(TypeError, match="add: argument 'y' must be a Tensor or a number, got str"):
             paddle.add(x, "a")
+
+
+@pytest.mark.parametrize("passes", [True, False])
+def test_in_place_methods_on_static_variables_update_the_variable(static_mode, passes):
+    # x.add_(y) as a statement: the op writes into x's own var (a new var would be lost)
+    main, startup = static.Program(), static.Program()
+    with static.program_guard(main, startup):
+        x = static.data("x", [4])
+        c = paddle.full([4], 1.0)
+        c.add_(x)
+        c.exp_()
+        out = c * 2.0
+    flags = ("FLAGS_enable_dead_op_elimination", "FLAGS_enable_fusion", "FLAGS_enable_inplace")
+    saved = paddle.get_flags(list(flags))
+    paddle.set_flags({f: passes for f in flags})
+    try:
+        exe = static.Executor()
+        for seed in range(2):
+            xs = np.random.default_rng(seed).standard_normal(4).astype("float32")
+            (got,) = exe.run(main, feed={"x": xs}, fetch_list=[out])
+            np.testing.assert_allclose(got, np.exp(1.0 + xs) * 2.0, rtol=1e-6)
+    finally:
+        paddle.set_flags(saved)
+
+
+def test_a_bad_static_in_place_update_raises_and_leaves_the_program_unchanged(static_mode):
+    main, startup = static.Program(), static.Program()
+    with static.program_guard(main, startup):
+        x = static.data("x", [3, 4])
+        c = paddle.full([4], 1.0)
+        before = str(main)
+        with pytest.raises(ValueError, match=r"add_: the in-place result has shape \[3, 4\]"):
+            c.add_(x)  # broadcasting may not grow an in-place target
+        assert str(main) == before
+        w = paddle.create_parameter([4], "float32")
+        with pytest.raises(NotImplementedError, match="requires grad"):
+            w.add_(c)

@@ -90,8 +90,39 @@ for _fn in (add, subtract, multiply, divide, floor_divide, remainder, mod, floor
             equal, not_equal, less_than, less_equal, greater_than, greater_equal, equal_all, isclose,
             allclose, where, clip, scale, lerp):
     tensor_method(_fn)
+def _static_inplace(self: Tensor, fn, api: str, *args: Any, **kwargs: Any) -> Tensor:
+    """`x.add_(y)` on a static Variable: the op writes into x's own var, as Paddle's static mode
+    records an in-place API (a new var would leave `x` unchanged: nothing rebinds the name)."""
+    if not self.stop_gradient:
+        raise NotImplementedError(f"{api}: an in-place update of a static variable that requires grad "
+                                  f"('{self.name}'); use the out-of-place op")
+    block = self.block
+    n_ops, names = len(block.ops), set(block.vars)
+    out = fn(self, *args, **kwargs)
+    if out.shape != self.shape or out.dtype != self.dtype:  # take back what fn recorded
+        del block.ops[n_ops:]
+        for name in set(block.vars) - names:
+            del block.vars[name]
+        block.program._changed()
+        raise ValueError(f"{api}: the in-place result has shape {out.shape} and dtype {out.dtype}, which differ "
+                         f"from the variable's {self.shape} and {self.dtype}")
+    producer = block.ops[-1]
+    producer.outputs = [self.name if name == out.name else name for name in producer.outputs]
+    del block.vars[out.name]
+    block.program._changed()
+    return self
+
+
+def _inplace_api(fn, api: str):
+    def method(self, *args, **kwargs):
+        if self._data is None:
+            return _static_inplace(self, fn, api, *args, **kwargs)
+        return inplace(self, fn, api, *args, **kwargs)
+    method.__name__ = api
+    return method
+
+
 for _name in ("add", "subtract", "multiply", "divide", "clip", "scale", "exp", "sqrt", "tanh", "sigmoid",
               "abs", "neg", "floor", "ceil", "round", "pow", "remainder", "square", "reciprocal", "log"):
-    _api = getattr(m, _name)
-    setattr(Tensor, _name + "_", (lambda f, n: lambda self, *a, **k: inplace(self, f, n, *a, **k))(_api, _name + "_"))
+    setattr(Tensor, _name + "_", _inplace_api(getattr(m, _name), _name + "_"))
 Tensor.astype = lambda self, dtype: cast(self, dtype)
