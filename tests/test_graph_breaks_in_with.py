@@ -150,7 +150,8 @@ def calls_a_breaking_helper_under_no_grad(x):
 
 @pytest.mark.parametrize("sign", [1.0, -1.0])
 def test_a_callee_breaking_inside_the_callers_block_runs_as_its_own_frame_in_the_blocks_mode(sign):
-    jit = _assert_like_eager(calls_a_breaking_helper_under_no_grad, [_x(sign)], breaks=["SOT-B001", "SOT-B001"], graphs=4)
+    jit = _assert_like_eager(calls_a_breaking_helper_under_no_grad, [_x(sign)], breaks=["SOT-B001", "SOT-B001"],
+                             graphs=4)
     assert "inside a try or with block" in jit.sot_translator.breaks[0].detail
 
 

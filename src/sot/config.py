@@ -34,8 +34,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-__all__ = ["defer_print", "disabled", "dump_dir", "log_topics", "LOG_TOPICS", "max_loop_breaks", "max_unroll", "min_graph_size",
-           "set_min_graph_size"]
+__all__ = ["defer_print", "disabled", "dump_dir", "log_topics", "LOG_TOPICS", "max_loop_breaks", "max_unroll",
+           "min_graph_size", "set_min_graph_size"]
 
 _min_graph_size: int | None = None  # set in code; None: SOT_MIN_GRAPH_SIZE or the default
 

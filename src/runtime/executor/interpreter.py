@@ -69,7 +69,8 @@ from .parallel import ParallelRunner
 from .plan import NO_SLOT, Instruction, Plan
 from .poison import poisoned_like, release_poisoned
 from .scope import Scope, ScopeVariable
-from .stream_analysis import POLICIES, STREAM_ATTR, Context, StreamAnalyzer, StreamSchedule, edge_kind, on_device, place
+from .stream_analysis import (POLICIES, STREAM_ATTR, Context, StreamAnalyzer, StreamSchedule, edge_kind, on_device,
+                              place)
 from .streams import host_threads
 from .transfer import MEMCPY_D2H, MEMCPY_H2D, copy_kernel, insert_transfers
 
@@ -509,7 +510,8 @@ class InterpreterCore:
         if not checked:
             return []
         names = self.plan.var_names
-        return [f"_finite({ref(v)}, {self._instrs[i].type!r}, {i}, {names[v]!r})" for v in sorted(self._instrs[i].writes)]
+        ins = self._instrs[i]
+        return [f"_finite({ref(v)}, {ins.type!r}, {i}, {names[v]!r})" for v in sorted(ins.writes)]
 
     @staticmethod
     def _args(ins: Instruction, ref: Callable[[int], str]) -> str:

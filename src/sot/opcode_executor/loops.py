@@ -31,7 +31,8 @@ from sot.pyversion import CodeMeta, ExceptionEntry, Instruction, NormalisedCode,
 from .breaks import FrameState
 from .variables import IteratorVariable, ObjectVariable
 
-__all__ = ["LoopPlan", "body_code", "enclosing", "entry_prologue", "hot_loop", "loops_around", "outermost_loop", "plan_loop"]
+__all__ = ["LoopPlan", "body_code", "enclosing", "entry_prologue", "hot_loop", "loops_around", "outermost_loop",
+           "plan_loop"]
 
 ITEM = "__sot_item"  # the body function's first parameter: the loop's item
 _READS = frozenset({"LOAD_FAST", "LOAD_FAST_AND_CLEAR", "DELETE_FAST"})
