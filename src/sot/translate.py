@@ -46,9 +46,10 @@ _TRANSLATED: "weakref.WeakKeyDictionary[types.FunctionType, Any]" = weakref.Weak
 _RESUME_TRANSLATORS = CodeMap()  # resume code -> (its globals, a weak reference to its translator)
 _SHARED_CODE_CACHE_LIMIT = 64  # entries for a callee translated on its own at a break, or a loop's body
 _EAGER = CustomCode(None, True)  # the original code, with the hook off for its callees
+# code whose frames next()/send() resume: the hook leaves them alone
+_RESUMABLE = inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR | inspect.CO_ITERABLE_COROUTINE
 # what an op's meta function raises for a bad call (as eager code does); any other exception
 # during translation is a gap of the JIT, which fallback=False must report, never hide
-_RESUMABLE = inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR | inspect.CO_ITERABLE_COROUTINE
 _USER_ERRORS = (ValueError, TypeError, IndexError, KeyError, ZeroDivisionError, OverflowError)
 
 
@@ -138,7 +139,7 @@ class Translator:
         self.shapes = policy_of(code)  # which input dims its translations leave dynamic (shared per code)
         self.recompiles: list[Recompile] = []  # why each translation after the first was needed
         record.register(self)
-        if code.co_flags & _RESUMABLE:  # its frames are resumed by next()/send(), which the hook leaves alone
+        if code.co_flags & _RESUMABLE:
             reason = "a generator or coroutine function runs eagerly (a generator it calls is inlined)"
             if not fallback:
                 raise GraphBreakError(reason, _where(code))
