@@ -63,6 +63,18 @@ def run_with_grads(fn, inputs, *args):
     return result, grads, mode_after
 
 
+def assert_like_eager_with_grads(got, want, got_grads, want_grads, got_mode, want_mode):
+    """What `run_with_grads` gave for the JIT equals what it gave for eager: result, stop_gradient
+    flags, each input's gradient and the grad mode after the call."""
+    assert_same_result(got, want)
+    assert [t.stop_gradient for t in tensors_of(got)] == [t.stop_gradient for t in tensors_of(want)]
+    for g, w in zip(got_grads, want_grads):
+        assert (g is None) == (w is None)
+        if w is not None:
+            np.testing.assert_allclose(g, w, rtol=1e-6)
+    assert got_mode == want_mode
+
+
 def captured(fn, *args, **kwargs):
     """Runs fn eagerly and under to_static, checks both agree and that the frame was translated."""
     jit = jit_of(fn)

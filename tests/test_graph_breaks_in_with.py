@@ -12,7 +12,7 @@ import pytest
 
 import runtime as paddle
 import sot
-from sot_helpers import assert_same_result, jit_of, run_with_grads, tensors_of, translators
+from sot_helpers import assert_like_eager_with_grads, assert_same_result, jit_of, run_with_grads, translators
 
 
 @pytest.fixture(autouse=True)
@@ -39,13 +39,7 @@ def _assert_like_eager(fn, inputs, *args, breaks, graphs, capsys=None):
         if capsys:
             assert capsys.readouterr().out == want_out
         got, got_grads, got_mode = run_with_grads(lambda *a: got, inputs, *args)
-        assert_same_result(got, want)
-        assert [t.stop_gradient for t in tensors_of(got)] == [t.stop_gradient for t in tensors_of(want)]
-        for g, w in zip(got_grads, want_grads):
-            assert (g is None) == (w is None)
-            if w is not None:
-                np.testing.assert_allclose(g, w, rtol=1e-6)
-        assert got_mode == want_mode
+        assert_like_eager_with_grads(got, want, got_grads, want_grads, got_mode, want_mode)
         if call == 1:
             assert [b.code for b in report.breaks] == breaks and report.graph_count == graphs
         assert all(t.fallbacks == [] for t in translators(jit))
@@ -215,19 +209,6 @@ def raises_under_a_manager(x, manager):
     return y - 1
 
 
-def test_what_the_breaking_instruction_raises_leaves_the_no_grad_block_as_in_eager():
-    x = _x()
-    with pytest.raises(ValueError) as want:
-        raises_under_no_grad(x)
-    jit = jit_of(raises_under_no_grad)
-    for _ in range(2):
-        with pytest.raises(ValueError) as got:
-            jit(x)
-        assert str(got.value) == str(want.value)
-        assert paddle.is_grad_enabled()  # the block's __exit__ ran
-    assert [b.code for b in jit.sot_translator.breaks] == ["SOT-B001"]
-
-
 @pytest.mark.parametrize("kind", [Log, Quiet])
 def test_what_the_breaking_instruction_raises_reaches_the_managers_exit(kind):
     x = _x()
@@ -297,16 +278,18 @@ def raises_in_a_hot_loop_under_no_grad(x):
     return x
 
 
-def test_what_a_hot_loops_body_raises_leaves_the_block_through_its_exit():
+@pytest.mark.parametrize("fn", [raises_under_no_grad, raises_in_a_hot_loop_under_no_grad])
+def test_what_is_raised_at_a_break_or_in_a_hot_loops_body_leaves_the_no_grad_block_as_in_eager(fn):
     x = _x()
     with pytest.raises(ValueError) as want:
-        raises_in_a_hot_loop_under_no_grad(x)
-    jit = jit_of(raises_in_a_hot_loop_under_no_grad)
+        fn(x)
+    jit = jit_of(fn)
     for _ in range(2):
         with pytest.raises(ValueError) as got:
             jit(x)
         assert str(got.value) == str(want.value)
-        assert paddle.is_grad_enabled()
+        assert paddle.is_grad_enabled()  # the block's __exit__ ran
+    assert [b.code for b in jit.sot_translator.breaks] == ["SOT-B001"]
     # the block's handler itself runs eagerly (its resume function), recorded
     assert [f.code for t in translators(jit) for f in t.fallbacks] == ["SOT-U001"]
 

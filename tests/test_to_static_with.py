@@ -19,7 +19,7 @@ import sot
 from runtime import nn
 from sot import config
 from sot.ir import Meta, SIRBuilder
-from sot_helpers import assert_same_result, events, jit_of, run_with_grads, tensors_of, translators
+from sot_helpers import assert_like_eager_with_grads, assert_same_result, events, jit_of, run_with_grads, translators
 
 
 @pytest.fixture(autouse=True)
@@ -41,13 +41,7 @@ def _assert_like_eager(fn, *args, inputs=None, translations=1, **options):
     want, want_grads, want_mode = run_with_grads(fn, inputs, *args)
     jit = jit_of(fn, **options)
     got, got_grads, got_mode = run_with_grads(jit, inputs, *args)
-    assert_same_result(got, want)
-    assert [t.stop_gradient for t in tensors_of(got)] == [t.stop_gradient for t in tensors_of(want)]
-    for g, w in zip(got_grads, want_grads):
-        assert (g is None) == (w is None)
-        if w is not None:
-            np.testing.assert_allclose(g, w, rtol=1e-6)
-    assert got_mode == want_mode
+    assert_like_eager_with_grads(got, want, got_grads, want_grads, got_mode, want_mode)
     assert events(jit) == [] and jit.sot_translator.translations == translations
     return jit
 
@@ -383,42 +377,30 @@ def prints_inside_no_grad(x):
     return x * m
 
 
-def test_what_cannot_be_simulated_inside_a_with_block_gives_eagers_output_and_gradients(capsys):
-    x = _x()
-    want, want_grads, _ = run_with_grads(prints_inside_no_grad, [x])
-    want_out = capsys.readouterr().out
-    jit = jit_of(prints_inside_no_grad)
-    got, got_grads, mode = run_with_grads(jit, [x])
-    assert capsys.readouterr().out == want_out
-    assert_same_result(got, want)
-    np.testing.assert_allclose(got_grads[0], want_grads[0], rtol=1e-6)
-    assert mode and events(jit) != []  # not captured whole, and why is recorded
-
-
 def _helper_printing_under_no_grad(x):
     with paddle.no_grad():
-        print("helper", x.sum().numpy())  # a value read as NumPy: a break the with block cannot span
+        print("helper", x.sum().numpy())  # a value read as NumPy: a break inside the block
         m = x.mean()
     return m
 
 
-def calls_a_helper_that_cannot_be_inlined(x):
+def calls_a_helper_that_breaks_in_its_no_grad_block(x):
     y = x * 2
     z = _helper_printing_under_no_grad(y) + y
     return z * y
 
 
-def test_a_callee_whose_no_grad_block_cannot_be_simulated_breaks_the_caller_with_eager_gradients(capsys):
+@pytest.mark.parametrize("fn", [prints_inside_no_grad, calls_a_helper_that_breaks_in_its_no_grad_block])
+def test_a_break_inside_a_no_grad_block_gives_eagers_output_and_gradients(fn, capsys):
+    # the break resumes inside the block (tests/test_graph_breaks_in_with.py has the details)
     x = _x()
-    want, want_grads, _ = run_with_grads(calls_a_helper_that_cannot_be_inlined, [x])
+    want = run_with_grads(fn, [x])
     want_out = capsys.readouterr().out
-    jit = jit_of(calls_a_helper_that_cannot_be_inlined)
-    got, got_grads, mode = run_with_grads(jit, [x])
+    jit = jit_of(fn)
+    got = run_with_grads(jit, [x])
     assert capsys.readouterr().out == want_out
-    assert_same_result(got, want)
-    np.testing.assert_allclose(got_grads[0], want_grads[0], rtol=1e-6)
-    assert mode
-    assert jit.sot_translator.breaks != []  # the caller breaks at the call; the rest of it is captured
+    assert_like_eager_with_grads(got[0], want[0], got[1], want[1], got[2], want[2])
+    assert jit.sot_translator.breaks != [] and all(t.fallbacks == [] for t in translators(jit))
 
 
 def raises_under_no_grad(x):
