@@ -3,6 +3,7 @@
 Caches are per code object, so each test translates a copy of its function (`fresh`) and
 starts from an empty cache. `captured` is the common assertion: eager and JIT agree, and the
 frame was translated (no fallback recorded)."""
+import sys
 import types
 
 import numpy as np
@@ -73,6 +74,22 @@ def assert_like_eager_with_grads(got, want, got_grads, want_grads, got_mode, wan
         if w is not None:
             np.testing.assert_allclose(g, w, rtol=1e-6)
     assert got_mode == want_mode
+
+
+def frames_of(fn, *args):
+    """fn(*args) and the (file, name) of every Python frame it ran (sys.setprofile's 'call' events)."""
+    ran = []
+
+    def profile(frame, event, arg):
+        if event == "call":
+            ran.append((frame.f_code.co_filename, frame.f_code.co_name))
+
+    sys.setprofile(profile)
+    try:
+        result = fn(*args)
+    finally:
+        sys.setprofile(None)
+    return result, ran
 
 
 def captured(fn, *args, **kwargs):

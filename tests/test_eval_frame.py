@@ -23,6 +23,7 @@ from sot.eval_frame import (
     set_eval_frame,
     skip_code,
 )
+from sot_helpers import frames_of
 
 HERE = __file__
 
@@ -563,22 +564,6 @@ class _Table(CacheBase):
         return self.slow_answers.get(i)
 
 
-def python_calls(fn, *args):
-    """fn(*args) and the names of the Python frames it ran (sys.setprofile's 'call' events)."""
-    names = []
-
-    def profile(frame, event, arg):
-        if event == "call":
-            names.append(frame.f_code.co_name)
-
-    sys.setprofile(profile)
-    try:
-        result = fn(*args)
-    finally:
-        sys.setprofile(None)
-    return result, names
-
-
 def test_a_cache_base_hit_on_its_front_entry_runs_no_python_frame_but_its_check():
     table = _Table(0, CustomCode(_cached_variant.__code__))
     set_code_cache(_cached.__code__, table)
@@ -586,7 +571,8 @@ def test_a_cache_base_hit_on_its_front_entry_runs_no_python_frame_but_its_check(
         answer = Answer()
         with eval_frame_callback(answer):
             before = counters()
-            assert python_calls(_cached, 1) == (1001, ["check", "_cached_variant"])
+            result, ran = frames_of(_cached, 1)
+            assert (result, [name for _, name in ran]) == (1001, ["check", "_cached_variant"])
             after = counters()
         assert table.checked == [({"x": 1}, True, True)]
         assert table._front_entry.hits == 1 and table.slow == [] and "_cached" not in answer.seen

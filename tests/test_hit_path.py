@@ -2,30 +2,13 @@
 times it). A graph break pays a cache lookup twice a call (its frame and the resume function), so these tests pin
 the Python frames of that path: per lookup only the generated guard function (the code cache's hit path is in C),
 and a break's prefix runs as one generated inference function over the executor's core."""
-import sys
 
 import numpy as np
 import pytest
 
 from sot.guards import CacheSizeLimitWarning, CodeCache, FrameLike, Guard
 from sot.eval_frame import CustomCode, eval_frame_callback, set_code_cache
-from sot_helpers import jit_of, rand
-
-
-def frames_of(fn, *args):
-    """fn(*args) and the (file, name) of every Python frame it ran (sys.setprofile's 'call' events)."""
-    ran = []
-
-    def profile(frame, event, arg):
-        if event == "call":
-            ran.append((frame.f_code.co_filename, frame.f_code.co_name))
-
-    sys.setprofile(profile)
-    try:
-        result = fn(*args)
-    finally:
-        sys.setprofile(None)
-    return result, ran
+from sot_helpers import frames_of, jit_of, rand
 
 
 def seed_fn(x):  # the design seed's second example, with a break that does no I/O
