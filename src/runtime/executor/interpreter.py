@@ -59,8 +59,9 @@ from ..flags import _values as _flag_values
 from ..ops import registry as _registry
 from ..ops.fused import inplace_kernel
 from ..ops.registry import TensorSpec
-from ..static.framework import Operator
+from ..static.framework import CONTROL_FLOW_OPS, Operator
 from . import cost as _cost
+from .control_flow import ControlFlowKernel, control_flow_cost
 from .dependency import Dependencies, DependencyBuilder
 from .allocator import StreamAllocator, kernel_into_block, pooled_outputs
 from .gc import Lifetimes, analyse_lifetimes
@@ -78,6 +79,7 @@ __all__ = ["InterpreterCore", "FEED_OP", "FETCH_OP", "NO_NEED_BUFFER", "PRIORITY
 
 FEED_OP, FETCH_OP = "feed", "fetch"
 _NOT_KERNELS = (FEED_OP, FETCH_OP, MEMCPY_H2D, MEMCPY_D2H)
+_HOST_OPS = (*_NOT_KERNELS, *CONTROL_FLOW_OPS)   # never placed on a device stream
 PRIORITY_ATTR = "scheduling_priority"   # Paddle's name; lower runs first among ops ready at once
 _PLACEMENT_ATTRS = (STREAM_ATTR, PRIORITY_ATTR)   # read by the build, never passed to a kernel
 
@@ -190,7 +192,7 @@ class InterpreterCore:
                 names.append(name)
             return ids[name]
 
-        instrs, opdefs, kernels, n_outs, annotations = [], [], [], [], []
+        instrs, opdefs, kernels, n_outs, annotations, effects = [], [], [], [], [], []
         for i, op in enumerate(block.ops):
             ins, outs = tuple(slot(n) for n in op.inputs), tuple(slot(n) for n in op.outputs)
             attrs = {k: v for k, v in op.attrs.items() if k not in _PLACEMENT_ATTRS}
@@ -198,6 +200,9 @@ class InterpreterCore:
             opdef, kernel, mutated, shape_only, pair, multi = None, None, set(), (), None, 0
             if op.type in (MEMCPY_H2D, MEMCPY_D2H):
                 kernel = copy_kernel
+            elif op.type in CONTROL_FLOW_OPS:   # runs its sub-blocks' own cores (T9)
+                kernel = ControlFlowKernel(op, self.scope, self.place)
+                multi = len(op.outputs)
             elif op.type not in _NOT_KERNELS:
                 opdef = _registry.get_op(op.type)
                 self.stats["kernel_lookups"] += 1
@@ -222,6 +227,7 @@ class InterpreterCore:
             opdefs.append(opdef)
             kernels.append(kernel)
             n_outs.append(multi)
+            effects.append(op.opdef if opdef is None and op.type in CONTROL_FLOW_OPS else opdef)
         if reuse is not None:
             if [(i.type, i.inputs, i.outputs) for i in instrs] != [(i.type, i.inputs, i.outputs)
                                                                    for i in reuse.instructions]:
@@ -243,8 +249,8 @@ class InterpreterCore:
         if reuse is None:
             deps = DependencyBuilder().build(
                 [ins.reads | ins.shape_reads for ins in instrs], [ins.writes for ins in instrs],
-                random=[d is not None and d.random for d in opdefs],
-                side_effect=[d is not None and d.side_effect for d in opdefs],
+                random=[d is not None and d.random for d in effects],
+                side_effect=[d is not None and d.side_effect for d in effects],
                 sequential_run=sequential_run)
             life = analyse_lifetimes([ins.reads | ins.writes for ins in instrs], tracked=lambda v: v not in skip,
                                      freeable=self._freeable.__getitem__, reach=deps.reach)
@@ -287,7 +293,7 @@ class InterpreterCore:
         policy = _flags.flag("FLAGS_executor_stream_policy")
 
         def device(op: Any) -> bool:
-            return op.type not in _NOT_KERNELS and on_device(op.attrs.get(STREAM_ATTR), policy)
+            return op.type not in _HOST_OPS and on_device(op.attrs.get(STREAM_ATTR), policy)
         if not any(device(op) for op in self.program.global_block().ops):
             return
         program = self.program.clone()
@@ -295,7 +301,7 @@ class InterpreterCore:
         kept = {n for n, v in block.vars.items() if v.persistable} | self.holder_vars
 
         def mutated(op: Any) -> set[int]:
-            return set() if op.type in _NOT_KERNELS else _mutated_inputs(op, _registry.get_op(op.type))
+            return set() if op.type in _HOST_OPS else _mutated_inputs(op, _registry.get_op(op.type))
         moved = insert_transfers(block, device, lambda op: NO_NEED_BUFFER.get(op.type, ()), mutated,
                                  kept.__contains__, lambda kind, src, dst, callsite: Operator(
                                      block, kind, [src], [dst], {}, callsite))
@@ -327,12 +333,15 @@ class InterpreterCore:
         def shape(v: int) -> Any:
             return None if v == NO_SLOT else meta[v]._shape
         instrs = self._instrs
+        ops = self.program.global_block().ops
         op_cost = tuple(0.0 if ins.kind in (FEED_OP, FETCH_OP) else
+                        control_flow_cost(ops[ins.index]) if ins.kind in CONTROL_FLOW_OPS else
                         _cost.op_cost(ins.type, [shape(v) for v in ins.inputs], [shape(v) for v in ins.outputs])
                         for ins in instrs)
         threads = host_threads()
         parallel = _cost.prefer_parallel(op_cost, deps.downstream, threads)
-        contexts = place([ins.kind for ins in instrs], annotations, policy, deps.upstream, op_cost,
+        contexts = place(["host" if ins.kind in CONTROL_FLOW_OPS else ins.kind for ins in instrs], annotations,
+                         policy, deps.upstream, op_cost,
                          _cost.RUN_OVERHEAD_US + _cost.HOP_US, threads)
         self._instrs = [dataclasses.replace(ins, context=c.kind, stream=c.stream,
                                            queue="device" if c.is_device else "host")
@@ -494,7 +503,9 @@ class InterpreterCore:
         call = f"{kernel}(_xp{', ' if args else ''}{args}{kw})"
         outs = [ref(o) for o in ins.outputs]
         n_meta = self._n_outs[i]
-        if n_meta:
+        if not outs:   # a construct whose branches return nothing
+            lines.append(call)
+        elif n_meta:
             if n_meta != len(outs):
                 call += f"[:{len(outs)}]"
             lines.append(f"{', '.join(outs)}{',' if len(outs) == 1 else ''} = {call}")
@@ -678,6 +689,13 @@ class InterpreterCore:
             if cell is not None and cell.value is None:
                 del self.scope.vars[name]
                 self._bound = False
+
+    @property
+    def sub_cores(self) -> dict[tuple[int, int], "InterpreterCore | None"]:
+        """(op index, sub-block index) -> the core running that sub-block of a control-flow op
+        (None while no run needed it)."""
+        return {(i, sub.index): sub.core for i, k in enumerate(self._kernels) if isinstance(k, ControlFlowKernel)
+                for sub in k.sub_blocks}
 
     @property
     def runs_parallel(self) -> bool:

@@ -118,8 +118,8 @@ class StreamAnalyzer:
 def place(kinds: Sequence[str], annotations: Sequence[str | None], policy: str,
           upstream: Sequence[frozenset[int]], cost: Sequence[float], break_even_us: float,
           max_streams: int) -> list[Context]:
-    """The context of every op: `kinds[i]` is "feed", "fetch", "memcpy_h2d", "memcpy_d2h" or
-    "kernel"; an annotation names a stream; the policy places the other kernels (see the module
+    """The context of every op: `kinds[i]` is "feed", "fetch", "memcpy_h2d", "memcpy_d2h", "host"
+    (an op that runs on a host thread whatever the policy: control flow) or "kernel"; an annotation names a stream; the policy places the other kernels (see the module
     docstring)."""
     if policy not in POLICIES:
         raise ValueError(f"place: argument 'policy' must be one of {POLICIES}, got {policy!r}")
@@ -127,7 +127,7 @@ def place(kinds: Sequence[str], annotations: Sequence[str | None], policy: str,
     claimed: set[int] = set()   # ops whose stream one successor already continues
     next_new = 1
     for i, kind in enumerate(kinds):
-        if kind == "feed":
+        if kind in ("feed", "host"):
             out.append(HOST)
         elif kind == "fetch":
             out.append(FETCH_CTX)

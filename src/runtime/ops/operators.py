@@ -96,7 +96,7 @@ def _static_inplace(self: Tensor, fn, api: str, *args: Any, **kwargs: Any) -> Te
     if not self.stop_gradient:
         raise NotImplementedError(f"{api}: an in-place update of a static variable that requires grad "
                                   f"('{self.name}'); use the out-of-place op")
-    block = self.block
+    block = self.block.program.current_block()   # where fn records (maybe a sub-block of x's)
     n_ops, names = len(block.ops), set(block.vars)
     out = fn(self, *args, **kwargs)
     if out.shape != self.shape or out.dtype != self.dtype:  # take back what fn recorded

@@ -21,7 +21,7 @@ from __future__ import annotations
 from typing import Any, Callable, Iterable, Sequence
 
 from ..ops import creation, math as _math
-from .framework import Block, Operator, Variable, program_guard, unique_name, var_names
+from .framework import CONTROL_FLOW_OPS, Block, Operator, Variable, program_guard, unique_name, var_names
 
 __all__ = ["append_backward", "gradients"]
 
@@ -103,6 +103,11 @@ class _Backward:
                         f"#{written[name]} ({self.forward_ops[written[name]].type}) on the path to the "
                         "loss; in-place rewrites of a var are not differentiable in static mode")
                 written[name] = i
+            if op.type in CONTROL_FLOW_OPS and not all(self.block.var(n).stop_gradient for n in op.input_arg_names):
+                raise NotImplementedError(
+                    f"append_backward: op #{i} ({op.type}, built at {op.callsite}) lies on the path to the loss "
+                    "and reads vars that need gradients; gradients through static control flow are not "
+                    "supported yet (compute the differentiable part outside the cond/while_loop)")
             if op.opdef.grad is not None:
                 path.append(i)
                 relevant.update(op.input_arg_names)

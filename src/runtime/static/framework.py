@@ -24,7 +24,10 @@ from ..ops.registry import TensorSpec, get_op
 from ..tensor import Tensor
 
 __all__ = ["Program", "Block", "Variable", "Operator", "program_guard", "default_main_program",
-           "default_startup_program", "unique_name", "var_names"]
+           "default_startup_program", "unique_name", "var_names", "CONTROL_FLOW_OPS"]
+
+# Ops that run sub-blocks (control_flow.py) rather than a registry kernel.
+CONTROL_FLOW_OPS = frozenset({"cond", "while"})
 
 _RUNTIME_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -191,6 +194,9 @@ class Operator:
 
     @property
     def opdef(self):
+        if self.type in CONTROL_FLOW_OPS:
+            from .control_flow import control_flow_def  # noqa: PLC0415 - it builds on this module
+            return control_flow_def(self)
         return get_op(self.type)
 
     @property
@@ -278,7 +284,8 @@ class Block:
         for n in [*inputs, *outputs]:
             if n is not None and not self.has_var(n):
                 raise ValueError(f"append_op: op '{type}' names var '{n}', which is not in block {self.idx}")
-        get_op(type)  # unknown op types fail here, not at run time
+        if type not in CONTROL_FLOW_OPS:
+            get_op(type)  # unknown op types fail here, not at run time
         op = Operator(self, type, inputs, outputs, attrs or {}, callsite or _user_callsite())
         self.ops.append(op)
         self.program._changed()

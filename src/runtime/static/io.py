@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from .framework import Block, Operator, Program, Variable, default_main_program
+from .framework import CONTROL_FLOW_OPS, Block, Operator, Program, Variable, default_main_program
 
 __all__ = ["save_inference_model", "load_inference_model", "program_to_dict", "program_from_dict"]
 
@@ -143,6 +143,10 @@ def _pruned(program: Program, feed_names: list[str], fetch_names: list[str]) -> 
                                      v.is_parameter, v.need_check_feed or name in feed_names)
     for op in keep:
         nb.ops.append(Operator(nb, op.type, op.inputs, op.outputs, dict(op.attrs), op.callsite))
+    if any(op.type in CONTROL_FLOW_OPS for op in keep):   # their sub-blocks, at the same indices
+        for b in program.clone().blocks[1:]:
+            b.program = new
+            new.blocks.append(b)
     new.random_seed = program.random_seed
     new._changed()
     return new

@@ -31,7 +31,6 @@ from collections import defaultdict
 
 from ..flags import flag
 from ..ops.fused import ELEMENTWISE, inplace_kernel
-from ..ops.registry import get_op
 from .framework import Block, Operator, Program
 
 __all__ = ["apply_passes"]
@@ -61,7 +60,7 @@ def _names_in_sub_blocks(program: Program) -> set[str]:
 
 def _writes(op: Operator) -> set[str]:
     """The vars an op writes: its outputs, and its inputs when its kernel updates them in place."""
-    return {*op.outputs, *op.input_arg_names} if get_op(op.type).inplace else set(op.outputs)
+    return {*op.outputs, *op.input_arg_names} if op.opdef.inplace else set(op.outputs)
 
 
 # ---------------------------------------------------------------- dead-op elimination
@@ -69,7 +68,7 @@ def _eliminate_dead_ops(block: Block, keep: set[str]) -> None:
     live = set(keep)
     kept = []
     for op in reversed(block.ops):
-        d = get_op(op.type)
+        d = op.opdef
         writes = _writes(op)
         if (d.side_effect or d.inplace or d.random or not live.isdisjoint(writes)
                 or any(block.var(n).persistable for n in writes)):

@@ -1,0 +1,114 @@
+"""Control-flow ops as kernels that run nested InterpreterCores (checklist T9, TFRT's `tfrt.if`).
+
+A `cond` or `while` op of a plan gets a kernel made here at build: it holds one `SubBlock` per
+sub-block, whose InterpreterCore is built on the first run that needs it (a branch never taken
+is never built) and cached with the op, so later runs do no analysis. The sub-block's core is
+fed the values the op read (static/control_flow.py makes every var a sub-block reads from
+outside an input of the op) and runs SEQUENTIALLY on the thread running the op: the op is one
+op of its plan's schedule, and a pool thread waiting on its own pool's work could deadlock.
+
+cond:  pick the branch from the predicate, run its core, return its results.
+while: run the body's core while the predicate holds, the body's results becoming the next
+       iteration's loop vars (the body block computes the next predicate too).
+A result that is one of the op's own inputs (a branch returning a var unchanged, a loop that
+never ran) is copied, so the op's outputs never alias its inputs.
+"""
+from __future__ import annotations
+
+import threading
+from typing import Any, Sequence
+
+from ..static.control_flow import external_reads, sub_block_indices, sub_program
+from ..static.framework import CONTROL_FLOW_OPS, Operator, Program
+from . import cost as _cost
+
+__all__ = ["ControlFlowKernel", "SubBlock", "control_flow_cost", "branch_reads"]
+
+
+class SubBlock:
+    """Block `index` of `program` with `fed` inputs and `fetched` results, run by its own core."""
+
+    def __init__(self, program: Program, index: int, fed: Sequence[str], fetched: Sequence[str],
+                 scope: Any, place: Any):
+        self.program, self.index = program, index
+        self.fed, self.fetched = tuple(fed), tuple(fetched)
+        self.scope, self.place = scope, place
+        self.core: Any = None
+        self._lock = threading.Lock()
+
+    def _build(self) -> Any:
+        from .executor import prepare_program  # noqa: PLC0415 - the executor module imports the interpreter
+        from .interpreter import InterpreterCore  # noqa: PLC0415 - which makes these kernels
+        with self._lock:
+            if self.core is None:
+                prepared, pairs = prepare_program(sub_program(self.program, self.index, list(self.fed)),
+                                                  self.fed, self.fetched)
+                core = InterpreterCore(prepared, self.scope, self.place, self.fed, self.fetched,
+                                       holder_vars=("feed", "fetch"), inplace_pairs=pairs)
+                core.build()
+                self.core = core
+        return self.core
+
+    def run(self, feeds: Sequence[Any]) -> list:
+        core = self.core if self.core is not None else self._build()
+        return core.run(feeds, parallel=False)
+
+
+def branch_reads(op: Operator) -> list[list[int]]:
+    """For each branch of a cond (true, false): the positions in `op.inputs` of the vars it reads."""
+    program = op.block.program
+    pos = {n: p for p, n in enumerate(op.inputs)}
+    out = []
+    for idx, key in zip(sub_block_indices(op), ("true_outs", "false_outs")):
+        out.append([pos[n] for n in external_reads(program.blocks[idx], op.attrs[key])])
+    return out
+
+
+def _unaliased(results: Sequence[Any], inputs: Sequence[Any]) -> tuple:
+    ids = {id(a) for a in inputs}
+    return tuple(r.copy() if id(r) in ids else r for r in results)
+
+
+class ControlFlowKernel:
+    """The kernel of a `cond` / `while` op: (xp, *inputs, **attrs) -> its results as a tuple;
+    `sub_blocks` are its cached sub-block runners (their `core` is None until first needed)."""
+
+    def __init__(self, op: Operator, scope: Any, place: Any):
+        program = op.block.program
+        self.type = op.type
+        if op.type == "cond":
+            self.reads = branch_reads(op)
+            self.sub_blocks = [SubBlock(program, idx, [op.inputs[p] for p in reads], op.attrs[key], scope, place)
+                               for idx, key, reads in zip(sub_block_indices(op), ("true_outs", "false_outs"), self.reads)]
+        else:
+            self.n = len(op.attrs["loop_vars"])
+            self.sub_blocks = [SubBlock(program, op.attrs["sub_block"], [*op.attrs["loop_vars"], *op.inputs[1 + self.n:]],
+                                        [*op.attrs["body_outs"], op.attrs["next_cond"]], scope, place)]
+
+    def __call__(self, xp: Any, pred: Any, *args: Any, **attrs: Any) -> tuple:
+        if self.type == "cond":
+            branch = 0 if bool(pred.reshape(())) else 1
+            inputs = (pred, *args)
+            return _unaliased(self.sub_blocks[branch].run([inputs[p] for p in self.reads[branch]]), inputs)
+        body, n = self.sub_blocks[0], self.n
+        state, captured = list(args[:n]), list(args[n:])
+        while bool(pred.reshape(())):
+            *state, pred = body.run([*state, *captured])
+        return _unaliased(state, args)
+
+
+def control_flow_cost(op: Operator) -> float:
+    """Estimated microseconds of one run of the op: its costliest sub-block (a loop counted once,
+    as its trip count is known only at run time)."""
+    program = op.block.program
+    best = 0.0
+    for idx in sub_block_indices(op):
+        block = program.blocks[idx]
+
+        def shape(name: str | None) -> Any:
+            return None if name is None else block.var(name)._shape
+        total = sum(control_flow_cost(inner) if inner.type in CONTROL_FLOW_OPS else
+                    _cost.op_cost(inner.type, [shape(n) for n in inner.inputs], [shape(n) for n in inner.outputs])
+                    for inner in block.ops)
+        best = max(best, total)
+    return _cost.OP_OVERHEAD_US + best

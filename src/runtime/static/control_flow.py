@@ -1,0 +1,317 @@
+"""Control flow in programs: `cond` and `while_loop` (Paddle's `static.nn.cond` / `while_loop`).
+
+In dynamic mode they are Python's `if` and `while` over the predicate's value. In static mode
+each function is built ONCE into a sub-block of the current block (block.parent_idx points back),
+and one op in the current block stands for the whole construct (checklist T9, seed 000's
+control-flow ops run through OperatorBase, D7):
+
+- `cond`: inputs [pred, *captured], outputs the merged results; attrs `true_block`,
+  `false_block` (sub-block indices) and `true_outs` / `false_outs` (what each branch returns);
+- `while`: inputs [pred, *loop_vars, *captured], outputs the final loop vars; attrs
+  `sub_block`, `loop_vars` (the block's placeholders of the loop vars), `body_outs` and
+  `next_cond` (the body's results and the condition on them, both built in the block).
+
+`captured` are the vars a sub-block reads from its ancestors (parameters included): naming them
+as inputs lets the dependency analysis, the GC and the passes of the enclosing block see every
+value the construct needs; the executor hands them to the sub-block's own InterpreterCore as its
+feeds. A sub-block never writes a var of an enclosing block (it returns new values instead), so a
+construct is one op with plain inputs and outputs. Building a construct either completes or
+leaves the program as it was.
+"""
+from __future__ import annotations
+
+import contextlib
+from typing import Any, Callable, Iterator
+
+import numpy as np
+
+from .. import mode as _mode
+from ..ops.registry import OpDef, get_op
+from ..tensor import Tensor
+from .framework import CONTROL_FLOW_OPS, Block, Operator, Program, Variable, default_main_program, unique_name
+
+__all__ = ["cond", "while_loop", "sub_block_indices", "external_reads", "sub_program", "control_flow_def"]
+
+
+# ---------------------------------------------------------------- the public API
+def cond(pred: Any, true_fn: Callable[[], Any] | None = None, false_fn: Callable[[], Any] | None = None,
+         name: str | None = None, return_names: Any = None) -> Any:
+    """`true_fn()` if `pred` (a one-element bool tensor) holds, else `false_fn()`. In a static
+    program both branches are built and the choice is made at run time: they must return the same
+    structure of tensors (lists, tuples, dicts, None) with the same dtypes; a dimension in which
+    they differ becomes -1."""
+    for arg, fn in (("true_fn", true_fn), ("false_fn", false_fn)):
+        if fn is not None and not callable(fn):
+            raise TypeError(f"cond: argument '{arg}' must be callable or None, got {type(fn).__name__}")
+    if _mode.in_dynamic_mode():
+        fn = true_fn if _truth(pred, "cond", "pred") else false_fn
+        return None if fn is None else fn()
+    _check_pred(pred, "cond", "pred")
+    program = default_main_program()
+    parent = program.current_block()
+    prefix = name or unique_name("cond")
+    with _all_or_nothing(program):
+        t_block, t_leaves, t_tree = _build_branch(program, true_fn, "cond", "true_fn")
+        f_block, f_leaves, f_tree = _build_branch(program, false_fn, "cond", "false_fn")
+        if t_tree != f_tree:
+            raise ValueError(f"cond: true_fn and false_fn must return the same structure, got {t_tree} "
+                             f"and {f_tree}")
+        outs = []
+        for k, (t, f) in enumerate(zip(t_leaves, f_leaves)):
+            if (t is None) != (f is None):
+                raise ValueError(f"cond: output #{k} is None in one branch only")
+            if t is None:
+                continue
+            if t._np_dtype != f._np_dtype:
+                raise TypeError(f"cond: output #{k} has dtype {t._np_dtype.name} in true_fn but "
+                                f"{f._np_dtype.name} in false_fn")
+            shape = [a if a == b and len(t._shape) == len(f._shape) else -1 for a, b in zip(t._shape, f._shape)]
+            if len(t._shape) != len(f._shape):
+                raise ValueError(f"cond: output #{k} has shape {t.shape} in true_fn but {f.shape} in false_fn")
+            outs.append(parent.create_var(f"{prefix}.out_{len(outs)}", shape, t._np_dtype,
+                                          stop_gradient=t.stop_gradient and f.stop_gradient))
+        t_names = [v.name for v in t_leaves if v is not None]
+        f_names = [v.name for v in f_leaves if v is not None]
+        captured = list(dict.fromkeys([*external_reads(t_block, t_names), *external_reads(f_block, f_names)]))
+        parent.append_op("cond", [pred.name, *captured], [o.name for o in outs],
+                         {"true_block": t_block.idx, "false_block": f_block.idx, "true_outs": t_names,
+                          "false_outs": f_names})
+    merged = iter(outs)
+    return _unflatten(t_tree, [None if t is None else next(merged) for t in t_leaves])
+
+
+def while_loop(cond: Callable[..., Any], body: Callable[..., Any], loop_vars: Any, is_test: bool = False,
+               name: str | None = None) -> list:
+    """Repeat `loop_vars = body(*loop_vars)` while `cond(*loop_vars)` (a one-element bool tensor)
+    holds; the final loop vars, as a list. In a static program the body is built once; its
+    results must keep each loop var's dtype and shape."""
+    if not callable(cond):
+        raise TypeError(f"while_loop: argument 'cond' must be callable, got {type(cond).__name__}")
+    if not callable(body):
+        raise TypeError(f"while_loop: argument 'body' must be callable, got {type(body).__name__}")
+    if not isinstance(loop_vars, (list, tuple)) or not loop_vars:
+        raise ValueError(f"while_loop: argument 'loop_vars' must be a non-empty list or tuple, got {loop_vars!r}")
+    for k, v in enumerate(loop_vars):
+        if not isinstance(v, Tensor):
+            raise TypeError(f"while_loop: loop_vars[{k}] must be a Tensor, got {type(v).__name__}")
+    if _mode.in_dynamic_mode():
+        values = list(loop_vars)
+        while _truth(cond(*values), "while_loop", "cond"):
+            values = _body_results(body(*values), len(values))
+        return values
+    from .builder import _as_var  # noqa: PLC0415 - builder imports the ops, which import framework
+    program = default_main_program()
+    parent = program.current_block()
+    prefix = name or unique_name("while_loop")
+    with _all_or_nothing(program):
+        inits = [_as_var(v) for v in loop_vars]
+        pred = cond(*inits)
+        _check_pred(pred, "while_loop", "cond")
+        block = _new_block(program)
+        with _in_block(program, block):
+            holders = [block.create_var(f"{prefix}.loop_var_{k}", v._shape, v._np_dtype, stop_gradient=v.stop_gradient)
+                       for k, v in enumerate(inits)]
+            outs = [_as_var(o) for o in _body_results(body(*holders), len(holders))]
+            for k, (o, v) in enumerate(zip(outs, inits)):
+                if o._np_dtype != v._np_dtype:
+                    raise TypeError(f"while_loop: body result #{k} has dtype {o._np_dtype.name} but loop_vars[{k}] "
+                                    f"has dtype {v._np_dtype.name}")
+                if len(o._shape) != len(v._shape) or any(a != b and a != -1 and b != -1
+                                                         for a, b in zip(o._shape, v._shape)):
+                    raise ValueError(f"while_loop: body result #{k} has shape {o.shape} but loop_vars[{k}] has "
+                                     f"shape {v.shape}")
+            next_pred = cond(*outs)
+            _check_pred(next_pred, "while_loop", "cond")
+        _check_no_outer_writes(block, "while_loop", "body")
+        out_names = [o.name for o in outs]
+        captured = external_reads(block, [*out_names, next_pred.name])
+        finals = [parent.create_var(f"{prefix}.out_{k}", v._shape, v._np_dtype,
+                                    stop_gradient=v.stop_gradient and o.stop_gradient)
+                  for k, (v, o) in enumerate(zip(inits, outs))]
+        parent.append_op("while", [pred.name, *(v.name for v in inits), *captured], [f.name for f in finals],
+                         {"sub_block": block.idx, "loop_vars": [h.name for h in holders], "body_outs": out_names,
+                          "next_cond": next_pred.name})
+    return finals
+
+
+# ---------------------------------------------------------------- checks and building
+def _truth(pred: Any, api: str, arg: str) -> bool:
+    """The value of an eager predicate: a one-element bool tensor (or a Python bool)."""
+    if isinstance(pred, (bool, np.bool_)):
+        return bool(pred)
+    if not isinstance(pred, Tensor):
+        raise TypeError(f"{api}: argument '{arg}' must be a bool Tensor, got {type(pred).__name__}")
+    value = pred.numpy()
+    if value.dtype != np.bool_ or value.size != 1:
+        raise ValueError(f"{api}: argument '{arg}' must be a bool Tensor with one element, got dtype "
+                         f"{value.dtype.name} and shape {list(value.shape)}")
+    return bool(value.reshape(()))
+
+
+def _check_pred(pred: Any, api: str, arg: str) -> None:
+    if not isinstance(pred, Variable):
+        raise TypeError(f"{api}: argument '{arg}' must give a bool Variable in static mode, got {type(pred).__name__}")
+    if pred._np_dtype != np.bool_ or pred.size not in (1, -1) or len(pred._shape) > 1:
+        raise ValueError(f"{api}: argument '{arg}' must give a bool Variable with one element, got dtype "
+                         f"{pred._np_dtype.name} and shape {pred.shape}")
+
+
+def _body_results(result: Any, n: int) -> list:
+    out = list(result) if isinstance(result, (list, tuple)) else [result]
+    if len(out) != n:
+        raise ValueError(f"while_loop: body must return as many values as loop_vars ({n}), got {len(out)}")
+    for k, v in enumerate(out):
+        if not isinstance(v, Tensor):
+            raise TypeError(f"while_loop: body result #{k} must be a Tensor, got {type(v).__name__}")
+    return out
+
+
+def _new_block(program: Program) -> Block:
+    block = Block(program, len(program.blocks), program._current_block_idx)
+    program.blocks.append(block)
+    program._changed()
+    return block
+
+
+@contextlib.contextmanager
+def _in_block(program: Program, block: Block) -> Iterator[None]:
+    """Ops built inside go to `block` (Paddle's BlockGuard)."""
+    prev = program._current_block_idx
+    program._current_block_idx = block.idx
+    try:
+        yield
+    finally:
+        program._current_block_idx = prev
+
+
+@contextlib.contextmanager
+def _all_or_nothing(program: Program) -> Iterator[None]:
+    """On an error, drop the blocks, ops and vars the construct had added (bad input changes nothing)."""
+    parent = program.current_block()
+    n_blocks, n_ops, names = len(program.blocks), len(parent.ops), set(parent.vars)
+    try:
+        yield
+    except BaseException:
+        del program.blocks[n_blocks:]
+        del parent.ops[n_ops:]
+        for name in [n for n in parent.vars if n not in names]:
+            del parent.vars[name]
+        program._changed()
+        raise
+
+
+def _build_branch(program: Program, fn: Callable[[], Any] | None, api: str,
+                  arg: str) -> tuple[Block, list[Variable | None], Any]:
+    """A sub-block holding what `fn()` builds; its results as flat vars and their structure."""
+    from .builder import _as_var  # noqa: PLC0415 - builder imports the ops, which import framework
+    block = _new_block(program)
+    with _in_block(program, block):
+        result = None if fn is None else fn()
+        leaves, tree = _flatten(result, api, arg)
+        leaves = [None if v is None else _as_var(v) for v in leaves]
+    _check_no_outer_writes(block, api, arg)
+    return block, leaves, tree
+
+
+def _flatten(value: Any, api: str, arg: str) -> tuple[list, Any]:
+    """Leaves (tensors or None) and a structure to compare and rebuild from."""
+    if value is None or isinstance(value, Tensor):
+        return [value], ("leaf",)
+    if isinstance(value, (list, tuple)):
+        leaves, trees = [], []
+        for item in value:
+            sub, tree = _flatten(item, api, arg)
+            leaves += sub
+            trees.append(tree)
+        return leaves, (type(value).__name__, tuple(trees))
+    if isinstance(value, dict):
+        leaves, trees = [], []
+        for key in value:
+            sub, tree = _flatten(value[key], api, arg)
+            leaves += sub
+            trees.append((key, tree))
+        return leaves, ("dict", tuple(trees))
+    raise TypeError(f"{api}: {arg} must return Tensors (in lists, tuples or dicts) or None, "
+                    f"got {type(value).__name__}")
+
+
+def _unflatten(tree: Any, leaves: list) -> Any:
+    it = iter(leaves)
+
+    def build(t: Any) -> Any:
+        if t[0] == "leaf":
+            return next(it)
+        if t[0] == "dict":
+            return {k: build(sub) for k, sub in t[1]}
+        items = [build(sub) for sub in t[1]]
+        return items if t[0] == "list" else tuple(items)
+    return build(tree)
+
+
+def _writes(op: Operator) -> list[str]:
+    if op.type in CONTROL_FLOW_OPS or not get_op(op.type).inplace:
+        return list(op.outputs)
+    return [*op.outputs, *op.input_arg_names]
+
+
+def _check_no_outer_writes(block: Block, api: str, arg: str) -> None:
+    for op in block.ops:
+        for n in _writes(op):
+            if n not in block.vars:
+                raise ValueError(f"{api}: {arg} writes variable '{n}' (op '{op.type}' built at {op.callsite}), "
+                                 f"which is defined outside it; return the new value instead")
+
+
+# ---------------------------------------------------------------- what the executor and passes ask
+def sub_block_indices(op: Operator) -> tuple[int, ...]:
+    """The sub-blocks a control-flow op runs."""
+    if op.type == "cond":
+        return (op.attrs["true_block"], op.attrs["false_block"])
+    if op.type == "while":
+        return (op.attrs["sub_block"],)
+    return ()
+
+
+def external_reads(block: Block, results: list[str] = ()) -> list[str]:
+    """Names `block`'s ops (or its `results`) read that are defined in an enclosing block, in
+    order of first use (a nested construct's inputs already list what its own blocks read)."""
+    names = [n for op in block.ops for n in op.input_arg_names] + list(results)
+    return [n for n in dict.fromkeys(names) if n not in block.vars]
+
+
+def sub_program(program: Program, index: int, fed: list[str]) -> Program:
+    """A program whose global block runs block `index`: the `fed` vars it reads from outside as
+    plain vars, then its own vars and ops. The other blocks stay at their indices (a construct
+    nested in this block refers to its sub-blocks by index)."""
+    new = program.clone()
+    src = new.blocks[index]
+    root = Block(new, 0)
+    for name in [*fed, *src.vars]:
+        v = src.var(name)
+        root.vars[name] = Variable(root, name, v._shape, v._np_dtype, stop_gradient=v.stop_gradient)
+    root.ops = [Operator(root, op.type, op.inputs, op.outputs, op.attrs, op.callsite) for op in src.ops]
+    new.blocks[0] = root
+    new._changed()
+    return new
+
+
+def _effects(program: Program, op: Operator) -> tuple[bool, bool]:
+    """(random, side_effect) of any op in the sub-blocks of `op`, nested ones included."""
+    random = side = False
+    for idx in sub_block_indices(op):
+        for inner in program.blocks[idx].ops:
+            d = control_flow_def(inner) if inner.type in CONTROL_FLOW_OPS else get_op(inner.type)
+            random, side = random or d.random, side or d.side_effect
+    return random, side
+
+
+def _not_a_kernel(*args: Any) -> Any:
+    raise TypeError("a control-flow op runs inside an InterpreterCore (static.Executor), not as a kernel")
+
+
+def control_flow_def(op: Operator) -> OpDef:
+    """What the passes and the backward read of a control-flow op, as of a registry op: no
+    kernel, no gradient rule (yet), random / side effects as its sub-blocks have them."""
+    random, side = _effects(op.block.program, op)
+    return OpDef(name=op.type, kernel=_not_a_kernel, meta=_not_a_kernel, inputs=("*inputs",), random=random,
+                 side_effect=side)

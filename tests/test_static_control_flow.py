@@ -1,0 +1,317 @@
+"""Control flow in static programs (checklist T9): `static.nn.cond` and `static.nn.while_loop`
+build their functions into sub-blocks, and the executor runs each sub-block with its own
+InterpreterCore, built when first needed and cached with the op. Every result is compared with
+the same code run eagerly and with a NumPy reference."""
+import os
+
+import numpy as np
+import pytest
+
+import runtime as paddle
+from runtime import static
+from runtime.static.nn import cond, while_loop
+
+
+def _run(main, startup, feed, fetch, scope=None, exe=None):
+    exe = exe or static.Executor()
+    scope = scope or static.Scope()
+    exe.run(startup, scope=scope)
+    return exe.run(main, feed=feed, fetch_list=fetch, scope=scope), scope
+
+
+def _affine_branches(x, p, w):
+    """A cond whose true branch reads a parameter and returns a tuple and a dict."""
+    return cond(p, lambda: (paddle.matmul(x, w) * 2.0, {"s": x.sum(axis=1)}),
+                lambda: (x - 1.0, {"s": x.max(axis=1)}))
+
+
+@pytest.mark.parametrize("pred", [True, False])
+def test_cond_runs_the_branch_the_predicate_picks_as_eager_does(static_mode, pred):
+    xv = np.random.rand(4, 3).astype("float32")
+    main, startup = static.Program(), static.Program()
+    with static.program_guard(main, startup):
+        x = static.data("x", [4, 3], "float32")
+        p = static.data("p", [1], "bool")
+        w = paddle.create_parameter([3, 3], "float32")
+        a, d = _affine_branches(x, p, w)
+    assert [op.type for op in main.global_block().ops] == ["cond"]
+    assert main.num_blocks == 3 and main.block(1).parent_idx == 0 and main.block(2).parent_idx == 0
+    (got_a, got_s), scope = _run(main, startup, {"x": xv, "p": np.array([pred])}, [a, d["s"]])
+    wv = scope.find_var(w.name).value
+    paddle.disable_static()
+    try:
+        ea, ed = _affine_branches(paddle.to_tensor(xv), paddle.to_tensor([pred]), paddle.to_tensor(wv))
+    finally:
+        paddle.enable_static()
+    ref_a = xv @ wv * 2.0 if pred else xv - 1.0
+    ref_s = xv.sum(axis=1) if pred else xv.max(axis=1)
+    np.testing.assert_allclose(ea.numpy(), ref_a, rtol=1e-6)
+    np.testing.assert_allclose(ed["s"].numpy(), ref_s, rtol=1e-6)
+    np.testing.assert_allclose(got_a, ea.numpy(), rtol=1e-6)
+    np.testing.assert_allclose(got_s, ed["s"].numpy(), rtol=1e-6)
+
+
+def _doubling(x, limit):
+    """Double x until its sum exceeds limit; also count the trips."""
+    i = paddle.zeros([1], "int64")
+    return while_loop(lambda i, y: y.sum() <= limit, lambda i, y: [i + 1, y * 2.0], [i, x])
+
+
+@pytest.mark.parametrize("limit", [0.5, 10.0, 1000.0])
+def test_while_loop_trip_count_comes_from_the_data(static_mode, limit):
+    xv = np.full((2, 2), 0.25, "float32")
+    main, startup = static.Program(), static.Program()
+    with static.program_guard(main, startup):
+        x = static.data("x", [2, 2], "float32")
+        lim = static.data("lim", [], "float32")
+        trips, y = _doubling(x, lim)
+    got_trips, got_y = _run(main, startup, {"x": xv, "lim": np.float32(limit)}, [trips, y])[0]
+    ref_y, ref_trips = xv.copy(), 0
+    while ref_y.sum() <= limit:
+        ref_y, ref_trips = ref_y * 2, ref_trips + 1
+    paddle.disable_static()
+    try:
+        e_trips, e_y = _doubling(paddle.to_tensor(xv), paddle.to_tensor(np.float32(limit)))
+    finally:
+        paddle.enable_static()
+    assert int(e_trips.numpy()[0]) == ref_trips and int(got_trips[0]) == ref_trips
+    np.testing.assert_array_equal(e_y.numpy(), ref_y)
+    np.testing.assert_array_equal(got_y, ref_y)
+
+
+def _collatz_steps(n):
+    """Steps of the Collatz walk from n to 1: a cond inside a while body."""
+    steps = paddle.zeros([1], "int64")
+
+    def body(n, steps):
+        n = cond((n % 2) == 0, lambda: n // 2, lambda: n * 3 + 1)
+        return [n, steps + 1]
+    return while_loop(lambda n, steps: n > 1, body, [n, steps])[1]
+
+
+def _sum_to_or_negate(k, x):
+    """A while_loop inside one branch of a cond."""
+    def count():
+        return while_loop(lambda i, acc: i < k, lambda i, acc: [i + 1, acc + x], [paddle.zeros([1], "int64"),
+                                                                                  paddle.zeros_like(x)])[1]
+    return cond(k > 0, count, lambda: -x)
+
+
+@pytest.mark.parametrize("start", [1, 6, 27])
+def test_nested_constructs_match_eager_and_python(static_mode, start):
+    xv = np.arange(3, dtype="float32")
+    main, startup = static.Program(), static.Program()
+    with static.program_guard(main, startup):
+        n = static.data("n", [1], "int64")
+        x = static.data("x", [3], "float32")
+        steps = _collatz_steps(n)
+        k = static.data("k", [1], "int64")
+        summed = _sum_to_or_negate(k, x)
+    assert main.num_blocks == 7   # global; loop body, its cond's 2 branches; cond's 2 branches, a loop body
+    kv = start % 5 - 1
+    got_steps, got_sum = _run(main, startup, {"n": np.array([start]), "x": xv, "k": np.array([kv])},
+                              [steps, summed])[0]
+    ref, m = 0, start
+    while m > 1:
+        m, ref = (m // 2 if m % 2 == 0 else 3 * m + 1), ref + 1
+    paddle.disable_static()
+    try:
+        e_steps = _collatz_steps(paddle.to_tensor([start]))
+        e_sum = _sum_to_or_negate(paddle.to_tensor([kv]), paddle.to_tensor(xv))
+    finally:
+        paddle.enable_static()
+    assert int(e_steps.numpy()[0]) == ref == int(got_steps[0])
+    np.testing.assert_array_equal(e_sum.numpy(), xv * kv if kv > 0 else -xv)
+    np.testing.assert_array_equal(got_sum, e_sum.numpy())
+
+
+def test_sub_block_cores_are_built_when_first_needed_and_cached(static_mode):
+    main, startup = static.Program(), static.Program()
+    with static.program_guard(main, startup):
+        x = static.data("x", [3], "float32")
+        p = static.data("p", [1], "bool")
+        out = cond(p, lambda: x * 2.0, lambda: x + 1.0)
+    exe, scope = static.Executor(), static.Scope()
+    xv = np.ones(3, "float32")
+    core = exe.core_for(main, ["p", "x"], [out], scope=scope)
+    (i, true_block), (_, false_block) = sorted(core.sub_cores)
+    assert core.sub_cores == {(i, true_block): None, (i, false_block): None}
+    exe.run(main, feed={"x": xv, "p": np.array([True])}, fetch_list=[out], scope=scope)
+    assert core.sub_cores[(i, true_block)] is not None and core.sub_cores[(i, false_block)] is None
+    for k in range(6):
+        got = exe.run(main, feed={"x": xv, "p": np.array([k % 2 == 0])}, fetch_list=[out], scope=scope)[0]
+        np.testing.assert_array_equal(got, xv * 2 if k % 2 == 0 else xv + 1)
+    subs = core.sub_cores
+    assert [subs[(i, b)].stats["builds"] for b in (true_block, false_block)] == [1, 1]
+    assert [subs[(i, b)].stats["runs"] for b in (true_block, false_block)] == [4, 3]
+    for b in (true_block, false_block):   # one lookup per op of the sub-block: none per run
+        sub = subs[(i, b)]
+        assert sub.stats["kernel_lookups"] == sum(ins.kind == "kernel" for ins in sub.plan.instructions) == 2
+
+
+def test_an_error_inside_a_branch_names_both_ops_and_the_next_run_succeeds(static_mode):
+    main, startup = static.Program(), static.Program()
+    with static.program_guard(main, startup):
+        x = static.data("x", [-1, 3], "float32")
+        p = static.data("p", [1], "bool")
+        w = paddle.create_parameter([3, 3], "float32")
+        out = cond(p, lambda: paddle.reshape(paddle.matmul(x, w), [2, 6]), lambda: paddle.zeros([2, 6]))
+        total = out.sum()
+    exe, scope = static.Executor(), static.Scope()
+    exe.run(startup, scope=scope)
+    before = scope.find_var(w.name).value.copy()
+    with pytest.raises(ValueError, match=r"(?s)reshape.*operator 'cond'") as info:
+        exe.run(main, feed={"x": np.ones((5, 3), "float32"), "p": np.array([True])}, fetch_list=[total], scope=scope)
+    assert "test_static_control_flow.py" in str(info.value)
+    np.testing.assert_array_equal(scope.find_var(w.name).value, before)
+    got = exe.run(main, feed={"x": np.ones((4, 3), "float32"), "p": np.array([True])}, fetch_list=[total],
+                  scope=scope)[0]
+    np.testing.assert_allclose(got, (np.ones((4, 3), "float32") @ before).sum(), rtol=1e-5)
+
+
+def _bad_constructs(x, p, total):
+    return {
+        "pred not bool": (ValueError, "argument 'pred'", lambda: cond(total, lambda: x, lambda: x)),
+        "pred eager": (TypeError, "argument 'pred'", lambda: cond(True, lambda: x, lambda: x)),
+        "not callable": (TypeError, "argument 'true_fn'", lambda: cond(p, x, lambda: x)),
+        "structure": (ValueError, "same structure", lambda: cond(p, lambda: (x, x), lambda: x)),
+        "dtype": (TypeError, "dtype", lambda: cond(p, lambda: x, lambda: paddle.cast(x, "int64"))),
+        "outer write": (ValueError, "defined outside it", lambda: cond(p, lambda: x.add_(x), lambda: x)),
+        "body count": (ValueError, "as many values", lambda: while_loop(lambda a: a.sum() < 1.0,
+                                                                       lambda a: [a, a], [x])),
+        "body shape": (ValueError, r"shape \[6\]", lambda: while_loop(lambda a: a.sum() < 1.0,
+                                                                      lambda a: paddle.concat([a, a]), [x])),
+        "no loop vars": (ValueError, "loop_vars", lambda: while_loop(lambda: p, lambda: [], [])),
+        "cond not bool": (ValueError, "argument 'cond'", lambda: while_loop(lambda a: a.sum(), lambda a: a, [x])),
+    }
+
+
+@pytest.mark.parametrize("case", sorted(_bad_constructs(None, None, None)))
+def test_bad_constructs_raise_naming_the_argument_and_leave_the_program_unchanged(static_mode, case):
+    main, startup = static.Program(), static.Program()
+    with static.program_guard(main, startup):
+        x = static.data("x", [3], "float32")
+        p = static.data("p", [1], "bool")
+        total = x.sum()
+        before = str(main)
+        error, message, build = _bad_constructs(x, p, total)[case]
+        with pytest.raises(error, match=message):
+            build()
+        assert str(main) == before and main.num_blocks == 1
+
+
+def test_bad_eager_predicates_raise_naming_the_argument():
+    x = paddle.ones([3])
+    with pytest.raises(ValueError, match="cond: argument 'pred'"):
+        cond(x, lambda: x, lambda: x)
+    with pytest.raises(ValueError, match="while_loop: argument 'cond'"):
+        while_loop(lambda a: a, lambda a: a, [x])
+    assert cond(paddle.to_tensor([False]), lambda: x, None) is None
+
+
+def test_outputs_never_alias_inputs(static_mode):
+    xv = np.arange(3, dtype="float32")
+    main, startup = static.Program(), static.Program()
+    with static.program_guard(main, startup):
+        x = static.data("x", [3], "float32")
+        p = static.data("p", [1], "bool")
+        same = cond(p, lambda: x, lambda: x * 2.0)
+        (unrun,) = while_loop(lambda a: a.sum() < -1.0, lambda a: a + 1.0, [x])
+        same.add_(paddle.ones([3]))
+        unrun.add_(paddle.ones([3]))
+        seen = x * 1.0
+    got = _run(main, startup, {"x": xv, "p": np.array([True])}, [same, unrun, seen, x])[0]
+    np.testing.assert_array_equal(got[0], xv + 1)
+    np.testing.assert_array_equal(got[1], xv + 1)
+    np.testing.assert_array_equal(got[2], xv)
+    np.testing.assert_array_equal(got[3], xv)
+
+
+def test_gradients_through_control_flow_raise_naming_the_op_and_others_still_work(static_mode):
+    main, startup = static.Program(), static.Program()
+    with static.program_guard(main, startup):
+        x = static.data("x", [2, 3], "float32")
+        p = static.data("p", [1], "bool")
+        linear = paddle.nn.Linear(3, 1)
+        loss = cond(p, lambda: linear(x).mean(), lambda: linear(x).sum())
+        with pytest.raises(NotImplementedError, match=r"op #\d+ \(cond, built at .*test_static_control_flow"):
+            static.append_backward(loss)
+    main, startup = static.Program(), static.Program()
+    with static.program_guard(main, startup):
+        x = static.data("x", [2, 3], "float32")
+        p = static.data("p", [1], "bool")
+        linear = paddle.nn.Linear(3, 1)
+        offset = cond(p, lambda: x.sum(), lambda: x.mean())   # reads no var that needs a gradient
+        loss = linear(x).mean() + offset
+        grads = static.append_backward(loss)
+    xv = np.random.rand(2, 3).astype("float32")
+    (g,), scope = _run(main, startup, {"x": xv, "p": np.array([True])},
+                       [dict((p.name, g) for p, g in grads)[linear.weight.name]])
+    np.testing.assert_allclose(g, xv.mean(axis=0)[:, None], rtol=1e-5)
+
+
+def _two_conds_and_a_loop(x, y, p):
+    a = cond(p, lambda: paddle.nn.functional.dropout(paddle.matmul(x, x), 0.5), lambda: x * 3.0)
+    b = cond(p, lambda: paddle.tanh(y), lambda: paddle.nn.functional.dropout(y, 0.3))
+    (c,) = while_loop(lambda v: v.sum() < 50.0, lambda v: v * 2.0 + 1.0, [paddle.abs(y)])
+    return a, b, c
+
+
+@pytest.mark.parametrize("policy", ["host", "single"])
+@pytest.mark.parametrize("pred", [True, False])
+def test_parallel_and_sequential_runs_agree_bit_for_bit(static_mode, policy, pred):
+    main, startup = static.Program(), static.Program()
+    with static.program_guard(main, startup):
+        x = static.data("x", [8, 8], "float32")
+        y = static.data("y", [8, 8], "float32")
+        p = static.data("p", [1], "bool")
+        outs = _two_conds_and_a_loop(x, y, p)
+    feed = {"x": np.random.rand(8, 8).astype("float32"), "y": np.random.rand(8, 8).astype("float32"),
+            "p": np.array([pred])}
+    results = {}
+    saved = paddle.get_flags(["FLAGS_executor_parallel", "FLAGS_executor_stream_policy"])
+    try:
+        for mode in ("never", "always"):
+            paddle.set_flags({"FLAGS_executor_parallel": mode, "FLAGS_executor_stream_policy": policy})
+            paddle.seed(7)
+            results[mode] = [_run(main, startup, feed, list(outs))[0] for _ in range(3)]
+    finally:
+        paddle.set_flags(saved)
+    for seq, par in zip(results["never"], results["always"]):
+        for s, q in zip(seq, par):
+            np.testing.assert_array_equal(s, q)
+    drawn = 0 if pred else 1   # the output of the branch that drew random numbers: each run draws anew
+    assert not np.array_equal(results["never"][0][drawn], results["never"][1][drawn])
+
+
+def test_save_and_load_inference_model_keeps_the_sub_blocks(static_mode, tmp_path):
+    main, startup = static.Program(), static.Program()
+    with static.program_guard(main, startup):
+        x = static.data("x", [4, 3], "float32")
+        p = static.data("p", [1], "bool")
+        w = paddle.create_parameter([3, 3], "float32")
+        out, _ = _affine_branches(x, p, w)
+    exe, scope = static.Executor(), static.global_scope()
+    exe.run(startup)
+    xv = np.random.rand(4, 3).astype("float32")
+    feed = {"x": xv, "p": np.array([True])}
+    want = exe.run(main, feed=feed, fetch_list=[out])[0]
+    prefix = os.path.join(tmp_path, "model")
+    static.save_inference_model(prefix, [x, p], [out], exe, program=main)
+    scope.find_var(w.name).value = np.zeros((3, 3), "float32")
+    program, feeds, fetches = static.load_inference_model(prefix, exe)
+    assert program.num_blocks == 3 and [op.type for op in program.global_block().ops] == ["cond"]
+    np.testing.assert_array_equal(exe.run(program, feed=feed, fetch_list=fetches)[0], want)
+
+
+def test_a_construct_whose_result_is_unused_is_dropped(static_mode):
+    main, startup = static.Program(), static.Program()
+    with static.program_guard(main, startup):
+        x = static.data("x", [3], "float32")
+        p = static.data("p", [1], "bool")
+        cond(p, lambda: x * 2.0, lambda: x)
+        kept = cond(p, lambda: paddle.nn.functional.dropout(x, 0.5), lambda: x)   # random: always kept
+        y = x + 1.0
+    plan = static.Executor().plan_for(main, ["p", "x"], [y])
+    assert [i.type for i in plan.instructions].count("cond") == 1
+    assert kept.name in plan.var_names
