@@ -11,6 +11,12 @@ any schedule), ops with side effects chained likewise, and with `sequential_run`
 the one before it. Every edge points forward in program order, so program order is always a
 valid schedule. The relation is kept as one bitset (a Python int) per op: bit j of reach[i] says
 i happens before j, a compact row of the bool matrix Paddle stores.
+
+Non-strict ops (checklist T3; TFRT's non-strict kernels): an op may name `optional_reads`, vars
+it reads only on some of its paths (a cond's branch inputs). A read-after-write edge that exists
+only because of such a read is OPTIONAL: the op may start, and finish, before its producer ran,
+so the edge adds nothing to happens-before (a -> cond -> c does not order a before c, and the
+shrink keeps a -> c), and the runner decides at run time whether the op waits for it.
 """
 from __future__ import annotations
 
@@ -27,6 +33,7 @@ class Dependencies:
     dep_count: tuple[int, ...]
     reach: tuple[int, ...]
     extra_edges: tuple[tuple[int, int], ...]
+    optional: tuple[frozenset[int], ...] = ()   # per op: the upstream ops of its optional edges
 
 
 class DependencyBuilder:
@@ -37,18 +44,20 @@ class DependencyBuilder:
         self._down: list[set[int]] = []
         self._reach: list[int] = []
         self._extra: list[tuple[int, int]] = []
+        self._optional: set[tuple[int, int]] = set()
 
     def build(self, reads: Sequence[Iterable[int]], writes: Sequence[Iterable[int]],
               random: Sequence[bool] = (), side_effect: Sequence[bool] = (),
-              sequential_run: bool = False) -> Dependencies:
-        """The graph for ops whose i-th entry reads/writes the given var ids (program order)."""
+              sequential_run: bool = False, optional_reads: Sequence[Iterable[int]] = ()) -> Dependencies:
+        """The graph for ops whose i-th entry reads/writes the given var ids (program order);
+        `optional_reads[i]`: the vars op i may run without (a non-strict op)."""
         if self._built:
             raise RuntimeError("DependencyBuilder.build: the op dependency has already been built")
         n = len(reads)
         if len(writes) != n:
             raise ValueError(f"DependencyBuilder.build: {n} read sets but {len(writes)} write sets")
-        self._down = _access_edges(reads, writes)
-        self._reach = _closure(self._down)
+        self._down, self._optional = _access_edges(reads, writes, optional_reads)
+        self._reach = _closure(self._down, self._optional)
         self._shrink()
         for flags in (random, side_effect):
             self._chain([i for i, f in enumerate(flags) if f])
@@ -60,18 +69,24 @@ class DependencyBuilder:
         for i, ds in enumerate(down):
             for j in ds:
                 up[j].add(i)
+        optional: list[set[int]] = [set() for _ in range(n)]
+        for i, j in self._optional:
+            if j in down[i] and not self._reach[i] >> j & 1:
+                optional[j].add(i)
         return Dependencies(down, tuple(frozenset(u) for u in up), tuple(len(u) for u in up),
-                            tuple(self._reach), tuple(self._extra))
+                            tuple(self._reach), tuple(self._extra), tuple(frozenset(o) for o in optional))
 
     def _shrink(self) -> None:
-        """Keep i -> j only when no other downstream op of i happens before j."""
-        reach = self._reach
+        """Keep i -> j only when no other downstream op of i happens before j (an optional edge
+        i -> k says nothing of what follows k)."""
+        reach, optional = self._reach, self._optional
         for i, ds in enumerate(self._down):
             if len(ds) < 2:
                 continue
             after_others = 0
             for k in ds:
-                after_others |= reach[k]
+                if (i, k) not in optional:
+                    after_others |= reach[k]
             self._down[i] = {j for j in ds if not after_others >> j & 1}
 
     def _chain(self, ops: list[int]) -> None:
@@ -87,6 +102,7 @@ class DependencyBuilder:
             raise RuntimeError(f"DependencyBuilder: op {b} happens before op {a}; the edge {a} -> {b} "
                                "would make a cycle")
         self._down[a].add(b)
+        self._optional.discard((a, b))   # an ordering edge over an optional one: now required
         self._extra.append((a, b))
         gained = reach[b] | 1 << b
         for p in range(a + 1):
@@ -94,37 +110,48 @@ class DependencyBuilder:
                 reach[p] |= gained
 
 
-def _access_edges(reads: Sequence[Iterable[int]], writes: Sequence[Iterable[int]]) -> list[set[int]]:
-    """RAW, WAR and WAW edges: track the last writer of each var and its readers since then."""
+def _access_edges(reads: Sequence[Iterable[int]], writes: Sequence[Iterable[int]],
+                  optional_reads: Sequence[Iterable[int]] = ()) -> tuple[list[set[int]], set[tuple[int, int]]]:
+    """RAW, WAR and WAW edges: track the last writer of each var and its readers since then; and
+    the edges that exist only for an optional read."""
     down: list[set[int]] = [set() for _ in reads]
+    required: set[tuple[int, int]] = set()
+    maybe: set[tuple[int, int]] = set()
     last_writer: dict[int, int] = {}
     readers: dict[int, list[int]] = {}
     for i, (rs, ws) in enumerate(zip(reads, writes)):
+        optional = optional_reads[i] if i < len(optional_reads) else ()
         for v in rs:
             w = last_writer.get(v)
             if w is not None and w != i:
                 down[w].add(i)                       # read after write
+                if optional:
+                    (maybe if v in optional else required).add((w, i))
         for v in ws:
             for r in readers.get(v, ()):
                 if r != i:
                     down[r].add(i)                   # write after read
+                    required.add((r, i))
             w = last_writer.get(v)
             if w is not None and w != i:
                 down[w].add(i)                       # write after write
+                required.add((w, i))
         for v in rs:
             readers.setdefault(v, []).append(i)
         for v in ws:
             last_writer[v] = i
             readers[v] = []
-    return down
+    return down, maybe - required
 
 
-def _closure(down: list[set[int]]) -> list[int]:
-    """reach[i] = every op reachable from i; edges point forward, so fill from the back."""
+def _closure(down: list[set[int]], optional: set[tuple[int, int]]) -> list[int]:
+    """reach[i] = every op that surely follows i (over required edges); edges point forward, so
+    fill from the back."""
     reach = [0] * len(down)
     for i in range(len(down) - 1, -1, -1):
         bits = 0
         for j in down[i]:
-            bits |= reach[j] | 1 << j
+            if (i, j) not in optional:
+                bits |= reach[j] | 1 << j
         reach[i] = bits
     return reach

@@ -129,7 +129,9 @@ def _owned(a: Any) -> Any:
 def _saved_analysis(plan: Plan) -> tuple[Dependencies, Lifetimes]:
     """The dependency graph and variable lifetimes a saved plan holds, over var slots."""
     ids = plan.var_ids
-    deps = Dependencies(plan.downstream, plan.upstream, plan.dep_count, plan.reach, plan.extra_edges)
+    optional = tuple(frozenset().union(*plan.non_strict[j]) if j in plan.non_strict else frozenset()
+                     for j in range(len(plan.instructions)))
+    deps = Dependencies(plan.downstream, plan.upstream, plan.dep_count, plan.reach, plan.extra_edges, optional)
     life = Lifetimes(last_live={ids[n]: users for n, users in plan.last_live.items()},
                      ref_count={ids[n]: c for n, c in plan.ref_count.items()},
                      gc_check_vars=tuple(tuple(ids[n] for n in vs) for vs in plan.gc_check_vars),
@@ -251,7 +253,7 @@ class InterpreterCore:
                 [ins.reads | ins.shape_reads for ins in instrs], [ins.writes for ins in instrs],
                 random=[d is not None and d.random for d in effects],
                 side_effect=[d is not None and d.side_effect for d in effects],
-                sequential_run=sequential_run)
+                sequential_run=sequential_run, optional_reads=self._branch_only_reads(kernels))
             life = analyse_lifetimes([ins.reads | ins.writes for ins in instrs], tracked=lambda v: v not in skip,
                                      freeable=self._freeable.__getitem__, reach=deps.reach)
         else:
@@ -274,7 +276,8 @@ class InterpreterCore:
             ref_count={nm(v): c for v, c in life.ref_count.items()},
             gc_check_vars=tuple(tuple(map(nm, c)) for c in life.gc_check_vars),
             free_after=tuple(tuple(map(nm, f)) for f in life.free_after), op_cost=op_cost, parallel=parallel,
-            pooled={i: nm(v) for i, (v, _, _) in self._pooled.items()})
+            pooled={i: nm(v) for i, (v, _, _) in self._pooled.items()},
+            non_strict=self._non_strict(kernels, deps.optional))
         mode = _flags.flag("FLAGS_executor_parallel")
         self._use_parallel = (not sequential_run and self._xp is np
                               and (mode == "always" or (mode == "auto" and parallel)))
@@ -283,6 +286,30 @@ class InterpreterCore:
         self._fast = self._sequential(traced=False, checked=False)
         self.stats["builds"] += 1
         return self.plan
+
+    def _branch_reads(self, kernels: list) -> dict[int, tuple[frozenset[int], frozenset[int]]]:
+        """cond op -> the var slots only its true branch reads, and only its false branch (T3:
+        the op needs only the chosen branch's; its predicate and shared inputs it always needs)."""
+        out = {}
+        for ins, kernel in zip(self._instrs, kernels):
+            if isinstance(kernel, ControlFlowKernel) and kernel.type == "cond":
+                true, false = ({ins.inputs[p] for p in reads} for reads in kernel.reads)
+                out[ins.index] = (frozenset(true - false - {ins.inputs[0]}), frozenset(false - true - {ins.inputs[0]}))
+        return out
+
+    def _branch_only_reads(self, kernels: list) -> list[frozenset[int]]:
+        """Per op, the vars it may run without: a cond's inputs read by one branch only."""
+        branch = self._branch_reads(kernels)
+        return [branch[i][0] | branch[i][1] if i in branch else frozenset() for i in range(len(self._instrs))]
+
+    def _non_strict(self, kernels: list, optional: Sequence[frozenset[int]]) -> dict[int, tuple[frozenset[int], ...]]:
+        """cond op -> per branch, the producers of its optional edges that branch waits for."""
+        out = {}
+        for j, (true, false) in self._branch_reads(kernels).items():
+            if optional and optional[j]:
+                out[j] = tuple(frozenset(u for u in optional[j] if self._instrs[u].writes & reads)
+                               for reads in (true, false))
+        return out
 
     def _insert_transfers(self) -> None:
         """memcpy_h2d / memcpy_d2h ops where a value crosses between host and (emulated) device
@@ -730,7 +757,8 @@ class InterpreterCore:
             next_kind=kinds, gc_check_vars=life.gc_check_vars, ref_count=life.ref_count,
             freeable=self._freeable, owner=[owner.get(v) for v in range(len(plan.var_names))],
             release=self._release_fn(), n_vars=len(plan.var_names), n_fetches=len(self.fetch_names),
-            record_stream=self._record_stream, priority=[ins.priority for ins in self._instrs], pooled=self._pooled)
+            record_stream=self._record_stream, priority=[ins.priority for ins in self._instrs], pooled=self._pooled,
+            non_strict=plan.non_strict, predicate={j: self._instrs[j].inputs[0] for j in plan.non_strict})
 
     @property
     def allocators(self) -> dict[str, StreamAllocator]:

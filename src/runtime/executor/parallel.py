@@ -60,11 +60,25 @@ _DIRECT, _EVENT, _SYNC = 0, 1, 2
 _KINDS = {"direct": _DIRECT, "event": _EVENT, "sync": _SYNC}
 
 
+class _Lenient:
+    """One run's state of a non-strict op: its required edges still to come, the optional
+    producers that finished, the branch it took (-1: it waits for every input), whether it was
+    handed to a worker and whether its kernel ran."""
+
+    __slots__ = ("required_left", "arrived", "branch", "dispatched", "ran")
+
+    def __init__(self, required: int):
+        self.required_left = required
+        self.arrived: set[int] = set()
+        self.branch: int | None = None
+        self.dispatched = self.ran = False
+
+
 class _Run:
     """The state of one run: slots, fetches, counters, events, the first error."""
 
     __slots__ = ("fns", "s", "r", "feeds", "snaps", "hook", "dep", "ref", "lock", "unfinished", "error", "cancel",
-                 "done", "events", "outstanding", "used", "blocks", "serial")
+                 "done", "events", "outstanding", "used", "blocks", "serial", "lenient")
 
     def __init__(self, runner: "ParallelRunner", fns: Sequence[Callable], feeds: Sequence[Any], snaps: list,
                  hook: Hook | None, serial: bool = False):
@@ -84,6 +98,7 @@ class _Run:
         self.used: set[str] = set()
         self.blocks: list[Any] = [None] * runner.n_vars if runner.pooled else []   # var -> its allocator block
         self.serial = threading.Lock() if serial else None   # FLAGS_benchmark: held by the one op running
+        self.lenient = {j: _Lenient(n) for j, n in runner.required_count.items()}
 
 
 class ParallelRunner:
@@ -94,7 +109,9 @@ class ParallelRunner:
                  gc_check_vars: Sequence[Sequence[int]], ref_count: dict[int, int], freeable: Sequence[bool],
                  owner: Sequence[str | None], release: Callable[[list, int, tuple], None], n_vars: int,
                  n_fetches: int, record_stream: bool, priority: Sequence[int],
-                 pooled: dict[int, tuple[int, tuple[int, ...], Any]]):
+                 pooled: dict[int, tuple[int, tuple[int, ...], Any]],
+                 non_strict: dict[int, tuple[frozenset[int], ...]] | None = None,
+                 predicate: dict[int, int] | None = None):
         n = len(contexts)
         self.n_ops, self.n_vars, self.n_fetches = n, n_vars, n_fetches
         self.dep_count = tuple(dep_count)
@@ -121,6 +138,25 @@ class ParallelRunner:
         self.pooled = dict(pooled)
         self.pooled_var = frozenset(v for v, _, _ in pooled.values())
         self.allocators = {self.stream_of[i]: StreamAllocator(self.stream_of[i]) for i in sorted(pooled)}
+        self._init_non_strict(non_strict or {}, predicate or {}, downstream)
+
+    def _init_non_strict(self, non_strict: dict[int, tuple[frozenset[int], ...]], predicate: dict[int, int],
+                         downstream: Sequence[frozenset[int]]) -> None:
+        """T3: a cond op starts once its required inputs (its predicate's among them) are there
+        and then waits only for the optional producers of the branch the predicate picks. Only
+        ops whose producers all finish on host threads are non-strict (a device producer's value
+        exists only when its stream ran it, which its host consumer waits for inside the op)."""
+        upstream: list[set[int]] = [set() for _ in range(self.n_ops)]
+        for i, ds in enumerate(downstream):
+            for j in ds:
+                upstream[j].add(i)
+        ops = {j: needs for j, needs in non_strict.items() if not any(self.device[u] for u in upstream[j])}
+        self.branch_needs = ops
+        self.optional_up = {j: frozenset().union(*needs) for j, needs in ops.items()}
+        self.required_count = {j: len(upstream[j] - self.optional_up[j]) for j in ops}
+        self.predicate = {j: predicate[j] for j in ops}
+        self.lenient_after = tuple(any(j in ops for j in ds) for ds in downstream)
+        self.early = tuple(j for j in ops if self.required_count[j] == 0)
 
     def _rank(self, i: int) -> tuple[int, int]:
         """Paddle's instruction_scheduling_priority_less: lower priority value first, then op index."""
@@ -139,6 +175,11 @@ class ParallelRunner:
             return run.r
         for i in self.roots:
             self._enqueue(run, i)
+        for j in self.early:   # non-strict ops whose required inputs are all loaded values
+            with run.lock:
+                ready = self._lenient_ready(run, j, run.lenient[j])
+            if ready:
+                self._enqueue(run, j)
         try:
             while not run.done.wait(0.1):   # a SIGINT that lands just before a blocking wait is only
                 pass                        # handled when the wait returns: so wait in slices
@@ -196,19 +237,90 @@ class ParallelRunner:
                         finally:
                             if run.serial is not None:
                                 run.serial.release()
-                        if gc[i] and run.error is None:
+                        if gc[i] and run.error is None and i not in run.lenient:
                             self._check_gc(run, i, None)
             except BaseException as e:  # noqa: BLE001 - bookkeeping failed: keep it as the run's error
                 self._fail(run, i, e)
             # RunNextInstructions (seed §4.1); while op i has a successor left, unfinished stays > 0
+            settled: list[int] = []
             with lock:
-                nxt = [jk for jk in succ[i] if _dec(dep, jk[0])]
-                run.unfinished -= 1
-                last = run.unfinished == 0
+                if self.lenient_after[i]:
+                    nxt = self._arrive(run, i, settled)
+                else:
+                    nxt = [jk for jk in succ[i] if _dec(dep, jk[0])]
+                if i in run.lenient:   # finished (GC, count) once every input arrived: settled below or later
+                    last = False
+                    if self._ran_lenient(run, i):
+                        settled.append(i)
+                else:
+                    run.unfinished -= 1
+                    last = run.unfinished == 0
+            for j in settled:
+                last = self._settle(run, j) or last
             if last:
                 run.done.set_value()
             elif nxt:
                 self._dispatch(run, i, nxt, ready)
+
+    # ------------------------------------------------------------ non-strict ops (T3)
+    def _arrive(self, run: _Run, i: int, settled: list[int]) -> list[tuple[int, int]]:
+        """Op i finished: decrement its successors; a non-strict one notes which input arrived
+        and is ready once its required inputs and its branch's optional ones are there. Adds to
+        `settled` the non-strict ops that ran already and now have every input (lock held)."""
+        dep, nxt = run.dep, []
+        for j, kind in self.succ[i]:
+            dep[j] -= 1
+            st = run.lenient.get(j)
+            if st is None:
+                if dep[j] == 0:
+                    nxt.append((j, kind))
+                continue
+            if i in self.optional_up[j]:
+                st.arrived.add(i)
+            else:
+                st.required_left -= 1
+            if self._lenient_ready(run, j, st):
+                nxt.append((j, kind))
+            if st.ran and dep[j] == 0:
+                settled.append(j)
+        return nxt
+
+    def _lenient_ready(self, run: _Run, j: int, st: _Lenient) -> bool:
+        """Whether non-strict op j may be handed to a worker now (at most once per run; lock held)."""
+        if st.dispatched or st.required_left:
+            return False
+        if st.branch is None:
+            st.branch = self._branch(run, j)
+        needs = self.optional_up[j] if st.branch < 0 else self.branch_needs[j][st.branch]
+        if needs <= st.arrived:
+            st.dispatched = True
+        return st.dispatched
+
+    def _branch(self, run: _Run, j: int) -> int:
+        """The branch op j's predicate picks (its producer finished); -1 (wait for every input)
+        once the run failed or was cancelled, or when the predicate cannot be read."""
+        if run.error is not None or run.cancel:
+            return -1
+        try:
+            return 0 if bool(run.s[self.predicate[j]].reshape(())) else 1
+        except Exception:  # noqa: BLE001 - the op itself raises the error, naming itself, when it runs
+            return -1
+
+    @staticmethod
+    def _ran_lenient(run: _Run, i: int) -> bool:
+        """Non-strict op i ran: True when every input arrived too (it is finished; lock held)."""
+        run.lenient[i].ran = True
+        return run.dep[i] == 0
+
+    def _settle(self, run: _Run, j: int) -> bool:
+        """Non-strict op j ran before some optional producer finished; now every one did: its GC
+        check (only now: a var it read may have been written after it ran), then it counts as
+        finished. True when it was the run's last op."""
+        if self.gc[j] and run.error is None:
+            self._check_gc(run, j, None)
+        with run.lock:
+            run.unfinished -= 1
+            return run.unfinished == 0
 
     def _dispatch(self, run: _Run, i: int, nxt: list[tuple[int, int]], ready: list) -> None:
         """Where the ready successors of op `i` run (H5), in priority order (H6)."""

@@ -23,7 +23,7 @@ import numpy as np
 __all__ = ["Instruction", "Plan", "NO_SLOT"]
 
 NO_SLOT = -1  # an absent optional input (Paddle's kEmptyVarIndex)
-_FORMAT = 1   # of `Plan.dumps`: a change of the plan's fields changes it
+_FORMAT = 2   # of `Plan.dumps`: a change of the plan's fields changes it
 
 
 @dataclass(frozen=True, eq=False)
@@ -90,6 +90,9 @@ class Plan:
     parallel: bool = False          # the cost estimate's choice: parallel pays off for this plan
     # analysis: memory (executor/allocator.py)
     pooled: dict[int, str] = field(default_factory=dict, repr=False)   # op -> output its stream's pool provides
+    # analysis: non-strict ops (T3): cond op -> per branch (true, false), the upstream ops it waits
+    # for only when that branch is taken (its other upstream ops, the predicate's included, always)
+    non_strict: dict[int, tuple[frozenset[int], ...]] = field(default_factory=dict, repr=False)
 
     def dumps(self) -> bytes:
         """The plan as bytes, under its program's structural hash (checklist T7): a core given them

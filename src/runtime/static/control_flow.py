@@ -65,9 +65,9 @@ def cond(pred: Any, true_fn: Callable[[], Any] | None = None, false_fn: Callable
             if t._np_dtype != f._np_dtype:
                 raise TypeError(f"cond: output #{k} has dtype {t._np_dtype.name} in true_fn but "
                                 f"{f._np_dtype.name} in false_fn")
-            shape = [a if a == b and len(t._shape) == len(f._shape) else -1 for a, b in zip(t._shape, f._shape)]
             if len(t._shape) != len(f._shape):
                 raise ValueError(f"cond: output #{k} has shape {t.shape} in true_fn but {f.shape} in false_fn")
+            shape = [a if a == b else -1 for a, b in zip(t._shape, f._shape)]
             outs.append(parent.create_var(f"{prefix}.out_{len(outs)}", shape, t._np_dtype,
                                           stop_gradient=t.stop_gradient and f.stop_gradient))
         t_names = [v.name for v in t_leaves if v is not None]
