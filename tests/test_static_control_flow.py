@@ -3,6 +3,7 @@ build their functions into sub-blocks, and the executor runs each sub-block with
 InterpreterCore, built when first needed and cached with the op. Every result is compared with
 the same code run eagerly and with a NumPy reference."""
 import os
+import threading
 
 import numpy as np
 import pytest
@@ -315,3 +316,47 @@ def test_a_construct_whose_result_is_unused_is_dropped(static_mode):
     plan = static.Executor().plan_for(main, ["p", "x"], [y])
     assert [i.type for i in plan.instructions].count("cond") == 1
     assert kept.name in plan.var_names
+
+
+def test_two_threads_running_one_program_with_constructs_stay_correct(static_mode):
+    main, startup = static.Program(), static.Program()
+    with static.program_guard(main, startup):
+        x = static.data("x", [4], "float32")
+        p = static.data("p", [1], "bool")
+        lim = static.data("lim", [], "float32")
+        y = cond(p, lambda: x * 2.0, lambda: x - 1.0)
+        (z,) = while_loop(lambda v: v.sum() < lim, lambda v: v + 1.0, [y])
+    exe, scope = static.Executor(), static.Scope()
+    exe.run(startup, scope=scope)
+    errors = []
+
+    def worker(seed):
+        rng = np.random.default_rng(seed)
+        try:
+            for _ in range(50):
+                xv, pred, limit = rng.random(4, dtype=np.float32), bool(rng.integers(2)), np.float32(rng.integers(1, 30))
+                got = exe.run(main, feed={"x": xv, "p": np.array([pred]), "lim": limit}, fetch_list=[z], scope=scope)[0]
+                want = xv * 2 if pred else xv - 1
+                while want.sum() < limit:
+                    want = want + 1
+                np.testing.assert_array_equal(got, want)
+        except Exception as e:  # noqa: BLE001 - reported by the main thread
+            errors.append(e)
+    threads = [threading.Thread(target=worker, args=(s,)) for s in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    assert not errors, errors[0]
+
+
+def test_a_dimension_the_branches_disagree_on_becomes_unknown(static_mode):
+    xv = np.arange(4, dtype="float32")
+    main, startup = static.Program(), static.Program()
+    with static.program_guard(main, startup):
+        x = static.data("x", [4], "float32")
+        p = static.data("p", [1], "bool")
+        out = cond(p, lambda: x[:2], lambda: x)
+    assert out.shape == [-1]
+    for pred, want in ((True, xv[:2]), (False, xv)):
+        np.testing.assert_array_equal(_run(main, startup, {"x": xv, "p": np.array([pred])}, [out])[0][0], want)

@@ -45,7 +45,7 @@ class SubBlock:
                                                   self.fed, self.fetched)
                 core = InterpreterCore(prepared, self.scope, self.place, self.fed, self.fetched,
                                        holder_vars=("feed", "fetch"), inplace_pairs=pairs)
-                core.build()
+                core.prepare()   # built and bound here, once, whichever thread needs it first
                 self.core = core
         return self.core
 
