@@ -228,27 +228,121 @@ def test_outputs_never_alias_inputs(static_mode):
     np.testing.assert_array_equal(got[3], xv)
 
 
-def test_gradients_through_control_flow_raise_naming_the_op_and_others_still_work(static_mode):
+def _branchy_loss(x, p, q, linear):
+    """A loss through nested conds: the outer true branch holds a cond of its own, one branch
+    returns a captured var unchanged, and x is read by the false branch only."""
+    h = linear(x)
+    inner = lambda: cond(q, lambda: (paddle.tanh(h) * h).mean(), lambda: h.max())  # noqa: E731
+    picked = cond(p, inner, lambda: (h * h).sum() + (x * x).sum())
+    same = cond(q, lambda: h, lambda: h * 3.0)
+    return picked + same.mean()
+
+
+def _eager_grads(xv, pred, qv, weights):
+    paddle.disable_static()
+    try:
+        linear = paddle.nn.Linear(3, 2)
+        linear.weight.set_value(weights[0])
+        linear.bias.set_value(weights[1])
+        x = paddle.to_tensor(xv, stop_gradient=False)
+        loss = _branchy_loss(x, paddle.to_tensor([pred]), paddle.to_tensor([qv]), linear)
+        loss.backward()
+        return loss.numpy(), x.grad.numpy(), linear.weight.grad.numpy(), linear.bias.grad.numpy()
+    finally:
+        paddle.enable_static()
+
+
+@pytest.mark.parametrize("pred,qv", [(True, True), (True, False), (False, True), (False, False)])
+def test_gradients_through_nested_conds_equal_eager_autograd(static_mode, pred, qv):
+    main, startup = static.Program(), static.Program()
+    with static.program_guard(main, startup):
+        x = static.data("x", [2, 3], "float32")
+        x.stop_gradient = False
+        p = static.data("p", [1], "bool")
+        q = static.data("q", [1], "bool")
+        linear = paddle.nn.Linear(3, 2)
+        loss = _branchy_loss(x, p, q, linear)
+        params_grads = static.append_backward(loss)
+        (dx,) = static.gradients([loss], [x])
+    grads = dict((p.name, g) for p, g in params_grads)
+    xv = np.random.rand(2, 3).astype("float32") - 0.5
+    got, scope = _run(main, startup, {"x": xv, "p": np.array([pred]), "q": np.array([qv])},
+                      [loss, dx, grads[linear.weight.name], grads[linear.bias.name]])
+    weights = (scope.find_var(linear.weight.name).value, scope.find_var(linear.bias.name).value)
+    for g, e in zip(got, _eager_grads(xv, pred, qv, weights)):
+        np.testing.assert_allclose(g, e, rtol=1e-5, atol=1e-6)
+
+
+def test_a_branch_not_reading_an_input_gives_it_zeros(static_mode):
+    main, startup = static.Program(), static.Program()
+    with static.program_guard(main, startup):
+        x = static.data("x", [3], "float32")
+        y = static.data("y", [3], "float32")
+        x.stop_gradient = y.stop_gradient = False
+        p = static.data("p", [1], "bool")
+        loss = cond(p, lambda: (x * x).sum(), lambda: (y * 2.0).sum())
+        dx, dy = static.gradients([loss], [x, y])
+    xv = np.arange(3, dtype="float32")
+    for pred in (True, False):
+        gx, gy = _run(main, startup, {"x": xv, "y": xv, "p": np.array([pred])}, [dx, dy])[0]
+        np.testing.assert_array_equal(gx, 2 * xv if pred else np.zeros(3))
+        np.testing.assert_array_equal(gy, np.zeros(3) if pred else np.full(3, 2.0))
+
+
+def test_sgd_training_through_a_cond_equals_eager_training(static_mode):
+    rng = np.random.default_rng(1)
+    batches = [(rng.random((4, 3), dtype=np.float32), bool(k % 3)) for k in range(6)]
+
+    def loss_of(x, p, linear):
+        h = linear(x)
+        return cond(p, lambda: (h * h).mean(), lambda: paddle.abs(h).sum())
+    main, startup = static.Program(), static.Program()
+    with static.program_guard(main, startup):
+        x = static.data("x", [4, 3], "float32")
+        p = static.data("p", [1], "bool")
+        linear = paddle.nn.Linear(3, 2)
+        loss = loss_of(x, p, linear)
+        paddle.optimizer.SGD(learning_rate=0.1).minimize(loss)
+    exe, scope = static.Executor(), static.Scope()
+    exe.run(startup, scope=scope)
+    w0, b0 = (scope.find_var(v.name).value.copy() for v in (linear.weight, linear.bias))
+    static_losses = [exe.run(main, feed={"x": xb, "p": np.array([pb])}, fetch_list=[loss], scope=scope)[0]
+                     for xb, pb in batches]
+    paddle.disable_static()
+    try:
+        eager_linear = paddle.nn.Linear(3, 2)
+        eager_linear.weight.set_value(w0)
+        eager_linear.bias.set_value(b0)
+        opt = paddle.optimizer.SGD(learning_rate=0.1, parameters=eager_linear.parameters())
+        eager_losses = []
+        for xb, pb in batches:
+            value = loss_of(paddle.to_tensor(xb), paddle.to_tensor([pb]), eager_linear)
+            value.backward()
+            opt.step()
+            opt.clear_grad()
+            eager_losses.append(value.numpy())
+        eager_w = eager_linear.weight.numpy()
+    finally:
+        paddle.enable_static()
+    np.testing.assert_allclose(static_losses, eager_losses, rtol=1e-5)
+    np.testing.assert_allclose(scope.find_var(linear.weight.name).value, eager_w, rtol=1e-5)
+
+
+@pytest.mark.parametrize("kind", ["random branch", "while_loop"])
+def test_gradients_that_are_not_built_raise_naming_the_op(static_mode, kind):
     main, startup = static.Program(), static.Program()
     with static.program_guard(main, startup):
         x = static.data("x", [2, 3], "float32")
         p = static.data("p", [1], "bool")
-        linear = paddle.nn.Linear(3, 1)
-        loss = cond(p, lambda: linear(x).mean(), lambda: linear(x).sum())
-        with pytest.raises(NotImplementedError, match=r"op #\d+ \(cond, built at .*test_static_control_flow"):
-            static.append_backward(loss)
-    main, startup = static.Program(), static.Program()
-    with static.program_guard(main, startup):
-        x = static.data("x", [2, 3], "float32")
-        p = static.data("p", [1], "bool")
-        linear = paddle.nn.Linear(3, 1)
-        offset = cond(p, lambda: x.sum(), lambda: x.mean())   # reads no var that needs a gradient
-        loss = linear(x).mean() + offset
-        grads = static.append_backward(loss)
-    xv = np.random.rand(2, 3).astype("float32")
-    (g,), scope = _run(main, startup, {"x": xv, "p": np.array([True])},
-                       [dict((p.name, g) for p, g in grads)[linear.weight.name]])
-    np.testing.assert_allclose(g, xv.mean(axis=0)[:, None], rtol=1e-5)
+        h = paddle.nn.Linear(3, 3)(x)
+        if kind == "random branch":
+            out = cond(p, lambda: paddle.nn.functional.dropout(h, 0.5), lambda: h)
+            match = r"op #\d+ \(cond, built at .*test_static_control_flow.*random numbers"
+        else:
+            (out,) = while_loop(lambda v: v.sum() < 10.0, lambda v: v * 2.0, [h])
+            match = r"op #\d+ \(while, built at .*while_loop are not built"
+        with pytest.raises(NotImplementedError, match=match):
+            static.append_backward(out.mean())
 
 
 def _two_conds_and_a_loop(x, y, p):

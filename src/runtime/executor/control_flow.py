@@ -54,14 +54,24 @@ class SubBlock:
         return core.run(feeds, parallel=False)
 
 
+def captured_names(op: Operator) -> list[str]:
+    """The names the sub-blocks read for `op.inputs[1:]` (cond) or `op.inputs[1 + n:]` (while),
+    from the sub-blocks themselves: the build may have renamed the op's inputs (a device
+    program's memcpy copies), never what the sub-blocks call them."""
+    program = op.block.program
+    if op.type == "cond":
+        reads = [external_reads(program.blocks[idx], op.attrs[key])
+                 for idx, key in zip(sub_block_indices(op), ("true_outs", "false_outs"))]
+        return list(dict.fromkeys([*reads[0], *reads[1]]))
+    return external_reads(program.blocks[op.attrs["sub_block"]], [*op.attrs["body_outs"], op.attrs["next_cond"]])
+
+
 def branch_reads(op: Operator) -> list[list[int]]:
     """For each branch of a cond (true, false): the positions in `op.inputs` of the vars it reads."""
     program = op.block.program
-    pos = {n: p for p, n in enumerate(op.inputs)}
-    out = []
-    for idx, key in zip(sub_block_indices(op), ("true_outs", "false_outs")):
-        out.append([pos[n] for n in external_reads(program.blocks[idx], op.attrs[key])])
-    return out
+    pos = {n: 1 + k for k, n in enumerate(captured_names(op))}
+    return [[pos[n] for n in external_reads(program.blocks[idx], op.attrs[key])]
+            for idx, key in zip(sub_block_indices(op), ("true_outs", "false_outs"))]
 
 
 def _unaliased(results: Sequence[Any], inputs: Sequence[Any]) -> tuple:
@@ -77,12 +87,13 @@ class ControlFlowKernel:
         program = op.block.program
         self.type = op.type
         if op.type == "cond":
+            names = ["", *captured_names(op)]   # by input position (0: the predicate)
             self.reads = branch_reads(op)
-            self.sub_blocks = [SubBlock(program, idx, [op.inputs[p] for p in reads], op.attrs[key], scope, place)
+            self.sub_blocks = [SubBlock(program, idx, [names[p] for p in reads], op.attrs[key], scope, place)
                                for idx, key, reads in zip(sub_block_indices(op), ("true_outs", "false_outs"), self.reads)]
         else:
             self.n = len(op.attrs["loop_vars"])
-            self.sub_blocks = [SubBlock(program, op.attrs["sub_block"], [*op.attrs["loop_vars"], *op.inputs[1 + self.n:]],
+            self.sub_blocks = [SubBlock(program, op.attrs["sub_block"], [*op.attrs["loop_vars"], *captured_names(op)],
                                         [*op.attrs["body_outs"], op.attrs["next_cond"]], scope, place)]
 
     def __call__(self, xp: Any, pred: Any, *args: Any, **attrs: Any) -> tuple:

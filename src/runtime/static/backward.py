@@ -66,6 +66,7 @@ class _Backward:
         self.block = block
         self.forward_ops: list[Operator] = list(block.ops)
         self.first_grad_op = len(block.ops)
+        self.first_new_block = len(block.program.blocks)   # sub-blocks of the grad ops come after
         self.vars_before = set(block.vars)
         self.partials: dict[str, list[Variable]] = {}
         self.grads: dict[str, Variable] = {}
@@ -103,12 +104,15 @@ class _Backward:
                         f"#{written[name]} ({self.forward_ops[written[name]].type}) on the path to the "
                         "loss; in-place rewrites of a var are not differentiable in static mode")
                 written[name] = i
-            if op.type in CONTROL_FLOW_OPS and not all(self.block.var(n).stop_gradient for n in op.input_arg_names):
+            opdef = op.opdef
+            if (op.type in CONTROL_FLOW_OPS and opdef.grad is None
+                    and not all(self.block.var(n).stop_gradient for n in op.input_arg_names)):
+                why = ("a branch draws random numbers (its recomputation would draw others)" if op.type == "cond"
+                       else "gradients through while_loop are not built")
                 raise NotImplementedError(
                     f"append_backward: op #{i} ({op.type}, built at {op.callsite}) lies on the path to the loss "
-                    "and reads vars that need gradients; gradients through static control flow are not "
-                    "supported yet (compute the differentiable part outside the cond/while_loop)")
-            if op.opdef.grad is not None:
+                    f"and reads vars that need gradients, but {why}; compute the differentiable part outside it")
+            if opdef.grad is not None:
                 path.append(i)
                 relevant.update(op.input_arg_names)
         return path
@@ -144,7 +148,7 @@ class _Backward:
         """The summed gradient of var `name`, named `<name>@GRAD`."""
         parts = self.partials.pop(name)
         g = parts[0] if len(parts) == 1 else _math.add_n(parts)
-        if g.name not in self.vars_before and g.name not in self.claimed:
+        if g.name in self.block.vars and g.name not in self.vars_before and g.name not in self.claimed:
             self.claimed.add(g.name)
         else:
             g = creation.assign(g)
@@ -194,9 +198,13 @@ class _Backward:
         if not self.renames:
             return
         block, ren = self.block, self.renames
-        for op in block.ops[self.first_grad_op:]:
+        sub_ops = [op for b in block.program.blocks[self.first_new_block:] for op in b.ops]
+        for op in block.ops[self.first_grad_op:] + sub_ops:   # a grad cond's branches read them too
             op.inputs = [ren.get(n, n) if n is not None else None for n in op.inputs]
             op.outputs = [ren.get(n, n) for n in op.outputs]
+            for key in ("true_outs", "false_outs"):
+                if key in op.attrs:
+                    op.attrs[key] = [ren.get(n, n) for n in op.attrs[key]]
         new_vars = {}
         for name, var in block.vars.items():
             if name in ren:

@@ -311,7 +311,49 @@ def _not_a_kernel(*args: Any) -> Any:
 
 def control_flow_def(op: Operator) -> OpDef:
     """What the passes and the backward read of a control-flow op, as of a registry op: no
-    kernel, no gradient rule (yet), random / side effects as its sub-blocks have them."""
+    kernel; random / side effects as its sub-blocks have them; a gradient rule for a cond whose
+    branches draw no random numbers (the rule recomputes the branch, which must draw the same)."""
     random, side = _effects(op.block.program, op)
-    return OpDef(name=op.type, kernel=_not_a_kernel, meta=_not_a_kernel, inputs=("*inputs",), random=random,
-                 side_effect=side)
+    grad = _cond_grad if op.type == "cond" and not random else None
+    return OpDef(name=op.type, kernel=_not_a_kernel, meta=_not_a_kernel, grad=grad, inputs=("*inputs",),
+                 random=random, side_effect=side)
+
+
+# ---------------------------------------------------------------- gradients
+def _cond_grad(ctx: Any, *out_grads: Variable) -> tuple:
+    """The gradient of a cond is a cond of gradients: on the predicate, the branch that ran is
+    built again (its ops copied into the grad branch's own block: the forward branch's values live
+    only inside its run) and differentiated with respect to the captured vars that need gradients;
+    a var the other branch reads gets zeros there."""
+    pred, *captured = ctx.inputs
+    program = pred.block.program
+    wanted = [k for k, edge in enumerate(ctx.edges[1:]) if edge is not None]
+    targets = [captured[k] for k in wanted]
+
+    def branch(index: int, results: list[str]) -> Callable[[], list]:
+        return lambda: _branch_grads(program, index, results, out_grads, targets)
+    grads = cond(pred, branch(ctx.attrs["true_block"], ctx.attrs["true_outs"]),
+                 branch(ctx.attrs["false_block"], ctx.attrs["false_outs"]))
+    in_grads: list[Variable | None] = [None] * len(ctx.inputs)
+    for k, g in zip(wanted, grads):
+        in_grads[1 + k] = g
+    return tuple(in_grads)
+
+
+def _branch_grads(program: Program, index: int, results: list[str], out_grads: tuple,
+                  targets: list[Variable]) -> list[Variable]:
+    """In the current (new) block: block `index`'s vars and ops again, then the gradients of its
+    `results`, seeded with `out_grads`, with respect to `targets` (zeros where none flows)."""
+    from ..ops.creation import zeros_like  # noqa: PLC0415 - the ops import framework
+    from .backward import _Backward  # noqa: PLC0415 - backward reads control_flow_def through Operator.opdef
+    block, src = program.current_block(), program.blocks[index]
+    for name, v in src.vars.items():   # the same names: sibling blocks do not see each other's vars
+        block.create_var(name, v._shape, v._np_dtype, stop_gradient=v.stop_gradient)
+    for op in src.ops:
+        block.append_op(op.type, op.inputs, op.outputs, op.attrs, op.callsite)
+    outs = [block.var(n) for n in results]
+    bw = _Backward(block, [o for o in outs if o.block is block] or outs, set(), {t.name for t in targets})
+    for o, g in zip(outs, out_grads):
+        bw.seed(o, g)
+    bw.run(None)
+    return [bw.grads[t.name] if t.name in bw.grads else zeros_like(t) for t in targets]
