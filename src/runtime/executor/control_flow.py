@@ -66,6 +66,14 @@ def captured_names(op: Operator) -> list[str]:
     return external_reads(program.blocks[op.attrs["sub_block"]], [*op.attrs["body_outs"], op.attrs["next_cond"]])
 
 
+def _body(op: Operator, scope: Any, place: Any) -> SubBlock:
+    """The loop body of a `while` / `while_grad` op: loop vars and captured vars in, the body's
+    results and the next predicate out."""
+    a = op.attrs
+    return SubBlock(op.block.program, a["sub_block"], [*a["loop_vars"], *captured_names(op)],
+                    [*a["body_outs"], a["next_cond"]], scope, place)
+
+
 def branch_reads(op: Operator) -> list[list[int]]:
     """For each branch of a cond (true, false): the positions in `op.inputs` of the vars it reads."""
     program = op.block.program
@@ -80,8 +88,8 @@ def _unaliased(results: Sequence[Any], inputs: Sequence[Any]) -> tuple:
 
 
 class ControlFlowKernel:
-    """The kernel of a `cond` / `while` op: (xp, *inputs, **attrs) -> its results as a tuple;
-    `sub_blocks` are its cached sub-block runners (their `core` is None until first needed)."""
+    """The kernel of a `cond` / `while` / `while_grad` op: (xp, *inputs, **attrs) -> its results
+    as a tuple; `sub_blocks` are its cached sub-block runners (`core` None until first needed)."""
 
     def __init__(self, op: Operator, scope: Any, place: Any):
         program = op.block.program
@@ -91,21 +99,43 @@ class ControlFlowKernel:
             self.reads = branch_reads(op)
             self.sub_blocks = [SubBlock(program, idx, [names[p] for p in reads], op.attrs[key], scope, place)
                                for idx, key, reads in zip(sub_block_indices(op), ("true_outs", "false_outs"), self.reads)]
-        else:
-            self.n = len(op.attrs["loop_vars"])
-            self.sub_blocks = [SubBlock(program, op.attrs["sub_block"], [*op.attrs["loop_vars"], *captured_names(op)],
-                                        [*op.attrs["body_outs"], op.attrs["next_cond"]], scope, place)]
+            return
+        self.n, self.m = len(op.attrs["loop_vars"]), len(captured_names(op))
+        self.sub_blocks = [_body(op, scope, place)]
+        if op.type == "while_grad":
+            a = op.attrs
+            grad_reads = external_reads(program.blocks[a["grad_block"]], a["grads"])
+            position = {name: k for k, name in enumerate(captured_names(op))}
+            self.grad_reads = [position[name] for name in grad_reads]
+            self.n_diff, self.wanted = len(a["diff"]), list(a["wanted"])
+            self.sub_blocks.append(SubBlock(program, a["grad_block"], [*a["loop_vars"], *a["d_next"], *grad_reads],
+                                            a["grads"], scope, place))
 
     def __call__(self, xp: Any, pred: Any, *args: Any, **attrs: Any) -> tuple:
         if self.type == "cond":
             branch = 0 if bool(pred.reshape(())) else 1
             inputs = (pred, *args)
             return _unaliased(self.sub_blocks[branch].run([inputs[p] for p in self.reads[branch]]), inputs)
-        body, n = self.sub_blocks[0], self.n
-        state, captured = list(args[:n]), list(args[n:])
+        n, m = self.n, self.m
+        state, captured = list(args[:n]), list(args[n:n + m])
+        trips = []
         while bool(pred.reshape(())):
-            *state, pred = body.run([*state, *captured])
-        return _unaliased(state, args)
+            trips.append(state)
+            *state, pred = self.sub_blocks[0].run([*state, *captured])
+        if self.type == "while":
+            return _unaliased(state, args)
+        return _unaliased(self._backwards(xp, trips, captured, list(args[n + m:])), args)
+
+    def _backwards(self, xp: Any, trips: list[list], captured: list, d_state: list) -> tuple:
+        """The trips of a loop in reverse through the grad block: d(initial loop vars) and the
+        summed d(captured) of the wanted captured vars."""
+        grad_block, read = self.sub_blocks[1], [captured[k] for k in self.grad_reads]
+        total = [xp.zeros_like(captured[k]) for k in self.wanted]
+        for state in reversed(trips):
+            out = grad_block.run([*state, *d_state, *read])
+            d_state = out[:self.n_diff]
+            total = [a + b for a, b in zip(total, out[self.n_diff:])]
+        return (*d_state, *total)
 
 
 def control_flow_cost(op: Operator) -> float:

@@ -107,8 +107,8 @@ class _Backward:
             opdef = op.opdef
             if (op.type in CONTROL_FLOW_OPS and opdef.grad is None
                     and not all(self.block.var(n).stop_gradient for n in op.input_arg_names)):
-                why = ("a branch draws random numbers (its recomputation would draw others)" if op.type == "cond"
-                       else "gradients through while_loop are not built")
+                why = ("gradients of a while_loop's gradient are not built" if op.type == "while_grad" else
+                       "its sub-block draws random numbers (recomputing it for the gradient would draw others)")
                 raise NotImplementedError(
                     f"append_backward: op #{i} ({op.type}, built at {op.callsite}) lies on the path to the loss "
                     f"and reads vars that need gradients, but {why}; compute the differentiable part outside it")

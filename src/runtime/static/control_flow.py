@@ -109,8 +109,10 @@ def while_loop(cond: Callable[..., Any], body: Callable[..., Any], loop_vars: An
         _check_pred(pred, "while_loop", "cond")
         block = _new_block(program)
         with _in_block(program, block):
-            holders = [block.create_var(f"{prefix}.loop_var_{k}", v._shape, v._np_dtype, stop_gradient=v.stop_gradient)
-                       for k, v in enumerate(inits)]
+            # a float loop var may carry a gradient from the second trip on, whatever its initial
+            # value's flag: the body is built once, for every trip
+            holders = [block.create_var(f"{prefix}.loop_var_{k}", v._shape, v._np_dtype,
+                                        stop_gradient=v._np_dtype.kind not in "fc") for k, v in enumerate(inits)]
             outs = [_as_var(o) for o in _body_results(body(*holders), len(holders))]
             for k, (o, v) in enumerate(zip(outs, inits)):
                 if o._np_dtype != v._np_dtype:
@@ -125,9 +127,10 @@ def while_loop(cond: Callable[..., Any], body: Callable[..., Any], loop_vars: An
         _check_no_outer_writes(block, "while_loop", "body")
         out_names = [o.name for o in outs]
         captured = external_reads(block, [*out_names, next_pred.name])
+        constant = all(parent.var(n).stop_gradient for n in [*(v.name for v in inits), *captured])
         finals = [parent.create_var(f"{prefix}.out_{k}", v._shape, v._np_dtype,
-                                    stop_gradient=v.stop_gradient and o.stop_gradient)
-                  for k, (v, o) in enumerate(zip(inits, outs))]
+                                    stop_gradient=constant or v._np_dtype.kind not in "fc")
+                  for k, v in enumerate(inits)]
         parent.append_op("while", [pred.name, *(v.name for v in inits), *captured], [f.name for f in finals],
                          {"sub_block": block.idx, "loop_vars": [h.name for h in holders], "body_outs": out_names,
                           "next_cond": next_pred.name})
@@ -269,6 +272,8 @@ def sub_block_indices(op: Operator) -> tuple[int, ...]:
         return (op.attrs["true_block"], op.attrs["false_block"])
     if op.type == "while":
         return (op.attrs["sub_block"],)
+    if op.type == "while_grad":
+        return (op.attrs["sub_block"], op.attrs["grad_block"])
     return ()
 
 
@@ -311,10 +316,11 @@ def _not_a_kernel(*args: Any) -> Any:
 
 def control_flow_def(op: Operator) -> OpDef:
     """What the passes and the backward read of a control-flow op, as of a registry op: no
-    kernel; random / side effects as its sub-blocks have them; a gradient rule for a cond whose
-    branches draw no random numbers (the rule recomputes the branch, which must draw the same)."""
+    kernel; random / side effects as its sub-blocks have them; a gradient rule for a cond or a
+    while whose sub-blocks draw no random numbers (the rules recompute them, which must draw the
+    same numbers again)."""
     random, side = _effects(op.block.program, op)
-    grad = _cond_grad if op.type == "cond" and not random else None
+    grad = None if random else {"cond": _cond_grad, "while": _while_grad}.get(op.type)
     return OpDef(name=op.type, kernel=_not_a_kernel, meta=_not_a_kernel, grad=grad, inputs=("*inputs",),
                  random=random, side_effect=side)
 
@@ -340,7 +346,7 @@ def _cond_grad(ctx: Any, *out_grads: Variable) -> tuple:
     return tuple(in_grads)
 
 
-def _branch_grads(program: Program, index: int, results: list[str], out_grads: tuple,
+def _branch_grads(program: Program, index: int, results: list[str], out_grads: Any,
                   targets: list[Variable]) -> list[Variable]:
     """In the current (new) block: block `index`'s vars and ops again, then the gradients of its
     `results`, seeded with `out_grads`, with respect to `targets` (zeros where none flows)."""
@@ -357,3 +363,41 @@ def _branch_grads(program: Program, index: int, results: list[str], out_grads: t
         bw.seed(o, g)
     bw.run(None)
     return [bw.grads[t.name] if t.name in bw.grads else zeros_like(t) for t in targets]
+
+
+def _while_grad(ctx: Any, *out_grads: Variable) -> tuple:
+    """The gradient of a while_loop: a `while_grad` op that runs the loop again from its initial
+    values (keeping each trip's loop vars), then walks the trips backwards through a grad block
+    (the body's ops again and their gradient ops: d(loop vars) of the trip before, and the trip's
+    share of d(captured), summed over the trips). Float loop vars carry gradients."""
+    pred, rest = ctx.inputs[0], ctx.inputs[1:]
+    attrs = ctx.attrs
+    n = len(attrs["loop_vars"])
+    inits, captured = rest[:n], rest[n:]
+    program = pred.block.program
+    parent = program.current_block()
+    diff = [k for k, v in enumerate(inits) if v._np_dtype.kind in "fc"]
+    wanted = [k for k, edge in enumerate(ctx.edges[1 + n:]) if edge is not None]
+    grad_block = _new_block(program)
+    with _in_block(program, grad_block):
+        d_next = [grad_block.create_var(f"{attrs['loop_vars'][k]}@GRAD_NEXT", inits[k]._shape, inits[k]._np_dtype)
+                  for k in diff]
+        targets = [program.blocks[attrs["sub_block"]].vars[attrs["loop_vars"][k]] for k in diff]
+        grads = _branch_grads(program, attrs["sub_block"], [attrs["body_outs"][k] for k in diff], d_next,
+                              [*targets, *(captured[k] for k in wanted)])
+    prefix = unique_name("while_grad")
+    d_inits = [parent.create_var(f"{prefix}.d_loop_var_{k}", inits[k]._shape, inits[k]._np_dtype) for k in diff]
+    d_captured = [parent.create_var(f"{prefix}.d_captured_{k}", captured[k]._shape, captured[k]._np_dtype)
+                  for k in wanted]
+    parent.append_op("while_grad", [pred.name, *(v.name for v in inits), *(c.name for c in captured),
+                                    *(out_grads[k].name for k in diff)], [v.name for v in (*d_inits, *d_captured)],
+                     {**{key: attrs[key] for key in ("sub_block", "loop_vars", "body_outs", "next_cond")},
+                      "grad_block": grad_block.idx, "diff": diff, "wanted": wanted,
+                      "d_next": [v.name for v in d_next], "grads": [g.name for g in grads]})
+    in_grads: list[Variable | None] = [None] * len(ctx.inputs)
+    for k, g in zip(diff, d_inits):
+        if ctx.edges[1 + k] is not None:
+            in_grads[1 + k] = g
+    for k, g in zip(wanted, d_captured):
+        in_grads[1 + n + k] = g
+    return tuple(in_grads)

@@ -27,7 +27,7 @@ __all__ = ["Program", "Block", "Variable", "Operator", "program_guard", "default
            "default_startup_program", "unique_name", "var_names", "CONTROL_FLOW_OPS"]
 
 # Ops that run sub-blocks (control_flow.py) rather than a registry kernel.
-CONTROL_FLOW_OPS = frozenset({"cond", "while"})
+CONTROL_FLOW_OPS = frozenset({"cond", "while", "while_grad"})
 
 _RUNTIME_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
