@@ -12,7 +12,7 @@ import runtime as paddle
 from runtime import static
 from runtime.executor.dependency import DependencyBuilder
 from runtime.executor.interpreter import InterpreterCore
-from runtime.static.nn import cond
+from runtime.static.nn import cond, while_loop
 
 pytestmark = pytest.mark.usefixtures("default_executor_flags")
 FEEDS = ["p", "x", "y"]
@@ -150,3 +150,27 @@ def test_a_saved_plan_keeps_the_non_strict_edges(static_mode):
     for pred in (True, False):
         (got,) = again.run([np.array([pred]), xv, yv], parallel=True, hook=Recorder(seed=1))
         np.testing.assert_array_equal(got, _reference(pred, xv, yv))
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_a_loop_whose_predicate_fails_at_once_does_not_wait_for_its_captured_inputs(static_mode, seed):
+    main, startup = static.Program(), static.Program()
+    with static.program_guard(main, startup):
+        x = static.data("x", [3], "float32")
+        y = static.data("y", [3], "float32")
+        slow = paddle.exp(y)                     # read by the body only
+        (out,) = while_loop(lambda v: v.sum() < 10.0, lambda v: v + slow, [x * 1.0])
+        after = out * 3.0
+    core = static.Executor().core_for(main, ["x", "y"], [after], scope=static.Scope())
+    plan = core.plan
+    loop, producer, consumer = plan.index_of("while"), plan.index_of("exp"), plan.index_of("multiply", 1)
+    assert plan.non_strict[loop] == (frozenset({producer}), frozenset())
+    gate = threading.Event()
+    rec = Recorder(seed=seed, gates={producer: gate}, on_start=lambda i: gate.set() if i == consumer else None)
+    xv, yv = np.full(3, 5.0, "float32"), np.zeros(3, "float32")   # sum 15: no trip
+    (got,) = core.run([xv, yv], parallel=True, hook=rec)
+    np.testing.assert_array_equal(got, xv * 3)
+    assert rec.position("end", loop) < rec.position("start", producer)
+    xv = np.zeros(3, "float32")                                       # trips: waits for exp(y) = 1
+    (got,) = core.run([xv, yv], parallel=True, hook=Recorder(seed=seed))
+    np.testing.assert_array_equal(got, np.full(3, 4.0 * 3))

@@ -288,22 +288,30 @@ class InterpreterCore:
         return self.plan
 
     def _branch_reads(self, kernels: list) -> dict[int, tuple[frozenset[int], frozenset[int]]]:
-        """cond op -> the var slots only its true branch reads, and only its false branch (T3:
-        the op needs only the chosen branch's; its predicate and shared inputs it always needs)."""
+        """Control-flow op -> the var slots it reads only when its predicate holds, and only when
+        it does not (T3: it needs only those of the case the predicate picks; the predicate and
+        what both cases read it always needs). cond: each branch's own inputs; while: the captured
+        vars, read only if the loop runs a trip (otherwise its results are its initial values)."""
         out = {}
         for ins, kernel in zip(self._instrs, kernels):
-            if isinstance(kernel, ControlFlowKernel) and kernel.type == "cond":
+            if not isinstance(kernel, ControlFlowKernel) or kernel.type == "while_grad":
+                continue
+            if kernel.type == "cond":
                 true, false = ({ins.inputs[p] for p in reads} for reads in kernel.reads)
-                out[ins.index] = (frozenset(true - false - {ins.inputs[0]}), frozenset(false - true - {ins.inputs[0]}))
+            else:
+                n = kernel.n
+                true, false = set(ins.inputs[1 + n:]) - set(ins.inputs[:1 + n]), set()
+            out[ins.index] = (frozenset(true - false - {ins.inputs[0]}), frozenset(false - true - {ins.inputs[0]}))
         return out
 
     def _branch_only_reads(self, kernels: list) -> list[frozenset[int]]:
-        """Per op, the vars it may run without: a cond's inputs read by one branch only."""
+        """Per op, the vars it may run without (`_branch_reads`)."""
         branch = self._branch_reads(kernels)
         return [branch[i][0] | branch[i][1] if i in branch else frozenset() for i in range(len(self._instrs))]
 
     def _non_strict(self, kernels: list, optional: Sequence[frozenset[int]]) -> dict[int, tuple[frozenset[int], ...]]:
-        """cond op -> per branch, the producers of its optional edges that branch waits for."""
+        """Control-flow op -> per case (predicate true, false), the producers of its optional edges
+        it waits for in that case."""
         out = {}
         for j, (true, false) in self._branch_reads(kernels).items():
             if optional and optional[j]:
