@@ -289,45 +289,6 @@ def test_a_branch_not_reading_an_input_gives_it_zeros(static_mode):
         np.testing.assert_array_equal(gy, np.zeros(3) if pred else np.full(3, 2.0))
 
 
-def test_sgd_training_through_a_cond_equals_eager_training(static_mode):
-    rng = np.random.default_rng(1)
-    batches = [(rng.random((4, 3), dtype=np.float32), bool(k % 3)) for k in range(6)]
-
-    def loss_of(x, p, linear):
-        h = linear(x)
-        return cond(p, lambda: (h * h).mean(), lambda: paddle.abs(h).sum())
-    main, startup = static.Program(), static.Program()
-    with static.program_guard(main, startup):
-        x = static.data("x", [4, 3], "float32")
-        p = static.data("p", [1], "bool")
-        linear = paddle.nn.Linear(3, 2)
-        loss = loss_of(x, p, linear)
-        paddle.optimizer.SGD(learning_rate=0.1).minimize(loss)
-    exe, scope = static.Executor(), static.Scope()
-    exe.run(startup, scope=scope)
-    w0, b0 = (scope.find_var(v.name).value.copy() for v in (linear.weight, linear.bias))
-    static_losses = [exe.run(main, feed={"x": xb, "p": np.array([pb])}, fetch_list=[loss], scope=scope)[0]
-                     for xb, pb in batches]
-    paddle.disable_static()
-    try:
-        eager_linear = paddle.nn.Linear(3, 2)
-        eager_linear.weight.set_value(w0)
-        eager_linear.bias.set_value(b0)
-        opt = paddle.optimizer.SGD(learning_rate=0.1, parameters=eager_linear.parameters())
-        eager_losses = []
-        for xb, pb in batches:
-            value = loss_of(paddle.to_tensor(xb), paddle.to_tensor([pb]), eager_linear)
-            value.backward()
-            opt.step()
-            opt.clear_grad()
-            eager_losses.append(value.numpy())
-        eager_w = eager_linear.weight.numpy()
-    finally:
-        paddle.enable_static()
-    np.testing.assert_allclose(static_losses, eager_losses, rtol=1e-5)
-    np.testing.assert_allclose(scope.find_var(linear.weight.name).value, eager_w, rtol=1e-5)
-
-
 @pytest.mark.parametrize("kind", ["random branch", "random body", "second order"])
 def test_gradients_that_are_not_built_raise_naming_the_op(static_mode, kind):
     main, startup = static.Program(), static.Program()
@@ -410,21 +371,26 @@ def test_the_forward_values_while_grad_needs_live_until_it_ran(static_mode):
         assert any(u == backward or plan.happens_before(backward, u) for u in plan.last_live[name]), name
 
 
-def test_sgd_training_through_a_while_loop_equals_eager_training(static_mode):
+def _cond_loss(x, p, linear):
+    h = linear(x)
+    return cond(p, lambda: (h * h).mean(), lambda: paddle.abs(h).sum())
+
+
+@pytest.mark.parametrize("loss_of,dtype", [(_cond_loss, "bool"), (_looped_loss, "int64")], ids=["cond", "while_loop"])
+def test_sgd_training_through_control_flow_equals_eager_training(static_mode, loss_of, dtype):
     rng = np.random.default_rng(2)
-    batches = [(rng.random((2, 3), dtype=np.float32) - 0.5, k % 3) for k in range(5)]
+    batches = [(rng.random((2, 3), dtype=np.float32) - 0.5, np.array([k % 3], dtype)) for k in range(5)]
     main, startup = static.Program(), static.Program()
     with static.program_guard(main, startup):
         x = static.data("x", [2, 3], "float32")
-        n = static.data("n", [1], "int64")
+        e = static.data("e", [1], dtype)
         linear = paddle.nn.Linear(3, 3)
-        loss = _looped_loss(x, n, linear)
+        loss = loss_of(x, e, linear)
         paddle.optimizer.SGD(learning_rate=0.05).minimize(loss)
     exe, scope = static.Executor(), static.Scope()
     exe.run(startup, scope=scope)
     w0, b0 = (scope.find_var(v.name).value.copy() for v in (linear.weight, linear.bias))
-    static_losses = [exe.run(main, feed={"x": xb, "n": np.array([t])}, fetch_list=[loss], scope=scope)[0]
-                     for xb, t in batches]
+    static_losses = [exe.run(main, feed={"x": xb, "e": eb}, fetch_list=[loss], scope=scope)[0] for xb, eb in batches]
     paddle.disable_static()
     try:
         eager = paddle.nn.Linear(3, 3)
@@ -432,8 +398,8 @@ def test_sgd_training_through_a_while_loop_equals_eager_training(static_mode):
         eager.bias.set_value(b0)
         opt = paddle.optimizer.SGD(learning_rate=0.05, parameters=eager.parameters())
         eager_losses = []
-        for xb, t in batches:
-            value = _looped_loss(paddle.to_tensor(xb), paddle.to_tensor([t]), eager)
+        for xb, eb in batches:
+            value = loss_of(paddle.to_tensor(xb), paddle.to_tensor(eb), eager)
             value.backward()
             opt.step()
             opt.clear_grad()
