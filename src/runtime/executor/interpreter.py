@@ -248,12 +248,13 @@ class InterpreterCore:
         sequential_run = bool(_flags.flag("FLAGS_new_executor_sequential_run"))
         self._freeable = [v not in pers and v not in fed and v not in fetched and v not in skip
                           for v in range(len(names))]
+        cases = self._case_reads(kernels)
         if reuse is None:
             deps = DependencyBuilder().build(
                 [ins.reads | ins.shape_reads for ins in instrs], [ins.writes for ins in instrs],
                 random=[d is not None and d.random for d in effects],
                 side_effect=[d is not None and d.side_effect for d in effects],
-                sequential_run=sequential_run, optional_reads=self._branch_only_reads(kernels))
+                sequential_run=sequential_run, optional_reads=[a | b for a, b in cases])
             life = analyse_lifetimes([ins.reads | ins.writes for ins in instrs], tracked=lambda v: v not in skip,
                                      freeable=self._freeable.__getitem__, reach=deps.reach)
         else:
@@ -277,7 +278,7 @@ class InterpreterCore:
             gc_check_vars=tuple(tuple(map(nm, c)) for c in life.gc_check_vars),
             free_after=tuple(tuple(map(nm, f)) for f in life.free_after), op_cost=op_cost, parallel=parallel,
             pooled={i: nm(v) for i, (v, _, _) in self._pooled.items()},
-            non_strict=self._non_strict(kernels, deps.optional))
+            non_strict=self._non_strict(cases, deps.optional))
         mode = _flags.flag("FLAGS_executor_parallel")
         self._use_parallel = (not sequential_run and self._xp is np
                               and (mode == "always" or (mode == "auto" and parallel)))
@@ -287,37 +288,29 @@ class InterpreterCore:
         self.stats["builds"] += 1
         return self.plan
 
-    def _branch_reads(self, kernels: list) -> dict[int, tuple[frozenset[int], frozenset[int]]]:
-        """Control-flow op -> the var slots it reads only when its predicate holds, and only when
-        it does not (T3: it needs only those of the case the predicate picks; the predicate and
+    def _case_reads(self, kernels: list) -> list[tuple[frozenset[int], frozenset[int]]]:
+        """Per op, the var slots it reads only when its predicate holds, and only when it does not
+        (T3: a control-flow op needs only those of the case its predicate picks; the predicate and
         what both cases read it always needs). cond: each branch's own inputs; while: the captured
         vars, read only if the loop runs a trip (otherwise its results are its initial values)."""
-        out = {}
+        out = []
         for ins, kernel in zip(self._instrs, kernels):
             if not isinstance(kernel, ControlFlowKernel) or kernel.type == "while_grad":
+                out.append((frozenset(), frozenset()))
                 continue
             if kernel.type == "cond":
                 true, false = ({ins.inputs[p] for p in reads} for reads in kernel.reads)
             else:
-                n = kernel.n
-                true, false = set(ins.inputs[1 + n:]) - set(ins.inputs[:1 + n]), set()
-            out[ins.index] = (frozenset(true - false - {ins.inputs[0]}), frozenset(false - true - {ins.inputs[0]}))
+                true, false = set(ins.inputs[1 + kernel.n:]) - set(ins.inputs[:1 + kernel.n]), set()
+            out.append((frozenset(true - false - {ins.inputs[0]}), frozenset(false - true - {ins.inputs[0]})))
         return out
 
-    def _branch_only_reads(self, kernels: list) -> list[frozenset[int]]:
-        """Per op, the vars it may run without (`_branch_reads`)."""
-        branch = self._branch_reads(kernels)
-        return [branch[i][0] | branch[i][1] if i in branch else frozenset() for i in range(len(self._instrs))]
-
-    def _non_strict(self, kernels: list, optional: Sequence[frozenset[int]]) -> dict[int, tuple[frozenset[int], ...]]:
+    def _non_strict(self, cases: list[tuple[frozenset[int], frozenset[int]]],
+                    optional: Sequence[frozenset[int]]) -> dict[int, tuple[frozenset[int], ...]]:
         """Control-flow op -> per case (predicate true, false), the producers of its optional edges
         it waits for in that case."""
-        out = {}
-        for j, (true, false) in self._branch_reads(kernels).items():
-            if optional and optional[j]:
-                out[j] = tuple(frozenset(u for u in optional[j] if self._instrs[u].writes & reads)
-                               for reads in (true, false))
-        return out
+        return {j: tuple(frozenset(u for u in optional[j] if self._instrs[u].writes & reads) for reads in case)
+                for j, case in enumerate(cases) if optional and optional[j]}
 
     def _insert_transfers(self) -> None:
         """memcpy_h2d / memcpy_d2h ops where a value crosses between host and (emulated) device
