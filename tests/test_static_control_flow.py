@@ -10,7 +10,7 @@ import pytest
 
 import runtime as paddle
 from runtime import static
-from runtime.static.nn import cond, while_loop
+from runtime.static.nn import case, cond, switch_case, while_loop
 
 
 def _run(main, startup, feed, fetch, scope=None, exe=None):
@@ -520,3 +520,59 @@ def test_a_dimension_the_branches_disagree_on_becomes_unknown(static_mode):
     assert out.shape == [-1]
     for pred, want in ((True, xv[:2]), (False, xv)):
         np.testing.assert_array_equal(_run(main, startup, {"x": xv, "p": np.array([pred])}, [out])[0][0], want)
+
+
+def _picked(kind, index, x):
+    """case / switch_case over four fns (one default); index selects which predicate holds."""
+    fns = [lambda: x + 1.0, lambda: x * 2.0, lambda: x - 3.0]
+    if kind == "case":
+        return case([(index == 0, fns[0]), (index == 1, fns[1]), (index == 2, fns[2])], default=lambda: -x)
+    if kind == "switch dict":
+        return switch_case(index, {2: fns[2], 0: fns[0], 1: fns[1]}, default=lambda: -x)
+    if kind == "switch list":
+        return switch_case(index, fns + [lambda: -x])    # no default: the largest key's fn
+    return case([(index == 0, fns[0]), (index == 1, fns[1]), (index == 2, fns[2]), (index >= 3, lambda: -x)])
+
+
+@pytest.mark.parametrize("kind", ["case", "switch dict", "switch list", "case without default"])
+def test_case_and_switch_case_pick_as_eager_and_python_do(static_mode, kind):
+    xv = np.arange(3, dtype="float32")
+    want = [xv + 1, xv * 2, xv - 3, -xv, -xv]
+    main, startup = static.Program(), static.Program()
+    with static.program_guard(main, startup):
+        x = static.data("x", [3], "float32")
+        index = static.data("index", [1], "int64")
+        out = _picked(kind, index, x)
+    assert [op.type for op in main.global_block().ops].count("cond") == 1   # the rest nest in its false branch
+    exe = static.Executor()
+    for k in range(5):
+        got = exe.run(main, feed={"x": xv, "index": np.array([k])}, fetch_list=[out])[0]
+        paddle.disable_static()
+        try:
+            eager = _picked(kind, paddle.to_tensor([k]), paddle.to_tensor(xv)).numpy()
+        finally:
+            paddle.enable_static()
+        if kind == "switch list" and k == 4:
+            k = 3   # no default given: an index past the keys takes the largest key's fn
+        np.testing.assert_array_equal(eager, want[k])
+        np.testing.assert_array_equal(got, eager)
+
+
+@pytest.mark.parametrize("build,error,message", [
+    (lambda i, x: case([], None), TypeError, "pred_fn_pairs"),
+    (lambda i, x: case([(True, x)], None), TypeError, r"pred_fn_pairs\[0\]"),
+    (lambda i, x: switch_case(i, [lambda: x, lambda: (x, x)]), ValueError, "same structure"),
+    (lambda i, x: switch_case(i, {0: lambda: x, "a": lambda: x}), TypeError, r"branch_fns\[1\]"),
+    (lambda i, x: switch_case(i, [(0, lambda: x), (0, lambda: x)]), ValueError, "unique"),
+    (lambda i, x: switch_case(x, [lambda: x]), TypeError, "branch_index"),
+    (lambda i, x: switch_case(i, [lambda: x], default=1), TypeError, "default"),
+])
+def test_bad_case_and_switch_case_arguments_are_named(static_mode, build, error, message):
+    main = static.Program()
+    with static.program_guard(main, static.Program()):
+        x = static.data("x", [3], "float32")
+        i = static.data("i", [1], "int64")
+        before = str(main)
+        with pytest.raises(error, match=message):
+            build(i, x)
+        assert str(main) == before

@@ -30,7 +30,7 @@ from ..ops.registry import OpDef, get_op
 from ..tensor import Tensor
 from .framework import CONTROL_FLOW_OPS, Block, Operator, Program, Variable, default_main_program, unique_name
 
-__all__ = ["cond", "while_loop", "sub_block_indices", "external_reads", "sub_program", "control_flow_def"]
+__all__ = ["cond", "case", "switch_case", "while_loop", "sub_block_indices", "external_reads", "sub_program", "control_flow_def"]
 
 
 # ---------------------------------------------------------------- the public API
@@ -78,6 +78,69 @@ def cond(pred: Any, true_fn: Callable[[], Any] | None = None, false_fn: Callable
                           "false_outs": f_names})
     merged = iter(outs)
     return _unflatten(t_tree, [None if t is None else next(merged) for t in t_leaves])
+
+
+def case(pred_fn_pairs: Any, default: Callable[[], Any] | None = None, name: str | None = None) -> Any:
+    """The result of the first `fn` whose `pred` holds, else of `default` (None: the last pair's
+    fn, as Paddle's). Built as nested conds, so in a static program every fn is built once."""
+    if not isinstance(pred_fn_pairs, (list, tuple)) or not pred_fn_pairs:
+        raise TypeError(f"case: argument 'pred_fn_pairs' must be a non-empty list or tuple of (pred, fn) pairs, "
+                        f"got {pred_fn_pairs!r}")
+    for k, pair in enumerate(pred_fn_pairs):
+        if not isinstance(pair, (list, tuple)) or len(pair) != 2 or not callable(pair[1]):
+            raise TypeError(f"case: pred_fn_pairs[{k}] must be a (pred, callable) pair, got {pair!r}")
+    if default is not None and not callable(default):
+        raise TypeError(f"case: argument 'default' must be callable or None, got {type(default).__name__}")
+    pairs = list(pred_fn_pairs)
+    if default is None:
+        *pairs, (_, default) = pairs
+    with _atomic():
+        return _first_that_holds(pairs, default)
+
+
+def switch_case(branch_index: Any, branch_fns: Any, default: Callable[[], Any] | None = None,
+                name: str | None = None) -> Any:
+    """The result of the fn keyed by `branch_index` (a one-element int tensor), else of `default`
+    (None: the fn of the largest key, as Paddle's). `branch_fns`: a dict or (key, fn) pairs of int
+    keys, or a list of fns keyed by position."""
+    if isinstance(branch_fns, dict):
+        items = list(branch_fns.items())
+    elif isinstance(branch_fns, (list, tuple)) and branch_fns and all(callable(f) for f in branch_fns):
+        items = list(enumerate(branch_fns))
+    elif isinstance(branch_fns, (list, tuple)) and branch_fns:
+        items = list(branch_fns)
+    else:
+        raise TypeError(f"switch_case: argument 'branch_fns' must be a non-empty dict, list of callables or list "
+                        f"of (int, callable) pairs, got {branch_fns!r}")
+    for k, item in enumerate(items):
+        if (not isinstance(item, (list, tuple)) or len(item) != 2 or isinstance(item[0], bool)
+                or not isinstance(item[0], (int, np.integer)) or not callable(item[1])):
+            raise TypeError(f"switch_case: branch_fns[{k}] must be an (int, callable) pair, got {item!r}")
+    keys = [int(key) for key, _ in items]
+    if len(set(keys)) != len(keys):
+        raise ValueError(f"switch_case: the keys of argument 'branch_fns' must be unique, got {keys}")
+    if default is not None and not callable(default):
+        raise TypeError(f"switch_case: argument 'default' must be callable or None, got {type(default).__name__}")
+    if not isinstance(branch_index, Tensor) or branch_index.dtype.np_dtype.kind not in "iu":
+        raise TypeError(f"switch_case: argument 'branch_index' must be an int Tensor, got {branch_index!r}")
+    items.sort(key=lambda item: int(item[0]))
+    if default is None:
+        *items, (_, default) = items
+    with _atomic():
+        return _first_that_holds([(branch_index == int(key), fn) for key, fn in items], default)
+
+
+def _atomic() -> contextlib.AbstractContextManager:
+    """In static mode: what a failing construct built is taken back (see `_all_or_nothing`)."""
+    return contextlib.nullcontext() if _mode.in_dynamic_mode() else _all_or_nothing(default_main_program())
+
+
+def _first_that_holds(pairs: list, default: Callable[[], Any]) -> Any:
+    """cond(p0, f0, lambda: cond(p1, f1, ... default)): each fn built once, in its own branch."""
+    if not pairs:
+        return default()
+    (pred, fn), rest = pairs[0], pairs[1:]
+    return cond(pred, fn, lambda: _first_that_holds(rest, default))
 
 
 def while_loop(cond: Callable[..., Any], body: Callable[..., Any], loop_vars: Any, is_test: bool = False,

@@ -8,10 +8,10 @@ import numpy as np
 from ..nn import functional as F
 from ..nn.layer.layers import _create_parameter
 from ..ops import shape as _shape
-from .control_flow import cond, while_loop
+from .control_flow import case, cond, switch_case, while_loop
 from .framework import unique_name
 
-__all__ = ["fc", "cond", "while_loop"]
+__all__ = ["fc", "cond", "case", "switch_case", "while_loop"]
 
 _ACTIVATIONS = {None: None, "relu": F.relu, "sigmoid": F.sigmoid, "tanh": F.tanh, "softmax": F.softmax,
                 "gelu": F.gelu}
