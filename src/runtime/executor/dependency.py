@@ -69,12 +69,12 @@ class DependencyBuilder:
         for i, ds in enumerate(down):
             for j in ds:
                 up[j].add(i)
-        optional: list[set[int]] = [set() for _ in range(n)]
+        optional: list[frozenset[int]] = [frozenset()] * n
         for i, j in self._optional:
             if j in down[i] and not self._reach[i] >> j & 1:
-                optional[j].add(i)
+                optional[j] = optional[j] | {i}
         return Dependencies(down, tuple(frozenset(u) for u in up), tuple(len(u) for u in up),
-                            tuple(self._reach), tuple(self._extra), tuple(frozenset(o) for o in optional))
+                            tuple(self._reach), tuple(self._extra), tuple(optional))
 
     def _shrink(self) -> None:
         """Keep i -> j only when no other downstream op of i happens before j (an optional edge
@@ -85,7 +85,7 @@ class DependencyBuilder:
                 continue
             after_others = 0
             for k in ds:
-                if (i, k) not in optional:
+                if not optional or (i, k) not in optional:
                     after_others |= reach[k]
             self._down[i] = {j for j in ds if not after_others >> j & 1}
 
@@ -119,6 +119,7 @@ def _access_edges(reads: Sequence[Iterable[int]], writes: Sequence[Iterable[int]
     maybe: set[tuple[int, int]] = set()
     last_writer: dict[int, int] = {}
     readers: dict[int, list[int]] = {}
+    track = any(optional_reads)   # which edges are required matters only when some read is optional
     for i, (rs, ws) in enumerate(zip(reads, writes)):
         optional = optional_reads[i] if i < len(optional_reads) else ()
         for v in rs:
@@ -131,11 +132,13 @@ def _access_edges(reads: Sequence[Iterable[int]], writes: Sequence[Iterable[int]
             for r in readers.get(v, ()):
                 if r != i:
                     down[r].add(i)                   # write after read
-                    required.add((r, i))
+                    if track:
+                        required.add((r, i))
             w = last_writer.get(v)
             if w is not None and w != i:
                 down[w].add(i)                       # write after write
-                required.add((w, i))
+                if track:
+                    required.add((w, i))
         for v in rs:
             readers.setdefault(v, []).append(i)
         for v in ws:
@@ -151,7 +154,7 @@ def _closure(down: list[set[int]], optional: set[tuple[int, int]]) -> list[int]:
     for i in range(len(down) - 1, -1, -1):
         bits = 0
         for j in down[i]:
-            if (i, j) not in optional:
+            if not optional or (i, j) not in optional:
                 bits |= reach[j] | 1 << j
         reach[i] = bits
     return reach

@@ -254,7 +254,7 @@ class InterpreterCore:
                 [ins.reads | ins.shape_reads for ins in instrs], [ins.writes for ins in instrs],
                 random=[d is not None and d.random for d in effects],
                 side_effect=[d is not None and d.side_effect for d in effects],
-                sequential_run=sequential_run, optional_reads=[a | b for a, b in cases])
+                sequential_run=sequential_run, optional_reads=self._optional_reads(cases))
             life = analyse_lifetimes([ins.reads | ins.writes for ins in instrs], tracked=lambda v: v not in skip,
                                      freeable=self._freeable.__getitem__, reach=deps.reach)
         else:
@@ -288,29 +288,35 @@ class InterpreterCore:
         self.stats["builds"] += 1
         return self.plan
 
-    def _case_reads(self, kernels: list) -> list[tuple[frozenset[int], frozenset[int]]]:
-        """Per op, the var slots it reads only when its predicate holds, and only when it does not
-        (T3: a control-flow op needs only those of the case its predicate picks; the predicate and
-        what both cases read it always needs). cond: each branch's own inputs; while: the captured
-        vars, read only if the loop runs a trip (otherwise its results are its initial values)."""
-        out = []
+    def _case_reads(self, kernels: list) -> dict[int, tuple[frozenset[int], frozenset[int]]]:
+        """Control-flow op -> the var slots it reads only when its predicate holds, and only when it
+        does not (T3: it needs only those of the case its predicate picks; the predicate and what
+        both cases read it always needs). cond: each branch's own inputs; while: the captured vars,
+        read only if the loop runs a trip (otherwise its results are its initial values)."""
+        out = {}
         for ins, kernel in zip(self._instrs, kernels):
             if not isinstance(kernel, ControlFlowKernel) or kernel.type == "while_grad":
-                out.append((frozenset(), frozenset()))
                 continue
             if kernel.type == "cond":
                 true, false = ({ins.inputs[p] for p in reads} for reads in kernel.reads)
             else:
                 true, false = set(ins.inputs[1 + kernel.n:]) - set(ins.inputs[:1 + kernel.n]), set()
-            out.append((frozenset(true - false - {ins.inputs[0]}), frozenset(false - true - {ins.inputs[0]})))
+            out[ins.index] = (frozenset(true - false - {ins.inputs[0]}), frozenset(false - true - {ins.inputs[0]}))
         return out
 
-    def _non_strict(self, cases: list[tuple[frozenset[int], frozenset[int]]],
+    def _optional_reads(self, cases: dict[int, tuple[frozenset[int], frozenset[int]]]) -> list[frozenset[int]]:
+        """Per op, the vars it may run without (those of either case)."""
+        out = [frozenset()] * len(self._instrs)
+        for j, (true, false) in cases.items():
+            out[j] = true | false
+        return out
+
+    def _non_strict(self, cases: dict[int, tuple[frozenset[int], frozenset[int]]],
                     optional: Sequence[frozenset[int]]) -> dict[int, tuple[frozenset[int], ...]]:
         """Control-flow op -> per case (predicate true, false), the producers of its optional edges
         it waits for in that case."""
         return {j: tuple(frozenset(u for u in optional[j] if self._instrs[u].writes & reads) for reads in case)
-                for j, case in enumerate(cases) if optional and optional[j]}
+                for j, case in cases.items() if optional and optional[j]}
 
     def _insert_transfers(self) -> None:
         """memcpy_h2d / memcpy_d2h ops where a value crosses between host and (emulated) device
