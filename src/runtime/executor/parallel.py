@@ -212,6 +212,7 @@ class ParallelRunner:
         run, i = arg
         fns, device, waits, succ, gc = run.fns, self.device, self.waits, self.succ, self.gc
         s, snaps, feeds, r, hook, lock, dep = run.s, run.snaps, run.feeds, run.r, run.hook, run.lock, run.dep
+        lenient, lenient_after = run.lenient, self.lenient_after   # non-strict ops (T3): usually none
         ready = [self._rank(i)]   # this worker's ready ops (H6: a priority queue, [003]'s SchedulingQueue)
         while ready:
             i = heappop(ready)[1]
@@ -237,26 +238,27 @@ class ParallelRunner:
                         finally:
                             if run.serial is not None:
                                 run.serial.release()
-                        if gc[i] and run.error is None and i not in run.lenient:
+                        if gc[i] and run.error is None and not (lenient and i in lenient):
                             self._check_gc(run, i, None)
             except BaseException as e:  # noqa: BLE001 - bookkeeping failed: keep it as the run's error
                 self._fail(run, i, e)
             # RunNextInstructions (seed §4.1); while op i has a successor left, unfinished stays > 0
             settled: list[int] = []
             with lock:
-                if self.lenient_after[i]:
+                if lenient_after[i]:
                     nxt = self._arrive(run, i, settled)
                 else:
                     nxt = [jk for jk in succ[i] if _dec(dep, jk[0])]
-                if i in run.lenient:   # finished (GC, count) once every input arrived: settled below or later
+                if lenient and i in lenient:   # finished (GC, count) once every input arrived: below or later
                     last = False
                     if self._ran_lenient(run, i):
                         settled.append(i)
                 else:
                     run.unfinished -= 1
                     last = run.unfinished == 0
-            for j in settled:
-                last = self._settle(run, j) or last
+            if settled:
+                for j in settled:
+                    last = self._settle(run, j) or last
             if last:
                 run.done.set_value()
             elif nxt:
