@@ -1,6 +1,6 @@
 """Control-flow ops as kernels that run nested InterpreterCores (checklist T9, TFRT's `tfrt.if`).
 
-A `cond` or `while` op of a plan gets a kernel made here at build: it holds one `SubBlock` per
+A `cond`, `while` or `while_grad` op of a plan gets a kernel made here at build: it holds one `SubBlock` per
 sub-block, whose InterpreterCore is built on the first run that needs it (a branch never taken
 is never built) and cached with the op, so later runs do no analysis. The sub-block's core is
 fed the values the op read (static/control_flow.py makes every var a sub-block reads from
@@ -10,6 +10,8 @@ op of its plan's schedule, and a pool thread waiting on its own pool's work coul
 cond:  pick the branch from the predicate, run its core, return its results.
 while: run the body's core while the predicate holds, the body's results becoming the next
        iteration's loop vars (the body block computes the next predicate too).
+while_grad: run the loop again keeping each trip's loop vars, then the grad block's core once per
+       trip, last trip first, summing the captured vars' gradients.
 A result that is one of the op's own inputs (a branch returning a var unchanged, a loop that
 never ran) is copied, so the op's outputs never alias its inputs.
 """

@@ -9,14 +9,18 @@ control-flow ops run through OperatorBase, D7):
   `false_block` (sub-block indices) and `true_outs` / `false_outs` (what each branch returns);
 - `while`: inputs [pred, *loop_vars, *captured], outputs the final loop vars; attrs
   `sub_block`, `loop_vars` (the block's placeholders of the loop vars), `body_outs` and
-  `next_cond` (the body's results and the condition on them, both built in the block).
+  `next_cond` (the body's results and the condition on them, both built in the block);
+- `while_grad` (made by the backward, `_while_grad`): inputs [pred, *loop_vars, *captured,
+  *d(results)], outputs the gradients of the float loop vars and of the captured vars that need
+  one; attrs those of its `while` plus `grad_block` (the body again with its gradient ops).
 
 `captured` are the vars a sub-block reads from its ancestors (parameters included): naming them
 as inputs lets the dependency analysis, the GC and the passes of the enclosing block see every
 value the construct needs; the executor hands them to the sub-block's own InterpreterCore as its
 feeds. A sub-block never writes a var of an enclosing block (it returns new values instead), so a
 construct is one op with plain inputs and outputs. Building a construct either completes or
-leaves the program as it was.
+leaves the program as it was. `case` and `switch_case` are nested conds. Gradients: `_cond_grad`
+and `_while_grad` (both recompute the construct's forward).
 """
 from __future__ import annotations
 
@@ -26,9 +30,9 @@ from typing import Any, Callable, Iterator
 import numpy as np
 
 from .. import mode as _mode
-from ..ops.registry import OpDef, get_op
+from ..ops.registry import OpDef
 from ..tensor import Tensor
-from .framework import CONTROL_FLOW_OPS, Block, Operator, Program, Variable, default_main_program, unique_name
+from .framework import Block, Operator, Program, Variable, default_main_program, unique_name
 
 __all__ = ["cond", "case", "switch_case", "while_loop", "sub_block_indices", "external_reads", "sub_program", "control_flow_def"]
 
@@ -314,15 +318,9 @@ def _unflatten(tree: Any, leaves: list) -> Any:
     return build(tree)
 
 
-def _writes(op: Operator) -> list[str]:
-    if op.type in CONTROL_FLOW_OPS or not get_op(op.type).inplace:
-        return list(op.outputs)
-    return [*op.outputs, *op.input_arg_names]
-
-
 def _check_no_outer_writes(block: Block, api: str, arg: str) -> None:
     for op in block.ops:
-        for n in _writes(op):
+        for n in sorted(op.written()):
             if n not in block.vars:
                 raise ValueError(f"{api}: {arg} writes variable '{n}' (op '{op.type}' built at {op.callsite}), "
                                  f"which is defined outside it; return the new value instead")
@@ -368,7 +366,7 @@ def _effects(program: Program, op: Operator) -> tuple[bool, bool]:
     random = side = False
     for idx in sub_block_indices(op):
         for inner in program.blocks[idx].ops:
-            d = control_flow_def(inner) if inner.type in CONTROL_FLOW_OPS else get_op(inner.type)
+            d = inner.opdef
             random, side = random or d.random, side or d.side_effect
     return random, side
 

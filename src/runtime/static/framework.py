@@ -207,6 +207,10 @@ class Operator:
     def output_arg_names(self) -> list[str]:
         return list(self.outputs)
 
+    def written(self) -> set[str]:
+        """The vars the op writes: its outputs, and its inputs when its kernel updates them in place."""
+        return {*self.outputs, *self.input_arg_names} if self.opdef.inplace else set(self.outputs)
+
     def attr(self, name: str) -> Any:
         return self.attrs[name]
 

@@ -58,18 +58,13 @@ def _names_in_sub_blocks(program: Program) -> set[str]:
     return {n for b in program.blocks[1:] for op in b.ops for n in (*op.input_arg_names, *op.outputs)}
 
 
-def _writes(op: Operator) -> set[str]:
-    """The vars an op writes: its outputs, and its inputs when its kernel updates them in place."""
-    return {*op.outputs, *op.input_arg_names} if op.opdef.inplace else set(op.outputs)
-
-
 # ---------------------------------------------------------------- dead-op elimination
 def _eliminate_dead_ops(block: Block, keep: set[str]) -> None:
     live = set(keep)
     kept = []
     for op in reversed(block.ops):
         d = op.opdef
-        writes = _writes(op)
+        writes = op.written()
         if (d.side_effect or d.inplace or d.random or not live.isdisjoint(writes)
                 or any(block.var(n).persistable for n in writes)):
             kept.append(op)
@@ -89,7 +84,7 @@ def _fuse_elementwise_chains(block: Block, keep: set[str]) -> None:
     for i, op in enumerate(ops):
         for n in op.input_arg_names:
             readers[n].add(i)
-        for n in _writes(op):
+        for n in op.written():
             writers[n].append(i)
     fusible = [op.type in ELEMENTWISE and len(op.outputs) == 1 and None not in op.inputs for op in ops]
     root = list(range(len(ops)))                       # op -> index of its group's last op
@@ -105,7 +100,7 @@ def _fuse_elementwise_chains(block: Block, keep: set[str]) -> None:
             j = w[0]
             if j >= i or not fusible[j] or root[j] != j:
                 continue
-            if any(not _writes(ops[k]).isdisjoint(outside[j]) for k in range(j + 1, i) if root[k] != i):
+            if any(not ops[k].written().isdisjoint(outside[j]) for k in range(j + 1, i) if root[k] != i):
                 continue  # an op in between writes what group j reads: its reads cannot move to op i
             for m in members[j]:
                 root[m] = i
@@ -145,7 +140,7 @@ def _inplace_pairs(block: Block, keep: set[str]) -> dict[int, tuple[int, int]]:
         for n in op.input_arg_names:
             readers[n].append(i)
             last_use[n] = i
-        for n in _writes(op):
+        for n in op.written():
             writers[n].append(i)
             last_use[n] = i
     pairs = {}
