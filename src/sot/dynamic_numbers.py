@@ -4,7 +4,8 @@ A translation folds a Python number read from the frame into its SIR as a consta
 value, so a number that changes between calls (a loss read with `.item()` and passed on to a resume
 function, a learning rate given as an argument) would translate once per value, and after
 cache_size_limit values run eagerly. Instead, when a call misses ONLY because numbers changed value
-(keeping their exact type; bool excepted), beside dims of tensors (`sot.dynamic`), their sources
+(keeping their exact type; bool excepted; NumPy integer and floating scalars, e.g. from `.numpy()`, count as
+numbers too), beside dims of tensors (`sot.dynamic`), their sources
 become dynamic for the code object (`NumberPolicy`), and the next translation reads each as a
 `NumberVariable`, guarded by its type alone (int and float stay apart).
 
@@ -35,12 +36,24 @@ import numpy as np
 from runtime import Tensor
 from runtime.ops.math import _scalar_dtype
 from sot.guards import Guard
-from sot.guards.source import PLACEHOLDER, Scope
+from sot.guards.source import PLACEHOLDER, Scope, parse_source
 
-__all__ = ["NUMBER_TYPES", "NumberNeeded", "NumberPolicy", "changed_number", "scalar_dtype", "as_tensor_of"]
+__all__ = ["NUMBER_TYPES", "is_number", "numpy_value_source", "NumberNeeded", "NumberPolicy", "changed_number", "scalar_dtype", "as_tensor_of"]
 
 NUMBER_TYPES = (int, float)  # exact types: bool (an int subclass) stays static
 _LOADABLE_ROOTS = ("f_locals", "f_globals")
+_NUMPY_VALUE = ".item()"  # a NumPy scalar's value is guarded as `<source>.item()`, a Python number
+
+
+def is_number(value: Any) -> bool:
+    """A value that may become a dynamic number: a Python int or float, or a NumPy integer or floating
+    scalar (what `.numpy()` results give, e.g. `arr.mean()`; runtime's operators take both alike)."""
+    return type(value) in NUMBER_TYPES or isinstance(value, (np.integer, np.floating))
+
+
+def numpy_value_source(source: str) -> str:
+    """The source of the Python number a NumPy scalar read from `source` is guarded by."""
+    return source + _NUMPY_VALUE
 
 
 class NumberNeeded(Exception):
@@ -87,9 +100,12 @@ def changed_number(guard: Guard, scope: Scope) -> str | None:
     exact type int or float, read from the frame's locals or globals, through constant subscripts)."""
     if guard.kind != "value_eq" or type(guard.expected) not in NUMBER_TYPES:
         return None
-    if type(scope.value(guard.src)) is not type(guard.expected) or not _loadable(guard.src):
+    if type(scope.value(guard.src)) is not type(guard.expected):
         return None
-    return guard.source
+    if guard.source.endswith(_NUMPY_VALUE):  # a NumPy scalar's value (its exact type has a guard of its own)
+        base = parse_source(guard.source[:-len(_NUMPY_VALUE)])
+        return base.text if _loadable(base) else None
+    return guard.source if _loadable(guard.src) else None
 
 
 def _loadable(src: Any) -> bool:

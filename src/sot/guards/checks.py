@@ -16,6 +16,8 @@ import types
 from dataclasses import dataclass
 from typing import Any, Callable, Hashable, Protocol
 
+import numpy as np
+
 import runtime
 
 __all__ = ["VALUE", "Check", "CHECKS", "TensorMeta", "Namer", "value_key", "describe"]
@@ -307,8 +309,27 @@ NOT_NONE = Check(
     exclusive=lambda a, b: False,
 )
 
+# ----- disjoint_memory: two tensors whose arrays cannot overlap -----
+
+
+def _disjoint(v: Any) -> bool:
+    """False when the two tensors' arrays may share memory. NumPy's bounds test (no exact overlap solving, which can
+    cost exponential time): views of one buffer count as sharing even where they interleave, a safe answer."""
+    first, second = v
+    return not np.may_share_memory(first._data, second._data)
+
+
+DISJOINT_MEMORY = Check(
+    "disjoint_memory", 6, lambda e: None, lambda e: None,
+    holds=lambda v, e: _disjoint(v),
+    code=lambda e, ns: f"{ns.name(_disjoint, 'disjoint')}({VALUE})",
+    text=lambda s, e: f"the tensors {s} share no memory",
+    show=lambda v: "they share memory" if not _disjoint(v) else "they share no memory",
+    exclusive=lambda a, b: False,
+)
+
 CHECKS: dict[str, Check] = {c.name: c for c in (
-    TYPE_IS, ID_IS, VALUE_EQ, TENSOR_META, LEN_EQ, KEYS_EQ, IS_NONE, NOT_NONE)}
+    TYPE_IS, ID_IS, VALUE_EQ, TENSOR_META, LEN_EQ, KEYS_EQ, IS_NONE, NOT_NONE, DISJOINT_MEMORY)}
 
 BUILTIN_TYPES = {t: t.__name__ for t in vars(builtins).values()
                  if isinstance(t, type) and getattr(builtins, t.__name__, None) is t}

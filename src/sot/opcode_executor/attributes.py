@@ -30,6 +30,10 @@ CONTAINER_METHODS: dict[type, tuple[str, ...]] = {
 }
 
 
+# methods of C types: reading one through an instance binds a new method object each time
+_C_METHODS = (types.MethodDescriptorType, types.WrapperDescriptorType, types.ClassMethodDescriptorType)
+
+
 class AttributeMixin:
     """LOAD_ATTR / LOAD_SUPER_ATTR and the lookups `getattr`/`hasattr` share (part of OpcodeExecutor)."""
 
@@ -111,9 +115,12 @@ class AttributeMixin:
             return self.wrap(attr.__func__, where)
         if isinstance(attr, classmethod):
             function = self.wrap(attr.__func__, GetAttrTracker(where, "__func__"))
-            return BoundMethodVariable(function, ObjectVariable(type(value)))
+            cls = ObjectVariable(type(value), TypeTracker(obj.tracker) if obj.tracker.source is not None else None)
+            return BoundMethodVariable(function, cls)  # `cls.ATTR` in its body is read, and guarded, on type(obj)
         if start_after is not None:
             self.unsupported(f"super() attribute {name!r} of type {type(attr).__name__}")
+        if isinstance(attr, _C_METHODS):  # `arr.mean` is a new bound method on every read: what is guarded
+            return BoundMethodVariable(self.guard_identity(attr, where), obj)  # is the method found on the type
         return self.wrap(getattr(value, name), GetAttrTracker(obj.tracker, name))
 
     @handles("LOAD_ATTR")

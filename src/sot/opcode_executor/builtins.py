@@ -14,6 +14,7 @@ from runtime import Tensor
 from sot import config
 from sot.dynamic import specialise
 
+from .trackers import TypeTracker
 from .variables import (CONSTANT_TYPES, ConstantVariable, DictVariable, FunctionVariable, InstanceVariable,
                         IteratorVariable, ListVariable, ObjectVariable, SuperVariable, TensorVariable,
                         TupleVariable, Variable)
@@ -111,6 +112,8 @@ def _python_type(var: Variable) -> type | None:
     """The Python type of the value a Variable stands for, when the translation knows it."""
     if isinstance(var, (ConstantVariable, ObjectVariable)):
         return type(var.value)
+    if isinstance(var, TensorVariable) and var.value is not None:
+        return type(var.value)  # an input or a bound tensor (a Parameter): its exact type is guarded
     kinds = {TensorVariable: Tensor, ListVariable: list, TupleVariable: tuple}
     if isinstance(var, DictVariable):
         return var.kind
@@ -137,7 +140,9 @@ def _type(ex: "OpcodeExecutor", args: list[Variable], kwargs: dict[str, Variable
     known = _python_type(args[0]) if len(args) == 1 and not kwargs else None
     if known is None:
         ex.unsupported("type() of this value")
-    return ObjectVariable(known)
+    source = args[0].tracker.source
+    # reached from the frame: `type(x).ATTR` is read through `type(<x's source>)`, so it is guarded
+    return ObjectVariable(known, TypeTracker(args[0].tracker) if source is not None else None)
 
 
 def _getattr(ex: "OpcodeExecutor", args: list[Variable], kwargs: dict[str, Variable]) -> Variable:

@@ -30,20 +30,21 @@ from runtime import Tensor, static
 from sot import config
 from sot.blocklist import is_skipped
 from sot.dynamic import input_meta, policy_of
-from sot.dynamic_numbers import NUMBER_TYPES, as_tensor_of, scalar_dtype
+from sot.dynamic_numbers import as_tensor_of, is_number, scalar_dtype
 from sot.guards import Guard
 from sot.ir import Meta, SIRBuilder, Symbol
 from sot.markers import is_not_to_static
 from sot.pyversion import Instruction, decode, versions
 from sot.pyversion.instruction import BINARY_OPERATORS as _BINARY_OPERATORS
 
+from .aliasing import aliasing_guards, shares_memory
 from .attributes import AttributeMixin
 from .binding import BindError, bind_arguments
 from .breaks import CALLS, FrameState, GraphBreak, breakable
 from .calls import CallMixin, is_runtime_api
 from .contexts import ContextMixin
 from .dispatch import HANDLERS, FrameRaises, InPlaceUpdate, Unsupported, handles
-from .side_effects import SideEffects
+from .side_effects import SideEffects, WriteBack
 from .trackers import (BuiltinTracker, CellTracker, ComputedTracker, ConstTracker, ConvertedTracker, DummyTracker,
                        ExpressionTracker, GetAttrTracker, GetItemTracker, GlobalTracker, LocalTracker, Tracker)
 from .variables import (CONSTANT_TYPES, NULL, OBJECT_TYPES, BoundMethodVariable, CellVariable, ConstantVariable,
@@ -117,6 +118,8 @@ def _may_overflow(left: Variable, right: Variable) -> bool:
     """Whether Python's `+`, `-` or `*` on these numbers (one dynamic) could raise: an int meeting a float
     is converted to float, which raises OverflowError beyond the float range (a dynamic int may be any size)."""
     numbers = [v.number if isinstance(v, NumberVariable) else v.value for v in (left, right)]
+    if any(isinstance(n, np.generic) for n in numbers):  # NumPy's own overflow rules (and np.seterr): kept static
+        return True
     if not any(type(n) is float for n in numbers):
         return False
     for var, n in zip((left, right), numbers):
@@ -284,7 +287,9 @@ class OpcodeExecutor(CallMixin, AttributeMixin, ContextMixin):
         """The guards of every Variable read from the frame, and that the containers written into are
         not others read, without repeats."""
         found = [g for v in self.tracked for g in v.guards()]
-        return list(dict.fromkeys([*found, *self.translation.effects.distinct_guards(self.tracked)]))
+        effects = self.translation.effects
+        return list(dict.fromkeys([*found, *effects.distinct_guards(self.tracked),
+                                   *aliasing_guards(effects, self.tracked)]))
 
     def global_tracker(self, name: str) -> Tracker:
         """Where the global `name` of this frame's code comes from."""
@@ -301,7 +306,7 @@ class OpcodeExecutor(CallMixin, AttributeMixin, ContextMixin):
         elif type(value) in CONSTANT_TYPES:
             var = self._wrap_constant(value, tracker)
         elif isinstance(value, np.generic) and type(value.item()) in CONSTANT_TYPES:
-            var = NumpyScalarVariable(value, tracker)
+            var = self._wrap_constant(value, tracker)
         elif type(value) is tuple:
             var = TupleVariable([self.wrap(v, GetItemTracker(tracker, i)) for i, v in enumerate(value)], tracker)
         elif type(value) is list:  # its items are wrapped when read (see ListVariable)
@@ -311,6 +316,8 @@ class OpcodeExecutor(CallMixin, AttributeMixin, ContextMixin):
             var = DictVariable(items, tracker, type(value))
         elif isinstance(value, types.FunctionType):
             var = FunctionVariable(value, tracker, global_tracker=self._globals_of(value, tracker))
+            if tracker.source is not None:  # the code inlined is the function's code now (autoreload swaps it)
+                self.guard_identity(value.__code__, GetAttrTracker(tracker, "__code__"))
         elif isinstance(value, types.MethodType) and isinstance(value.__func__, types.FunctionType):
             function = self.wrap(value.__func__, GetAttrTracker(tracker, "__func__"))
             return BoundMethodVariable(function, self.wrap(value.__self__, GetAttrTracker(tracker, "__self__")))
@@ -323,6 +330,13 @@ class OpcodeExecutor(CallMixin, AttributeMixin, ContextMixin):
         self.tracked.append(var)
         if isinstance(var, (ListVariable, DictVariable)) and tracker.source is not None:
             self.translation.containers[id(value)] = (value, var)
+        return var
+
+    def guard_identity(self, value: Any, tracker: Tracker) -> ObjectVariable:
+        """An object the translation relies on as it is (a function's code, the method descriptor a bound C
+        method came from), guarded by identity whatever its type."""
+        var = ObjectVariable(value, tracker)
+        self.tracked.append(var)
         return var
 
     def _known_container(self, value: Any, tracker: Tracker) -> Variable | None:
@@ -340,6 +354,10 @@ class OpcodeExecutor(CallMixin, AttributeMixin, ContextMixin):
         """A frame's argument or global becomes a SIR input; a tensor found through an attribute is bound."""
         if tracker.source is None:
             self.unsupported("a tensor with no reloadable source")
+        for record in self.translation.effects.records:
+            if isinstance(record, WriteBack) and shares_memory(value, record.target.value):
+                self.unsupported(f"{tracker.source} shares memory with {record.target!r}, which the frame updated "
+                                 "in place", "SOT-S001")
         if tracker.reloadable:
             meta = input_meta(self.root_code(), tracker.source, value)  # -1 where the code's inputs vary (sot.dynamic)
             var = TensorVariable(self.builder.add_input(meta), tracker, value)
@@ -348,12 +366,12 @@ class OpcodeExecutor(CallMixin, AttributeMixin, ContextMixin):
         return TensorVariable(value, tracker, value, bound=True)
 
     def _wrap_constant(self, value: Any, tracker: Tracker) -> ConstantVariable:
-        """A Python constant; an int or float whose value varies between calls (a dynamic number of
+        """A Python constant or NumPy scalar; a number whose value varies between calls (a dynamic number of
         the translated code, see sot.dynamic_numbers) is guarded by type and fed to tensor ops at run time."""
-        if type(value) in NUMBER_TYPES and tracker.source is not None and \
+        if is_number(value) and tracker.source is not None and \
                 policy_of(self.root_code()).numbers.is_dynamic(tracker.source):  # (only loadable ones are)
             return NumberVariable(value, tracker)
-        return ConstantVariable(value, tracker)
+        return NumpyScalarVariable(value, tracker) if isinstance(value, np.generic) else ConstantVariable(value, tracker)
 
     def root_code(self) -> types.CodeType:
         """The code object of the translated frame (this one's, or that of the frame it is inlined into)."""
@@ -381,11 +399,12 @@ class OpcodeExecutor(CallMixin, AttributeMixin, ContextMixin):
         """Where the globals a real function reads come from (see FunctionVariable.global_tracker)."""
         if fn.__globals__ is self.translation.f_globals:
             return GlobalTracker
-        if _in_runtime(fn):
-            return lambda name: DummyTracker()
         if tracker.source is None:
-            return None
+            return (lambda name: DummyTracker()) if _in_runtime(fn) else None
         base = GetAttrTracker(tracker, "__globals__")
+        if _in_runtime(fn):  # its module's globals are fixed, but what it reads from modules (`F.relu`) may be replaced
+            return lambda name: GetItemTracker(base, name) if isinstance(fn.__globals__.get(name), types.ModuleType) \
+                else DummyTracker()
         return lambda name: GetItemTracker(base, name)
 
     def from_result(self, result: Any) -> Variable:
@@ -605,12 +624,26 @@ class OpcodeExecutor(CallMixin, AttributeMixin, ContextMixin):
             var = self.wrap(self.f_globals[name], tracker)
         elif name in self.f_builtins:
             var = self.wrap(self.f_builtins[name], BuiltinTracker(name))
+            self._guard_unshadowed(name)
         else:
             self.unsupported(f"global {name!r} is not defined")
         if ins.push_null:
             self.push_call_slots(var)
         else:
             self.stack.append(var)
+
+    def _guard_unshadowed(self, name: str) -> None:
+        """A builtin was read because this frame's globals lack `name`: a global of that name defined
+        later would shadow it, so its absence is guarded too."""
+        where = self.global_tracker(name)
+        if isinstance(where, GetItemTracker):  # a callee's `fn.__globals__[name]`
+            globals_source = where.base.source
+        elif type(where) is GlobalTracker:
+            globals_source = "f_globals"
+        else:  # a runtime function's globals (fixed) or none reloadable
+            return
+        if globals_source is not None:
+            self.wrap(False, ExpressionTracker(f"{name!r} in {globals_source}"))
 
     @handles("IMPORT_NAME")
     def _import_name(self, ins: Instruction) -> None:
@@ -779,7 +812,9 @@ class OpcodeExecutor(CallMixin, AttributeMixin, ContextMixin):
         """Whether an in-place update of `tensor` can be captured and written back into the caller's
         tensor: an input (reloaded by the generated code) no op has read yet, that requires no grad."""
         return (not tensor.bound and tensor.tracker.reloadable and not tensor.passed and tensor.meta.stop_gradient
-                and any(tensor is v for v in self.inputs))
+                and any(tensor is v for v in self.inputs) and not any(
+                    isinstance(v, TensorVariable) and v is not tensor and isinstance(v.value, Tensor) and
+                    shares_memory(v.value, tensor.value) for v in self.tracked))  # another view would miss it
 
     @handles("UNARY_NEGATIVE", "UNARY_INVERT")
     def _unary(self, ins: Instruction) -> None:

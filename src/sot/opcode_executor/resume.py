@@ -456,8 +456,8 @@ class _BreakEmitter:
         elif isinstance(var, BoundMethodVariable) and isinstance(var.function, TensorMethodVariable):
             self.emit("LOAD_FAST", argval=self.materialise(var.receiver))
             self.emit("LOAD_ATTR", argval=var.function.name)
-        elif isinstance(var, BoundMethodVariable) and isinstance(var.function, FunctionVariable) and \
-                var.function.value is not None:
+        elif isinstance(var, BoundMethodVariable) and isinstance(var.function, ObjectVariable) and \
+                var.function.value is not None:  # a Python function, or a C type's method descriptor
             self.bind(var.function.value, var.receiver)
         elif isinstance(var, InstanceVariable):
             if var.tracker.source is None or not self.load(var):

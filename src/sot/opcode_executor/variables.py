@@ -13,7 +13,7 @@ import types
 from typing import Any, Callable
 
 from sot.dynamic import dynamic_tensor_guards
-from sot.dynamic_numbers import NumberNeeded
+from sot.dynamic_numbers import NumberNeeded, numpy_value_source
 from sot.guards import Guard, tensor_guards
 from sot.ir import Meta
 
@@ -105,7 +105,7 @@ class NumpyScalarVariable(ConstantVariable):
         """type_is + value_eq of `.item()` on its source."""
         src = self.tracker.source
         return [] if src is None else [Guard(src, "type_is", type(self.value)),
-                                       Guard(f"{src}.item()", "value_eq", self.value.item())]
+                                       Guard(numpy_value_source(src), "value_eq", self.value.item())]
 
 
 class TensorVariable(Variable):
