@@ -693,10 +693,9 @@ def _failing_inputs():
 
 
 def _user_lines(excinfo, fn):
-    """The lines of `fn` (or of its resume functions) among a raised exception's traceback entries."""
+    """The lines of `fn` (or of its resume functions, which keep its name) among a raised exception's traceback entries."""
     name = fn.__code__.co_name
-    return [entry.lineno + 1 for entry in excinfo.traceback
-            if entry.frame.code.raw.co_name == name or entry.frame.code.raw.co_name.startswith(f"__resume_{name}_")]
+    return [entry.lineno + 1 for entry in excinfo.traceback if entry.frame.code.raw.co_name == name]
 
 
 def test_a_kernel_failing_at_run_time_raises_eagers_exception_through_the_users_line():

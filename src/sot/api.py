@@ -25,7 +25,7 @@ from runtime.nn import Layer
 from sot.eval_frame import CallWithCallback, hook_disabled, skip_code
 
 from . import config
-from .markers import NOT_TO_STATIC, TRANSLATOR, is_not_to_static
+from .markers import NOT_TO_STATIC, TRANSLATOR, is_not_to_static, is_to_static_wrapper
 from .translate import Translator
 
 __all__ = ["to_static", "symbolic_translate", "disable", "not_to_static"]
@@ -77,8 +77,8 @@ def to_static(function: Callable | None = None, *, fallback: bool = True, backen
     options = {"fallback": fallback, "cache_size_limit": cache_size_limit, "cache_limit_policy": cache_limit_policy}
     if function is None:
         return functools.partial(to_static, backend=backend, **options)
-    if config.disabled() or is_not_to_static(function):
-        return function
+    if config.disabled() or is_not_to_static(function) or is_to_static_wrapper(function):
+        return function  # (decorating twice is decorating once: a wrapper is already what to_static makes)
     if isinstance(function, Layer):
         return _layer_to_static(function, **options)
     if not isinstance(function, types.FunctionType):
@@ -94,7 +94,11 @@ def to_static(function: Callable | None = None, *, fallback: bool = True, backen
 
 def _layer_to_static(layer: Layer, **options: Any) -> Layer:
     """The same layer, its `forward` translated (as Paddle's to_static of a Layer): parameters,
-    state_dict, train()/eval() are the layer's own, since nothing else changes."""
+    state_dict, train()/eval() are the layer's own, since nothing else changes. A layer whose forward
+    is already a to_static wrapper (its class's `@to_static def forward`, or a layer converted
+    before) is returned as it is."""
+    if is_to_static_wrapper(getattr(layer.forward, "__func__", None)):
+        return layer
     forward = type(layer).forward
     if not isinstance(forward, types.FunctionType):
         raise TypeError(f"to_static: {type(layer).__name__}.forward is not a Python function")

@@ -30,6 +30,7 @@ from sot.ir.eager import run_eagerly
 from sot.opcode_executor import (ConstantVariable, DictVariable, FrameRaises, ListVariable, ObjectVariable,
                                  OpcodeExecutor, TensorVariable, TupleVariable, Unsupported)
 from sot.opcode_executor.breaks import GraphBreak
+from sot.opcode_executor.calls import ReadsFrames
 from sot.opcode_executor.loops import hot_loop, loops_around, outermost_loop, plan_loop
 from sot.opcode_executor.resume import (CodeMap, NeedsClosure, break_code, frame_locals, live_values, loop_body,
                                         needed_outputs)
@@ -201,7 +202,12 @@ class Translator:
         """The compiled prefix, the breaking instruction run for real, resume functions after it; a
         break that cannot be built runs the frame eagerly for the reason of the break. A break in a
         hot loop of the frame asks to simulate again, breaking at the loop's head, whose loop then
-        runs for real with its body as a function (see opcode_executor.loops)."""
+        runs for real with its body as a function (see opcode_executor.loops). A call that reads its
+        caller's frame (`sys._getframe`, `locals()`, `warnings.warn`) inside an inlined callee breaks at the
+        outermost call instead, whose callee then runs eagerly: frames as eager code has them, with no
+        resume function between them, are what such a call must see."""
+        if len(brk.frames) > 1 and options.resume_inside and isinstance(brk.cause, ReadsFrames):
+            raise _Retranslate(resume_inside=False)
         loop, hot = self._loops_of(ex, brk, options)
         outputs = needed_outputs(ex, live_values(brk))
         plan, targets = _effects_plan(ex, outputs, brk.barrier)
@@ -215,8 +221,9 @@ class Translator:
         if plan:
             run_prefix = _with_effects(run_prefix, plan, len(ex.inputs))
         try:
-            code = break_code(ex, brk, run_prefix, outputs, self._translated, self._resume, targets, frozenset(hot),
-                              loop)
+            # a callee that reads its caller's frame runs as it is: eager frames are what it must see
+            translated = _as_it_is if isinstance(brk.cause, ReadsFrames) else self._translated
+            code = break_code(ex, brk, run_prefix, outputs, translated, self._resume, targets, frozenset(hot), loop)
         except Unsupported as e:
             if len(brk.frames) > 1:  # a frame inside could not be rebuilt: break at the outermost call instead
                 raise _Retranslate(resume_inside=False) from e
@@ -371,6 +378,11 @@ class Translator:
                          compiled.lowered.program if isinstance(compiled, CompiledSIR) else None, generated,
                          ex.guards())
         return generated
+
+
+def _as_it_is(fn: types.FunctionType) -> types.FunctionType:
+    """A callee run for real at a break as eager code runs it (not translated as a frame of its own)."""
+    return fn
 
 
 def _rerun_after(translator: Translator) -> Callable[[Exception], bool]:

@@ -18,7 +18,11 @@ Program, built once (per set of bound tensors' stop_gradient flags) with
 down to the gradient ops, whose feeds are the inputs, those intermediates and the output
 gradients. Gradients reach eager inputs and parameters as any eager op's do (accumulated into
 `.grad`). A bound tensor written in place between the forward and the backward raises, as eager
-autograd does. Double backward (`create_graph=True`) through a compiled SIR is not supported.
+autograd does. A backward with `create_graph=True` (double backward, `paddle.grad(...,
+create_graph=True)`) cannot use the gradient Program, whose ops are not on the tape: the node then
+runs its forward again eagerly, under the tape, from the same tensors (with the random generator's
+state and the values of the bound tensors the Program writes as they were at the forward), and
+differentiates that with `create_graph=True`, so the gradients it returns are differentiable again.
 Programs run on the CPU executor. A kernel that fails on the values raises what eager code raises
 (the executor's note naming the op and its callsite in the replay is taken off).
 """
@@ -26,12 +30,19 @@ from __future__ import annotations
 
 from typing import Any, Callable, NoReturn, Sequence
 
+import contextlib
+from typing import Iterator
+
+import numpy as np
+
 from runtime import static
-from runtime.autograd import PyLayer, PyLayerContext, is_grad_enabled, no_grad
+from runtime.autograd import PyLayer, PyLayerContext, grad, is_grad_enabled, no_grad
+from runtime.generator import get_rng_state, set_rng_state
 from runtime.executor import Executor, Scope
 from runtime.static import Program
 from runtime.tensor import Tensor
 
+from .eager import run_eagerly
 from .lower import Lowered, lower
 from .replay import static_program
 from .sir import StatementIR
@@ -205,6 +216,7 @@ class _Variant:
         self._core = owner._executor.core_for(lowered.program, self.feed_names, fetch, owner._scope)
         stored = {n for op in block.ops for n in op.outputs}
         self.written = [(cell, t) for cell, t in owner._cells if cell.name in stored]
+        self.random = any(op.opdef.random for op in block.ops)  # (an eager recompute must draw the same numbers)
         self._grad: _GradientPlan | None = None
 
     def run(self, arrays: list) -> list:
@@ -299,8 +311,11 @@ class SIRFunction(PyLayer):
     @staticmethod
     def forward(ctx: PyLayerContext, variant: _Variant, n_inputs: int, *tensors: Tensor) -> tuple[Tensor, ...]:
         plan = variant.grad
+        ctx.rng = get_rng_state() if variant.random else None
+        ctx.written_before = [(t, np.array(t._data, copy=True)) for _, t in variant.written]
         outs, saved = plan.forward([t._data for t in tensors[:n_inputs]])
         ctx.plan = plan
+        ctx.tensors, ctx.n_inputs = tensors, n_inputs  # for a recompute under create_graph=True
         ctx.values = {**{n: t._data for n, t in zip(variant.lowered.input_names, tensors)}, **saved}
         ctx.checked = [(tensors[i], tensors[i]._version) for i in plan.checked]
         results = tuple(_wrap(a) for a in outs)
@@ -309,13 +324,72 @@ class SIRFunction(PyLayer):
 
     @staticmethod
     def backward(ctx: PyLayerContext, *out_grads: Tensor) -> tuple[Tensor | None, ...]:
-        if is_grad_enabled():
-            raise NotImplementedError("double backward (create_graph=True) through a compiled subgraph is not "
-                                      "supported")
         for t, version in ctx.checked:
             if t._version != version:
                 raise RuntimeError(f"a tensor (shape {t.shape}) needed to compute the gradient of a compiled "
                                    f"subgraph was modified by an in-place operation after it was used (version "
                                    f"{version} -> {t._version}); use an out-of-place op or clone() it first")
+        if is_grad_enabled():  # create_graph=True: the tape runs backward with grad on
+            return _recomputed_grads(ctx, out_grads)
         grads = ctx.plan.backward(ctx.values, out_grads)
         return tuple(None if g is None else _wrap(g) for g in grads)
+
+
+def _recomputed_grads(ctx: PyLayerContext, out_grads: Sequence[Tensor]) -> tuple[Tensor | None, ...]:
+    """The gradients of a compiled node for a backward with create_graph=True: its SIR run again eagerly
+    under the tape and differentiated with the tape, so each gradient is a tensor on the tape that can be
+    differentiated again. The inputs enter the recompute through `_Gate`s, closed while this node's
+    gradients are taken: they are the partial derivatives of this node alone (the tape would otherwise
+    also add what flows into an input, or a parameter, through the nodes that made the inputs)."""
+    variant, tensors, n = ctx.plan.variant, ctx.tensors, ctx.n_inputs
+    gate = _Gate.Closed()
+    inputs = [t if t.stop_gradient else _Gate.apply(t, gate) for t in tensors[:n]]
+    with _as_at_forward(ctx):
+        outs = run_eagerly(variant.owner.sir, tuple(inputs))
+    pairs = [(o, g) for o, g, req in zip(outs, out_grads, variant.out_requires)
+             if req and isinstance(o, Tensor) and not o.stop_gradient]
+    arguments = [*inputs, *tensors[n:]]
+    wrt = [t for t in arguments if not t.stop_gradient]
+    try:
+        found = iter(grad([o for o, _ in pairs], wrt, grad_outputs=[g for _, g in pairs], create_graph=True,
+                          allow_unused=True) if pairs and wrt else [None] * len(wrt))
+    finally:
+        gate.closed = False  # from now on the gates pass gradients: the result's own backward reaches the inputs
+    return tuple(None if t.stop_gradient else next(found) for t in arguments)
+
+
+class _Gate(PyLayer):
+    """The identity on the tape, whose backward passes no gradient while its `Closed` flag is set."""
+
+    class Closed:
+        """The flag the gates of one recompute share."""
+
+        closed = True
+
+    @staticmethod
+    def forward(ctx: PyLayerContext, x: Tensor, gate: "_Gate.Closed") -> Tensor:
+        ctx.gate = gate
+        return x
+
+    @staticmethod
+    def backward(ctx: PyLayerContext, g: Tensor) -> Tensor | None:
+        return None if ctx.gate.closed else g
+
+
+@contextlib.contextmanager
+def _as_at_forward(ctx: PyLayerContext) -> Iterator[None]:
+    """The random generator and the bound tensors the Program writes as they were when the node's forward
+    ran, for a recompute; as they are now again afterwards (the recompute's draws and writes are undone)."""
+    now_rng = get_rng_state() if ctx.rng is not None else None
+    now = [(t, np.array(t._data, copy=True)) for t, _ in ctx.written_before]
+    if ctx.rng is not None:
+        set_rng_state(ctx.rng)
+    for t, value in ctx.written_before:
+        t.set_value(value)
+    try:
+        yield
+    finally:
+        if now_rng is not None:
+            set_rng_state(now_rng)
+        for t, value in now:
+            t.set_value(value)

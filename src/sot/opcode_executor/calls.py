@@ -11,6 +11,8 @@ builtins and `math` functions on values known at translation time are simulated 
 from __future__ import annotations
 
 import contextlib
+import sys
+import warnings
 from typing import Any, Iterator
 
 from runtime import Tensor
@@ -20,12 +22,23 @@ from sot.markers import is_to_static_wrapper
 from sot.pyversion import Instruction
 
 from .builtins import builtin_of
-from .dispatch import FrameRaises, InPlaceUpdate, handles
+from .dispatch import FrameRaises, InPlaceUpdate, Unsupported, handles
 from .trackers import GetAttrTracker
 from .variables import (NULL, BoundMethodVariable, ContainerMethodVariable, DictVariable, FunctionVariable,
                         InstanceVariable, ObjectVariable, TensorMethodVariable, TensorVariable, Variable)
 
-__all__ = ["CallMixin", "is_runtime_api"]
+__all__ = ["CallMixin", "ReadsFrames", "is_runtime_api"]
+
+# builtins whose result depends on the frame calling them (or its callers)
+_FRAME_READERS = tuple(f for f in (sys._getframe, getattr(sys, "_getframemodulename", None), locals, vars, dir,
+                                   globals, eval, exec, warnings.warn) if f is not None)
+
+
+class ReadsFrames(Unsupported):
+    """A call of a function that reads the frame it is called from (`sys._getframe`, `locals()`,
+    `warnings.warn`): run for real only in a real frame, never in an inlined callee's place."""
+
+    default_code = "SOT-B003"
 
 
 def is_runtime_api(fn: Any) -> bool:
@@ -95,6 +108,8 @@ class CallMixin:
             builtin = builtin_of(fn.value)
             if builtin is not None:
                 return builtin(self, args, kwargs)
+            if any(fn.value is reader for reader in _FRAME_READERS):
+                raise ReadsFrames("CALL", self.where(), f"calling {fn!r}, which reads its caller's frame")
         self.unsupported(f"calling {fn!r}", "SOT-B003")
 
     def _record_method(self, name: str, self_var: Variable, args: list[Variable], kwargs: dict) -> Variable:

@@ -33,7 +33,7 @@ from sot.dynamic import input_meta, policy_of
 from sot.dynamic_numbers import as_tensor_of, is_number, scalar_dtype
 from sot.guards import Guard
 from sot.ir import Meta, SIRBuilder, Symbol
-from sot.markers import is_not_to_static
+from sot.markers import is_not_to_static, is_to_static_wrapper
 from sot.pyversion import Instruction, decode, versions
 from sot.pyversion.instruction import BINARY_OPERATORS as _BINARY_OPERATORS
 
@@ -318,7 +318,8 @@ class OpcodeExecutor(CallMixin, AttributeMixin, ContextMixin):
             var = FunctionVariable(value, tracker, global_tracker=self._globals_of(value, tracker))
             if tracker.source is not None:  # the code inlined is the function's code now (autoreload swaps it)
                 self.guard_identity(value.__code__, GetAttrTracker(tracker, "__code__"))
-        elif isinstance(value, types.MethodType) and isinstance(value.__func__, types.FunctionType):
+        elif isinstance(value, types.MethodType) and (isinstance(value.__func__, types.FunctionType)
+                                                      or is_to_static_wrapper(value.__func__)):  # (to_static(layer))
             function = self.wrap(value.__func__, GetAttrTracker(tracker, "__func__"))
             return BoundMethodVariable(function, self.wrap(value.__self__, GetAttrTracker(tracker, "__self__")))
         elif isinstance(value, OBJECT_TYPES) or is_runtime_api(value) or type(value).__module__ == "runtime.dtypes":

@@ -7,11 +7,13 @@ replaces the frame of `ex.code` for this translation:
     __sot_out = <compiled prefix>(*tensor inputs)   # the SIR recorded before the break
     __sot_t<i> = <each value the frames hold>       # from the outputs, the inputs, constants, ...
     <locals changed by the prefix> = __sot_t<i>
+    <the temporaries, saved as one tuple at the bottom of the stack, and deleted>
     <the innermost frame's stack as it was before the instruction>
     <the breaking instruction itself>               # a jump gets one tail per target
-    __sot_r = __resume_<callee>_<k>(*stack, *callee locals)    # one tail per successor: the
-    __sot_r = __resume_<caller>_<j>(*stack under the call, __sot_r, *caller locals)  # frames of
-    return __resume_<name>_<i>(*stack under the call, __sot_r, *locals)             # the break
+    <the temporaries, restored from the saved tuple>
+    __sot_r = <resume of callee k>(*stack, *callee locals)     # one tail per successor: the
+    __sot_r = <resume of caller j>(*stack under the call, __sot_r, *caller locals)  # frames of
+    return <resume of the frame i>(*stack under the call, __sot_r, *locals)        # the break
 
 With one frame (the break is in the translated frame itself) the tail is one resume call. Each
 resume function is the original code of its frame with a prologue that pushes its stack arguments
@@ -27,6 +29,17 @@ enters it again in its prologue (`with no_grad():` from its start), so its trans
 the block with the caller's grad mode outside it, as a compiled subgraph needs. A break at the
 head of a loop that runs for real (see `loops`) emits the loop instead of the instruction: it
 calls the loop's body function per iteration and its tails continue where the loop exits.
+
+What runs in the frame looks like the user's own frame: the generated code and every resume
+function keep the original's name, qualified name and file, each generated instruction has the line
+of the instruction it stands for (the breaking instruction's; a resume function's prologue: the
+resumed instruction's), and no temporary is bound while the user's code runs (`locals()`,
+`frame.f_locals` and debuggers see the user's locals only): the break code's are held on the value
+stack across the breaking instruction, a resume function's stack arguments are deleted once pushed.
+A call of a function that reads the frames it is called from (`sys._getframe`, `locals()`,
+`warnings.warn`: `calls.ReadsFrames`) never breaks inside an inlined callee, whose frame does not
+exist: the translated frame breaks at its call instead (the translator sees to it), so the callee
+runs as a real frame.
 
 A value that cannot be rebuilt (a function made by the frame, a closure cell, an object with no
 reloadable source) makes the break impossible: `Unsupported` (the frame then runs eagerly).
@@ -61,7 +74,6 @@ __all__ = ["CodeMap", "NeedsClosure", "break_code", "live_values", "loop_body", 
 _OUT = "__sot_out"
 _GENERATED = "__sot_"  # the prefix of every name generated code adds to a frame's locals
 _resume_ids = itertools.count()
-
 
 def frame_locals(ex: Any) -> tuple[dict[str, Variable], list[str]]:
     """A frame's locals at the break: those the generated code must set (the ones the simulation
@@ -178,6 +190,7 @@ class _BreakEmitter:
         self.table: tuple[ExceptionEntry, ...] = ()  # the breaking instruction's handler, under a `try`/`with`
         self.contexts: dict[str, type] = {}  # temporary holding the `__exit__` of a grad-mode context entered
         #                                      for real around the breaking instruction -> the context's type
+        self.saved: list[str] = []  # the temporaries held at the bottom of the stack across the instruction
 
     def fail(self, detail: str) -> None:
         raise Unsupported(self.brk.instruction.opname, self.brk.cause.where, f"cannot break here: {detail}")
@@ -226,8 +239,12 @@ class _BreakEmitter:
             self.emit("STORE_FAST", argval=name)
         returns = [self.caller_resume(frame, items, names, i + 1 in self.eager) for i, (frame, items, (names, _))
                    in enumerate(zip(callers, below, loads[1:]))]
+        if self.loop is None:
+            self.save([*([_OUT] if self.runner is not None else []), *self.names])
         for temp in stack_temps:
             self.emit("PUSH_NULL") if temp is None else self.emit("LOAD_FAST", argval=temp)
+        for name in self.saved:
+            self.emit("DELETE_FAST", argval=name)
         first = len(self.body)
         if self.loop is not None:
             last = self.run_loop(inner, stack_temps, loads[0])
@@ -247,13 +264,32 @@ class _BreakEmitter:
             start = self.body[first]
             handler = self.tail(inner, entry.target, stack_temps[:entry.depth], 1, loads[0], returns,
                                 lasti=entry.lasti)
-            self.table = (ExceptionEntry(start, last, handler, entry.depth, False),)
+            self.table = (ExceptionEntry(start, last, handler, entry.depth + bool(self.saved), False),)
         body = tuple(self.body)
         for item in body:
             item.lineno = item.lineno or ins.lineno
         body[0].starts_line = True
         meta = ex.normalised.meta.replace(varnames=(*ex.code.co_varnames, _OUT, *self.names))
         return encode(NormalisedCode(body, self.table, meta))
+
+    def save(self, names: list[str]) -> None:
+        """Hold the temporaries `names` as one tuple at the bottom of the stack (they are deleted before the
+        breaking instruction, which may run code reading the frame's locals; each tail restores them)."""
+        if not names:
+            return
+        self.saved = names
+        for name in names:
+            self.emit("LOAD_FAST", argval=name)
+        self.emit("BUILD_TUPLE", arg=len(names), argval=len(names))
+
+    def restore(self, depth: int) -> None:
+        """Bind the saved temporaries again, from under the `depth` stack items above their tuple."""
+        if not self.saved:
+            return
+        self.emit("COPY", arg=depth + 1, argval=depth + 1)
+        self.emit("UNPACK_SEQUENCE", arg=len(self.saved), argval=len(self.saved))
+        for name in self.saved:
+            self.emit("STORE_FAST", argval=name)
 
     def run_loop(self, frame: FrameState, stack_temps: list[str | None],
                  loads: tuple[list[str], list[str]]) -> Instruction:
@@ -360,6 +396,7 @@ class _BreakEmitter:
         results = [self.temp() for _ in range(pushed)]
         for name in reversed(results):
             self.emit("STORE_FAST", argval=name)
+        self.restore(len(kept))
         for temp in reversed([t for t in kept if t in self.contexts]):
             self.body += _callable(Instruction("LOAD_FAST", argval=temp))
             for _ in range(3):
@@ -606,16 +643,14 @@ def _enter_at(normalised: NormalisedCode, target: Instruction, depth: int, made:
     n = next(_resume_ids)
     stack_names = {i: f"__sot_s{n}_{i}" for i in range(depth) if i not in made}  # unique: never a local's name
     params = [*stack_names.values(), *bound]
-    meta = normalised.meta
-    base = meta.name.removeprefix("__resume_").rsplit("_", 1)[0] if meta.name.startswith("__resume_") else meta.name
-    meta = meta.replace(name=f"__resume_{base}_{n}", qualname=f"{meta.qualname.split('.<resume')[0]}.<resume {n}>",
-                        argcount=len(params), posonlyargcount=0, kwonlyargcount=0, docstring=None,
+    meta = normalised.meta  # its name, qualified name and file: the user's, as tracebacks and loggers show
+    meta = meta.replace(argcount=len(params), posonlyargcount=0, kwonlyargcount=0, docstring=None,
                         flags=meta.flags & ~(inspect.CO_VARARGS | inspect.CO_VARKEYWORDS),
                         varnames=(*params, *(v for v in meta.varnames if v not in params)))
     prologue = entry_prologue(meta)
     for i in range(depth):
-        if i in stack_names:
-            prologue.append(Instruction("LOAD_FAST", argval=stack_names[i]))
+        if i in stack_names:  # pushed, then unbound: the frame's locals are the user's only
+            prologue += [Instruction("LOAD_FAST", argval=stack_names[i]), Instruction("DELETE_FAST", argval=stack_names[i])]
         elif made[i] is None:
             prologue.append(Instruction("PUSH_NULL"))
         else:  # `with <context type>():` entered again, its __exit__ left on the stack
