@@ -25,7 +25,7 @@ from sot.dynamic import Recompile, StaticDimNeeded, check_gradient, policy_of, w
 from sot.dynamic_numbers import NumberNeeded
 from sot.eval_frame import CallWithCallback, CustomCode, get_code_cache, set_code_cache
 from sot.guards import CodeCache
-from sot.ir import CompiledSIR, EagerSIR, StatementIR, Symbol
+from sot.ir import ApiStatement, CompiledSIR, EagerSIR, MethodStatement, Statement, StatementIR, Symbol
 from sot.ir.eager import run_eagerly
 from sot.opcode_executor import (ConstantVariable, DictVariable, FrameRaises, ListVariable, ObjectVariable,
                                  OpcodeExecutor, TensorVariable, TupleVariable, Unsupported)
@@ -52,6 +52,8 @@ _RESUMABLE = inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ASYNC_GENE
 # what an op's meta function raises for a bad call (as eager code does); any other exception
 # during translation is a gap of the JIT, which fallback=False must report, never hide
 _USER_ERRORS = (ValueError, TypeError, IndexError, KeyError, ZeroDivisionError, OverflowError)
+# Tensor methods / runtime functions whose eager result may share memory with their tensor argument
+_VIEWS = frozenset({"reshape", "flatten", "squeeze", "unsqueeze", "transpose", "detach"})
 
 
 class GraphBreakError(RuntimeError):
@@ -427,6 +429,8 @@ def _template(ex: OpcodeExecutor, var: Variable, outputs: list[Symbol], passed: 
         return var.value  # a parameter returned as is
     if isinstance(var, TensorVariable) and any(var is v for v in ex.inputs):
         return _In(next(i for i, v in enumerate(ex.inputs) if v is var))  # returned as is, like eager
+    if isinstance(var, TensorVariable) and (view := _view_of_input(ex, var.symbol)) is not None:
+        return view
     if isinstance(var, TensorVariable):
         if var.symbol not in outputs:  # a tensor returned twice is one object twice, as in eager
             outputs.append(var.symbol)
@@ -454,6 +458,45 @@ class _In:
     """Position of a returned tensor among the inputs (returned itself, not a copy)."""
 
     index: int
+
+
+@dataclass(frozen=True)
+class _View:
+    """A returned tensor made from an input by ops that may return a view (`x.reshape(...)`): made again
+    by the same op on the eager input after the graph ran, so it shares memory with the input exactly
+    where eager's does (a later in-place write through either is seen through the other)."""
+
+    source: Any  # the template of its tensor argument: an `_In` or another `_View`
+    statement: Statement
+
+    def make(self, source: Any) -> Any:
+        st = self.statement
+        if isinstance(st, MethodStatement):
+            return getattr(source, st.method)(*st.args[1:], **st.kwargs)
+        return st.fn(source, *st.args[1:], **st.kwargs)
+
+
+def _view_of_input(ex: OpcodeExecutor, symbol: Symbol) -> _View | None:
+    """The `_View` of `symbol` if the SIR makes it from an input by a chain of `_VIEWS` ops with constant
+    arguments, recorded in the caller's grad mode (None otherwise: the graph's output is returned)."""
+    made = next((st for st in ex.builder.build().statements if symbol in st.output_symbols()), None)
+    if not isinstance(made, (MethodStatement, ApiStatement)) or made.grad is not None or not made.args:
+        return None
+    name = made.method if isinstance(made, MethodStatement) else getattr(made.fn, "__name__", "")
+    if name not in _VIEWS or len(made.output_symbols()) != 1 or not isinstance(made.args[0], Symbol):
+        return None
+    if not all(_is_constant(a) for a in (*made.args[1:], *made.kwargs.values())):
+        return None
+    inputs = [i for i, v in enumerate(ex.inputs) if v.symbol is made.args[0]]
+    source = _In(inputs[0]) if inputs else _view_of_input(ex, made.args[0])
+    return None if source is None else _View(source, made)
+
+
+def _is_constant(value: Any) -> bool:
+    """A plain Python constant argument (numbers, strings, None, and tuples/lists of them)."""
+    if isinstance(value, (tuple, list)):
+        return all(_is_constant(v) for v in value)
+    return value is None or type(value) in (int, float, bool, str)
 
 
 @dataclass(frozen=True)
@@ -485,6 +528,8 @@ def _fill(node: Any, values: tuple, inputs: tuple, passed: tuple = ()) -> Any:
         return inputs[node.index]
     if isinstance(node, _Passed):
         return passed[node.index]
+    if isinstance(node, _View):
+        return node.make(_fill(node.source, values, inputs, passed))
     if isinstance(node, (tuple, list)):
         return type(node)(_fill(n, values, inputs, passed) for n in node)
     if isinstance(node, dict):

@@ -75,6 +75,7 @@ _OUT = "__sot_out"
 _GENERATED = "__sot_"  # the prefix of every name generated code adds to a frame's locals
 _resume_ids = itertools.count()
 
+
 def frame_locals(ex: Any) -> tuple[dict[str, Variable], list[str]]:
     """A frame's locals at the break: those the generated code must set (the ones the simulation
     changed; every local of an inlined frame, which has no real frame) and every bound local's name."""
@@ -650,7 +651,8 @@ def _enter_at(normalised: NormalisedCode, target: Instruction, depth: int, made:
     prologue = entry_prologue(meta)
     for i in range(depth):
         if i in stack_names:  # pushed, then unbound: the frame's locals are the user's only
-            prologue += [Instruction("LOAD_FAST", argval=stack_names[i]), Instruction("DELETE_FAST", argval=stack_names[i])]
+            prologue += [Instruction("LOAD_FAST", argval=stack_names[i]),
+                         Instruction("DELETE_FAST", argval=stack_names[i])]
         elif made[i] is None:
             prologue.append(Instruction("PUSH_NULL"))
         else:  # `with <context type>():` entered again, its __exit__ left on the stack

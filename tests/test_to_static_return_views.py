@@ -1,0 +1,56 @@
+"""A compiled function returning a view of an input (`x.reshape(...)`) returns a view, as eager does:
+an in-place write to the input afterwards shows through the returned tensor (and back)."""
+import numpy as np
+import pytest
+
+import runtime as paddle
+import sot
+from sot_helpers import assert_same_result, fresh
+
+
+def reshaped(x):
+    return x.reshape([6])
+
+
+def flattened_and_unsqueezed(x):
+    return paddle.flatten(x), x.unsqueeze(0).squeeze(0), x.detach().transpose([1, 0])
+
+
+def with_a_computed_output(x):
+    return x.reshape([3, 2]), x * 2
+
+
+def _after_writes(fn):
+    """fn's outputs after an in-place write to the input, then the input after a write through the first output."""
+    x = paddle.to_tensor(np.arange(6, dtype="float32").reshape(2, 3))
+    out = fn(x)
+    out = out if isinstance(out, tuple) else (out,)
+    x.add_(paddle.ones_like(x))
+    seen = [o.numpy().copy() for o in out]
+    out[0].scale_(10.0)
+    return seen, x.numpy().copy()
+
+
+@pytest.mark.parametrize("fn", [reshaped, flattened_and_unsqueezed, with_a_computed_output], ids=lambda f: f.__name__)
+def test_a_returned_view_of_an_input_shares_its_memory_as_in_eager(fn):
+    want_seen, want_x = _after_writes(fn)
+    jit = sot.to_static(fresh(fn))
+    for _ in range(2):  # the translation, then a cache hit
+        got_seen, got_x = _after_writes(jit)
+        for g, w in zip(got_seen, want_seen):
+            np.testing.assert_array_equal(g, w)
+        np.testing.assert_array_equal(got_x, want_x)
+    assert jit.sot_translator.translations == 1 and jit.sot_translator.fallbacks == []
+
+
+def test_a_returned_view_carries_the_gradient_to_the_input_as_in_eager():
+    def run(fn):
+        x = paddle.to_tensor(np.arange(6, dtype="float32").reshape(2, 3), stop_gradient=False)
+        a, b = fn(x)
+        (a * a).sum().backward()
+        return a, x.grad.numpy()
+
+    (got, got_grad), (want, want_grad) = run(sot.to_static(fresh(with_a_computed_output))), run(with_a_computed_output)
+    assert_same_result(got, want)
+    assert got.stop_gradient == want.stop_gradient
+    np.testing.assert_array_equal(got_grad, want_grad)
