@@ -28,12 +28,14 @@ import builtins
 import collections
 import types
 import warnings
+import weakref
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping
 
 from sot.eval_frame import CacheBase
 
 from .codegen import UNBOUND, Generated, generate
+from .checks import Held
 from .guard import Guard, exclusive
 from .source import Scope
 
@@ -75,6 +77,7 @@ class CacheEntry:
     code: Any
     payload: Any = None
     hits: int = 0
+    watches: tuple = ()  # weak references to the objects its identity guards hold weakly (see `CodeCache._watch`)
 
 
 @dataclass(frozen=True)
@@ -139,6 +142,9 @@ class CodeCache(CacheBase):
         self._misses: collections.deque[Miss] = collections.deque(maxlen=keep_misses)
         self._fails: collections.Counter[Guard] = collections.Counter()
         self._last_actual: dict[Guard, str] = {}
+        self._dead: list[int] = []  # ids of entries an object of whose identity guards died, not yet dropped
+        self.dropped = 0  # entries dropped because such an object died
+        self.owner_drops = 0  # of which because what a guarded parameter was read from died
         self._install()
 
     # ----- the hot path -----
@@ -153,8 +159,12 @@ class CodeCache(CacheBase):
         if self.eager:
             self.eager_runs += 1
             return self.gave_up
+        if self._dead:
+            self._drop_dead()
+        if i >= 0 and self._entries[i].code is None:  # retired since the guard function ran: translate again
+            return None
         if i < 0:
-            if len(self._entries) >= self.cache_size_limit:
+            if len(self._order) >= self.cache_size_limit:
                 self._give_up()
                 self.eager_runs += 1
                 return self.gave_up
@@ -174,13 +184,16 @@ class CodeCache(CacheBase):
 
     def insert(self, guards: Iterable[Guard], code: Any, payload: Any = None) -> CacheEntry:
         """Adds a translation valid while all `guards` hold; it is tried first from now on."""
-        if self.eager or len(self._entries) >= self.cache_size_limit:
+        if self._dead:
+            self._drop_dead()
+        if self.eager or len(self._order) >= self.cache_size_limit:
             raise ValueError(f"cache of {self._where()} is full ({self.cache_size_limit} entries) "
                              "or gave up; lookup says RUN_EAGERLY")
         entry = CacheEntry(len(self._entries), tuple(dict.fromkeys(guards)), code, payload)
+        entry.watches = self._watch(entry)
         by_source = _by_source(entry.guards)
         self._overlap[entry.id] = set()
-        for other in self._entries:
+        for other in self._order:
             if not _exclusive_entries(by_source, _by_source(other.guards)):
                 self._overlap[entry.id].add(other.id)
                 self._overlap[other.id].add(entry.id)
@@ -191,6 +204,65 @@ class CodeCache(CacheBase):
         self._install()
         self._serve_front()
         return entry
+
+    def _watch(self, entry: CacheEntry) -> tuple:
+        """Weak references whose callbacks retire `entry` when an object its identity guards expect dies (it
+        can never match again), or the Layer a guarded parameter was read from (its graph holds the parameter
+        itself): see `_retire`."""
+        cache = weakref.ref(self)
+
+        def died(_: Any, eid: int = entry.id) -> None:
+            alive = cache()
+            if alive is not None:
+                alive._retire(eid, owner=False)
+
+        def owner_died(_: Any, eid: int = entry.id) -> None:
+            alive = cache()
+            if alive is not None:
+                alive._retire(eid, owner=True)
+        held = [g.expected for g in entry.guards if isinstance(g.expected, Held)]
+        watched = [weakref.ref(h.get(), died) for h in held if h.ref is not None and h.get() is not None]
+        owners = {id(o): o for h in held if h.owner is not None and (o := h.owner()) is not None}
+        return (*watched, *(weakref.ref(o, owner_died) for o in owners.values()))
+
+    def _retire(self, eid: int, owner: bool) -> None:
+        """A weak reference's callback (it may run inside any lookup or insert, in any thread, whenever the
+        collector runs): release what entry `eid` holds at once (its code and payload: the compiled graph and
+        the parameters bound into it) and queue it to be dropped from the order at the next miss or insert.
+        Until then a lookup that still matches it is a miss. Retiring because an owner died is not needed
+        for soundness; it stops after `cache_size_limit` times (objects made anew on every call that share
+        one parameter would otherwise retranslate on every call)."""
+        if owner:
+            if self.owner_drops >= self.cache_size_limit:
+                return
+            self.owner_drops += 1
+        entry = self._entries[eid]
+        entry.code = entry.payload = None
+        if self._front_id == eid:
+            self._set_front(-1, None, None)
+        self._dead.append(eid)
+
+    def _drop_dead(self) -> None:
+        """Drop the entries whose guarded objects died: they leave the order, their code, payload and guards go."""
+        dead = set()
+        while self._dead:
+            dead.add(self._dead.pop())
+        gone = [e for e in self._order if e.id in dead]
+        if not gone:
+            return
+        for entry in gone:
+            self._order.remove(entry)
+            for other in self._overlap.pop(entry.id, ()):
+                self._overlap.get(other, set()).discard(entry.id)
+            entry.guards, entry.watches = (), ()
+        self.dropped += len(gone)
+        self._reorder_guards()
+        self._fns.clear()
+        self._install()
+        if self._order:
+            self._serve_front()
+        else:
+            self._set_front(-1, None, None)
 
     def _reorder_guards(self) -> None:
         """Each entry's guards in check order: shared by more entries first, then cheaper."""

@@ -13,6 +13,7 @@ import builtins
 import math
 import re
 import types
+import weakref
 from dataclasses import dataclass
 from typing import Any, Callable, Hashable, Protocol
 
@@ -20,7 +21,7 @@ import numpy as np
 
 import runtime
 
-__all__ = ["VALUE", "Check", "CHECKS", "TensorMeta", "Namer", "value_key", "describe"]
+__all__ = ["VALUE", "Check", "CHECKS", "Held", "TensorMeta", "Namer", "value_key", "describe"]
 
 # Stands for the guarded value's expression in a code template; never in a repr.
 VALUE = "\x01"
@@ -93,16 +94,64 @@ TYPE_IS = Check(
     implied_type=lambda e: e,
 )
 
-# ----- id_is: this very object (modules, functions, classes, layers) -----
+# ----- id_is: this very object (modules, functions, classes, parameters) -----
+
+
+class Held:
+    """The object an identity guard expects, held weakly where its type allows: a cache entry must not keep a
+    lambda or a Layer's parameters alive (`CodeCache` drops an entry once such an object died, see `alive`).
+    Objects that cannot be weakly referenced (method descriptors of C types, dtype singletons, ...) are held
+    strongly: an `id()` kept without a reference could match a new object that reuses the address; so are
+    modules and C modules' functions, which live as long as the process. Its key is the object's id, valid
+    while the entry exists (the entry goes when the object does)."""
+
+    __slots__ = ("ref", "strong", "key", "type", "text", "hint", "owner")
+
+    def __init__(self, obj: Any, owner: Any = None):
+        try:
+            if _lives_on(obj):
+                raise TypeError
+            self.ref, self.strong = weakref.ref(obj), None
+        except TypeError:
+            self.ref, self.strong = None, obj
+        self.key = id(obj)
+        self.type = type(obj)
+        self.text = describe(obj)
+        self.hint = _const_name(obj)
+        # what `obj` was read from (a Layer, for its parameter): once it died the entry is dropped too (the
+        # entry's graph holds the parameter itself), a hint that is neither compared nor checked
+        self.owner = None if owner is None else weakref.ref(owner)
+
+    def get(self) -> Any:
+        """The object (None once a weakly held one died)."""
+        return self.strong if self.ref is None else self.ref()
+
+    def __repr__(self) -> str:
+        return self.text
+
+
+def _lives_on(obj: Any) -> bool:
+    """Modules and the functions of C modules (`len`, `math.sqrt`) live as long as the process: a strong
+    reference costs nothing, and the guard reads one name instead of calling a weak reference."""
+    return isinstance(obj, types.ModuleType) or (isinstance(obj, types.BuiltinFunctionType) and (
+        obj.__self__ is None or isinstance(obj.__self__, types.ModuleType)))
+
+
+def _held_code(e: Held, ns: Namer) -> str:
+    if e.ref is None:
+        return f"{VALUE} is {ns.name(e.strong, 'I_' + e.hint)}"
+    # `is not None`: a dead reference gives None, which must not match an argument that is None
+    return f"{VALUE} is {ns.name(e.ref, 'W_' + e.hint)}() is not None"
+
 
 ID_IS = Check(
-    "id_is", 1, lambda e: e, id,
-    holds=lambda v, e: v is e,
-    code=lambda e, ns: f"{VALUE} is {ns.name(e, 'I_' + _const_name(e))}",
-    text=lambda s, e: f"{s} is {describe(e)}",
+    "id_is", 1, lambda e: e if isinstance(e, Held) else Held(e), lambda e: e.key,
+    holds=lambda v, e: v is not None and v is e.get(),
+    code=_held_code,
+    text=lambda s, e: f"{s} is {e.text}",
     show=describe,
-    exclusive=lambda a, b: a is not b,
-    implied_type=type,
+    exclusive=lambda a, b: a.key != b.key,
+    implied_type=lambda e: e.type,
 )
 
 # ----- value_eq: a Python constant, type included (1, 1.0 and True differ; NaN equals NaN) -----

@@ -15,6 +15,7 @@ from typing import Any, Callable
 from sot.dynamic import dynamic_tensor_guards
 from sot.dynamic_numbers import NumberNeeded, numpy_value_source
 from sot.guards import Guard, tensor_guards
+from sot.guards.checks import Held
 from sot.ir import Meta
 
 from .trackers import DummyTracker, GetItemTracker, Tracker
@@ -122,6 +123,7 @@ class TensorVariable(Variable):
         self.bound = bound
         self.fresh = False
         self.passed = False
+        self.owner = None  # a bound tensor: the Layer it was read from (see guards.checks.Held)
 
     @property
     def meta(self) -> Meta:
@@ -135,7 +137,7 @@ class TensorVariable(Variable):
             return []
         if not self.bound:  # an input: from its symbol's Meta, -1 where the translation left a dim dynamic
             return dynamic_tensor_guards(src, self.value, self.symbol.meta)
-        return [Guard(src, "id_is", self.value), *tensor_guards(src, self.value)]
+        return [Guard(src, "id_is", Held(self.value, self.owner)), *tensor_guards(src, self.value)]
 
     def _describe(self) -> str:
         return f"bound {self.value.name}" if self.bound else repr(self.symbol)

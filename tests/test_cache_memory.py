@@ -1,0 +1,114 @@
+"""Cache entries do not keep what they were translated for alive: objects guarded by identity are held
+weakly, and an entry whose guarded object (or the Layer a guarded parameter was read from) died is
+dropped with its compiled graph. Probed with weak references after `del` and `gc.collect()`; the
+function keeps giving eager's results for new objects."""
+import gc
+import weakref
+
+import numpy as np
+
+import runtime as paddle
+from runtime import nn
+from sot.guards import CodeCache, FrameLike, Guard
+from sot_helpers import jit_of, translators
+
+
+def same(got, want):
+    """Tensors equal exactly (dtype, shape, values)."""
+    assert got.dtype == want.dtype and got.shape == want.shape
+    np.testing.assert_array_equal(got.numpy(), want.numpy())
+
+
+def applies(layer, x):
+    return layer(x) * 2
+
+
+def calls(fn, x):
+    return fn(x) + 1
+
+
+def live_parameters():
+    """The Parameters alive now."""
+    gc.collect()
+    return sum(isinstance(o, paddle.Tensor) and type(o).__name__ == "Parameter" for o in gc.get_objects())
+
+
+def test_layers_passed_in_and_their_parameters_are_not_kept_alive():
+    jit, x = jit_of(applies), paddle.ones([2, 3])
+    before = live_parameters()
+    probes = []
+    for _ in range(3):
+        layer = nn.Linear(3, 3)
+        same(jit(layer, x), applies(layer, x))
+        probes += [weakref.ref(layer), weakref.ref(layer.weight), weakref.ref(layer.bias)]
+        del layer
+    gc.collect()
+    assert [p() for p in probes] == [None] * len(probes)
+    assert live_parameters() == before
+    layer = nn.Linear(3, 3)  # a new Layer still gets eager's result, and the cache did not fill up
+    same(jit(layer, x), applies(layer, x))
+    assert len(translators(jit)[0].cache.entries) == 1
+
+
+def test_lambdas_passed_in_are_not_kept_alive():
+    jit, x = jit_of(calls), paddle.ones([2])
+    probes = []
+    for k in range(3):
+        fn = lambda v, k=k: v * (k + 2)  # noqa: E731 - a new function object each time
+        same(jit(fn, x), calls(fn, x))
+        probes.append(weakref.ref(fn))
+        del fn
+    gc.collect()
+    assert [p() for p in probes] == [None] * 3
+    fn = lambda v: v - 3  # noqa: E731
+    same(jit(fn, x), calls(fn, x))
+
+
+def test_an_entry_whose_guarded_object_died_never_matches_and_is_dropped():
+    class Marker:
+        pass
+
+    marker = Marker()
+    cache = CodeCache(calls.__code__)
+    cache.insert([Guard("f_locals['fn']", "id_is", marker)], "old")
+    assert cache.lookup(FrameLike({"fn": marker})) == "old"
+    del marker
+    gc.collect()
+    assert cache.lookup(FrameLike({"fn": None})) is None  # a dead reference never matches None
+    assert cache.entries == [] and cache.dropped == 1
+    other = Marker()
+    cache.insert([Guard("f_locals['fn']", "id_is", other)], "new")
+    assert cache.lookup(FrameLike({"fn": other})) == "new"
+
+
+def test_objects_that_cannot_be_weakly_referenced_are_held():
+    method = list.append  # a method descriptor: no weak references
+    cache = CodeCache(calls.__code__)
+    cache.insert([Guard("f_locals['fn']", "id_is", method)], "entry")
+    assert cache.lookup(FrameLike({"fn": list.append})) == "entry"
+    assert cache.lookup(FrameLike({"fn": list.extend})) is None
+
+
+class Tied(nn.Layer):
+    """A Layer made anew on every call around one shared parameter."""
+
+    def __init__(self, weight):
+        super().__init__()
+        self.weight = weight
+
+    def forward(self, x):
+        return x * self.weight
+
+
+def test_new_layers_sharing_one_parameter_stop_retranslating_after_the_limit():
+    shared = nn.Linear(3, 3).bias
+    jit, x = jit_of(applies), paddle.ones([2, 3])
+    for _ in range(20):
+        layer = Tied(shared)
+        same(jit(layer, x), applies(layer, x))
+        del layer
+        gc.collect()
+    translator = translators(jit)[0]
+    limit = translator.cache.cache_size_limit
+    assert translator.cache.owner_drops == limit
+    assert translator.translations == limit + 1
