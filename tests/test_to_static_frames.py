@@ -157,6 +157,13 @@ def locals_two_breaks(x):
     return z, names
 
 
+def vars_and_dir_one_break(x):
+    y = x * 2
+    if y.sum() > 0:
+        y = y + 1
+    return y, (sorted(vars()), dir())
+
+
 def getframe_one_break(x):
     y = x * 2
     if y.sum() > 0:
@@ -179,7 +186,8 @@ def extract_stack_one_break(x):
     return y, (entry.name, entry.lineno)
 
 
-@pytest.mark.parametrize("fn", [locals_no_break, locals_one_break, locals_two_breaks, getframe_one_break,
+@pytest.mark.parametrize("fn", [locals_no_break, locals_one_break, locals_two_breaks, vars_and_dir_one_break,
+                                getframe_one_break,
                                 extract_stack_no_break, extract_stack_one_break], ids=lambda f: f.__name__)
 def test_the_frame_read_in_the_function_itself_is_the_users(fn):
     _compare(fn, rand(3) + 0.5)

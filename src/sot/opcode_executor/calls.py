@@ -29,9 +29,11 @@ from .variables import (NULL, BoundMethodVariable, ContainerMethodVariable, Dict
 
 __all__ = ["CallMixin", "ReadsFrames", "is_runtime_api"]
 
-# builtins whose result depends on the frame calling them (or its callers)
-_FRAME_READERS = tuple(f for f in (sys._getframe, getattr(sys, "_getframemodulename", None), locals, vars, dir,
-                                   globals, eval, exec, warnings.warn) if f is not None)
+# builtins whose result depends on the frame calling them (or its callers), with how many positional
+# arguments make them stop reading it (None: always read it): `vars(obj)`, `eval(src, namespace)` do not
+_FRAME_READERS = tuple((f, n) for f, n in ((sys._getframe, None), (getattr(sys, "_getframemodulename", None), None),
+                                          (locals, None), (globals, None), (warnings.warn, None), (vars, 1), (dir, 1),
+                                          (eval, 2), (exec, 2)) if f is not None)
 
 
 class ReadsFrames(Unsupported):
@@ -108,7 +110,7 @@ class CallMixin:
             builtin = builtin_of(fn.value)
             if builtin is not None:
                 return builtin(self, args, kwargs)
-            if any(fn.value is reader for reader in _FRAME_READERS):
+            if any(fn.value is reader and (n is None or len(args) < n) for reader, n in _FRAME_READERS):
                 raise ReadsFrames("CALL", self.where(), f"calling {fn!r}, which reads its caller's frame")
         self.unsupported(f"calling {fn!r}", "SOT-B003")
 

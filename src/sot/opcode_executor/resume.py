@@ -246,6 +246,10 @@ class _BreakEmitter:
             self.emit("PUSH_NULL") if temp is None else self.emit("LOAD_FAST", argval=temp)
         for name in self.saved:
             self.emit("DELETE_FAST", argval=name)
+        if self.loop is None:  # a resume function's stack arguments: dead once rebuilt (see frame_locals)
+            for name in ex.code.co_varnames[:ex.code.co_argcount]:
+                if name.startswith(_GENERATED):
+                    self.emit("DELETE_FAST", argval=name)
         first = len(self.body)
         if self.loop is not None:
             last = self.run_loop(inner, stack_temps, loads[0])
