@@ -268,3 +268,43 @@ def test_a_frame_reader_inside_an_inlined_call_breaks_the_caller_at_its_call():
     assert jit(x, frame_line)[1] == probe_in_a_callee(x, frame_line)[1]
     readers = [e for e in events(jit) if "reads its caller's frame" in e[1]]
     assert readers and all(code == "SOT-B003" for code, _, _ in readers)
+
+
+def fails_before_a_break(a, b):
+    c = a ** b  # an integer to a negative power: fails when the graph before the break runs
+    if c.sum() > 0:
+        c = c + 1
+    return c
+
+
+def catches_before_a_break(a, b):
+    try:
+        c = a ** b
+    except ValueError as e:
+        c = a * 0 + len(str(e))
+    if c.sum() > 0:
+        c = c + 1
+    return c
+
+
+def _last_user_frame(fn, *args):
+    """The exception fn(*args) raises and the last traceback entry of fn's own code (name, line)."""
+    with pytest.raises(ValueError) as info:
+        fn(*args)
+    mine = [e for e in traceback.extract_tb(info.value.__traceback__) if e.name == fn.__name__]
+    return type(info.value), str(info.value), mine[-1].lineno, mine[-1].line
+
+
+def test_a_graph_failing_before_a_break_raises_through_the_users_line_and_except():
+    a, bad = paddle.to_tensor(np.array([2, 3], "int64")), paddle.to_tensor(np.array([1, -1], "int64"))
+    ok = paddle.to_tensor(np.array([1, 2], "int64"))
+    for fn in (fails_before_a_break, catches_before_a_break):
+        jit = sot.to_static(fresh(fn))
+        np.testing.assert_array_equal(jit(a, ok).numpy(), fn(a, ok).numpy())  # translated on values that work
+        for _ in range(2):
+            if fn is fails_before_a_break:
+                assert _last_user_frame(jit, a, bad) == _last_user_frame(fn, a, bad)
+            else:
+                np.testing.assert_array_equal(jit(a, bad).numpy(), fn(a, bad).numpy())
+        assert jit.sot_translator.translations == 1
+        assert [f.code for f in jit.sot_translator.fallbacks] == ["SOT-R001"]  # the eager re-run, recorded once

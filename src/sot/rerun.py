@@ -11,10 +11,13 @@ what it raises, with its traceback through the user's lines. Only an `Exception`
 KeyboardInterrupt or SystemExit goes on as it is.
 
     body, table = guarded_call(call, code, rerun_after)
+    handler, entry = rerun_handler(call, code, rerun_after)
 
 `call` is the generated instructions from the first call slot to the CALL of the runner (the
 RETURN_VALUE after it is not included); `body` is them, the RETURN_VALUE and the handler, and
-`table` the exception entry protecting `call`. The handler leaves the `except` state before
+`table` the exception entry protecting `call`. The compiled graph a graph break runs first (before
+anything else of the frame ran) is protected the same way: `rerun_handler` gives the handler alone
+and its entry, for code that goes on after the call. The handler leaves the `except` state before
 re-running, so eager's exception carries no link to the compiled one. `rerun_after(error)` says
 whether to re-run (False: something observable may have happened, the error goes on as it is)
 and records the re-run (the translator does). The eager run calls its callees as the frame's
@@ -33,16 +36,23 @@ from typing import Any, Callable
 
 from sot.pyversion import ExceptionEntry, Instruction, versions
 
-__all__ = ["guarded_call"]
+__all__ = ["guarded_call", "rerun_handler"]
 
 
 def guarded_call(call: list[Instruction], code: types.CodeType,
                  rerun_after: Callable[[Exception], bool]) -> tuple[list[Instruction], tuple[ExceptionEntry, ...]]:
     """`call` followed by RETURN_VALUE, and a handler that returns the eager re-run's result instead."""
+    handler, entry = rerun_handler(call, code, rerun_after)
+    return [*call, Instruction("RETURN_VALUE"), *handler], (entry,)
+
+
+def rerun_handler(call: list[Instruction], code: types.CodeType,
+                  rerun_after: Callable[[Exception], bool]) -> tuple[list[Instruction], ExceptionEntry]:
+    """The handler returning the eager re-run's result when `call` (entered with an empty stack) raises,
+    and the exception entry protecting `call` with it."""
     handler = Instruction("PUSH_EXC_INFO")
     rerun_slots = [Instruction("LOAD_CONST", argval=_rerunner(code, rerun_after)), Instruction("PUSH_NULL")]
-    body = [*call, Instruction("RETURN_VALUE"),
-            handler,                                    # prev, error
+    body = [handler,                                    # prev, error
             Instruction("SWAP", arg=2, argval=2),       # error, prev
             Instruction("POP_EXCEPT"),                  # error (the except state is left)
             *(rerun_slots if versions.NULL_AFTER_CALLABLE else rerun_slots[::-1])[::-1],
@@ -52,7 +62,7 @@ def guarded_call(call: list[Instruction], code: types.CodeType,
     body += [Instruction("LOAD_CLOSURE", argval=name) for name in code.co_freevars]
     n_args = 1 + len(names) + len(code.co_freevars)
     body += [Instruction("CALL", arg=n_args, argval=n_args), Instruction("RETURN_VALUE")]
-    return body, (ExceptionEntry(call[0], call[-1], handler, depth=0, lasti=False),)
+    return body, ExceptionEntry(call[0], call[-1], handler, depth=0, lasti=False)
 
 
 def _parameters(code: types.CodeType) -> tuple[str, ...]:

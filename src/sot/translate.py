@@ -38,7 +38,7 @@ from sot.opcode_executor.side_effects import Print, SetAttr, SetGlobal, WriteBac
 from sot.opcode_executor.variables import NumberVariable, Variable
 from sot.pyversion import DecodeError, Instruction, NormalisedCode, encode, versions
 from sot.reasons import REASONS, Event
-from sot.rerun import guarded_call
+from sot.rerun import guarded_call, rerun_handler
 from sot.tools import record
 
 __all__ = ["GraphBreakError", "Fallback", "Translator"]
@@ -220,12 +220,17 @@ class Translator:
         prefix = compiled.tuple_runner() if isinstance(compiled, CompiledSIR) else compiled.run_checked if compiled \
             else None
         run_prefix = with_eager_errors(prefix, compiled.sir) if compiled else None
+        # a Program that fails at run time: the call runs again eagerly (as in `_codegen`), so the user's
+        # own `except` around the failing op sees eager's exception
+        guarded = isinstance(compiled, CompiledSIR)
         if plan:
-            run_prefix = _with_effects(run_prefix, plan, len(ex.inputs))
+            run_prefix = _with_effects(run_prefix, plan, len(ex.inputs), reprint=not guarded)
+        rerun = (lambda call: rerun_handler(call, self.code, _rerun_after(self))) if guarded else None
         try:
             # a callee that reads its caller's frame runs as it is: eager frames are what it must see
             translated = _as_it_is if isinstance(brk.cause, ReadsFrames) else self._translated
-            code = break_code(ex, brk, run_prefix, outputs, translated, self._resume, targets, frozenset(hot), loop)
+            code = break_code(ex, brk, run_prefix, outputs, translated, self._resume, targets, frozenset(hot), loop,
+                              rerun)
         except Unsupported as e:
             if len(brk.frames) > 1:  # a frame inside could not be rebuilt: break at the outermost call instead
                 raise _Retranslate(resume_inside=False) from e
@@ -636,10 +641,11 @@ def _run_and_apply(run: Callable | None, plan: list[tuple], args: tuple, n_input
     return values
 
 
-def _with_effects(run_prefix: Callable | None, plan: list[tuple], n_inputs: int) -> Callable:
-    """A break's prefix runner that also makes the side effects recorded before the break."""
+def _with_effects(run_prefix: Callable | None, plan: list[tuple], n_inputs: int, reprint: bool = True) -> Callable:
+    """A break's prefix runner that also makes the side effects recorded before the break (`reprint`: see
+    `_run_and_apply`)."""
     def run(*args: Any) -> tuple:
-        return _run_and_apply(run_prefix, plan, args, n_inputs)
+        return _run_and_apply(run_prefix, plan, args, n_inputs, reprint=reprint)
     return run
 
 

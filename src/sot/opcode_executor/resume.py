@@ -146,15 +146,18 @@ def break_code(ex: Any, brk: GraphBreak, runner: Callable | None, outputs: list[
                translated: Callable[[types.FunctionType], Callable],
                make_resume: Callable[[types.CodeType, dict, bool], Callable],
                targets: list[Variable] = (), eager: frozenset[int] = frozenset(),
-               loop: tuple | None = None) -> types.CodeType:
+               loop: tuple | None = None, rerun: Callable | None = None) -> types.CodeType:
     """The code object of a translation that breaks at `brk.instruction` (see the module docstring);
     `runner` is called with the tensor inputs and then the side effects' `targets`; the resume
     functions of the frames at the indices `eager` (in `brk.frames`) run eagerly; `loop`: (a
-    `loops.LoopPlan`, its body function) when the break is at that loop's FOR_ITER, run for real."""
+    `loops.LoopPlan`, its body function) when the break is at that loop's FOR_ITER, run for real;
+    `rerun(call)`: the handler (and its exception entry) that runs the frame again eagerly when the
+    runner's call raises (see sot.rerun), None: what the runner raises goes on as it is."""
     emitter = _BreakEmitter(ex, brk, runner, outputs, translated, make_resume)
     emitter.targets = list(targets)
     emitter.eager = eager
     emitter.loop = loop
+    emitter.rerun = rerun
     return emitter.run()
 
 
@@ -192,6 +195,7 @@ class _BreakEmitter:
         self.contexts: dict[str, type] = {}  # temporary holding the `__exit__` of a grad-mode context entered
         #                                      for real around the breaking instruction -> the context's type
         self.saved: list[str] = []  # the temporaries held at the bottom of the stack across the instruction
+        self.rerun: Callable | None = None  # makes the handler re-running the frame when the runner raises
 
     def fail(self, detail: str) -> None:
         raise Unsupported(self.brk.instruction.opname, self.brk.cause.where, f"cannot break here: {detail}")
@@ -224,11 +228,15 @@ class _BreakEmitter:
         if ex.code.co_freevars:
             self.emit("COPY_FREE_VARS", arg=len(ex.code.co_freevars), argval=len(ex.code.co_freevars))
         self.emit("RESUME", arg=0, argval=0)
+        rerun = None
         if self.runner is not None:
+            start = len(self.body)
             self.callable_const(self.runner)
             for var in [*ex.inputs, *self.targets]:
                 self.body += var.tracker.load()
             self.call(len(ex.inputs) + len(self.targets))
+            if self.rerun is not None:  # the first thing the frame does: nothing has happened if it raises
+                rerun = self.rerun(self.body[start:])
             self.emit("STORE_FAST", argval=_OUT)
         callee = _callee_slot(inner.stack, ins)
         stack_temps = [None if v is NULL else self.materialise(v, translate_callee=(i == callee))
@@ -270,6 +278,10 @@ class _BreakEmitter:
             handler = self.tail(inner, entry.target, stack_temps[:entry.depth], 1, loads[0], returns,
                                 lasti=entry.lasti)
             self.table = (ExceptionEntry(start, last, handler, entry.depth + bool(self.saved), False),)
+        if rerun is not None:
+            handler, rerun_entry = rerun
+            self.body += handler
+            self.table = (*self.table, rerun_entry)
         body = tuple(self.body)
         for item in body:
             item.lineno = item.lineno or ins.lineno
