@@ -27,15 +27,8 @@ def calls(fn, x):
     return fn(x) + 1
 
 
-def live_parameters():
-    """The Parameters alive now."""
-    gc.collect()
-    return sum(isinstance(o, paddle.Tensor) and type(o).__name__ == "Parameter" for o in gc.get_objects())
-
-
 def test_layers_passed_in_and_their_parameters_are_not_kept_alive():
     jit, x = jit_of(applies), paddle.ones([2, 3])
-    before = live_parameters()
     probes = []
     for _ in range(3):
         layer = nn.Linear(3, 3)
@@ -44,7 +37,6 @@ def test_layers_passed_in_and_their_parameters_are_not_kept_alive():
         del layer
     gc.collect()
     assert [p() for p in probes] == [None] * len(probes)
-    assert live_parameters() == before
     layer = nn.Linear(3, 3)  # a new Layer still gets eager's result, and the cache did not fill up
     same(jit(layer, x), applies(layer, x))
     assert len(translators(jit)[0].cache.entries) == 1

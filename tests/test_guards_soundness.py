@@ -57,7 +57,20 @@ def branches_through_self(x, obj):
     return x - 1
 
 
-@pytest.mark.parametrize("fn", [branches_on_type_attr, branches_on_classmethod, branches_through_self])
+def branches_on_dunder_class(x, obj):
+    if obj.__class__.ACT == "relu":
+        return x + 1
+    return x - 1
+
+
+def branches_on_the_class_itself(x, obj):
+    if Act.kind() == "relu":
+        return x + 1
+    return x - 1
+
+
+@pytest.mark.parametrize("fn", [branches_on_type_attr, branches_on_classmethod, branches_through_self,
+                                branches_on_dunder_class, branches_on_the_class_itself])
 @pytest.mark.parametrize("cls", [Act, SubAct])
 def test_a_class_attribute_changed_after_the_first_call_is_seen(fn, cls, monkeypatch):
     jit, obj, x = jit_of(fn), cls(), rand(3)
@@ -65,6 +78,33 @@ def test_a_class_attribute_changed_after_the_first_call_is_seen(fn, cls, monkeyp
     monkeypatch.setattr(Act, "ACT", "none")
     same(jit(x, obj), fn(x, obj))
     assert events(jit) == []
+
+
+class BaseStep:
+    def step(self, x):
+        return x + 1
+
+
+class SubStep(BaseStep):
+    pass
+
+
+def calls_step(x, obj):
+    return obj.step(x)
+
+
+def test_a_method_patched_onto_a_subclass_after_the_first_call_is_called(monkeypatch):
+    jit, obj, x = jit_of(calls_step), SubStep(), rand(2)
+    same(jit(x, obj), calls_step(x, obj))
+    monkeypatch.setattr(SubStep, "step", lambda self, x: x * 100, raising=False)
+    same(jit(x, obj), calls_step(x, obj))
+
+
+def test_a_method_patched_onto_an_instance_after_the_first_call_is_called():
+    jit, obj, x = jit_of(calls_step), SubStep(), rand(2)
+    same(jit(x, obj), calls_step(x, obj))
+    obj.step = lambda x: x - 50
+    same(jit(x, obj), calls_step(x, obj))
 
 
 # ----- type queries on tensors answer with the real type -----
@@ -172,6 +212,19 @@ def test_numpy_and_item_results_translate_a_bounded_number_of_times():
     counts = [t.translations for t in translators(jit)]
     assert len(counts) == 4 and sum(counts) <= 6, counts  # the frame and 3 resume functions: at most 2 each
     assert all(t.cache.entries[0].hits > 0 for t in translators(jit))
+
+
+def scales_by(x, method):
+    return x * method()
+
+
+def test_a_bound_numpy_method_passed_in_is_not_guarded_by_identity():
+    jit, x = jit_of(scales_by), rand(3)
+    rng = np.random.default_rng(1)
+    for _ in range(12):
+        a = rng.random(3)
+        same(jit(x, a.mean), scales_by(x, a.mean))
+    assert [t.translations for t in translators(jit)][0] == 1
 
 
 # ----- aliasing between arguments -----

@@ -38,7 +38,8 @@ from runtime.ops.math import _scalar_dtype
 from sot.guards import Guard
 from sot.guards.source import PLACEHOLDER, Scope, parse_source
 
-__all__ = ["NUMBER_TYPES", "is_number", "numpy_value_source", "NumberNeeded", "NumberPolicy", "changed_number", "scalar_dtype", "as_tensor_of"]
+__all__ = ["NUMBER_TYPES", "is_number", "numpy_value_source", "NumberNeeded", "NumberPolicy", "changed_number",
+           "scalar_dtype", "as_tensor_of"]
 
 NUMBER_TYPES = (int, float)  # exact types: bool (an int subclass) stays static
 _LOADABLE_ROOTS = ("f_locals", "f_globals")

@@ -236,17 +236,22 @@ class CodeCache(CacheBase):
             if self.owner_drops >= self.cache_size_limit:
                 return
             self.owner_drops += 1
-        entry = self._entries[eid]
-        entry.code = entry.payload = None
-        if self._front_id == eid:
-            self._set_front(-1, None, None)
         self._dead.append(eid)
+        if eid < len(self._entries):  # (else it dies while being inserted: released when it is dropped)
+            self._release(self._entries[eid])
+
+    def _release(self, entry: CacheEntry) -> None:
+        """Let go of what a retired entry holds; a lookup that still finds it is a miss (`_lookup_slow`)."""
+        entry.code = entry.payload = None
+        if self._front_id == entry.id:
+            self._set_front(-1, None, None)
 
     def _drop_dead(self) -> None:
         """Drop the entries whose guarded objects died: they leave the order, their code, payload and guards go."""
         dead = set()
         while self._dead:
             dead.add(self._dead.pop())
+        self._dead.extend(eid for eid in dead if eid >= len(self._entries))  # still being inserted
         gone = [e for e in self._order if e.id in dead]
         if not gone:
             return
@@ -254,6 +259,7 @@ class CodeCache(CacheBase):
             self._order.remove(entry)
             for other in self._overlap.pop(entry.id, ()):
                 self._overlap.get(other, set()).discard(entry.id)
+            self._release(entry)
             entry.guards, entry.watches = (), ()
         self.dropped += len(gone)
         self._reorder_guards()
@@ -261,8 +267,6 @@ class CodeCache(CacheBase):
         self._install()
         if self._order:
             self._serve_front()
-        else:
-            self._set_front(-1, None, None)
 
     def _reorder_guards(self) -> None:
         """Each entry's guards in check order: shared by more entries first, then cheaper."""

@@ -22,7 +22,7 @@ from .variables import (BoundMethodVariable, ConstantVariable, ContainerMethodVa
                         FunctionVariable, InstanceVariable, ListVariable, ObjectVariable, SuperVariable,
                         TensorMethodVariable, TensorVariable, Variable)
 
-__all__ = ["AttributeMixin"]
+__all__ = ["AttributeMixin", "C_METHODS"]
 
 # the container methods simulated, by Variable type
 CONTAINER_METHODS: dict[type, tuple[str, ...]] = {
@@ -31,7 +31,11 @@ CONTAINER_METHODS: dict[type, tuple[str, ...]] = {
 
 
 # methods of C types: reading one through an instance binds a new method object each time
-_C_METHODS = (types.MethodDescriptorType, types.WrapperDescriptorType, types.ClassMethodDescriptorType)
+C_METHODS = (types.MethodDescriptorType, types.WrapperDescriptorType, types.ClassMethodDescriptorType)
+
+
+# class-dict attributes `_class_attr` resolves itself (the others are read, and guarded, through the object)
+_RESOLVED_ON_THE_TYPE = (property, types.FunctionType, staticmethod, classmethod, *C_METHODS)
 
 
 class AttributeMixin:
@@ -104,6 +108,9 @@ class AttributeMixin:
             return self.wrap(getattr(value, name), GetAttrTracker(obj.tracker, name))
         k, attr = found
         where = GetAttrTracker(GetItemTracker(GetAttrTracker(TypeTracker(obj.tracker), "__mro__"), k), name)
+        if isinstance(attr, _RESOLVED_ON_THE_TYPE):
+            instance = start_after is None and not hasattr(attr, "__set__")
+            self._guard_not_overridden(obj, name, first, k, instance)
         if isinstance(attr, property):
             if attr.fget is None:
                 self.unsupported(f"property {name!r} has no getter")
@@ -119,9 +126,21 @@ class AttributeMixin:
             return BoundMethodVariable(function, cls)  # `cls.ATTR` in its body is read, and guarded, on type(obj)
         if start_after is not None:
             self.unsupported(f"super() attribute {name!r} of type {type(attr).__name__}")
-        if isinstance(attr, _C_METHODS):  # `arr.mean` is a new bound method on every read: what is guarded
+        if isinstance(attr, C_METHODS):  # `arr.mean` is a new bound method on every read: what is guarded
             return BoundMethodVariable(self.guard_identity(attr, where), obj)  # is the method found on the type
         return self.wrap(getattr(value, name), GetAttrTracker(obj.tracker, name))
+
+    def _guard_not_overridden(self, obj: Variable, name: str, first: int, k: int, instance: bool) -> None:
+        """The attribute was found in the dict of the `k`-th class of the object's MRO: guard that the classes
+        before it (from `first`) and, for a non-data descriptor, the object's own `__dict__` still lack it (a
+        method patched onto a subclass or an instance after the first call is what eager code calls)."""
+        src = obj.tracker.source
+        if src is None:
+            return
+        for j in range(first, k):
+            self.wrap(False, ExpressionTracker(f"{name!r} in type({src}).__mro__[{j}].__dict__"))
+        if instance and hasattr(obj.value, "__dict__"):
+            self.wrap(False, ExpressionTracker(f"{name!r} in {src}.__dict__"))
 
     @handles("LOAD_ATTR")
     def _load_attr(self, ins: Instruction) -> None:

@@ -19,6 +19,7 @@ raises `Unsupported` naming the opname and file:line; a `raise` the frame would 
 """
 from __future__ import annotations
 
+import inspect
 import operator
 import sys
 import types
@@ -40,7 +41,7 @@ from sot.pyversion import Instruction, decode, versions
 from sot.pyversion.instruction import BINARY_OPERATORS as _BINARY_OPERATORS
 
 from .aliasing import aliasing_guards, shares_memory
-from .attributes import AttributeMixin
+from .attributes import C_METHODS, AttributeMixin
 from .binding import BindError, bind_arguments
 from .breaks import CALLS, FrameState, GraphBreak, breakable
 from .calls import CallMixin, is_runtime_api
@@ -133,6 +134,17 @@ def _may_overflow(left: Variable, right: Variable) -> bool:
             except OverflowError:
                 return True
     return False
+
+
+def _is_c_method_of_an_instance(value: Any) -> bool:
+    """A method of a C type bound to an object of a C extension's type (`arr.mean` of a NumPy array, not a
+    builtin container's method, which the executor treats apart)."""
+    if not isinstance(value, types.BuiltinMethodType):
+        return False
+    owner = value.__self__
+    return (not isinstance(owner, (types.ModuleType, type, np.generic)) and owner is not None
+            and type(owner).__module__ != "builtins"
+            and isinstance(inspect.getattr_static(type(owner), value.__name__, None), C_METHODS))
 
 
 def _item_trackers(tracker: Tracker, attribute: str, count: int) -> list[Tracker]:
@@ -324,6 +336,9 @@ class OpcodeExecutor(CallMixin, AttributeMixin, ContextMixin):
                                                       or is_to_static_wrapper(value.__func__)):  # (to_static(layer))
             function = self.wrap(value.__func__, GetAttrTracker(tracker, "__func__"))
             return BoundMethodVariable(function, self.wrap(value.__self__, GetAttrTracker(tracker, "__self__")))
+        elif tracker.source is not None and _is_c_method_of_an_instance(value):  # `arr.mean` passed in: made anew
+            owner = self.wrap(value.__self__, GetAttrTracker(tracker, "__self__"))  # on every read, so it is
+            return self.load_attr(owner, value.__name__)  # guarded as its object's type's method, not by identity
         elif isinstance(value, OBJECT_TYPES) or is_runtime_api(value) or type(value).__module__ == "runtime.dtypes":
             var = ObjectVariable(value, tracker)
         elif type(type(value).__getattribute__) is types.FunctionType:
@@ -386,7 +401,8 @@ class OpcodeExecutor(CallMixin, AttributeMixin, ContextMixin):
         if is_number(value) and tracker.source is not None and \
                 policy_of(self.root_code()).numbers.is_dynamic(tracker.source):  # (only loadable ones are)
             return NumberVariable(value, tracker)
-        return NumpyScalarVariable(value, tracker) if isinstance(value, np.generic) else ConstantVariable(value, tracker)
+        kind = NumpyScalarVariable if isinstance(value, np.generic) else ConstantVariable
+        return kind(value, tracker)
 
     def root_code(self) -> types.CodeType:
         """The code object of the translated frame (this one's, or that of the frame it is inlined into)."""
