@@ -19,6 +19,7 @@ import weakref
 from dataclasses import dataclass
 from typing import Any, Callable
 
+from runtime import Tensor
 from sot import config
 from sot.dump import dump_translation
 from sot.dynamic import Recompile, StaticDimNeeded, check_gradient, policy_of, with_eager_errors
@@ -230,7 +231,7 @@ class Translator:
             # a callee that reads its caller's frame runs as it is: eager frames are what it must see
             translated = _as_it_is if isinstance(brk.cause, ReadsFrames) else self._translated
             code = break_code(ex, brk, run_prefix, outputs, translated, self._resume, targets, frozenset(hot), loop,
-                              rerun)
+                              rerun, lambda symbol: _view_maker(ex, symbol))
         except Unsupported as e:
             if len(brk.frames) > 1:  # a frame inside could not be rebuilt: break at the outermost call instead
                 raise _Retranslate(resume_inside=False) from e
@@ -471,7 +472,7 @@ class _View:
     by the same op on the eager input after the graph ran, so it shares memory with the input exactly
     where eager's does (a later in-place write through either is seen through the other)."""
 
-    source: Any  # the template of its tensor argument: an `_In` or another `_View`
+    source: Any  # the template of its tensor argument: an `_In`, another `_View`, or a bound tensor itself
     statement: Statement
 
     def make(self, source: Any) -> Any:
@@ -482,19 +483,39 @@ class _View:
 
 
 def _view_of_input(ex: OpcodeExecutor, symbol: Symbol) -> _View | None:
-    """The `_View` of `symbol` if the SIR makes it from an input by a chain of `_VIEWS` ops with constant
-    arguments, recorded in the caller's grad mode (None otherwise: the graph's output is returned)."""
+    """The `_View` of `symbol` if the SIR makes it from an input or a bound tensor (a parameter) by a chain
+    of `_VIEWS` ops with constant arguments, recorded in the caller's grad mode (None otherwise: the
+    graph's output is returned)."""
     made = next((st for st in ex.builder.build().statements if symbol in st.output_symbols()), None)
     if not isinstance(made, (MethodStatement, ApiStatement)) or made.grad is not None or not made.args:
         return None
     name = made.method if isinstance(made, MethodStatement) else getattr(made.fn, "__name__", "")
-    if name not in _VIEWS or len(made.output_symbols()) != 1 or not isinstance(made.args[0], Symbol):
+    if name not in _VIEWS or len(made.output_symbols()) != 1 or not isinstance(made.args[0], (Symbol, Tensor)):
         return None
     if not all(_is_constant(a) for a in (*made.args[1:], *made.kwargs.values())):
         return None
+    if isinstance(made.args[0], Tensor):  # a bound tensor: pinned by the translation's guards
+        return _View(made.args[0], made)
     inputs = [i for i, v in enumerate(ex.inputs) if v.symbol is made.args[0]]
     source = _In(inputs[0]) if inputs else _view_of_input(ex, made.args[0])
     return None if source is None else _View(source, made)
+
+
+def _view_maker(ex: OpcodeExecutor, symbol: Symbol) -> tuple[Callable, Any] | None:
+    """`(make, source)` if `symbol` is a `_View`: `make(source)` makes it from the input's Variable or the
+    bound tensor `source` (for a break's generated code, which passes it on as eager's view)."""
+    chain, node = [], _view_of_input(ex, symbol)
+    while isinstance(node, _View):
+        chain.append(node)
+        node = node.source
+    if not chain:
+        return None
+
+    def make(source: Any) -> Any:
+        for view in reversed(chain):
+            source = view.make(source)
+        return source
+    return make, ex.inputs[node.index] if isinstance(node, _In) else node
 
 
 def _is_constant(value: Any) -> bool:

@@ -146,18 +146,23 @@ def break_code(ex: Any, brk: GraphBreak, runner: Callable | None, outputs: list[
                translated: Callable[[types.FunctionType], Callable],
                make_resume: Callable[[types.CodeType, dict, bool], Callable],
                targets: list[Variable] = (), eager: frozenset[int] = frozenset(),
-               loop: tuple | None = None, rerun: Callable | None = None) -> types.CodeType:
+               loop: tuple | None = None, rerun: Callable | None = None,
+               view_of: Callable[[Symbol], tuple | None] = lambda symbol: None) -> types.CodeType:
     """The code object of a translation that breaks at `brk.instruction` (see the module docstring);
     `runner` is called with the tensor inputs and then the side effects' `targets`; the resume
     functions of the frames at the indices `eager` (in `brk.frames`) run eagerly; `loop`: (a
     `loops.LoopPlan`, its body function) when the break is at that loop's FOR_ITER, run for real;
     `rerun(call)`: the handler (and its exception entry) that runs the frame again eagerly when the
-    runner's call raises (see sot.rerun), None: what the runner raises goes on as it is."""
+    runner's call raises (see sot.rerun), None: what the runner raises goes on as it is; `view_of(symbol)`:
+    `(make, source)` for a tensor the prefix made from an input (a Variable) or a bound tensor by ops that
+    may return a view, which the generated code makes again as `make(source)` so that it is the view
+    eager code has (None: the prefix's output is passed on)."""
     emitter = _BreakEmitter(ex, brk, runner, outputs, translated, make_resume)
     emitter.targets = list(targets)
     emitter.eager = eager
     emitter.loop = loop
     emitter.rerun = rerun
+    emitter.view_of = view_of
     return emitter.run()
 
 
@@ -196,6 +201,7 @@ class _BreakEmitter:
         #                                      for real around the breaking instruction -> the context's type
         self.saved: list[str] = []  # the temporaries held at the bottom of the stack across the instruction
         self.rerun: Callable | None = None  # makes the handler re-running the frame when the runner raises
+        self.view_of: Callable[[Symbol], tuple | None] = lambda symbol: None  # see break_code
 
     def fail(self, detail: str) -> None:
         raise Unsupported(self.brk.instruction.opname, self.brk.cause.where, f"cannot break here: {detail}")
@@ -475,6 +481,14 @@ class _BreakEmitter:
                 self.emit("LOAD_CONST", argval=var.value)
             elif id(var) in self.inputs:
                 self.body += var.tracker.load()
+            elif (view := self.view_of(var.symbol)) is not None:  # made again from the real input: eager's view
+                make, source = view
+                self.callable_const(make)
+                if isinstance(source, Variable):
+                    self.push(source)
+                else:
+                    self.emit("LOAD_CONST", argval=source)
+                self.call(1)
             else:
                 self.emit("LOAD_FAST", argval=_OUT)
                 self.emit("LOAD_CONST", argval=self.out_index[var.symbol])
