@@ -1047,8 +1047,9 @@ class OpcodeExecutor(CallMixin, AttributeMixin, ContextMixin):
     @handles("MAP_ADD")
     def _map_add(self, ins: Instruction) -> None:
         key, value = self.pop(2)
-        self.touch(self.stack[-ins.arg])
-        self.stack[-ins.arg].items[self.python_value(key)] = value
+        target = self.stack[-ins.arg]
+        self.write_into(target)  # a dict passed to a resume function is the caller's: written back
+        target.items[self.python_value(key)] = value
 
     @handles("DICT_UPDATE", "DICT_MERGE")
     def _dict_update(self, ins: Instruction) -> None:
@@ -1058,7 +1059,7 @@ class OpcodeExecutor(CallMixin, AttributeMixin, ContextMixin):
             self.unsupported(f"**{other!r}")
         if ins.opname == "DICT_MERGE" and set(other.items) & set(target.items):
             raise FrameRaises(ins.opname, self.where(), "a keyword argument given twice")
-        self.touch(target)
+        self.write_into(target)
         target.items.update(other.items)
 
     @handles("BUILD_SLICE")
