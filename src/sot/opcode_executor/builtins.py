@@ -1,9 +1,15 @@
 """Builtins simulated at translation time: each takes the executor and the argument Variables.
 
 Pure builtins of Python values known at translation time (and the `math` module's functions)
-fold into constants; `len`, `enumerate`, `zip`, `list`, `tuple`, `isinstance`, `getattr`,
-`hasattr`, `super` and `type` work on Variables whose Python-level shape is known even when
-their items are tensors. `print` of values whose text the graph decides is deferred (`_print`).
+fold into constants: the real builtin is called on the real values, so its result is eager's
+(3.12's compensated float `sum` included), and what it raises makes the frame run eagerly, which
+raises it. Builtins that call a function (`min`/`max`/`sorted`'s `key=`) call it through the
+executor, once per item and in eager's order, so a lambda made in the frame is simulated (its
+tensor work recorded) and then the real builtin decides on the keys it gave. `any`, `all`, `next`,
+`zip` and `enumerate` consume an iterator one item at a time, as far as the real builtin would (a
+generator runs no further than eager code runs it). `len`, `list`, `tuple`, `isinstance`,
+`getattr`, `hasattr`, `super` and `type` work on Variables whose Python-level shape is known even
+when their items are tensors. `print` of values whose text the graph decides is deferred (`_print`).
 """
 from __future__ import annotations
 
@@ -15,9 +21,10 @@ from sot import config
 from sot.dynamic import specialise
 
 from .trackers import TypeTracker
-from .variables import (CONSTANT_TYPES, ConstantVariable, DictVariable, FunctionVariable, InstanceVariable,
-                        IteratorVariable, ListVariable, ObjectVariable, SuperVariable, TensorVariable,
-                        TupleVariable, Variable)
+from .variables import (CONSTANT_TYPES, ITERATOR_TYPES, ConstantVariable, DictVariable, EnumerateVariable,
+                        FunctionVariable, InstanceVariable, IteratorVariable, LazyIteratorVariable, ListVariable,
+                        NumberVariable, ObjectVariable, SuperVariable, TensorVariable, TupleVariable, Variable,
+                        ZipVariable)
 
 if TYPE_CHECKING:
     from .executor import OpcodeExecutor
@@ -30,13 +37,26 @@ Builtin = Callable[["OpcodeExecutor", list[Variable], dict[str, Variable]], Vari
 def _fold(fn: Callable) -> Builtin:
     """`fn` applied to Python values known at translation time, folded into a constant."""
     def call(ex: "OpcodeExecutor", args: list[Variable], kwargs: dict[str, Variable]) -> Variable:
-        result = fn(*(ex.python_value(a) for a in args), **{k: ex.python_value(v) for k, v in kwargs.items()})
-        if not _is_folded_value(result):
-            ex.unsupported(f"{fn.__name__} returning {type(result).__name__}")
-        if type(result) is list:  # a new mutable list (sorted): items the frame may append to
-            return ListVariable([ConstantVariable(v) for v in result])
-        return ConstantVariable(result)
+        values = [ex.python_value(a) for a in args]
+        return _result(ex, _real(ex, fn, *values, **{k: ex.python_value(v) for k, v in kwargs.items()}))
     return call
+
+
+def _real(ex: "OpcodeExecutor", fn: Callable, *args: Any, **kwargs: Any) -> Any:
+    """The real builtin's result on real values; what it raises, eager code raises: the frame runs eagerly."""
+    try:
+        return fn(*args, **kwargs)
+    except Exception as e:  # noqa: BLE001 - any exception of the builtin is the user's, raised by eager code
+        ex.raises(f"{getattr(fn, '__name__', fn)}() raises {type(e).__name__}: {e}")
+
+
+def _result(ex: "OpcodeExecutor", result: Any) -> Variable:
+    """A folded builtin's result as a Variable."""
+    if not _is_folded_value(result):
+        ex.unsupported(f"a builtin returning {type(result).__name__}")
+    if type(result) is list:  # a new mutable list (sorted): items the frame may append to
+        return ListVariable([ConstantVariable(v) for v in result])
+    return ConstantVariable(result)
 
 
 def _is_folded_value(value: Any) -> bool:
@@ -62,50 +82,142 @@ def _len(ex: "OpcodeExecutor", args: list[Variable], kwargs: dict[str, Variable]
     return _fold(len)(ex, args, kwargs)
 
 
-def _zip_enumerate(fn: Callable) -> Builtin:
-    """enumerate/zip over Variables: an iterator of tuples of items."""
-    def call(ex: "OpcodeExecutor", args: list[Variable], kwargs: dict[str, Variable]) -> Variable:
-        if fn is enumerate:
-            start = ex.python_value(args[1] if len(args) > 1 else kwargs.get("start", ConstantVariable(0)))
-            items = ex.elements(args[0])
-            lists = [[ConstantVariable(start + i) for i in range(len(items))], items]
-        else:
-            if kwargs:
-                ex.unsupported("zip with keyword arguments")
-            lists = [ex.elements(a) for a in args]
-        return IteratorVariable([TupleVariable(list(t)) for t in zip(*lists)])
-    return call
+def _enumerate(ex: "OpcodeExecutor", args: list[Variable], kwargs: dict[str, Variable]) -> Variable:
+    """enumerate(iterable, start=0): over a sequence, its items numbered; over an iterator, one item
+    of it per item (see LazyIteratorVariable)."""
+    bound = _bind(ex, "enumerate", args, kwargs, ("iterable", "start"), {"start": ConstantVariable(0)})
+    start = ex.python_value(bound["start"])
+    if not isinstance(start, int):
+        ex.unsupported(f"enumerate with start={start!r}")
+    iterable = bound["iterable"]
+    if isinstance(iterable, ITERATOR_TYPES):
+        return EnumerateVariable(iterable, start)
+    return IteratorVariable([TupleVariable([ConstantVariable(start + i), item])
+                             for i, item in enumerate(ex.elements(iterable))])
+
+
+def _zip(ex: "OpcodeExecutor", args: list[Variable], kwargs: dict[str, Variable]) -> Variable:
+    """zip(*iterables, strict=False): over sequences, their items in tuples; with an iterator among
+    them, one item of each per item (see ZipVariable: an iterator before a shorter one gives one
+    item more than the tuples, as zip pulls it)."""
+    unknown = sorted(set(kwargs) - {"strict"})
+    if unknown:
+        ex.raises(f"zip() got an unexpected keyword argument {unknown[0]!r}")
+    strict = bool(ex.python_value(kwargs.get("strict", ConstantVariable(False))))
+    if any(isinstance(a, ITERATOR_TYPES) for a in args):
+        return ZipVariable([ex.iterator_of(a) for a in args], strict)
+    lists = [ex.elements(a) for a in args]
+    if strict and len({len(items) for items in lists}) > 1:
+        ex.raises("zip() arguments of different lengths (strict=True)")
+    return IteratorVariable([TupleVariable(list(t)) for t in zip(*lists)])
+
+
+def _bind(ex: "OpcodeExecutor", name: str, args: list[Variable], kwargs: dict[str, Variable],
+          params: tuple[str, ...], defaults: dict[str, Variable], positional: int = 0) -> dict[str, Variable]:
+    """The arguments of a builtin with these parameters (the first `positional` positional-only), as
+    eager binds them; a call eager code rejects (TypeError) makes the frame run eagerly."""
+    if len(args) > len(params) or set(kwargs) & set(params[:positional]):
+        ex.raises(f"{name}() takes at most {len(params)} arguments ({len(args)} given)")
+    bound = dict(zip(params, args))
+    for key, value in kwargs.items():
+        if key not in params or key in bound:
+            ex.raises(f"{name}() got an unexpected or repeated keyword argument {key!r}")
+        bound[key] = value
+    missing = [p for p in params if p not in bound and p not in defaults]
+    if missing:
+        ex.raises(f"{name}() missing required argument {missing[0]!r}")
+    return {**defaults, **bound}
 
 
 def _to_sequence(kind: type) -> Builtin:
     """list(...) / tuple(...) of an iterable of Variables."""
     def call(ex: "OpcodeExecutor", args: list[Variable], kwargs: dict[str, Variable]) -> Variable:
+        if kwargs or len(args) > 1:
+            ex.raises(f"{kind.__name__}() takes at most 1 positional argument")
         return (ListVariable if kind is list else TupleVariable)(ex.elements(args[0]) if args else [])
     return call
 
 
 def _reversed(ex: "OpcodeExecutor", args: list[Variable], kwargs: dict[str, Variable]) -> Variable:
-    """reversed(...) of a sequence of Variables."""
+    """reversed(...) of a sequence of Variables (an iterator is not reversible: eager raises)."""
+    if kwargs or len(args) != 1:
+        ex.raises("reversed() takes exactly one argument")
+    if isinstance(args[0], LazyIteratorVariable):
+        ex.raises(f"{args[0]!r} is not reversible")
     return IteratorVariable(ex.elements(args[0])[::-1])
 
 
 def _iter(ex: "OpcodeExecutor", args: list[Variable], kwargs: dict[str, Variable]) -> Variable:
-    """iter(x): an iterator over the items known at translation time."""
-    return IteratorVariable(ex.elements(args[0]))
+    """iter(x): an iterator is its own; anything else an iterator over the items known at translation time."""
+    if kwargs or len(args) != 1:
+        ex.unsupported("iter() with a sentinel (it calls a function until it returns the sentinel)")
+    return ex.iterator_of(args[0])
 
 
 def _next(ex: "OpcodeExecutor", args: list[Variable], kwargs: dict[str, Variable]) -> Variable:
-    """next(iterator[, default])."""
+    """next(iterator[, default]): one item, one step of the real iterator."""
+    if kwargs or len(args) not in (1, 2):
+        ex.raises("next() takes one or two positional arguments")
     iterator = args[0]
-    if not isinstance(iterator, IteratorVariable):
+    if not isinstance(iterator, ITERATOR_TYPES):
         ex.unsupported(f"next() of {iterator!r}")
-    ex.touch(iterator)
-    item = iterator.next()
+    item = ex.next_of(iterator)
     if item is None:
         if len(args) < 2:
-            ex.unsupported("next() of an exhausted iterator (StopIteration)")
+            ex.raises("next() of an exhausted iterator (StopIteration)")
         return args[1]
     return item
+
+
+def _any_all(fn: Callable) -> Builtin:
+    """any / all: the truth of each item in turn, stopping where the real builtin stops (a generator
+    runs no further)."""
+    stop_at = fn is any  # any stops at the first true item, all at the first false one
+
+    def call(ex: "OpcodeExecutor", args: list[Variable], kwargs: dict[str, Variable]) -> Variable:
+        if kwargs or len(args) != 1:
+            ex.raises(f"{fn.__name__}() takes exactly one argument")
+        iterator = ex.iterator_of(args[0])
+        while (item := ex.next_of(iterator)) is not None:
+            if ex.truth(item) == stop_at:
+                return ConstantVariable(stop_at)
+        return ConstantVariable(not stop_at)
+    return call
+
+
+def _keys(ex: "OpcodeExecutor", items: list[Variable], key: Variable | None) -> list[Any]:
+    """The value each item is compared by: `key(item)`, called through the executor in eager's order
+    (a lambda made in the frame is simulated, its tensor work recorded), or the item itself."""
+    if key is None or (isinstance(key, ConstantVariable) and key.value is None):
+        return [ex.python_value(item) for item in items]
+    return [ex.python_value(ex.call(key, [item], {})) for item in items]
+
+
+def _min_max(fn: Callable) -> Builtin:
+    """min / max (iterable, *, key, default) or (a, b, *rest, *, key): the real builtin, run on the
+    keys, picks the index of the item it returns (ties go to the first, as eager's)."""
+    def call(ex: "OpcodeExecutor", args: list[Variable], kwargs: dict[str, Variable]) -> Variable:
+        unknown = sorted(set(kwargs) - {"key", "default"})
+        if unknown or not args or (len(args) > 1 and "default" in kwargs):
+            ex.raises(f"{fn.__name__}() called with arguments eager code rejects")
+        items = ex.elements(args[0]) if len(args) == 1 else list(args)
+        keys = _keys(ex, items, kwargs.get("key"))
+        options = {"default": None} if "default" in kwargs else {}
+        index = _real(ex, fn, range(len(items)), key=keys.__getitem__, **options)
+        return kwargs["default"] if index is None else items[index]
+    return call
+
+
+def _sorted(ex: "OpcodeExecutor", args: list[Variable], kwargs: dict[str, Variable]) -> Variable:
+    """sorted(iterable, *, key, reverse): the real sort of the keys orders the items (stable, as eager's)."""
+    unknown = sorted(set(kwargs) - {"key", "reverse"})
+    if unknown or len(args) != 1:
+        ex.raises("sorted() called with arguments eager code rejects")
+    items = ex.elements(args[0])
+    keys = _keys(ex, items, kwargs.get("key"))
+    reverse = ex.python_value(kwargs.get("reverse", ConstantVariable(False)))
+    order = _real(ex, sorted, range(len(items)), key=keys.__getitem__, reverse=reverse)
+    return ListVariable([items[i] for i in order])
 
 
 def _python_type(var: Variable) -> type | None:
@@ -178,11 +290,28 @@ def _super(ex: "OpcodeExecutor", args: list[Variable], kwargs: dict[str, Variabl
 
 
 def _sum(ex: "OpcodeExecutor", args: list[Variable], kwargs: dict[str, Variable]) -> Variable:
-    """sum(items, start=0) as eager computes it: start + item + item ..., tensors included."""
-    total = args[1] if len(args) > 1 else kwargs.get("start", ConstantVariable(0))
-    for item in ex.elements(args[0]):
+    """sum(iterable, start=0) as eager computes it: the leading items known at translation time are
+    summed by the real `sum` (3.12's compensated float sum included), the others added one by one
+    (`total + item`, tensors included), as eager's sum does from its first item it cannot add fast."""
+    bound = _bind(ex, "sum", args, kwargs, ("iterable", "start"), {"start": ConstantVariable(0)}, positional=1)
+    items = [bound["start"], *ex.elements(bound["iterable"])]
+    known = 0
+    while known < len(items) and _known(items[known]):
+        known += 1
+    total = _result(ex, _real(ex, sum, [ex.python_value(v) for v in items[1:known]],
+                              ex.python_value(items[0]))) if known else items[0]
+    for item in items[max(known, 1):]:
         total = ex.binary("+", total, item)
     return total
+
+
+def _known(var: Variable) -> bool:
+    """Whether `var` is a Python value known at translation time (no tensor, no dynamic number in it)."""
+    if isinstance(var, NumberVariable):
+        return False
+    if isinstance(var, ConstantVariable):
+        return True
+    return type(var) in (TupleVariable, ListVariable) and all(_known(v) for v in var.items)
 
 
 def _callable(ex: "OpcodeExecutor", args: list[Variable], kwargs: dict[str, Variable]) -> Variable:
@@ -236,9 +365,9 @@ def _printed(ex: "OpcodeExecutor", var: Variable, within: tuple[int, ...]) -> Va
 
 
 BUILTINS: dict[Any, Builtin] = {
-    **{fn: _fold(fn) for fn in (range, min, max, abs, int, float, bool, str, round, divmod, pow, any, all,
-                                 sorted, repr, chr, ord, hash, slice)},
-    len: _len, enumerate: _zip_enumerate(enumerate), zip: _zip_enumerate(zip),
+    **{fn: _fold(fn) for fn in (range, abs, int, float, bool, str, round, divmod, pow, repr, chr, ord, hash, slice)},
+    min: _min_max(min), max: _min_max(max), sorted: _sorted, any: _any_all(any), all: _any_all(all),
+    len: _len, enumerate: _enumerate, zip: _zip,
     list: _to_sequence(list), tuple: _to_sequence(tuple), reversed: _reversed, isinstance: _isinstance,
     iter: _iter, next: _next,
     type: _type, getattr: _getattr, hasattr: _hasattr, super: _super, callable: _callable, sum: _sum,

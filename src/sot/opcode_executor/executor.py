@@ -50,10 +50,10 @@ from .dispatch import HANDLERS, FrameRaises, InPlaceUpdate, Unsupported, handles
 from .side_effects import SideEffects, WriteBack
 from .trackers import (BuiltinTracker, CellTracker, ComputedTracker, ConstTracker, ConvertedTracker, DummyTracker,
                        ExpressionTracker, GetAttrTracker, GetItemTracker, GlobalTracker, LocalTracker, Tracker)
-from .variables import (CONSTANT_TYPES, NULL, OBJECT_TYPES, BoundMethodVariable, CellVariable, ConstantVariable,
-                        DictVariable, FunctionVariable, InstanceVariable, IteratorVariable, ListVariable,
-                        NumberVariable, NumpyScalarVariable, ObjectVariable, TensorVariable, TupleVariable, Variable,
-                        birth_now)
+from .variables import (CONSTANT_TYPES, ITERATOR_TYPES, NULL, OBJECT_TYPES, SUSPENDED, BoundMethodVariable,
+                        CellVariable, ConstantVariable, DictVariable, FunctionVariable, GeneratorVariable,
+                        InstanceVariable, IteratorVariable, LazyIteratorVariable, ListVariable, NumberVariable,
+                        NumpyScalarVariable, ObjectVariable, TensorVariable, TupleVariable, Variable, birth_now)
 
 __all__ = ["OpcodeExecutor", "OpcodeInlineExecutor", "Unsupported", "FrameRaises", "HANDLERS"]
 
@@ -204,14 +204,15 @@ class OpcodeExecutor(CallMixin, AttributeMixin, ContextMixin):
         self.cells: dict[str, CellVariable] = {}
         self.current: Instruction | None = None
         self.jump_to: Instruction | None = None  # set by a handler that transfers control
-        self.yielded: list[Variable] | None = None  # an inlined generator's yields so far
+        self.yielded: Variable | None = None  # what an inlined generator's last `yield` gave
+        self.resume_pc = 0  # where `run` starts: an inlined generator goes on after its last `yield`
 
     # ------------------------------------------------------------ driving
     def run(self) -> Variable:
         """Simulates the instructions in order; the Variable RETURN_VALUE returned."""
         instructions = self.normalised.instructions
         translation = self.translation
-        pc = 0
+        pc = self.resume_pc
         while translation.steps < _MAX_STEPS:
             translation.steps += 1
             if pc == len(instructions):
@@ -226,6 +227,7 @@ class OpcodeExecutor(CallMixin, AttributeMixin, ContextMixin):
             self.jump_to = None
             result = handler(self, ins) if not self.may_break else self._step_or_break(handler, ins)
             if result is not None:
+                self.resume_pc = pc + 1
                 return result
             pc = pc + 1 if self.jump_to is None else self.normalised.index(self.jump_to)
         self.unsupported(f"more than {_MAX_STEPS} instructions simulated")
@@ -296,6 +298,10 @@ class OpcodeExecutor(CallMixin, AttributeMixin, ContextMixin):
     def unsupported(self, detail: str = "", code: str | None = None) -> None:
         """Raises Unsupported for the current instruction (`code`: its sot.reasons entry)."""
         raise Unsupported(self.current.opname if self.current else "?", self.where(), detail, code)
+
+    def raises(self, detail: str) -> None:
+        """Raises FrameRaises for the current instruction: eager code raises an exception there."""
+        raise FrameRaises(self.current.opname if self.current else "?", self.where(), detail)
 
     def guards(self) -> list[Guard]:
         """The guards of every Variable read from the frame, and that the containers written into are
@@ -498,7 +504,8 @@ class OpcodeExecutor(CallMixin, AttributeMixin, ContextMixin):
             raise FrameRaises("CALL", self.where(), str(e)) from None
         callee = OpcodeInlineExecutor(self, fn, bound, closure, direct)
         try:
-            return callee.run()
+            result = callee.run()
+            return GeneratorVariable(callee) if result is SUSPENDED else result
         except Unsupported as e:
             if self.may_break and not callee.may_break and e.call_site is None:
                 blocker = callee.resume_blocker() or "its frame could not be rebuilt at the break"
@@ -975,18 +982,28 @@ class OpcodeExecutor(CallMixin, AttributeMixin, ContextMixin):
 
     @handles("GET_ITER")
     def _get_iter(self, ins: Instruction) -> None:
-        self.stack.append(IteratorVariable(self.elements(self.stack.pop())))
+        self.stack.append(self.iterator_of(self.stack.pop()))
+
+    def iterator_of(self, var: Variable) -> Variable:
+        """iter(var): an iterator is its own (consuming one consumes the other), anything else an
+        iterator over its items."""
+        return var if isinstance(var, ITERATOR_TYPES) else IteratorVariable(self.elements(var))
+
+    def next_of(self, iterator: Variable) -> Variable | None:
+        """The next item of an iterator Variable, None when exhausted: one step of the real iterator."""
+        self.touch(iterator)
+        return iterator.next(self)
 
     @handles("FOR_ITER")
     def _for_iter(self, ins: Instruction) -> None:
-        if not isinstance(self.stack[-1], IteratorVariable):
+        if not isinstance(self.stack[-1], ITERATOR_TYPES):
             self.unsupported(f"iterating {self.stack[-1]!r}, known only at run time", "SOT-B002")
         iterator = self.stack[-1]
-        if self.parent is None and iterator.position >= config.max_unroll() and iterator.position < len(iterator.items):
+        if self.parent is None and isinstance(iterator, IteratorVariable) and iterator.position >= \
+                config.max_unroll() and iterator.position < len(iterator.items):
             self.unsupported(f"a loop of {len(iterator.items)} iterations is unrolled only {config.max_unroll()} times "
                              "(SOT_MAX_UNROLL): the rest runs as a loop", "SOT-C003")
-        self.touch(iterator)
-        item = self.stack[-1].next()
+        item = self.next_of(iterator)
         if item is None:
             self.stack.pop()
             self.jump_to = ins.target
@@ -1001,6 +1018,8 @@ class OpcodeExecutor(CallMixin, AttributeMixin, ContextMixin):
             items = var.items[var.position:]
             var.position = len(var.items)
             return list(items)
+        if isinstance(var, LazyIteratorVariable):
+            return list(iter(lambda: self.next_of(var), None))
         if isinstance(var, TupleVariable):
             return list(var.items)
         if isinstance(var, DictVariable):
@@ -1027,8 +1046,10 @@ class OpcodeExecutor(CallMixin, AttributeMixin, ContextMixin):
             return items if isinstance(var, ListVariable) else tuple(items)
         if isinstance(var, DictVariable):
             return {k: self.python_value(v) for k, v in var.items.items()}
-        if isinstance(var, IteratorVariable):
+        if isinstance(var, ITERATOR_TYPES):
             return iter([self.python_value(v) for v in self.elements(var)])
+        if isinstance(var, FunctionVariable) and var.value is None:
+            self.unsupported(f"the value of {var!r}, a function made by the frame (it exists only at run time)")
         if isinstance(var, ObjectVariable) and not isinstance(var, InstanceVariable):
             return var.value
         self.unsupported(f"a Python value of {var!r}", "SOT-B002" if isinstance(var, TensorVariable) else None)
@@ -1171,26 +1192,32 @@ class OpcodeExecutor(CallMixin, AttributeMixin, ContextMixin):
         else:
             self.stack[-1], self.stack[-ins.arg] = self.stack[-ins.arg], self.stack[-1]
 
-    # ------------------------------------------------------------ generators (inlined to a list of yields)
+    # ------------------------------------------------------------ generators (run as they are consumed)
     @handles("RETURN_GENERATOR")
-    def _return_generator(self, ins: Instruction) -> None:
+    def _return_generator(self, ins: Instruction) -> Variable:
         if self.parent is None:
             self.unsupported("a generator frame")
-        self.yielded = []
         self.stack.append(ConstantVariable(None))  # what the POP_TOP after it discards
+        return SUSPENDED  # the call gives the generator (see `inline`); its body runs when consumed
 
     @handles("YIELD_VALUE")
-    def _yield_value(self, ins: Instruction) -> None:
-        if self.yielded is None:
+    def _yield_value(self, ins: Instruction) -> Variable:
+        if self.parent is None:
             self.unsupported("yield outside an inlined generator")
-        self.yielded.append(self.stack.pop())
-        self.stack.append(ConstantVariable(None))  # the value sent back in: iteration sends None
+        handler = self.normalised.handler(ins)
+        if handler is not None and handler.target.argval != "INTRINSIC_STOPITERATION_ERROR":  # (3.12+: every body)
+            self.unsupported("a yield inside a try or with block: a generator left there runs its handler when "
+                             "closed, which the simulation cannot")
+        self.yielded = self.stack.pop()
+        self.stack.append(ConstantVariable(None))  # the value sent back in on resumption: iteration sends None
+        return SUSPENDED
 
 
 class OpcodeInlineExecutor(OpcodeExecutor):
     """A call of a Python function simulated into its caller's SIR: its locals are the bound
     argument Variables, its globals those of the function, its free variables `closure`'s cells.
-    A generator function runs to its end and returns an iterator over what it yielded."""
+    A generator function's call stops at its start and gives a GeneratorVariable, which runs it on
+    to each `yield` as the generator is consumed."""
 
     def __init__(self, parent: OpcodeExecutor, fn: FunctionVariable, bound: dict[str, Variable],
                  closure: tuple, direct: bool = False):
@@ -1224,5 +1251,6 @@ class OpcodeInlineExecutor(OpcodeExecutor):
         return list(self.closure)
 
     def returned(self, value: Variable) -> Variable:
-        """The returned Variable; an inlined generator gives the iterator over its yields."""
-        return IteratorVariable(self.yielded) if self.yielded is not None else value
+        """The returned Variable; an inlined generator's return ends it (what it returns is StopIteration's
+        value, which iteration drops)."""
+        return SUSPENDED if self.code.co_flags & inspect.CO_GENERATOR else value

@@ -29,7 +29,7 @@ from typing import Any
 from sot.pyversion import CodeMeta, ExceptionEntry, Instruction, NormalisedCode, encode
 
 from .breaks import FrameState
-from .variables import IteratorVariable, ObjectVariable
+from .variables import IteratorVariable, LazyIteratorVariable, ObjectVariable
 
 __all__ = ["LoopPlan", "body_code", "enclosing", "entry_prologue", "hot_loop", "loops_around", "outermost_loop",
            "plan_loop"]
@@ -105,6 +105,8 @@ def _remaining(var: Any) -> int | None:
     """Items left in an iterator Variable (-1: unknown length); None if `var` is no iterator."""
     if isinstance(var, IteratorVariable):  # its items are known at translation time
         return len(var.items) - var.position
+    if isinstance(var, LazyIteratorVariable):  # (a generator: how long it runs is known when it has run)
+        return -1
     if not isinstance(var, ObjectVariable):
         return None  # (a constant's value may be a dynamic number's, which reading would specialise)
     value = var.value

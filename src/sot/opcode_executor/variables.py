@@ -21,9 +21,10 @@ from sot.ir import Meta
 from .trackers import DummyTracker, GetItemTracker, Tracker
 
 __all__ = ["Variable", "ConstantVariable", "TensorVariable", "TupleVariable", "ListVariable", "DictVariable",
-           "IteratorVariable", "NumberVariable", "NumpyScalarVariable", "ObjectVariable", "FunctionVariable",
+           "IteratorVariable", "LazyIteratorVariable", "GeneratorVariable", "ZipVariable", "EnumerateVariable",
+           "NumberVariable", "NumpyScalarVariable", "ObjectVariable", "FunctionVariable",
            "BoundMethodVariable", "CellVariable", "InstanceVariable", "SuperVariable", "TensorMethodVariable",
-           "ContainerMethodVariable", "NULL", "CONSTANT_TYPES", "OBJECT_TYPES"]
+           "ContainerMethodVariable", "NULL", "SUSPENDED", "CONSTANT_TYPES", "ITERATOR_TYPES", "OBJECT_TYPES"]
 
 CONSTANT_TYPES = (type(None), bool, int, float, str)
 
@@ -252,12 +253,87 @@ class IteratorVariable(Variable):
         self.items = list(items)
         self.position = 0
 
-    def next(self) -> Variable | None:
-        """The next item, None when exhausted."""
+    def next(self, ex: Any = None) -> Variable | None:
+        """The next item, None when exhausted (`ex`: unused, see LazyIteratorVariable.next)."""
         if self.position == len(self.items):
             return None
         self.position += 1
         return self.items[self.position - 1]
+
+
+class LazyIteratorVariable(Variable):
+    """An iterator whose items are simulated as they are consumed, one step of the real iterator per
+    item: a consumer that stops early (next, any, all, a shorter zip, a `break`) runs no more of it
+    than eager code does, and what its steps do (a generator's appends, prints, tensor ops) comes
+    in eager's order, interleaved with the consumer's. It exists only in the simulation, so a break
+    while one is live cannot rebuild it (the frame then runs eagerly)."""
+
+    def next(self, ex: Any) -> Variable | None:
+        """The next item, simulated by the executor `ex`; None when exhausted."""
+        raise NotImplementedError
+
+
+class GeneratorVariable(LazyIteratorVariable):
+    """A generator of an inlined generator function: `frame` (its OpcodeInlineExecutor) stopped at
+    its start or at a `yield`, run on to the next one for each item."""
+
+    def __init__(self, frame: Any):
+        super().__init__()
+        self.frame = frame
+        self.done = False
+
+    def next(self, ex: Any) -> Variable | None:
+        if self.done:
+            return None
+        self.frame.run()
+        item, self.frame.yielded = self.frame.yielded, None
+        self.done = item is None
+        return item
+
+    def _describe(self) -> str:
+        return self.frame.code.co_qualname
+
+
+class ZipVariable(LazyIteratorVariable):
+    """zip(*sources) over iterators: each item takes one item from each source in order, as zip does,
+    so the sources before the first exhausted one lose the item they gave; `strict`: an exhausted
+    source when the others are not is zip's ValueError (`ex.raises`: the frame raises it)."""
+
+    def __init__(self, sources: list[Variable], strict: bool):
+        super().__init__()
+        self.sources = sources
+        self.strict = strict
+        self.done = False
+
+    def next(self, ex: Any) -> Variable | None:
+        if self.done:
+            return None
+        items = []
+        for i, source in enumerate(self.sources):
+            item = ex.next_of(source)
+            if item is None:
+                self.done = True
+                if self.strict and (i > 0 or any(ex.next_of(s) is not None for s in self.sources[1:])):
+                    ex.raises("zip() arguments of different lengths (strict=True)")
+                return None
+            items.append(item)
+        return TupleVariable(items)
+
+
+class EnumerateVariable(LazyIteratorVariable):
+    """enumerate(source, start) over an iterator: one item of the source per item."""
+
+    def __init__(self, source: Variable, start: int):
+        super().__init__()
+        self.source = source
+        self.count = start
+
+    def next(self, ex: Any) -> Variable | None:
+        item = ex.next_of(self.source)
+        if item is None:
+            return None
+        self.count += 1
+        return TupleVariable([ConstantVariable(self.count - 1), item])
 
 
 class ObjectVariable(Variable):
@@ -375,5 +451,14 @@ class _Null(Variable):
 
 
 NULL = _Null()
+
+
+class _Suspended(Variable):
+    """What `OpcodeExecutor.run` returns when an inlined generator stops: at its start, at a `yield`
+    (its `yielded`), or at its end."""
+
+
+SUSPENDED = _Suspended()
+ITERATOR_TYPES = (IteratorVariable, LazyIteratorVariable)
 
 OBJECT_TYPES = (types.ModuleType, types.FunctionType, types.BuiltinFunctionType, type)
