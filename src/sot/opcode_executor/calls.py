@@ -27,7 +27,9 @@ from .trackers import GetAttrTracker
 from .variables import (NULL, BoundMethodVariable, ContainerMethodVariable, DictVariable, FunctionVariable,
                         InstanceVariable, ObjectVariable, TensorMethodVariable, TensorVariable, Variable)
 
-__all__ = ["CallMixin", "ReadsFrames", "is_runtime_api"]
+__all__ = ["CallMixin", "MAX_INLINE_DEPTH", "ReadsFrames", "is_runtime_api"]
+
+MAX_INLINE_DEPTH = 32  # nested inline calls
 
 # builtins whose result depends on the frame calling them (or its callers), with how many positional
 # arguments make them stop reading it (None: always read it): `vars(obj)`, `eval(src, namespace)` do not
@@ -98,7 +100,12 @@ class CallMixin:
             return self.call(self.wrap(fn.value.__wrapped__, GetAttrTracker(fn.tracker, "__wrapped__")), args, kwargs,
                              direct)
         if isinstance(fn, FunctionVariable):
-            return self.inline(fn, args, kwargs, direct)
+            try:
+                return self.inline(fn, args, kwargs, direct)
+            except Unsupported as e:
+                if getattr(e, "unwind_to", None) == self.depth + 1:  # the recursion's first call: it breaks here
+                    e.breakable, e.unwind_to = True, None
+                raise
         if isinstance(fn, InstanceVariable):
             method = self.load_attr(fn, "__call__")
             if not isinstance(method, (BoundMethodVariable, FunctionVariable)):
@@ -113,6 +120,24 @@ class CallMixin:
             if any(fn.value is reader and (n is None or len(args) < n) for reader, n in _FRAME_READERS):
                 raise ReadsFrames("CALL", self.where(), f"calling {fn!r}, which reads its caller's frame")
         self.unsupported(f"calling {fn!r}", "SOT-B003")
+
+    def too_deep(self, fn: FunctionVariable) -> None:
+        """An inline call nested deeper than MAX_INLINE_DEPTH cannot be simulated. A recursion that deep
+        runs for real from its first call, one Python frame per level as eagerly, so it reaches the
+        recursion limit where eager code does (inlined levels have no frame of their own): the error
+        passes through the frames inlined since as one they cannot break on, up to that call."""
+        chain = [self]
+        while chain[-1].parent is not None:
+            chain.append(chain[-1].parent)
+        owners = [frame for frame in chain if frame.code is fn.code]
+        if not owners:
+            self.unsupported(f"calls nested deeper than {MAX_INLINE_DEPTH}")
+        error = Unsupported(self.current.opname, self.where(), f"a recursion of {fn.code.co_qualname} deeper than "
+                            f"{MAX_INLINE_DEPTH} inlined calls runs for real from its first call (one frame per "
+                            "level, as eagerly: the recursion limit applies as it does eagerly)", "SOT-B003")
+        error.breakable = False
+        error.unwind_to = max(owners[-1].depth, 1)  # the outermost call of its code (the translated frame's: the first)
+        raise error
 
     def _record_method(self, name: str, self_var: Variable, args: list[Variable], kwargs: dict) -> Variable:
         """A Tensor method call, recorded as call_method; an in-place one (`add_`) updates a tensor the

@@ -44,7 +44,7 @@ from .aliasing import aliasing_guards, shares_memory
 from .attributes import C_METHODS, AttributeMixin
 from .binding import BindError, bind_arguments
 from .breaks import CALLS, FrameState, GraphBreak, breakable
-from .calls import CallMixin, is_runtime_api
+from .calls import MAX_INLINE_DEPTH, CallMixin, is_runtime_api
 from .contexts import ContextMixin
 from .dispatch import HANDLERS, FrameRaises, InPlaceUpdate, Unsupported, handles
 from .side_effects import SideEffects, WriteBack
@@ -95,7 +95,6 @@ _JUMPS: dict[str, Callable[[Any], bool]] = {
 # FORMAT conversions (CONVERT_VALUE's argval)
 _CONVERSIONS: dict[Any, Callable[[Any], str]] = {"str": str, "repr": repr, "ascii": ascii}
 _MAX_STEPS = 100_000  # simulated instructions per translation: an unrolled loop longer than this runs eagerly
-_MAX_DEPTH = 32  # nested inline calls
 
 
 def _in_runtime(fn: types.FunctionType) -> bool:
@@ -492,8 +491,8 @@ class OpcodeExecutor(CallMixin, AttributeMixin, ContextMixin):
         """Simulate a Python function's code into this translation's SIR (`direct`: see `call`)."""
         if fn.value is not None and (is_not_to_static(fn.value) or is_skipped(fn.value)):
             self.unsupported(f"{fn.code.co_qualname} is marked not_to_static or skipped", "SOT-B004")
-        if self.depth >= _MAX_DEPTH:
-            self.unsupported(f"calls nested deeper than {_MAX_DEPTH}")
+        if self.depth >= MAX_INLINE_DEPTH:
+            self.too_deep(fn)
         if fn.code.co_flags & (0x80 | 0x100 | 0x200):  # coroutine, iterable coroutine, async generator
             self.unsupported(f"calling the coroutine function {fn.code.co_qualname}")
         defaults, kwdefaults, closure = (fn.defaults, fn.kwdefaults, fn.closure) if fn.value is None else \
