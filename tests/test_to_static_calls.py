@@ -423,7 +423,7 @@ def deep_recursion(x, n):
     (in_place_on_view, lambda: (rand(2, 2),), "in-place update"),
     (set_value_of_argument, lambda: (rand(2),), "Tensor.set_value changes a tensor in place"),
     (calls_backward, lambda: (rand(2, grad=True),), "Tensor.backward"),
-    (deep_recursion, lambda: (rand(2), 40), "nested deeper"),
+    (deep_recursion, lambda: (rand(2), 40), "recursion of deep_recursion deeper than"),
 ], ids=["not_to_static", "view", "set_value", "backward", "recursion"])  # in-place on arguments: test_in_place_inputs
 def test_what_cannot_be_captured_breaks_there_with_its_reason_and_is_cached(fn, inputs, reason):
     args = inputs()
