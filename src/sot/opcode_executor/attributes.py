@@ -133,13 +133,14 @@ class AttributeMixin:
     def _guard_not_overridden(self, obj: Variable, name: str, first: int, k: int, instance: bool) -> None:
         """The attribute was found in the dict of the `k`-th class of the object's MRO: guard that the classes
         before it (from `first`) and, for a non-data descriptor, the object's own `__dict__` still lack it (a
-        method patched onto a subclass or an instance after the first call is what eager code calls)."""
+        method patched onto a subclass or an instance after the first call is what eager code calls; special
+        methods are looked up on the type only)."""
         src = obj.tracker.source
         if src is None:
             return
         for j in range(first, k):
             self.wrap(False, ExpressionTracker(f"{name!r} in type({src}).__mro__[{j}].__dict__"))
-        if instance and hasattr(obj.value, "__dict__"):
+        if instance and hasattr(obj.value, "__dict__") and not (name.startswith("__") and name.endswith("__")):
             self.wrap(False, ExpressionTracker(f"{name!r} in {src}.__dict__"))
 
     @handles("LOAD_ATTR")

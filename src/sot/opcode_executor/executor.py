@@ -335,8 +335,6 @@ class OpcodeExecutor(CallMixin, AttributeMixin, ContextMixin):
             var = DictVariable(items, tracker, type(value))
         elif isinstance(value, types.FunctionType):
             var = FunctionVariable(value, tracker, global_tracker=self._globals_of(value, tracker))
-            if tracker.source is not None:  # the code inlined is the function's code now (autoreload swaps it)
-                self.guard_identity(value.__code__, GetAttrTracker(tracker, "__code__"))
         elif isinstance(value, types.MethodType) and (isinstance(value.__func__, types.FunctionType)
                                                       or is_to_static_wrapper(value.__func__)):  # (to_static(layer))
             function = self.wrap(value.__func__, GetAttrTracker(tracker, "__func__"))
@@ -497,6 +495,9 @@ class OpcodeExecutor(CallMixin, AttributeMixin, ContextMixin):
             self.unsupported(f"calling the coroutine function {fn.code.co_qualname}")
         defaults, kwdefaults, closure = (fn.defaults, fn.kwdefaults, fn.closure) if fn.value is None else \
             self._parts_of(fn)
+        if fn.value is not None and fn.tracker.source is not None and not _in_runtime(fn.value):
+            # the code inlined must be the function's code on the next call too (autoreload replaces it)
+            self.guard_identity(fn.code, GetAttrTracker(fn.tracker, "__code__"))
         try:
             bound = bind_arguments(fn.code, args, kwargs, defaults, kwdefaults)
         except BindError as e:
