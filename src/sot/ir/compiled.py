@@ -28,10 +28,8 @@ Programs run on the CPU executor. A kernel that fails on the values raises what 
 """
 from __future__ import annotations
 
-from typing import Any, Callable, NoReturn, Sequence
-
 import contextlib
-from typing import Iterator
+from typing import Any, Callable, Iterator, NoReturn, Sequence
 
 import numpy as np
 
