@@ -1,11 +1,14 @@
 """What a translation relied on is guarded: after a change that eager code sees (a class attribute, a
 global shadowing a builtin, a function's code, a runtime functional replaced, objects or tensor
 memory shared between arguments), the compiled function gives eager's result again. Each test calls
-the compiled function once, makes the change, and compares the next call with eager code."""
+the compiled function, makes the change, and compares the next call with eager code; Hypothesis drives
+random sequences of such changes and calls at the end."""
 import types
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 import runtime as paddle
 import sot
@@ -291,3 +294,89 @@ def test_disjoint_memory_guard_through_the_generated_function_and_the_naive_chec
         want = name == "copy"
         assert guard.holds(frame.f_locals) is want
         assert (cache.lookup(frame) == "entry") is want
+
+
+# ----- differential: random call sequences mixing changes of class attributes and aliasing -----
+
+class Mode:
+    ACT = "a"
+
+    @classmethod
+    def kind(cls):
+        return cls.ACT
+
+
+class SubMode(Mode):
+    pass
+
+
+READS = {
+    "type": "type(obj).ACT",
+    "classmethod": "obj.kind()",
+    "dunder": "obj.__class__.ACT",
+}
+
+
+def mode_function(read: str):
+    """`x` scaled by a branch on a class attribute read as `read` says (a fresh code object per read)."""
+    source = (f"def by_mode(x, obj):\n    act = {READS[read]}\n    if act == 'a':\n        return x + 1\n"
+              f"    if act == 'b':\n        return x * 2\n    return x - 3\n")
+    namespace: dict = {}
+    exec(compile(source, f"<mode {read}>", "exec"), namespace)  # noqa: S102 - generated test code
+    return namespace["by_mode"]
+
+
+@given(read=st.sampled_from(sorted(READS)),
+       steps=st.lists(st.tuples(st.sampled_from(["call", "set", "set_sub", "del_sub"]),
+                                st.sampled_from(["a", "b", "c"]), st.booleans()), min_size=2, max_size=8))
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+def test_random_class_attribute_changes_are_seen(read, steps):
+    fn = mode_function(read)
+    jit, x = sot.to_static(fn), rand(2)
+    try:
+        for op, value, sub in steps:
+            if op == "call":
+                obj = SubMode() if sub else Mode()
+                same(jit(x, obj), fn(x, obj))
+            elif op == "set":
+                Mode.ACT = value
+            elif op == "set_sub":
+                SubMode.ACT = value
+            elif "ACT" in vars(SubMode):
+                del SubMode.ACT
+    finally:
+        Mode.ACT = "a"
+        if "ACT" in vars(SubMode):
+            del SubMode.ACT
+
+
+def writes_three(x, a, b, c):
+    a.v = 1
+    b.v = 2
+    c.v = 3
+    return x + a.v * 100 + b.v * 10 + c.v
+
+
+@given(patterns=st.lists(st.tuples(st.integers(0, 2), st.integers(0, 2), st.integers(0, 2)), min_size=1,
+                         max_size=6))
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+def test_random_aliasing_of_written_arguments_matches_eager(patterns):
+    jit, x = jit_of(writes_three), rand(2)
+    for pattern in patterns:
+        mine, theirs = [Holder() for _ in range(3)], [Holder() for _ in range(3)]
+        got = jit(x, *(mine[i] for i in pattern))
+        want = writes_three(x, *(theirs[i] for i in pattern))
+        same(got, want)
+        assert [vars(h) for h in mine] == [vars(h) for h in theirs]
+
+
+@given(kinds=st.lists(st.sampled_from(["distinct", "same", "reshape", "detach", "slice"]), min_size=1, max_size=5))
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+def test_random_aliasing_of_tensors_updated_in_place_matches_eager(kinds):
+    views = {"distinct": lambda t: base_of(None), "same": lambda t: t, "detach": lambda t: t.detach(),
+             "reshape": lambda t: t.reshape([2, 2]).reshape([4]), "slice": lambda t: t[::-1]}
+    jit = jit_of(bumps_then_adds)
+    for kind in kinds:
+        t, u = base_of(None), base_of(None)
+        same(jit(t, views[kind](t)), bumps_then_adds(u, views[kind](u)))
+        same(t, u)

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import builtins
 import re
+import weakref
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -244,6 +245,9 @@ def generate(entries: list[tuple[int, list[Guard]]], overlaps: Callable[[int, in
 
 
 def _short(obj: Any) -> str:
+    if isinstance(obj, weakref.ref):  # an identity guard's object, held weakly (checks.Held)
+        target = obj()
+        return "a weak reference to " + ("a dead object" if target is None else _short(target))
     text = repr(obj)
     return text if len(text) <= 100 and "\n" not in text else describe(obj)
 
