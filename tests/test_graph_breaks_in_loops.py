@@ -281,3 +281,60 @@ def test_a_comprehension_whose_body_breaks_gives_eagers_list(n):
     jit = jit_of(comprehension_that_breaks)
     for _ in range(2):
         assert_same_result(jit(items), comprehension_that_breaks(items))
+
+
+def _translations(fn):
+    """Translations of a to_static function and of every resume or body function its breaks made."""
+    return sum(t.translations for t in translators(fn))
+
+
+def carries_an_int(x, n):
+    s = 0
+    for i in range(n):
+        s += i % 3 + i // 4  # a Python int carried across iterations: a dynamic number of the body
+    return x + s
+
+
+def carries_a_float(x, n):
+    total = 0.5
+    for _ in range(n):
+        total = total * 0.999 + 0.25
+    return x * total
+
+
+@pytest.mark.parametrize("fn", [carries_an_int, carries_a_float])
+def test_a_long_loop_carrying_a_number_translates_as_often_whatever_its_length(fn, recwarn):
+    counts = []
+    for n in (70, 200):
+        jit = jit_of(fn)
+        for _ in range(2):
+            x = rand(3)
+            assert_same_result(jit(x, n), fn(x, n))
+        assert translators(jit)[0].fallbacks == []
+        counts.append(_translations(jit))
+    assert counts[0] == counts[1] <= 3  # the frame, the loop's body (once: its numbers are dynamic), the exit
+    assert not [w for w in recwarn if "cache_size_limit" in str(w.message)]
+
+
+class Linears(nn.Layer):
+    def __init__(self, n):
+        super().__init__()
+        self.layers = nn.LayerList([nn.Linear(3, 3) for _ in range(n)])
+
+    def forward(self, x):
+        for layer in self.layers:
+            x = layer(x)
+        return x
+
+
+@pytest.mark.parametrize("n", [70, 100])
+def test_a_loop_over_more_layers_than_the_unroll_limit_is_unrolled_whole_in_one_translation(n, recwarn):
+    paddle.seed(2)
+    model = Linears(n)
+    x = rand(2, 3)
+    want = model(x)
+    jit = sot.to_static(model)
+    for _ in range(2):
+        np.testing.assert_allclose(jit(x).numpy(), want.numpy(), rtol=1e-5)
+    assert _translations(jit.forward) == 1 and translators(jit.forward)[0].breaks == []
+    assert not [w for w in recwarn if "cache_size_limit" in str(w.message)]

@@ -17,9 +17,10 @@ translation for `SOT_DUMP`).
                  in code. The default comes from benchmarks/cache_hit.py: a compiled one-op graph
                  costs about 1.1x the eager op, so compiling never loses by more than that.
     SOT_MAX_UNROLL  how many iterations of a `for` loop of the translated function are unrolled
-                 into its graph (default 64); a longer loop breaks after them (SOT-C003) and the
-                 rest runs as a real loop calling its body as a compiled function (or, where the
-                 body cannot be one, eagerly: SOT-C002). Loops in called functions are unrolled whole.
+                 into its graph (default 64); a longer loop breaks at its head (SOT-C003) and runs
+                 as a real loop calling its body as a compiled function (or, where the body cannot
+                 be one, eagerly: SOT-C002). Loops in called functions, and loops over Layers, are
+                 unrolled whole.
     SOT_MAX_LOOP_BREAKS  the most iterations left at a break in a loop body for which the loop goes
                  on breaking once per iteration, one nested resume function each (default 32). A
                  longer loop (or one of unknown length: a `while`) runs for real, its body a

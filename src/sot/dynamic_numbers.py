@@ -18,8 +18,9 @@ runs on the same arrays as in eager code: its result is eager's bit for bit. One
 dtype); a number that is only returned, stored or passed on to a resume function is loaded from the
 frame again as it is.
 
-Arithmetic of dynamic numbers with numbers (`+`, `-`, `*`, unary `-`: those that cannot raise; a
-dynamic int meeting a float is excluded, its conversion to float may overflow) gives a dynamic number
+Arithmetic of dynamic numbers with numbers (`+`, `-`, `*`, unary `-`, and `%`, `//` by a nonzero
+number known at translation time: those that cannot raise; a dynamic int meeting a float is
+excluded, its conversion to float may overflow) gives a dynamic number
 the generated code computes again on every call with Python's own operator (so it is eager's value by
 construction), e.g. a loss accumulated as a Python float, `total + loss.item()`.
 Anything else that needs the value at translation time (`if s > 0`, `range(n)`, a shape, an

@@ -47,6 +47,7 @@ from .breaks import CALLS, FrameState, GraphBreak, breakable
 from .calls import MAX_INLINE_DEPTH, CallMixin, is_runtime_api
 from .contexts import ContextMixin
 from .dispatch import HANDLERS, FrameRaises, InPlaceUpdate, Unsupported, handles
+from .loops import past_unroll_limit
 from .side_effects import SideEffects, WriteBack
 from .trackers import (BuiltinTracker, CellTracker, ComputedTracker, ConstTracker, ConvertedTracker, DummyTracker,
                        ExpressionTracker, GetAttrTracker, GetItemTracker, GlobalTracker, LocalTracker, Tracker)
@@ -85,6 +86,8 @@ _COMPARE: dict[str, tuple[Callable, str]] = {
 }
 # operators on Python numbers a dynamic number goes through (those that cannot raise on ints and floats)
 _NUMBER_ARITHMETIC = frozenset({"+", "-", "*"})
+# ... and those that raise only for a zero divisor: by a divisor known at translation time (`i % 3`)
+_NUMBER_DIVISION = frozenset({"%", "//"})
 # COMPARE_OP operator -> the one Python tries on the right operand when the left's gives NotImplemented
 _SWAPPED = {"<": ">", "<=": ">=", "==": "==", "!=": "!=", ">": "<", ">=": "<="}
 # conditional jump -> whether it jumps, given the popped value's truth or None-ness
@@ -782,8 +785,9 @@ class OpcodeExecutor(CallMixin, AttributeMixin, ContextMixin):
         if isinstance(right, TensorVariable):
             self.unsupported(f"{left!r} {op} {right!r}")
         dynamic = isinstance(left, NumberVariable) or isinstance(right, NumberVariable)
-        if dynamic and op in _NUMBER_ARITHMETIC and _is_number(left) and _is_number(right) and \
-                not _may_overflow(left, right):
+        if dynamic and _is_number(left) and _is_number(right) and not _may_overflow(left, right) and (
+                op in _NUMBER_ARITHMETIC or (op in _NUMBER_DIVISION and not isinstance(right, NumberVariable)
+                                             and right.value != 0)):
             return self._computed_number([left, right], fold, "BINARY_OP", _BINARY_OPERATORS.index(op), op)
         result = fold(self.python_value(left), self.python_value(right))
         return self.from_result(result) if isinstance(result, (tuple, list)) else ConstantVariable(result)
@@ -999,10 +1003,9 @@ class OpcodeExecutor(CallMixin, AttributeMixin, ContextMixin):
         if not isinstance(self.stack[-1], ITERATOR_TYPES):
             self.unsupported(f"iterating {self.stack[-1]!r}, known only at run time", "SOT-B002")
         iterator = self.stack[-1]
-        if self.parent is None and isinstance(iterator, IteratorVariable) and iterator.position >= \
-                config.max_unroll() and iterator.position < len(iterator.items):
+        if self.parent is None and past_unroll_limit(iterator):
             self.unsupported(f"a loop of {len(iterator.items)} iterations is unrolled only {config.max_unroll()} times "
-                             "(SOT_MAX_UNROLL): the rest runs as a loop", "SOT-C003")
+                             "(SOT_MAX_UNROLL): it runs as a loop", "SOT-C003")
         item = self.next_of(iterator)
         if item is None:
             self.stack.pop()

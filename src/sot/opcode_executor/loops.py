@@ -26,13 +26,17 @@ import operator
 from dataclasses import dataclass
 from typing import Any
 
+from sot import config
+from sot.dynamic import policy_of
 from sot.pyversion import CodeMeta, ExceptionEntry, Instruction, NormalisedCode, encode
 
 from .breaks import FrameState
-from .variables import IteratorVariable, LazyIteratorVariable, ObjectVariable
+from .trackers import LocalTracker
+from .variables import (IteratorVariable, LazyIteratorVariable, ObjectVariable, TensorVariable, TupleVariable,
+                        Variable)
 
 __all__ = ["LoopPlan", "body_code", "enclosing", "entry_prologue", "hot_loop", "loops_around", "outermost_loop",
-           "plan_loop"]
+           "past_unroll_limit", "plan_loop"]
 
 ITEM = "__sot_item"  # the body function's first parameter: the loop's item
 _READS = frozenset({"LOAD_FAST", "LOAD_FAST_AND_CLEAR", "DELETE_FAST"})
@@ -83,11 +87,34 @@ def _normal_flow(code: NormalisedCode) -> set[int]:
     return seen
 
 
+def past_unroll_limit(iterator: Variable) -> bool:
+    """Whether the translated frame's FOR_ITER stops unrolling the loop over `iterator` (SOT-C003): it
+    unrolled SOT_MAX_UNROLL items and more are left. Not where the next item is pinned by identity
+    (a Layer, a parameter: a body function would be translated once per item, so translations would
+    grow with the loop's length): such a loop is unrolled whole."""
+    return isinstance(iterator, IteratorVariable) and config.max_unroll() <= iterator.position < len(
+        iterator.items) and not _pinned(iterator.items[iterator.position])
+
+
+def _pinned(var: Variable) -> bool:
+    """Whether a translation guards `var` by identity (directly or through an item of a tuple)."""
+    if isinstance(var, TupleVariable):
+        return any(_pinned(v) for v in var.items)
+    if isinstance(var, TensorVariable):
+        return var.bound
+    return isinstance(var, ObjectVariable)
+
+
 def hot_loop(frame: FrameState, limit: int) -> str | None:
     """Why the frame's resume function must not nest one call per iteration: its instruction is
     inside loops of the frame that would break more than `limit` more times, or an unknown number
-    of times (a `while`, an iterator of unknown length); None if not."""
+    of times (a `while`, an iterator of unknown length), or it is the head of a loop longer than
+    SOT_MAX_UNROLL (which then runs as a loop, its body translated once whatever its length); None
+    if not."""
     code = frame.executor.normalised
+    if frame.executor.parent is None and frame.instruction.opname == "FOR_ITER" and frame.stack and \
+            past_unroll_limit(frame.stack[-1]):
+        return f"a loop longer than SOT_MAX_UNROLL={config.max_unroll()} at line {frame.instruction.lineno}"
     loops = loops_around(code, code.index(frame.instruction))
     iterators = [v for v in frame.stack if _remaining(v) is not None]
     left = 1
@@ -299,4 +326,9 @@ def body_code(normalised: NormalisedCode, plan: LoopPlan, depth: int) -> Any:
     around = {id(e) for e in enclosing(normalised, plan.head, plan.end)}
     table = tuple(ExceptionEntry(mapping[id(e.start)], mapping[id(e.end)], mapping[id(e.target)], e.depth, e.lasti)
                   for e in normalised.exception_table if id(e) not in around)
-    return encode(NormalisedCode(tuple(prologue + body + tail), table, meta))
+    code = encode(NormalisedCode(tuple(prologue + body + tail), table, meta))
+    # its item and the numbers the loop carries (`s += i % 3`) change in every iteration: read as dynamic
+    # numbers from its first translation, so it is not translated again per value (a number whose value
+    # the body needs is kept static by that translation, with the reason)
+    policy_of(code).numbers.make_dynamic({LocalTracker(name).source for name in params})
+    return code
