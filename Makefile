@@ -3,7 +3,7 @@ PYTHON_VERSIONS ?= 3.11 3.12 3.13
 PYTEST_ARGS ?= -x -q
 SHELL := /bin/bash
 
-.PHONY: test demo bench clean
+.PHONY: test fuzz demo bench clean
 
 # .venv-X.Y/.stamp is rebuilt when pyproject.toml changes; when only the C hook changes (setup.py,
 # src/sot/_eval_frame.c) the package is reinstalled in place, which rebuilds the extension.
@@ -24,7 +24,7 @@ test:
 	  echo "== Python $$v"; \
 	  if ! $(MAKE) -s .venv-$$v/.stamp; then failed="$$failed $$v(setup)"; continue; fi; \
 	  ran=$$((ran+1)); \
-	  .venv-$$v/bin/python -m pytest $(PYTEST_ARGS) tests || failed="$$failed $$v"; \
+	  HYPOTHESIS_PROFILE=ci .venv-$$v/bin/python -m pytest $(PYTEST_ARGS) tests || failed="$$failed $$v"; \
 	done; \
 	if [ $$ran -eq 0 ]; then echo "no supported Python (3.11-3.13) found"; exit 1; fi; \
 	if [ -n "$$failed" ]; then echo "FAILED on:$$failed"; exit 1; fi; \
@@ -35,6 +35,10 @@ test:
 	if [ -z "$$py" ]; then echo "no supported Python (3.11-3.13) found"; exit 1; fi; \
 	rm -rf .venv; "$$py" -m venv .venv && .venv/bin/python -m pip install -q --upgrade pip && \
 	.venv/bin/python -m pip install -q -e '.[test,examples]' && touch $@
+
+# The Hypothesis tests with fresh random examples (the "explore" profile of tests/conftest.py) on one Python.
+fuzz: .venv/.stamp
+	HYPOTHESIS_PROFILE=explore .venv/bin/python -m pytest $(PYTEST_ARGS) $$(grep -l '^from hypothesis' tests/test_*.py)
 
 demo: .venv/.stamp
 	@mkdir -p build

@@ -1,4 +1,9 @@
-"""Shared fixtures: every test starts from the same seed and default dtype."""
+"""Shared fixtures: every test starts from the same seed and default dtype.
+
+Hypothesis runs the "ci" profile unless HYPOTHESIS_PROFILE names another: derandomized (the same
+examples on every run, so a failure is never a matter of luck), no deadline (a loaded machine is
+slow, not wrong), no example database. "explore" (`make fuzz`) draws new random examples each run,
+more of them where a test does not set its own max_examples."""
 import os
 
 # One BLAS thread: small test matrices gain nothing from threads, and on a busy 2-core
@@ -8,8 +13,13 @@ for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
 
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
+from hypothesis import settings  # noqa: E402
 
 import runtime as paddle  # noqa: E402
+
+settings.register_profile("ci", derandomize=True, deadline=None, print_blob=True, database=None)
+settings.register_profile("explore", max_examples=1000, deadline=None, print_blob=True)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 
 @pytest.fixture(autouse=True)

@@ -9,11 +9,16 @@ code; the first one's `cache_size_limit` holds) under the executor's guards,
 so the next call with matching inputs is served by the cache in C without calling back.
 A frame that cannot be captured runs eagerly (`fallbacks` records why) or, with
 `fallback=False`, raises `GraphBreakError(reason, where)`.
+
+Threads: a code object is translated by one thread at a time (its cache's `translating` lock); a
+thread that missed meanwhile waits, then looks in the cache again and translates only if the entry
+it needs is still missing. Hits take no lock.
 """
 from __future__ import annotations
 
 import dataclasses
 import inspect
+import threading
 import types
 import weakref
 from dataclasses import dataclass
@@ -113,6 +118,7 @@ class _HookCache(CodeCache):
         self.entry_eager: set[int] = set()
         self.entry_prints: dict[int, list[str]] = {}  # file:line of the prints its code defers
         self.children: list[Translator] = []
+        self.translating = threading.RLock()  # held while a thread translates this code
         LIVE_CACHES.add(self)
 
 
@@ -149,13 +155,22 @@ class Translator:
                 raise GraphBreakError(reason, _where(code))
             self.fallbacks.append(Fallback(reason, _where(code)))
 
-    @record.observed  # time spent translating, SOT_LOG events
-    def __call__(self, frame: Any, options: _BreakOptions | None = None) -> Any:
-        """Translates a frame of our code on a cache miss; other frames run untouched. `options`:
-        how a break is built, when a first simulation asked to simulate again (see _BreakOptions)."""
-        options = options or _BreakOptions()
+    def __call__(self, frame: Any) -> Any:
+        """Translates a frame of our code on a cache miss; other frames run untouched. One thread at a
+        time: a thread that waited for another's translation runs what that one cached, if it fits."""
         if frame.f_code is not self.code:
             return None
+        with self.cache.translating:
+            cached = self.cache.lookup_quietly(frame)
+            if cached is not None:
+                return cached
+            return self._translate(frame)
+
+    @record.observed  # time spent translating, SOT_LOG events
+    def _translate(self, frame: Any, options: _BreakOptions | None = None) -> Any:
+        """Translate a frame of our code, under the code's lock. `options`: how a break is built, when a
+        first simulation asked to simulate again (see _BreakOptions)."""
+        options = options or _BreakOptions()
         recompile = self.shapes.on_miss(frame, self.cache)
         if recompile is not None:
             self.recompiles.append(recompile)
@@ -174,17 +189,17 @@ class Translator:
                 brk = graph_break
                 custom = CustomCode(self._codegen_break(ex, brk, options), True)
         except _Retranslate as e:
-            return Translator.__call__.__wrapped__(self, frame, dataclasses.replace(options, **e.changes))
+            return Translator._translate.__wrapped__(self, frame, dataclasses.replace(options, **e.changes))
         except (StaticDimNeeded, NumberNeeded) as e:  # a dynamic dim or number's value was needed: keep it static
             self.shapes.keep_static(e)
-            return Translator.__call__.__wrapped__(self, frame, options)
+            return Translator._translate.__wrapped__(self, frame, options)
         except FrameRaises as e:  # the frame raises its own exception: eager code raises it, in any mode
             return self._run_eagerly(ex, Fallback(e.reason, e.where, e.code))
         except (Unsupported, DecodeError) as e:
             return self._cannot_capture(ex, e)
         except _USER_ERRORS as e:  # a meta function rejected the user's call: eager code raises it as it should
             if self.shapes.keep_static_after(ex.inputs if ex is not None else (), e):  # or a dynamic dim's -1 did
-                return Translator.__call__.__wrapped__(self, frame, options)
+                return Translator._translate.__wrapped__(self, frame, options)
             return self._run_eagerly(ex, Fallback(f"{type(e).__name__}: {e}", self._where(ex), "SOT-E001"))
         except Exception as e:  # noqa: BLE001 - a gap of the translation itself (NotImplementedError, ...)
             return self._cannot_capture(ex, e)

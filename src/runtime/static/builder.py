@@ -1,10 +1,16 @@
 """Static mode: the public API appends ops to the current program instead of computing.
 
-`enable_static()` installs `append_op_from_call` as the registry's apply function and the
-static parameter factory into `runtime.mode`; `disable_static()` restores eager dispatch.
+Static mode is per thread (`runtime.mode.hooks` is thread-local): `enable_static()` installs the
+static parameter factory for this thread and, while any thread is in static mode, the registry's
+apply function is `_apply_in_mode`, which appends (`append_op_from_call`) in static threads and
+dispatches eagerly in the others. With no thread in static mode it is eager dispatch itself, so
+eager ops pay nothing for the mode. A garbage collection runs eagerly even in a static thread: the
+finalizers it calls are cleanup code, not part of the program being built.
 """
 from __future__ import annotations
 
+import gc
+import threading
 from typing import Any
 
 import numpy as np
@@ -19,18 +25,63 @@ from .framework import (Variable, _user_callsite, default_main_program, default_
 __all__ = ["enable_static", "disable_static", "in_dynamic_mode", "data", "InputSpec"]
 
 
+_static_threads = 0  # threads in static mode; the registry dispatches by mode while it is not 0
+_static_threads_lock = threading.Lock()
+
+
+def _apply_in_mode(op: registry.OpDef, inputs: tuple, attrs: dict):
+    """The registry's apply function while some thread is in static mode: by this thread's mode."""
+    if _mode.hooks.static:
+        return append_op_from_call(op, inputs, attrs)
+    return dispatch.apply(op, inputs, attrs)
+
+
 def enable_static() -> None:
-    """From now on public APIs build ops into `default_main_program()` (Paddle's static mode)."""
-    registry._apply = append_op_from_call
-    _mode.hooks.static = True
-    _mode.hooks.create_parameter = create_parameter_var
+    """From now on public APIs build ops into `default_main_program()` (Paddle's static mode), in this thread."""
+    global _static_threads
+    hooks = _mode.hooks
+    if hooks.static:
+        return
+    with _static_threads_lock:
+        _static_threads += 1
+        registry._apply = _apply_in_mode
+    hooks.create_parameter = create_parameter_var
+    hooks.static = True
 
 
 def disable_static() -> None:
-    """Back to eager execution."""
-    registry._apply = dispatch.apply
-    _mode.hooks.static = False
-    _mode.hooks.create_parameter = None
+    """Back to eager execution in this thread."""
+    global _static_threads
+    hooks = _mode.hooks
+    if not hooks.static:
+        return
+    hooks.static = False
+    hooks.create_parameter = None
+    with _static_threads_lock:
+        _static_threads -= 1
+        if _static_threads == 0:
+            registry._apply = dispatch.apply
+
+
+class _GcState(threading.local):
+    suspended = False  # this thread's static mode, switched off while a collection runs in it
+
+
+_gc_state = _GcState()
+
+
+def _eager_during_collection(phase: str, info: dict) -> None:
+    """gc callback: a collection (and the finalizers it runs) computes eagerly in a static thread."""
+    hooks = _mode.hooks
+    if phase == "start" and hooks.static:
+        hooks.static = False
+        _gc_state.suspended = True
+    elif phase == "stop" and _gc_state.suspended:
+        _gc_state.suspended = False
+        hooks.static = True
+
+
+gc.callbacks.append(_eager_during_collection)
 
 
 in_dynamic_mode = _mode.in_dynamic_mode

@@ -3,9 +3,10 @@
 A Program holds no arrays and no kernels (seed 000 §2.2.1): a Variable is a name with a
 shape (-1 for an unknown dim), a dtype and flags; an Operator names a registry op, its input
 and output variables and its attributes. Ops are appended by the SAME public API as eager
-mode: in static mode `registry._apply` is `append_op_from_call`, which runs the op's meta
-function (so a shape error is raised at build time, naming the op and the user's line) and
-records the op instead of computing it.
+mode: in a thread in static mode an op call goes to `append_op_from_call`, which runs the op's
+meta function (so a shape error is raised at build time, naming the op and the user's line) and
+records the op instead of computing it. The default programs are shared by all threads, as
+Paddle's are; `program_guard` switches them for its own thread only.
 """
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ import hashlib
 import itertools
 import os
 import sys
+import threading
 from typing import Any, Iterator
 
 import numpy as np
@@ -403,19 +405,30 @@ def _inference_form(op: Operator) -> tuple[str, list, list, dict] | None:
 
 
 # ---------------------------------------------------------------- default programs and guards
-class _Defaults:
-    main = Program()
-    startup = Program()
+_DEFAULT_MAIN = Program()
+_DEFAULT_STARTUP = Program()
+
+
+class _Guarded(threading.local):
+    """This thread's `program_guard` programs (None: the process-wide defaults)."""
+
+    main: Program | None = None
+    startup: Program | None = None
+
+
+_guarded = _Guarded()
 
 
 def default_main_program() -> Program:
-    """The program ops are appended to (switched by program_guard)."""
-    return _Defaults.main
+    """The program ops are appended to (switched by program_guard, per thread)."""
+    main = _guarded.main
+    return _DEFAULT_MAIN if main is None else main
 
 
 def default_startup_program() -> Program:
-    """The program parameter initialisers are appended to."""
-    return _Defaults.startup
+    """The program parameter initialisers are appended to (switched by program_guard, per thread)."""
+    startup = _guarded.startup
+    return _DEFAULT_STARTUP if startup is None else startup
 
 
 @contextlib.contextmanager
@@ -427,11 +440,11 @@ def program_guard(main_program: Program, startup_program: Program | None = None)
     if startup_program is not None and not isinstance(startup_program, Program):
         raise TypeError(f"program_guard: argument 'startup_program' must be a Program, "
                         f"got {type(startup_program).__name__}")
-    prev = (_Defaults.main, _Defaults.startup)
-    _Defaults.main = main_program
+    prev = (_guarded.main, _guarded.startup)
+    _guarded.main = main_program
     if startup_program is not None:
-        _Defaults.startup = startup_program
+        _guarded.startup = startup_program
     try:
         yield
     finally:
-        _Defaults.main, _Defaults.startup = prev
+        _guarded.main, _guarded.startup = prev

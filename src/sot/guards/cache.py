@@ -9,7 +9,8 @@ Interface (what the frame hook and the translator use):
   first, whose guards all pass; `None` on a miss (translate, then `insert`); `RUN_EAGERLY` once
   a miss found the cache full: a `CacheSizeLimitWarning` named the function and the guard that
   failed most, and the code runs untranslated from then on (a subclass may return something
-  else then: `gave_up`).
+  else then: `gave_up`). `lookup_quietly(frame)`: the same answer, no miss recorded (a thread that
+  waited for another's translation looks again).
 - The hit path is in C (`CacheBase`, the hook's side of the cache): the frame hook calls the
   generated guard function with the frame's namespaces and, when it names the entry hit last,
   counts the hit and runs its code with no other Python frame; everything else (a miss, the
@@ -18,6 +19,11 @@ Interface (what the frame hook and the translator use):
   regenerated when an entry is inserted, and when a hit moves an entry ahead of one it could
   match together with (exclusive entries keep their relative order irrelevant); generated
   functions are kept per such order, so alternating entries do not recompile.
+- Threads: hits take no lock (the C path, and `_lookup_slow`'s reads); every change (insert, promotion,
+  dropping dead entries, giving up) is made under the cache's lock and published in one assignment of an
+  immutable `_State` (entries, order, check order), so a concurrent lookup sees the cache before or after
+  a change, never in between. A generated function's miss and careful callbacks read the variable names
+  of that very function, whatever was installed since.
 - `miss_reasons()`: the last misses, each naming per entry the first guard that failed, with
   expected and actual values; `guard_counts()`: hits and failures per guard; `entries` (MRU),
   each with its hits and payload; `describe()`: all of it as text.
@@ -26,11 +32,13 @@ from __future__ import annotations
 
 import builtins
 import collections
+import functools
+import threading
 import types
 import warnings
 import weakref
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Mapping
+from typing import Any, Iterable, Mapping, NamedTuple
 
 from sot.eval_frame import CacheBase
 
@@ -114,6 +122,15 @@ class GuardCount:
     fails: int
 
 
+class _State(NamedTuple):
+    """What lookups read, replaced as a whole: entries by id, the live ones most recent hit first, every
+    entry's guards in check order."""
+
+    entries: tuple[CacheEntry, ...]
+    order: tuple[CacheEntry, ...]
+    check_order: dict[int, list[Guard]]
+
+
 class CacheLimitError(RuntimeError):
     """cache_limit_policy='error': a function needed more translations than its cache_size_limit."""
 
@@ -134,11 +151,10 @@ class CodeCache(CacheBase):
         self.eager_runs = 0  # calls run eagerly because the limit was reached
         self.careful_lookups = 0  # lookups where a source or check raised
         self.generated = 0  # guard functions generated (inserts, reorders of overlapping entries)
-        self._entries: list[CacheEntry] = []  # by id
-        self._order: list[CacheEntry] = []  # most recent hit first
-        self._overlap: dict[int, set[int]] = {}  # id -> ids of entries it may match with
-        self._check_order: dict[int, list[Guard]] = {}
-        self._fns: dict[frozenset, Generated] = {}
+        self._lock = threading.RLock()  # held by every change; lookups read `_state` without it
+        self._state = _State((), (), {})
+        self._overlap: dict[int, set[int]] = {}  # id -> ids of entries it may match with (under the lock)
+        self._fns: dict[frozenset, Generated] = {}  # under the lock
         self._misses: collections.deque[Miss] = collections.deque(maxlen=keep_misses)
         self._fails: collections.Counter[Guard] = collections.Counter()
         self._last_actual: dict[Guard, str] = {}
@@ -161,49 +177,70 @@ class CodeCache(CacheBase):
             return self.gave_up
         if self._dead:
             self._drop_dead()
-        if i >= 0 and self._entries[i].code is None:  # retired since the guard function ran: translate again
+        state = self._state
+        if i >= 0 and state.entries[i].code is None:  # retired since the guard function ran: translate again
             return None
         if i < 0:
-            if len(self._order) >= self.cache_size_limit:
+            if len(state.order) >= self.cache_size_limit:
                 self._give_up()
                 self.eager_runs += 1
                 return self.gave_up
             return None
-        entry = self._entries[i]
+        entry = state.entries[i]
         entry.hits += 1
-        if self._order[0] is not entry:
+        if state.order[0] is not entry or self._front_id != entry.id:
             self._promote(entry)
         return entry.code
+
+    def lookup_quietly(self, frame: Any) -> Any:
+        """What `lookup` answers now, recording no miss: for a thread that waited while another translated
+        this code (the entry it needs may be there now). Guards run through the careful evaluator."""
+        if self.eager:
+            return self.gave_up
+        state = self._state
+        scope = Scope(frame.f_locals, frame.f_globals, frame.f_builtins, {})
+        for e in state.order:
+            if e.code is not None and all(g.holds_in(scope) for g in state.check_order[e.id]):
+                return self._lookup_slow(e.id)
+        return self._lookup_slow(-1) if len(state.order) >= self.cache_size_limit else None
 
     # ----- entries -----
 
     @property
     def entries(self) -> list[CacheEntry]:
         """The entries, most recent hit (or insert) first."""
-        return list(self._order)
+        return list(self._state.order)
 
     def insert(self, guards: Iterable[Guard], code: Any, payload: Any = None) -> CacheEntry:
         """Adds a translation valid while all `guards` hold; it is tried first from now on."""
-        if self._dead:
-            self._drop_dead()
-        if self.eager or len(self._order) >= self.cache_size_limit:
-            raise ValueError(f"cache of {self._where()} is full ({self.cache_size_limit} entries) "
-                             "or gave up; lookup says RUN_EAGERLY")
-        entry = CacheEntry(len(self._entries), tuple(dict.fromkeys(guards)), code, payload)
-        entry.watches = self._watch(entry)
-        by_source = _by_source(entry.guards)
-        self._overlap[entry.id] = set()
-        for other in self._order:
-            if not _exclusive_entries(by_source, _by_source(other.guards)):
-                self._overlap[entry.id].add(other.id)
-                self._overlap[other.id].add(entry.id)
-        self._entries.append(entry)
-        self._order.insert(0, entry)
-        self._reorder_guards()
+        with self._lock:
+            if self._dead:
+                self._drop_dead()
+            state = self._state
+            if self.eager or len(state.order) >= self.cache_size_limit:
+                raise ValueError(f"cache of {self._where()} is full ({self.cache_size_limit} entries) "
+                                 "or gave up; lookup says RUN_EAGERLY")
+            entry = CacheEntry(len(state.entries), tuple(dict.fromkeys(guards)), code, payload)
+            entry.watches = self._watch(entry)
+            by_source = _by_source(entry.guards)
+            self._overlap[entry.id] = set()
+            for other in state.order:
+                if not _exclusive_entries(by_source, _by_source(other.guards)):
+                    self._overlap[entry.id].add(other.id)
+                    self._overlap[other.id].add(entry.id)
+            entries = (*state.entries, entry)
+            self._publish(_State(entries, (entry, *state.order), _check_orders(entries)))
+            return entry
+
+    def _publish(self, state: _State) -> None:
+        """Make `state` the cache (one assignment), with its guard function and front entry; under the lock."""
+        self._state = state
         self._fns.clear()
         self._install()
-        self._serve_front()
-        return entry
+        if state.order:
+            self._serve_front()
+        else:
+            self._set_front(-1, None, None)
 
     def _watch(self, entry: CacheEntry) -> tuple:
         """Weak references whose callbacks retire `entry` when an object its identity guards expect dies (it
@@ -237,8 +274,9 @@ class CodeCache(CacheBase):
                 return
             self.owner_drops += 1
         self._dead.append(eid)
-        if eid < len(self._entries):  # (else it dies while being inserted: released when it is dropped)
-            self._release(self._entries[eid])
+        entries = self._state.entries
+        if eid < len(entries):  # (else it dies while being inserted: released when it is dropped)
+            self._release(entries[eid])
 
     def _release(self, entry: CacheEntry) -> None:
         """Let go of what a retired entry holds; a lookup that still finds it is a miss (`_lookup_slow`)."""
@@ -248,64 +286,60 @@ class CodeCache(CacheBase):
 
     def _drop_dead(self) -> None:
         """Drop the entries whose guarded objects died: they leave the order, their code, payload and guards go."""
-        dead = set()
-        while self._dead:
-            dead.add(self._dead.pop())
-        self._dead.extend(eid for eid in dead if eid >= len(self._entries))  # still being inserted
-        gone = [e for e in self._order if e.id in dead]
-        if not gone:
-            return
-        for entry in gone:
-            self._order.remove(entry)
-            for other in self._overlap.pop(entry.id, ()):
-                self._overlap.get(other, set()).discard(entry.id)
-            self._release(entry)
-            entry.guards, entry.watches = (), ()
-        self.dropped += len(gone)
-        self._reorder_guards()
-        self._fns.clear()
-        self._install()
-        if self._order:
-            self._serve_front()
-
-    def _reorder_guards(self) -> None:
-        """Each entry's guards in check order: shared by more entries first, then cheaper."""
-        count: collections.Counter[Guard] = collections.Counter()
-        first: dict[Guard, int] = {}
-        for e in self._entries:
-            for g in e.guards:
-                count[g] += 1
-                first.setdefault(g, len(first))
-        key = lambda g: (-count[g], g.cost, first[g])  # noqa: E731
-        self._check_order = {e.id: sorted(e.guards, key=key) for e in self._entries}
+        with self._lock:
+            dead = set()
+            while self._dead:
+                dead.add(self._dead.pop())
+            state = self._state
+            self._dead.extend(eid for eid in dead if eid >= len(state.entries))  # still being inserted
+            gone = [e for e in state.order if e.id in dead]
+            if not gone:
+                return
+            for entry in gone:
+                for other in self._overlap.pop(entry.id, ()):
+                    self._overlap.get(other, set()).discard(entry.id)
+                self._release(entry)
+                entry.guards, entry.watches = (), ()
+            self.dropped += len(gone)
+            self._publish(_State(state.entries, tuple(e for e in state.order if e.id not in dead),
+                                 _check_orders(state.entries)))
 
     def _promote(self, entry: CacheEntry) -> None:
-        order = self._order
-        pos = order.index(entry)
-        del order[pos]
-        order.insert(0, entry)
-        self._serve_front()
-        overlap = self._overlap[entry.id]
-        if any(e.id in overlap for e in order[1:pos + 1]):
-            self._install()
+        with self._lock:  # another thread may have moved it meanwhile: work on the order as it is now
+            state = self._state
+            order = state.order
+            if entry not in order:  # dropped meanwhile (an object it guarded died)
+                return
+            pos = order.index(entry)
+            if pos == 0:  # (its hits were not served in C: an entry retired while it was the front)
+                self._serve_front()
+                return
+            self._state = state._replace(order=(entry, *order[:pos], *order[pos + 1:]))
+            self._serve_front()
+            overlap = self._overlap[entry.id]
+            if any(e.id in overlap for e in order[:pos]):
+                self._install()
 
     def _serve_front(self) -> None:
         """Hits on the most recent entry are served in C from now on."""
-        front = self._order[0]
+        front = self._state.order[0]
         self._set_front(front.id, front, front.code)
 
     def _install(self) -> None:
-        """Switch to the guard function of the current order (generating it if new)."""
-        order = self._order
+        """Switch to the guard function of the current order (generating it if new); under the lock."""
+        state = self._state
+        order = state.order
         key = frozenset((a.id, b.id) for i, a in enumerate(order) for b in order[i + 1:]
                         if b.id in self._overlap[a.id])
         gen = self._fns.get(key)
         if gen is None:
             if len(self._fns) >= _MAX_ORDERS:
                 self._fns.clear()
-            gen = generate([(e.id, self._check_order[e.id]) for e in order],
-                           lambda a, b: b in self._overlap[a], self._missed, self._careful,
-                           self.code.co_name, self._where())
+            var_sources: dict = {}  # the generated function's own names, for its callbacks
+            gen = generate([(e.id, state.check_order[e.id]) for e in order],
+                           lambda a, b: b in self._overlap[a], functools.partial(self._missed, var_sources),
+                           functools.partial(self._careful, var_sources), self.code.co_name, self._where())
+            var_sources.update(gen.var_sources)
             self._fns[key] = gen
             self.generated += 1
         self._gen = gen
@@ -313,37 +347,35 @@ class CodeCache(CacheBase):
 
     # ----- misses and the careful path -----
 
-    def _scope(self, local_vars: dict, f_locals: Mapping, f_globals: Mapping,
-               f_builtins: Mapping) -> Scope:
-        """A careful evaluator that reuses what the generated function already read."""
+    @staticmethod
+    def _scope(var_sources: dict, local_vars: dict) -> Scope:
+        """A careful evaluator that reuses what the generated function already read (`var_sources`: its
+        variables' sources)."""
         known = {}
-        gen = self._gen
-        for var, src in gen.var_sources.items():
+        for var, src in var_sources.items():
             v = local_vars.get(var, UNBOUND)
             if v is not UNBOUND:
                 known[src.text] = v
-        return Scope(f_locals, f_globals, f_builtins, known)
+        return Scope(local_vars["f_locals"], local_vars["f_globals"], local_vars["f_builtins"], known)
 
-    def _missed(self, local_vars: dict) -> int:
-        scope = self._scope(local_vars, local_vars["f_locals"], local_vars["f_globals"],
-                            local_vars["f_builtins"])
-        self._record_miss(scope)
+    def _missed(self, var_sources: dict, local_vars: dict) -> int:
+        self._record_miss(self._scope(var_sources, local_vars), self._state)
         return -1
 
-    def _careful(self, local_vars: dict) -> int:
+    def _careful(self, var_sources: dict, local_vars: dict) -> int:
         self.careful_lookups += 1
-        scope = self._scope(local_vars, local_vars["f_locals"], local_vars["f_globals"],
-                            local_vars["f_builtins"])
-        for e in self._order:
-            if all(g.holds_in(scope) for g in self._check_order[e.id]):
+        scope = self._scope(var_sources, local_vars)
+        state = self._state
+        for e in state.order:
+            if all(g.holds_in(scope) for g in state.check_order[e.id]):
                 return e.id
-        self._record_miss(scope)
+        self._record_miss(scope, state)
         return -1
 
-    def _record_miss(self, scope: Scope) -> None:
+    def _record_miss(self, scope: Scope, state: _State) -> None:
         reasons = []
-        for e in self._order:
-            for g in self._check_order[e.id]:
+        for e in state.order:
+            for g in state.check_order[e.id]:
                 if not g.holds_in(scope):
                     actual = g.actual(scope)
                     reasons.append(MissReason(e.id, g, str(g), actual))
@@ -357,20 +389,24 @@ class CodeCache(CacheBase):
         return list(self._misses)
 
     def _give_up(self) -> None:
-        if self._fails:
-            g, n = max(self._fails.items(), key=lambda kv: kv[1])
-            worst = (f"the guard that failed most is `{g}` ({n} misses; last got "
-                     f"{self._last_actual[g]})")
-        else:
-            worst = "no guard failed"
-        message = (f"sot [SOT-L001]: {self._where()} needed more than cache_size_limit="
-                   f"{self.cache_size_limit} translations; {worst}.")
-        if self.on_limit == "error":  # every further miss raises again: nothing is given up
-            raise CacheLimitError(message + " (cache_limit_policy='error')")
-        self.eager = True
-        self._check = None  # no guard runs from now on: every lookup is slow, and returns gave_up
-        warnings.warn(message + " It runs eagerly from now on: raise cache_size_limit or keep that value "
-                      "stable between calls.", CacheSizeLimitWarning, stacklevel=3)
+        with self._lock:
+            if self.eager:  # (a thread that missed together with another gave up already)
+                return
+            fails = dict.copy(self._fails)  # (other threads' misses may add to it meanwhile)
+            if fails:
+                g, n = max(fails.items(), key=lambda kv: kv[1])
+                worst = (f"the guard that failed most is `{g}` ({n} misses; last got "
+                         f"{self._last_actual[g]})")
+            else:
+                worst = "no guard failed"
+            message = (f"sot [SOT-L001]: {self._where()} needed more than cache_size_limit="
+                       f"{self.cache_size_limit} translations; {worst}.")
+            if self.on_limit == "error":  # every further miss raises again: nothing is given up
+                raise CacheLimitError(message + " (cache_limit_policy='error')")
+            self.eager = True
+            self._check = None  # no guard runs from now on: every lookup is slow, and returns gave_up
+            warnings.warn(message + " It runs eagerly from now on: raise cache_size_limit or keep that value "
+                          "stable between calls.", CacheSizeLimitWarning, stacklevel=3)
 
     def _where(self) -> str:
         c = self.code
@@ -385,19 +421,32 @@ class CodeCache(CacheBase):
     def guard_counts(self) -> list[GuardCount]:
         """Per distinct guard: hits of the entries holding it, and times it failed first."""
         out: dict[Guard, list[int]] = {}
-        for e in self._entries:
+        for e in self._state.entries:
             for g in e.guards:
                 out.setdefault(g, [0, self._fails[g]])[0] += e.hits
         return [GuardCount(g, h, f) for g, (h, f) in out.items()]
 
     def describe(self) -> str:
         """The cache as text: entries most recent first, their guards in check order."""
-        lines = [f"cache of {self._where()}: {len(self._entries)}/{self.cache_size_limit} entries"
+        state = self._state
+        lines = [f"cache of {self._where()}: {len(state.entries)}/{self.cache_size_limit} entries"
                  + (", gave up (runs eagerly)" if self.eager else "")]
-        for e in self._order:
+        for e in state.order:
             lines.append(f"  entry {e.id}: {e.hits} hits")
-            lines.extend(f"    {g}  (failed first {self._fails[g]}x)" for g in self._check_order[e.id])
+            lines.extend(f"    {g}  (failed first {self._fails[g]}x)" for g in state.check_order[e.id])
         return "\n".join(lines)
+
+
+def _check_orders(entries: tuple[CacheEntry, ...]) -> dict[int, list[Guard]]:
+    """Each entry's guards in check order: shared by more entries first, then cheaper."""
+    count: collections.Counter[Guard] = collections.Counter()
+    first: dict[Guard, int] = {}
+    for e in entries:
+        for g in e.guards:
+            count[g] += 1
+            first.setdefault(g, len(first))
+    key = lambda g: (-count[g], g.cost, first[g])  # noqa: E731
+    return {e.id: sorted(e.guards, key=key) for e in entries}
 
 
 def _by_source(guards: Iterable[Guard]) -> dict[str, list[Guard]]:

@@ -6,11 +6,10 @@ Variable's method, `call_layer` the layer, `call_sir` replays the callee's state
 second description of any op exists.
 
 Eager tensors are bound, not copied: a `Binder` gives each eager tensor a persistable Variable
-named after it (a Parameter's own name, `tensor_<n>` otherwise), and while a Layer is replayed
-its Parameters and buffers (those of its sublayers too) are swapped for those Variables and
-restored afterwards, so the layer's forward reads them as program inputs and no parameter is
-created. The swap mutates the layer for the duration of the call: do not call that layer from
-another thread meanwhile.
+named after it (a Parameter's own name, `tensor_<n>` otherwise), and a Layer is replayed as a
+stand-in: a shallow copy of it (and of its sublayers) whose Parameters and buffers are those
+Variables, so the layer's forward reads them as program inputs and no parameter is created. The
+layer itself is never changed, so other threads may call it meanwhile.
 
 A statement recorded under `no_grad` (`st.grad is False`) is replayed as usual and then its ops'
 outputs are marked stop_gradient (`cut_gradients`): static mode's flags follow the inputs only,
@@ -85,22 +84,29 @@ class Binder:
         return candidate
 
 
-@contextlib.contextmanager
-def bound_layer(layer: "Layer", binder: Binder) -> Iterator[None]:
-    """`layer` (and its sublayers) reading the binder's Variables instead of its own tensors."""
-    swapped: list[tuple[Any, str, Tensor]] = []
-    try:
-        for _, sub in layer.named_sublayers(include_self=True):
-            owned = [*sub.named_parameters(include_sublayers=False), *sub.named_buffers(include_sublayers=False)]
-            for key, tensor in owned:
-                if isinstance(tensor, Variable):
-                    continue
-                setattr(sub, key, binder.var(tensor))
-                swapped.append((sub, key, tensor))
-        yield
-    finally:
-        for sub, key, tensor in reversed(swapped):
-            setattr(sub, key, tensor)
+def bound_layer(layer: "Layer", binder: Binder) -> "Layer":
+    """A stand-in for `layer` (and its sublayers) reading the binder's Variables instead of its own tensors.
+
+    Shallow copies, one per distinct sublayer (a layer shared by two parents stays shared): everything but
+    the parameter, buffer and sublayer tables is the layer's own (hooks, settings, plain attributes)."""
+    stand_ins: dict[int, Any] = {}
+
+    def stand_in(sub: "Layer") -> "Layer":
+        twin = stand_ins.get(id(sub))
+        if twin is None:
+            twin = stand_ins[id(sub)] = object.__new__(type(sub))
+            d = twin.__dict__
+            d.update(sub.__dict__)
+            d["_parameters"] = {k: _bound(t, binder) for k, t in sub.__dict__["_parameters"].items()}
+            d["_buffers"] = {k: _bound(t, binder) for k, t in sub.__dict__["_buffers"].items()}
+            d["_sub_layers"] = {k: None if s is None else stand_in(s) for k, s in sub.__dict__["_sub_layers"].items()}
+        return twin
+
+    return stand_in(layer)
+
+
+def _bound(tensor: Tensor | None, binder: Binder) -> Any:
+    return tensor if tensor is None or isinstance(tensor, Variable) else binder.var(tensor)
 
 
 def _call_api(st: ApiStatement, args: tuple, kwargs: dict, binder: Binder) -> Any:
@@ -112,8 +118,7 @@ def _call_method(st: MethodStatement, args: tuple, kwargs: dict, binder: Binder)
 
 
 def _call_layer(st: LayerStatement, args: tuple, kwargs: dict, binder: Binder) -> Any:
-    with bound_layer(st.layer, binder):
-        return st.layer(*args, **kwargs)
+    return bound_layer(st.layer, binder)(*args, **kwargs)
 
 
 def _call_sir(st: SirStatement, args: tuple, kwargs: dict, binder: Binder) -> Any:

@@ -2,7 +2,7 @@
 
 Every `Translator` registers itself here when made (`register`); reports (`sot.report()`, the
 `sot` command) read the translators' own records (translations, fallbacks, breaks, code caches)
-through `translators()`. `Translator.__call__` is wrapped by `observed`: it adds the time spent to
+through `translators()`. `Translator._translate` is wrapped by `observed`: it adds the time spent to
 `translate_seconds(translator)` and hands what the call added (fallbacks, breaks, a cache entry)
 to the `SOT_LOG` logger. Only translations (cache misses) pass through it; a cache hit is served
 in C and only bumps its entry's hit counter, so recording costs nothing on the hot path.
