@@ -187,21 +187,25 @@ def test_a_finalizer_run_in_the_middle_of_a_replay_computes_eagerly():
 
 
 def test_finalizers_during_translations_in_other_threads_compute_eagerly():
-    """Garbage with finalizers is collected (often: a low gc threshold) while two threads translate."""
+    """Garbage with finalizers is collected (often: a low gc threshold) all the while two threads translate."""
     EagerFinalizer.results = []
     x = rand(3)
     want = translated_often(x).numpy()
-    wrong, n_garbage = [], 2000
+    wrong, made, translating = [], [0], [2]
 
     def translate():
-        for _ in range(50):
-            got = sot.to_static(fresh(translated_often))(x).numpy()
-            if not np.array_equal(got, want):
-                wrong.append(got)
+        try:
+            for _ in range(50):
+                got = sot.to_static(fresh(translated_often))(x).numpy()
+                if not np.array_equal(got, want):
+                    wrong.append(got)
+        finally:
+            translating[0] -= 1
 
     def make_garbage():
-        for v in range(n_garbage):
-            EagerFinalizer(float(v))
+        while translating[0] or made[0] < 500:
+            EagerFinalizer(float(made[0]))
+            made[0] += 1
 
     threshold = gc.get_threshold()
     gc.set_threshold(50)
@@ -212,7 +216,7 @@ def test_finalizers_during_translations_in_other_threads_compute_eagerly():
         gc.set_threshold(*threshold)
     gc.collect()
     assert errors == [] and wrong == []
-    assert sorted(EagerFinalizer.results) == [(float(v), v * 2.0 + 1.0) for v in range(n_garbage)]
+    assert sorted(EagerFinalizer.results) == [(float(v), v * 2.0 + 1.0) for v in range(made[0])]
 
 
 def test_a_layer_bound_by_a_replay_is_untouched_for_other_threads():
