@@ -7,6 +7,7 @@ exception in any thread fails the test.
 import contextlib
 import gc
 import io
+import itertools
 import sys
 import threading
 
@@ -186,37 +187,46 @@ def test_a_finalizer_run_in_the_middle_of_a_replay_computes_eagerly():
     assert [op.type for op in lowered.program.global_block().ops] == want_ops
 
 
-def test_finalizers_during_translations_in_other_threads_compute_eagerly():
-    """Garbage with finalizers is collected (often: a low gc threshold) all the while two threads translate."""
+def test_finalizers_during_translations_compute_eagerly():
+    """Garbage with finalizers is collected often (a low gc threshold) while two threads translate: some made
+    by each translating thread just before it translates, more by a third thread meanwhile."""
     EagerFinalizer.results = []
     x = rand(3)
     want = translated_often(x).numpy()
-    wrong, made, translating = [], [0], [2]
+    wrong, values, finished = [], itertools.count(), [threading.Event(), threading.Event()]
 
-    def translate():
+    def make_garbage(n):
+        for _ in range(n):
+            EagerFinalizer(float(next(values)))
+
+    def translate(finished):
         try:
             for _ in range(50):
+                make_garbage(10)
                 got = sot.to_static(fresh(translated_often))(x).numpy()
                 if not np.array_equal(got, want):
                     wrong.append(got)
         finally:
-            translating[0] -= 1
+            finished.set()
 
-    def make_garbage():
-        while translating[0] or made[0] < 500:
-            EagerFinalizer(float(made[0]))
-            made[0] += 1
+    def make_garbage_meanwhile():
+        for _ in range(1000):
+            if all(e.is_set() for e in finished):
+                break
+            make_garbage(1)
 
     threshold = gc.get_threshold()
     gc.set_threshold(50)
     try:
         with tiny_switch_interval():
-            errors = run_threads(translate, translate, make_garbage)
+            errors = run_threads(lambda: translate(finished[0]), lambda: translate(finished[1]),
+                                 make_garbage_meanwhile)
     finally:
         gc.set_threshold(*threshold)
     gc.collect()
     assert errors == [] and wrong == []
-    assert sorted(EagerFinalizer.results) == [(float(v), v * 2.0 + 1.0) for v in range(made[0])]
+    made = next(values)
+    assert sorted(EagerFinalizer.results) == [(float(v), v * 2.0 + 1.0) for v in range(made)]
 
 
 def test_a_layer_bound_by_a_replay_is_untouched_for_other_threads():
