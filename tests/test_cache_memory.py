@@ -104,3 +104,22 @@ def test_new_layers_sharing_one_parameter_stop_retranslating_after_the_limit():
     limit = translator.cache.cache_size_limit
     assert translator.cache.owner_drops == limit
     assert translator.translations == limit + 1
+
+
+class Settings:
+    """A plain object holding a parameter."""
+
+
+def scales(x, settings):
+    return x * settings.weight
+
+
+def test_a_parameter_held_by_a_plain_object_passed_in_is_not_kept_alive():
+    jit, x = jit_of(scales), paddle.ones([3])
+    settings = Settings()
+    settings.weight = paddle.create_parameter([3], "float32")
+    probe = weakref.ref(settings.weight)
+    same(jit(x, settings), scales(x, settings))
+    del settings
+    gc.collect()
+    assert probe() is None

@@ -118,9 +118,14 @@ class Held:
         self.type = type(obj)
         self.text = describe(obj)
         self.hint = _const_name(obj)
-        # what `obj` was read from (a Layer, for its parameter): once it died the entry is dropped too (the
+        # what `obj` was read from (the Layer of a parameter): once it died the entry is dropped too (the
         # entry's graph holds the parameter itself), a hint that is neither compared nor checked
-        self.owner = None if owner is None else weakref.ref(owner)
+        self.owner = None
+        if owner is not None:
+            try:
+                self.owner = weakref.ref(owner)
+            except TypeError:  # (an object without weak references: no hint)
+                pass
 
     def get(self) -> Any:
         """The object (None once a weakly held one died)."""

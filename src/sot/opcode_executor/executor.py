@@ -28,13 +28,12 @@ from typing import Any, Callable
 import numpy as np
 
 from runtime import Tensor, static
-from runtime.nn import Layer
 from sot import config
 from sot.blocklist import is_skipped
 from sot.dynamic import input_meta, policy_of
 from sot.dynamic_numbers import as_tensor_of, is_number, scalar_dtype
 from sot.guards import Guard
-from sot.guards.source import Scope, parse_source
+from sot.guards.source import Raised, Scope, parse_source
 from sot.ir import Meta, SIRBuilder, Symbol
 from sot.markers import is_not_to_static, is_to_static_wrapper
 from sot.pyversion import Instruction, decode, versions
@@ -391,15 +390,16 @@ class OpcodeExecutor(CallMixin, AttributeMixin, ContextMixin):
         var.owner = self._owner_of(tracker)
         return var
 
-    def _owner_of(self, tracker: Tracker) -> Layer | None:
-        """The Layer a tensor reached through `tracker` (`<layer source>.weight`) was read from, if one."""
+    def _owner_of(self, tracker: Tracker) -> Any:
+        """The object a tensor reached through `tracker` (`<layer source>.weight`) was read from: a Layer, or
+        any other object but a module or class (which live as long as the program anyway); None if none."""
         if not isinstance(tracker, GetAttrTracker) or tracker.base.source is None:
             return None
         root = self
         while root.parent is not None:
             root = root.parent
         owner = Scope(root.f_locals, root.f_globals, root.f_builtins).value(parse_source(tracker.base.source))
-        return owner if isinstance(owner, Layer) else None
+        return None if isinstance(owner, (types.ModuleType, type, Raised)) else owner
 
     def _wrap_constant(self, value: Any, tracker: Tracker) -> ConstantVariable:
         """A Python constant or NumPy scalar; a number whose value varies between calls (a dynamic number of

@@ -124,7 +124,7 @@ class TensorVariable(Variable):
         self.bound = bound
         self.fresh = False
         self.passed = False
-        self.owner = None  # a bound tensor: the Layer it was read from (see guards.checks.Held)
+        self.owner = None  # a bound tensor: the object (a Layer) it was read from (see guards.checks.Held)
 
     @property
     def meta(self) -> Meta:
