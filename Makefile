@@ -24,7 +24,7 @@ test:
 	  echo "== Python $$v"; \
 	  if ! $(MAKE) -s .venv-$$v/.stamp; then failed="$$failed $$v(setup)"; continue; fi; \
 	  ran=$$((ran+1)); \
-	  HYPOTHESIS_PROFILE=ci .venv-$$v/bin/python -m pytest $(PYTEST_ARGS) tests || failed="$$failed $$v"; \
+	  HYPOTHESIS_PROFILE=ci SOT_STRICT=1 .venv-$$v/bin/python -m pytest $(PYTEST_ARGS) tests || failed="$$failed $$v"; \
 	done; \
 	if [ $$ran -eq 0 ]; then echo "no supported Python (3.11-3.13) found"; exit 1; fi; \
 	if [ -n "$$failed" ]; then echo "FAILED on:$$failed"; exit 1; fi; \

@@ -38,6 +38,8 @@ def assert_same_result(jit, eager):
         assert list(jit) == list(eager)
         for k in eager:
             assert_same_result(jit[k], eager[k])
+    elif isinstance(eager, (set, frozenset)):
+        assert list(jit) == list(eager)  # the same items, iterated in the same order
     elif isinstance(eager, paddle.Tensor):
         assert jit.dtype == eager.dtype and jit.shape == eager.shape
         np.testing.assert_array_equal(jit.numpy(), eager.numpy())
@@ -98,6 +100,19 @@ def captured(fn, *args, **kwargs):
     assert_same_result(jit(*args, **kwargs), fn(*args, **kwargs))
     assert jit.sot_translator.fallbacks == [] and jit.sot_translator.translations == 1
     return jit
+
+
+def explained_like_eager(fn, make_args):
+    """fn on arguments from `make_args()` eagerly, and on another set under `sot.explain` (a fresh copy):
+    the same result, the arguments left alike (containers mutated as eager mutates them), and the frame
+    captured (a graph ran, nothing ran eagerly). The Explanation, to check the breaks."""
+    eager_args, jit_args = make_args(), make_args()
+    want = fn(*eager_args)
+    report = sot.explain(fresh(fn), *jit_args)
+    assert_same_result(report.result, want)
+    assert_same_result(list(jit_args), list(eager_args))
+    assert report.fallbacks == [] and report.graph_count >= 1, str(report)
+    return report
 
 
 def translators(jit):

@@ -185,8 +185,32 @@ def test_a_callee_that_cannot_be_resumed_makes_its_caller_break_at_the_call_and_
     assert own.code == "SOT-B001" and "inside the call" not in own.detail and report.fallbacks == []
 
 
+def breaks_in_a_handler(x):
+    try:
+        raise ValueError("caught below")
+    except ValueError:
+        if x.sum() > 0:  # the exception being handled cannot be made again in a resume function
+            x = x * 2
+    return x
+
+
+def calls_a_handler_that_breaks(x):
+    return breaks_in_a_handler(x) + 1
+
+
+def test_a_callee_whose_frame_cannot_be_rebuilt_breaks_the_caller_at_the_call():
+    x = rand(3)
+    jit = jit_of(calls_a_handler_that_breaks)
+    report = sot.explain(jit, x)
+    assert_same_result(report.result, calls_a_handler_that_breaks(x))
+    (brk,) = report.breaks  # the caller broke at the call (translated again without resuming inside)
+    assert "inside the call at" in brk.detail and "its frame could not be rebuilt" in brk.detail
+    (fallback,) = report.fallbacks  # the callee as a frame of its own cannot rebuild the handled exception
+    assert "rebuilding" in fallback.reason
+
+
 def makes_a_lambda_then_breaks(x):
-    double = lambda t: t * 2  # noqa: E731 - a function made by the frame cannot be passed to a resume function
+    double = lambda t: t * 2  # noqa: E731 - a function the frame makes, rebuilt where the frame goes on
     if x.sum() > 0:
         return double(x)
     return x
@@ -196,15 +220,12 @@ def calls_lambda_maker(x):
     return makes_a_lambda_then_breaks(x) + 1
 
 
-def test_a_callee_whose_frame_cannot_be_rebuilt_breaks_the_caller_at_the_call():
+def test_a_function_the_callee_made_is_rebuilt_after_a_break_inside_it():
     x = rand(3)
-    jit = jit_of(calls_lambda_maker)
-    report = sot.explain(jit, x)
+    report = sot.explain(jit_of(calls_lambda_maker), x)
     assert_same_result(report.result, calls_lambda_maker(x))
-    (brk,) = report.breaks  # the caller broke at the call (translated again without resuming inside)
-    assert "inside the call at" in brk.detail and "its frame could not be rebuilt" in brk.detail
-    (fallback,) = report.fallbacks  # the callee as a frame of its own cannot pass its lambda on either
-    assert "rebuilding FunctionVariable" in fallback.reason
+    (brk,) = report.breaks
+    assert brk.code == "SOT-B001" and "inside the call" not in brk.detail and report.fallbacks == []
 
 
 class Bag:

@@ -328,8 +328,15 @@ def test_explain_a_captured_call():
     assert again.graph_count == 1 and again.translations == 0
 
 
+def forgets_a_global(x):
+    global G_TEMPORARY
+    G_TEMPORARY = 1
+    del G_TEMPORARY  # a delete the replay cannot make, where no break can go: the frame runs eagerly
+    return x * 2
+
+
 def test_explain_a_fallback():
-    report = sot.explain(fresh(logs_and_doubles), rand(3), [])
+    report = sot.explain(fresh(forgets_a_global), rand(3))
     assert report.graph_count == 0 and report.sir_texts == []
     (fb,) = report.fallbacks
     assert fb.where.startswith(__file__ + ":") and fb.reason

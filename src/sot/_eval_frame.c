@@ -528,6 +528,20 @@ FrameView_get_builtins(FrameView *self, void *closure)
     return Py_NewRef(self->builtins);
 }
 
+/* The cells of the frame's free variables (its function's __closure__; an empty tuple if none): the
+ * translation tells one cell from another by identity, as closures sharing a cell do. */
+static PyObject *
+FrameView_get_closure(FrameView *self, void *closure)
+{
+    if (self->frame == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "the closure of this frame is gone");
+        return NULL;
+    }
+    PyObject *func = (PyObject *)FRAME_FUNC(self->frame);
+    PyObject *cells = func != NULL && PyFunction_Check(func) ? ((PyFunctionObject *)func)->func_closure : NULL;
+    return cells != NULL ? Py_NewRef(cells) : PyTuple_New(0);
+}
+
 static PyObject *
 FrameView_repr(FrameView *self)
 {
@@ -632,6 +646,7 @@ static PyGetSetDef FrameView_getset[] = {
      "arguments and free variables at the frame's start (a snapshot dict)", NULL},
     {"f_globals", (getter)FrameView_get_globals, NULL, "the frame's globals", NULL},
     {"f_builtins", (getter)FrameView_get_builtins, NULL, "the frame's builtins", NULL},
+    {"f_closure", (getter)FrameView_get_closure, NULL, "the cells of the frame's free variables", NULL},
     {NULL},
 };
 

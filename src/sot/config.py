@@ -29,6 +29,11 @@ translation for `SOT_DUMP`).
     SOT_DEFER_PRINT  "1" (default): a `print` of tensors, constants and containers of them is made
                  right after its subgraph, with eager's text and order, and does not break; "0":
                  every `print` breaks the graph and runs for real (SOT-B003), as in PaddleSOT.
+    SOT_STRICT   unset, "" or "0": an internal error of the translation (an exception that is not a
+                 deliberate Unsupported or graph break: a bug of the JIT) makes the frame run eagerly,
+                 recorded as a gap (SOT-G001), so the user's program still runs (default); "1": it is
+                 raised where the frame is called, so no bug hides as a fallback (the test suite runs
+                 with it: `make test`).
 """
 from __future__ import annotations
 
@@ -36,7 +41,7 @@ import os
 from pathlib import Path
 
 __all__ = ["defer_print", "disabled", "dump_dir", "log_topics", "LOG_TOPICS", "max_loop_breaks", "max_unroll",
-           "min_graph_size", "set_min_graph_size"]
+           "min_graph_size", "set_min_graph_size", "strict"]
 
 _min_graph_size: int | None = None  # set in code; None: SOT_MIN_GRAPH_SIZE or the default
 
@@ -84,6 +89,11 @@ def max_unroll() -> int:
 def defer_print() -> bool:
     """Whether a `print` the translation can replay is deferred to after its subgraph (SOT_DEFER_PRINT)."""
     return _env_int("SOT_DEFER_PRINT", 1, 0) != 0
+
+
+def strict() -> bool:
+    """Whether SOT_STRICT asks for internal translation errors to be raised instead of recorded."""
+    return _env_int("SOT_STRICT", 0, 0) != 0
 
 
 def _env_int(name: str, default: int, minimum: int) -> int:

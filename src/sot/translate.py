@@ -41,7 +41,7 @@ from sot.opcode_executor.loops import hot_loop, loops_around, outermost_loop, pl
 from sot.opcode_executor.resume import (CodeMap, NeedsClosure, break_code, frame_locals, live_values, loop_body,
                                         needed_outputs)
 from sot.opcode_executor.side_effects import Print, SetAttr, SetGlobal, WriteBack
-from sot.opcode_executor.variables import NumberVariable, Variable
+from sot.opcode_executor.variables import NumberVariable, SetVariable, Variable
 from sot.pyversion import DecodeError, Instruction, NormalisedCode, encode, versions
 from sot.reasons import REASONS, Event
 from sot.rerun import guarded_call, rerun_handler
@@ -178,7 +178,8 @@ class Translator:
         self._eager_graph = False
         n_fallbacks = len(self.fallbacks)
         try:
-            ex = OpcodeExecutor(self.code, dict(frame.f_locals), frame.f_globals, frame.f_builtins)
+            ex = OpcodeExecutor(self.code, dict(frame.f_locals), frame.f_globals, frame.f_builtins,
+                                getattr(frame, "f_closure", None))  # (None: an extension built before it had it)
             ex.may_break = self.fallback
             ex.translation.virtual_frames = options.resume_inside
             ex.translation.loop_head = options.loop_head
@@ -202,6 +203,8 @@ class Translator:
                 return Translator._translate.__wrapped__(self, frame, options)
             return self._run_eagerly(ex, Fallback(f"{type(e).__name__}: {e}", self._where(ex), "SOT-E001"))
         except Exception as e:  # noqa: BLE001 - a gap of the translation itself (NotImplementedError, ...)
+            if config.strict():  # a bug of the JIT: shown where it happened, not hidden as an eager fallback
+                raise
             return self._cannot_capture(ex, e)
         self.translations += 1
         entry = self.cache.insert(ex.guards(), custom, payload=ex.builder.build())
@@ -461,6 +464,8 @@ def _template(ex: OpcodeExecutor, var: Variable, outputs: list[Symbol], passed: 
         return items if isinstance(var, ListVariable) else tuple(items)
     if isinstance(var, DictVariable):
         return {k: _template(ex, v, outputs, passed) for k, v in var.items.items()}
+    if isinstance(var, SetVariable) and var.copied_in_order():
+        return _NewSet(var.items)
     if isinstance(var, ConstantVariable) or (isinstance(var, ObjectVariable) and var.tracker.source is None
                                              and type(var.value).__module__ == "runtime.dtypes"):
         return var.value
@@ -547,6 +552,13 @@ class _Passed:
     index: int
 
 
+@dataclass(frozen=True)
+class _NewSet:
+    """A set (or frozenset) the frame made: a copy of the simulated one per call (its iteration order)."""
+
+    items: set | frozenset
+
+
 def _runner(compiled: CompiledSIR | EagerSIR | None, template: Any, n_inputs: int) -> Callable:
     """The function the generated code calls (with the tensor inputs, then the passed numbers): run the
     SIR and rebuild the returned structure."""
@@ -571,6 +583,8 @@ def _fill(node: Any, values: tuple, inputs: tuple, passed: tuple = ()) -> Any:
         return passed[node.index]
     if isinstance(node, _View):
         return node.make(_fill(node.source, values, inputs, passed))
+    if isinstance(node, _NewSet):
+        return node.items.copy()
     if isinstance(node, (tuple, list)):
         return type(node)(_fill(n, values, inputs, passed) for n in node)
     if isinstance(node, dict):
@@ -599,7 +613,7 @@ def _effects_plan(ex: OpcodeExecutor, outputs: list[Symbol], barrier: int | None
         elif isinstance(effect, SetAttr):
             plan.append(("attr", index[id(effect.target)], effect.name, _template(ex, effect.value, outputs, passed)))
         elif isinstance(effect, WriteBack):
-            plan.append(("write", index[id(effect.target)], None, _template(ex, effect.value, outputs, passed)))
+            plan.append(("write", index[id(effect.target)], effect.count, _template(ex, effect.value, outputs, passed)))
         elif isinstance(effect.target, ListVariable) and effect.target.unread:  # it only appended: append
             plan.append(("extend", index[id(effect.target)], None,
                          _template(ex, ListVariable(effect.target.appended), outputs, passed)))
@@ -638,8 +652,9 @@ def _apply(plan: list[tuple], values: tuple, inputs: tuple, targets: tuple, pass
             where[name] = value
         elif kind == "attr":
             setattr(targets[where], name, value)
-        elif kind == "write":
+        elif kind == "write":  # (`name`: how many in-place updates eager makes, each a version step)
             targets[where].set_value(value)
+            targets[where]._version += name - 1
         elif kind == "extend":
             targets[where].extend(value)
         elif isinstance(targets[where], dict):

@@ -16,18 +16,14 @@ from runtime.dtypes import from_np_dtype
 from sot.dynamic import specialise
 from sot.pyversion import Instruction
 
+from .containers import CONTAINER_METHODS
 from .dispatch import handles
 from .trackers import ExpressionTracker, GetAttrTracker, GetItemTracker, TypeTracker
-from .variables import (BoundMethodVariable, ConstantVariable, ContainerMethodVariable, DictVariable,
-                        FunctionVariable, InstanceVariable, ListVariable, ObjectVariable, SuperVariable,
-                        TensorMethodVariable, TensorVariable, Variable)
+from .variables import (BoundMethodVariable, ConstantVariable, ContainerMethodVariable, FunctionVariable,
+                        InstanceVariable, ListVariable, ObjectVariable, SuperVariable, TensorMethodVariable,
+                        TensorVariable, Variable, python_type)
 
 __all__ = ["AttributeMixin", "C_METHODS"]
-
-# the container methods simulated, by Variable type
-CONTAINER_METHODS: dict[type, tuple[str, ...]] = {
-    ListVariable: ("append", "extend"), DictVariable: ("keys", "values", "items", "get", "update"),
-}
 
 
 # methods of C types: reading one through an instance binds a new method object each time
@@ -147,7 +143,7 @@ class AttributeMixin:
     def _load_attr(self, ins: Instruction) -> None:
         base = self.stack.pop()
         if ins.is_method and ins.argval in CONTAINER_METHODS.get(type(base), ()):
-            self.stack.extend([ContainerMethodVariable(ins.argval), base])
+            self.stack.extend([ContainerMethodVariable(ins.argval, python_type(base)), base])
             return
         var = self.load_attr(base, ins.argval)
         if ins.is_method:

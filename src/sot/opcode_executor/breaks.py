@@ -46,6 +46,7 @@ _FALL_THROUGH: dict[str, Callable[[Instruction], int]] = {
     "STORE_ATTR": lambda i: -2, "STORE_SUBSCR": lambda i: -3, "STORE_SLICE": lambda i: -4,
     "STORE_GLOBAL": lambda i: -1, "DELETE_SUBSCR": lambda i: -2, "DELETE_ATTR": lambda i: -1,
     "BUILD_SET": lambda i: 1 - i.arg, "FOR_ITER": lambda i: 1,
+    "LOAD_BUILD_CLASS": lambda i: 1,  # (a class made in the frame: made for real, once per call)
 }
 # opname -> stack items it pushes when it falls through (the rest of its effect is what it pops; 1 if absent)
 _PUSHES: dict[str, Callable[[Instruction], int]] = {

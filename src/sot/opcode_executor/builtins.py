@@ -16,15 +16,14 @@ from __future__ import annotations
 import types
 from typing import TYPE_CHECKING, Any, Callable
 
-from runtime import Tensor
 from sot import config
 from sot.dynamic import specialise
 
 from .trackers import TypeTracker
 from .variables import (CONSTANT_TYPES, ITERATOR_TYPES, ConstantVariable, DictVariable, EnumerateVariable,
                         FunctionVariable, InstanceVariable, IteratorVariable, LazyIteratorVariable, ListVariable,
-                        NumberVariable, ObjectVariable, SuperVariable, TensorVariable, TupleVariable, Variable,
-                        ZipVariable)
+                        NumberVariable, ObjectVariable, SetVariable, SuperVariable, TensorVariable, TupleVariable,
+                        Variable, ZipVariable, python_type)
 
 if TYPE_CHECKING:
     from .executor import OpcodeExecutor
@@ -138,6 +137,15 @@ def _to_sequence(kind: type) -> Builtin:
     return call
 
 
+def _to_set(kind: type) -> Builtin:
+    """set(...) / frozenset(...) of an iterable of constants, made by the real constructor (eager's order)."""
+    def call(ex: "OpcodeExecutor", args: list[Variable], kwargs: dict[str, Variable]) -> Variable:
+        if kwargs or len(args) > 1:
+            ex.raises(f"{kind.__name__}() called with arguments eager code rejects")
+        return SetVariable(_real(ex, kind, ex.python_value(args[0])) if args else kind())
+    return call
+
+
 def _reversed(ex: "OpcodeExecutor", args: list[Variable], kwargs: dict[str, Variable]) -> Variable:
     """reversed(...) of a sequence of Variables (an iterator is not reversible: eager raises)."""
     if kwargs or len(args) != 1:
@@ -220,22 +228,10 @@ def _sorted(ex: "OpcodeExecutor", args: list[Variable], kwargs: dict[str, Variab
     return ListVariable([items[i] for i in order])
 
 
-def _python_type(var: Variable) -> type | None:
-    """The Python type of the value a Variable stands for, when the translation knows it."""
-    if isinstance(var, (ConstantVariable, ObjectVariable)):
-        return type(var.value)
-    if isinstance(var, TensorVariable) and var.value is not None:
-        return type(var.value)  # an input or a bound tensor (a Parameter): its exact type is guarded
-    kinds = {TensorVariable: Tensor, ListVariable: list, TupleVariable: tuple}
-    if isinstance(var, DictVariable):
-        return var.kind
-    return kinds.get(type(var))
-
-
 def _isinstance(ex: "OpcodeExecutor", args: list[Variable], kwargs: dict[str, Variable]) -> Variable:
     """isinstance of a Variable whose Python type is known, against classes given as objects."""
     var, classes = args
-    known = _python_type(var)
+    known = python_type(var)
     if isinstance(classes, ObjectVariable):
         targets = classes.value
     elif isinstance(classes, TupleVariable) and all(isinstance(c, ObjectVariable) for c in classes.items):
@@ -249,7 +245,7 @@ def _isinstance(ex: "OpcodeExecutor", args: list[Variable], kwargs: dict[str, Va
 
 def _type(ex: "OpcodeExecutor", args: list[Variable], kwargs: dict[str, Variable]) -> Variable:
     """type(x) of a Variable whose type its guards pin."""
-    known = _python_type(args[0]) if len(args) == 1 and not kwargs else None
+    known = python_type(args[0]) if len(args) == 1 and not kwargs else None
     if known is None:
         ex.unsupported("type() of this value")
     source = args[0].tracker.source
@@ -368,7 +364,8 @@ BUILTINS: dict[Any, Builtin] = {
     **{fn: _fold(fn) for fn in (range, abs, int, float, bool, str, round, divmod, pow, repr, chr, ord, hash, slice)},
     min: _min_max(min), max: _min_max(max), sorted: _sorted, any: _any_all(any), all: _any_all(all),
     len: _len, enumerate: _enumerate, zip: _zip,
-    list: _to_sequence(list), tuple: _to_sequence(tuple), reversed: _reversed, isinstance: _isinstance,
+    list: _to_sequence(list), tuple: _to_sequence(tuple), set: _to_set(set), frozenset: _to_set(frozenset),
+    reversed: _reversed, isinstance: _isinstance,
     iter: _iter, next: _next,
     type: _type, getattr: _getattr, hasattr: _hasattr, super: _super, callable: _callable, sum: _sum,
     print: _print,

@@ -22,7 +22,7 @@ from sot.markers import is_to_static_wrapper
 from sot.pyversion import Instruction
 
 from .builtins import builtin_of
-from .dispatch import FrameRaises, InPlaceUpdate, Unsupported, handles
+from .dispatch import InPlaceUpdate, Unsupported, handles
 from .trackers import GetAttrTracker
 from .variables import (NULL, BoundMethodVariable, ContainerMethodVariable, DictVariable, FunctionVariable,
                         InstanceVariable, ObjectVariable, TensorMethodVariable, TensorVariable, Variable)
@@ -112,7 +112,7 @@ class CallMixin:
                 self.unsupported(f"calling {fn!r}, whose __call__ is not Python code")
             return self.call(method, args, kwargs, direct)
         if isinstance(fn, ObjectVariable) and isinstance(fn.value, type) and issubclass(fn.value, BaseException):
-            raise FrameRaises("CALL", self.where(), f"the frame makes a {fn.value.__name__} (to raise it)")
+            return self.make_exception(fn.value, args, kwargs)
         if isinstance(fn, ObjectVariable):
             builtin = builtin_of(fn.value)
             if builtin is not None:

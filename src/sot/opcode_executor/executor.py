@@ -44,16 +44,21 @@ from .attributes import C_METHODS, AttributeMixin
 from .binding import BindError, bind_arguments
 from .breaks import CALLS, FrameState, GraphBreak, breakable
 from .calls import MAX_INLINE_DEPTH, CallMixin, is_runtime_api
+from .containers import call_container_method, set_of
 from .contexts import ContextMixin
 from .dispatch import HANDLERS, FrameRaises, InPlaceUpdate, Unsupported, handles
+from .exceptions import ExceptionMixin
 from .loops import past_unroll_limit
+from .matching import MatchMixin
 from .side_effects import SideEffects, WriteBack
-from .trackers import (BuiltinTracker, CellTracker, ComputedTracker, ConstTracker, ConvertedTracker, DummyTracker,
-                       ExpressionTracker, GetAttrTracker, GetItemTracker, GlobalTracker, LocalTracker, Tracker)
+from .trackers import (BuiltinTracker, CellTracker, ClosureTracker, ComputedTracker, ConstTracker, ConvertedTracker,
+                       DummyTracker, ExpressionTracker, GetAttrTracker, GetItemTracker, GlobalTracker, LocalTracker,
+                       Tracker)
 from .variables import (CONSTANT_TYPES, ITERATOR_TYPES, NULL, OBJECT_TYPES, SUSPENDED, BoundMethodVariable,
                         CellVariable, ConstantVariable, DictVariable, FunctionVariable, GeneratorVariable,
                         InstanceVariable, IteratorVariable, LazyIteratorVariable, ListVariable, NumberVariable,
-                        NumpyScalarVariable, ObjectVariable, TensorVariable, TupleVariable, Variable, birth_now)
+                        NumpyScalarVariable, ObjectVariable, SetVariable, TensorVariable, TupleVariable, Variable,
+                        birth_now)
 
 __all__ = ["OpcodeExecutor", "OpcodeInlineExecutor", "Unsupported", "FrameRaises", "HANDLERS"]
 
@@ -73,6 +78,9 @@ _BINARY: dict[str, tuple[Callable, str, str]] = {
     "<<": (operator.lshift, "__lshift__", "__rlshift__"),
     ">>": (operator.rshift, "__rshift__", "__rrshift__"),
 }
+# an operator's in-place form, for the set operators (`s |= t` changes s)
+_IN_PLACE: dict[Callable, Callable] = {operator.or_: operator.ior, operator.and_: operator.iand,
+                                       operator.sub: operator.isub, operator.xor: operator.ixor}
 # unary opname -> (Python function for folding, Tensor dunder)
 _UNARY: dict[str, tuple[Callable, str]] = {
     "UNARY_NEGATIVE": (operator.neg, "__neg__"), "UNARY_INVERT": (operator.invert, "__invert__"),
@@ -154,6 +162,11 @@ def _item_trackers(tracker: Tracker, attribute: str, count: int) -> list[Tracker
     return [GetItemTracker(base, i) for i in range(count)]
 
 
+def _no_handler(ex: "OpcodeExecutor", ins: Instruction) -> None:
+    """An opcode the executor does not simulate (SOT-U001)."""
+    ex.unsupported()
+
+
 class _Translation:
     """What every frame of one translation shares: the SIR being built, its inputs, its guarded reads."""
 
@@ -172,6 +185,14 @@ class _Translation:
         self.loop_head: int | None = None  # the translated frame's loop head to break at: its loop runs for real
         self.contexts: dict[int, Variable] = {}  # id of a grad-mode context object from outside -> its Variable
         self.containers: dict[int, tuple[Any, Variable]] = {}  # id of a list/dict read -> (it, its Variable)
+        self.cells: dict[int, tuple[Any, CellVariable]] = {}  # id of a real closure cell -> (it, its Variable)
+
+    def cell(self, cell: Any, make: Callable[[], CellVariable]) -> CellVariable:
+        """The one Variable of a real closure cell (`make()` the first time it is met): closures sharing a
+        cell (the translated frame and a function it calls) see each other's writes, as in CPython."""
+        if id(cell) not in self.cells:
+            self.cells[id(cell)] = (cell, make())
+        return self.cells[id(cell)][1]
 
     def forget_reads(self, barrier: int) -> None:
         """The simulation since `barrier` is rolled back (its instruction runs for real): the lists whose
@@ -180,12 +201,14 @@ class _Translation:
             if isinstance(var, ListVariable):
                 var.forget_read(barrier)
 
-class OpcodeExecutor(CallMixin, AttributeMixin, ContextMixin):
+class OpcodeExecutor(CallMixin, AttributeMixin, ContextMixin, MatchMixin, ExceptionMixin):
     """Simulates one frame of `code` whose arguments are `f_locals` (the translated frame)."""
 
-    def __init__(self, code: types.CodeType, f_locals: dict, f_globals: dict, f_builtins: dict):
+    def __init__(self, code: types.CodeType, f_locals: dict, f_globals: dict, f_builtins: dict,
+                 f_closure: tuple | None = ()):
         self._start(code, _Translation(f"SIR_{code.co_name}", f_globals), f_globals, f_builtins)
         self.f_locals = f_locals
+        self.f_closure = f_closure  # the cells of its free variables (None: not known)
         self.depth = 0
         self.parent: OpcodeExecutor | None = None
         self.direct = False  # (an inlined frame: made by its caller's CALL itself)
@@ -222,9 +245,7 @@ class OpcodeExecutor(CallMixin, AttributeMixin, ContextMixin):
             if pc == translation.loop_head and self.parent is None:  # the translator asked: its loop runs for real
                 raise GraphBreak(ins, Unsupported(ins.opname, self.where(), "the loop runs for real"),
                                  FrameState(self, ins, list(self.stack)), barrier=birth_now())
-            handler = HANDLERS.get(ins.opname)
-            if handler is None:
-                self.unsupported()
+            handler = HANDLERS.get(ins.opname, _no_handler)  # (one without: a break there, where one can go)
             self.jump_to = None
             result = handler(self, ins) if not self.may_break else self._step_or_break(handler, ins)
             if result is not None:
@@ -332,6 +353,8 @@ class OpcodeExecutor(CallMixin, AttributeMixin, ContextMixin):
             var = TupleVariable([self.wrap(v, GetItemTracker(tracker, i)) for i, v in enumerate(value)], tracker)
         elif type(value) is list:  # its items are wrapped when read (see ListVariable)
             var = ListVariable([], tracker, (list(value), self.wrap))
+        elif type(value) in (set, frozenset) and all(_is_constant(v) for v in value):
+            var = SetVariable(value, tracker)  # (never changed in place: see write_into)
         elif isinstance(value, dict) and all(type(k) in CONSTANT_TYPES for k in value):
             items = {k: self.wrap(v, GetItemTracker(tracker, k)) for k, v in value.items()}
             var = DictVariable(items, tracker, type(value))
@@ -522,21 +545,19 @@ class OpcodeExecutor(CallMixin, AttributeMixin, ContextMixin):
             tracker, "__defaults__", len(value.__defaults__ or ()))))
         kw_base = GetAttrTracker(tracker, "__kwdefaults__")
         kwdefaults = {k: self.wrap(v, GetItemTracker(kw_base, k)) for k, v in (value.__kwdefaults__ or {}).items()}
-        cells = []
-        for cell, t in zip(value.__closure__ or (), _item_trackers(tracker, "__closure__", len(
-                value.__closure__ or ()))):
-            where = (cell, t) if tracker.source is not None else None
-            written = self.translation.effects.attr(cell, "cell_contents")  # by this translation, through another function
-            if written is not None:
-                cells.append(CellVariable(written, real=True, where=where))
-                continue
-            try:
-                contents = cell.cell_contents
-            except ValueError:  # an empty cell
-                cells.append(CellVariable(None, real=True, where=where))
-                continue
-            cells.append(CellVariable(self.wrap(contents, GetAttrTracker(t, "cell_contents")), real=True, where=where))
+        cells = [self.translation.cell(cell, lambda cell=cell, t=t: self._cell_of(cell, t, tracker.source is not None))
+                 for cell, t in zip(value.__closure__ or (), _item_trackers(tracker, "__closure__", len(
+                     value.__closure__ or ())))]
         return defaults, kwdefaults, tuple(cells)
+
+    def _cell_of(self, cell: Any, tracker: Tracker, reachable: bool) -> CellVariable:
+        """The Variable of a closure cell of a function read from the frame, reached through `tracker`."""
+        where = (cell, tracker) if reachable else None
+        try:
+            contents = cell.cell_contents
+        except ValueError:  # an empty cell
+            return CellVariable(None, real=True, where=where)
+        return CellVariable(self.wrap(contents, GetAttrTracker(tracker, "cell_contents")), real=True, where=where)
 
     def zero_arg_super(self) -> tuple[Variable, Variable]:
         """`super()`'s two implicit arguments: the `__class__` cell and the first argument."""
@@ -607,9 +628,18 @@ class OpcodeExecutor(CallMixin, AttributeMixin, ContextMixin):
         self.locals[name] = NULL
 
     def free_cells(self) -> list[CellVariable]:
-        """The cells of the frame's free variables: the translated frame's show in f_locals."""
-        return [CellVariable(self.wrap(self.f_locals[name], CellTracker(name)) if name in self.f_locals else None,
-                             real=True) for name in self.code.co_freevars]
+        """The cells of the frame's free variables: the translated frame's show in f_locals. A write into
+        one is made after the graph, into the frame's own cell (a resume function's cells are the cells
+        of the frame it continues, which its other closures share)."""
+        if self.f_closure is None:
+            self.unsupported("the frame's closure cells are unknown: sot's C extension is older than its Python "
+                             "code (rebuild it: `make test` does)")
+        if len(self.f_closure) != len(self.code.co_freevars):
+            self.unsupported("a closure that does not match the code's free variables")
+        return [self.translation.cell(cell, lambda name=name, cell=cell: CellVariable(
+            self.wrap(self.f_locals[name], CellTracker(name)) if name in self.f_locals else None, real=True,
+            where=(ObjectVariable(cell, ClosureTracker(name)),))) for name, cell in zip(self.code.co_freevars,
+                                                                                        self.f_closure)]
 
     @handles("COPY_FREE_VARS")
     def _copy_free_vars(self, ins: Instruction) -> None:
@@ -626,7 +656,7 @@ class OpcodeExecutor(CallMixin, AttributeMixin, ContextMixin):
     def _store_deref(self, ins: Instruction) -> None:
         cell = self.cells[ins.argval]
         if cell.real:  # a cell of a real function: the write is replayed into it after the graph
-            holder = self.wrap(*cell.where) if cell.where is not None else None
+            holder = None if cell.where is None else cell.where[0] if len(cell.where) == 1 else self.wrap(*cell.where)
             if holder is None or not self.reloadable(holder):
                 self.unsupported(f"assigning {ins.argval!r}, a variable of an enclosing function with no source "
                                  "to reach its cell from", "SOT-S001")
@@ -634,6 +664,16 @@ class OpcodeExecutor(CallMixin, AttributeMixin, ContextMixin):
             self.translation.effects.set_attr(holder, "cell_contents", self.stack[-1])
         self.touch(cell)
         cell.content = self.stack.pop()
+
+    @handles("DELETE_DEREF")
+    def _delete_deref(self, ins: Instruction) -> None:
+        cell = self.cells[ins.argval]
+        if cell.content is None:
+            raise FrameRaises(ins.opname, self.where(), f"free variable {ins.argval!r} referenced before assignment")
+        if cell.real:
+            self.unsupported(f"del {ins.argval!r}, a variable of an enclosing function", "SOT-S001")
+        self.touch(cell)
+        cell.content = None
 
     @handles("LOAD_CLOSURE")
     def _load_closure(self, ins: Instruction) -> None:
@@ -738,23 +778,33 @@ class OpcodeExecutor(CallMixin, AttributeMixin, ContextMixin):
     def write_into(self, container: Variable) -> None:
         """A mutation of `container`: one from outside the frame is written back after the graph."""
         if container.tracker.source is not None:
-            if not self.reloadable(container) or (isinstance(container, DictVariable) and container.kind is not dict):
+            if not self.reloadable(container) or isinstance(container, SetVariable) or (
+                    isinstance(container, DictVariable) and container.kind is not dict):
                 self.unsupported(f"mutating {container!r}", "SOT-S001")
             self.record_write()
             self.translation.effects.refill(container)
         self.touch(container)
 
-    @handles("DELETE_ATTR", "DELETE_GLOBAL", "DELETE_SUBSCR", "STORE_SLICE")
+    @handles("DELETE_SUBSCR")
+    def _delete_subscr(self, ins: Instruction) -> None:
+        index, base = self.stack.pop(), self.stack.pop()
+        if not isinstance(base, (ListVariable, DictVariable)):
+            self.unsupported(f"del {base!r}[...]: a write into an object from outside the frame", "SOT-S001")
+        key = self.python_value(index)
+        try:
+            base.items[key]
+        except (IndexError, KeyError, TypeError) as e:
+            raise FrameRaises(ins.opname, self.where(), f"{type(e).__name__}: {e}") from None
+        self.write_into(base)
+        del base.items[key]
+
+    @handles("DELETE_ATTR", "DELETE_GLOBAL", "STORE_SLICE")
     def _side_effect(self, ins: Instruction) -> None:
         self.unsupported(f"{ins.opname} {ins.argval or ''}: a write visible outside the frame", "SOT-S001")
 
     @handles("LOAD_ASSERTION_ERROR")
     def _load_assertion_error(self, ins: Instruction) -> None:
         self.stack.append(ObjectVariable(AssertionError))
-
-    @handles("RAISE_VARARGS")
-    def _raise_varargs(self, ins: Instruction) -> None:
-        raise FrameRaises(ins.opname, self.where(), "the frame raises an exception")
 
     # ------------------------------------------------------------ operators
     @handles("BINARY_OP")
@@ -775,6 +825,8 @@ class OpcodeExecutor(CallMixin, AttributeMixin, ContextMixin):
                 self.container_method("extend", left, right)  # list += list extends it in place
                 return left
             return type(left)([*left.items, *right.items])
+        if isinstance(left, SetVariable) and isinstance(right, SetVariable):
+            return self._set_operator(fold, left, right, in_place)
         if in_place and not isinstance(left, (ConstantVariable, TensorVariable)) and not (
                 isinstance(left, TupleVariable) and not isinstance(left, ListVariable)):
             self.unsupported(f"in-place {op}= on {left!r}", "SOT-S001")  # mutates the object
@@ -791,6 +843,17 @@ class OpcodeExecutor(CallMixin, AttributeMixin, ContextMixin):
             return self._computed_number([left, right], fold, "BINARY_OP", _BINARY_OPERATORS.index(op), op)
         result = fold(self.python_value(left), self.python_value(right))
         return self.from_result(result) if isinstance(result, (tuple, list)) else ConstantVariable(result)
+
+    def _set_operator(self, fold: Callable, left: SetVariable, right: SetVariable, in_place: bool) -> Variable:
+        """`a | b`, `a - b`, ... on sets (`a |= b` changes a, as eager's does), on their real values."""
+        try:
+            if not in_place:
+                return SetVariable(fold(left.items, right.items))
+            self.write_into(left)
+            result = _IN_PLACE[fold](left.items, right.items)
+        except TypeError as e:
+            raise FrameRaises("BINARY_OP", self.where(), f"TypeError: {e}") from None
+        return left if result is left.items else SetVariable(result)  # (a frozenset's |= makes a new one)
 
     def _operator(self, dunder: str, tensor: TensorVariable, other: Variable | None = None) -> Variable:
         """A Tensor operator: recorded as call_method; its result is a new tensor nothing aliases."""
@@ -876,6 +939,15 @@ class OpcodeExecutor(CallMixin, AttributeMixin, ContextMixin):
     def _build_sequence(self, ins: Instruction) -> None:
         self.stack.append((ListVariable if ins.opname == "BUILD_LIST" else TupleVariable)(self.pop(ins.arg)))
 
+    @handles("BUILD_SET")
+    def _build_set(self, ins: Instruction) -> None:
+        self.stack.append(SetVariable(set_of(self, self.pop(ins.arg))))
+
+    @handles("SET_ADD", "SET_UPDATE")
+    def _set_add_update(self, ins: Instruction) -> None:
+        value = self.stack.pop()
+        self.container_method("add" if ins.opname == "SET_ADD" else "update", self.stack[-ins.arg], value)
+
     def returned(self, value: Variable) -> Variable:
         """What a call of this frame gives its caller, from the Variable RETURN_VALUE pops."""
         return value
@@ -910,7 +982,7 @@ class OpcodeExecutor(CallMixin, AttributeMixin, ContextMixin):
         """The truth of a value known at translation time; a tensor's truth needs a graph break."""
         if isinstance(var, ConstantVariable):
             return bool(var.value)
-        if isinstance(var, (TupleVariable, DictVariable)):
+        if isinstance(var, (TupleVariable, DictVariable, SetVariable)):
             return bool(var.items)
         if isinstance(var, InstanceVariable):
             kind = type(var.value)
@@ -1025,7 +1097,7 @@ class OpcodeExecutor(CallMixin, AttributeMixin, ContextMixin):
             return list(iter(lambda: self.next_of(var), None))
         if isinstance(var, TupleVariable):
             return list(var.items)
-        if isinstance(var, DictVariable):
+        if isinstance(var, (DictVariable, SetVariable)):
             return [ConstantVariable(k) for k in var.items]
         if isinstance(var, ConstantVariable) and isinstance(var.value, (tuple, range, str, frozenset)):
             return [ConstantVariable(v) for v in var.value]
@@ -1049,6 +1121,8 @@ class OpcodeExecutor(CallMixin, AttributeMixin, ContextMixin):
             return items if isinstance(var, ListVariable) else tuple(items)
         if isinstance(var, DictVariable):
             return {k: self.python_value(v) for k, v in var.items.items()}
+        if isinstance(var, SetVariable):  # the very set: a copy could iterate in another order
+            return var.items
         if isinstance(var, ITERATOR_TYPES):
             return iter([self.python_value(v) for v in self.elements(var)])
         if isinstance(var, FunctionVariable) and var.value is None:
@@ -1099,6 +1173,8 @@ class OpcodeExecutor(CallMixin, AttributeMixin, ContextMixin):
             index = self.stack.pop()
             index = index if isinstance(index, TensorVariable) else self.python_value(index)
         base = self.stack.pop()
+        if isinstance(base, TensorVariable):
+            self._check_tensor_index(index)
         if isinstance(base, InstanceVariable):
             self.stack.append(self.protocol(base, "__getitem__", index if isinstance(index, Variable) else
                                             ConstantVariable(index)))
@@ -1116,6 +1192,16 @@ class OpcodeExecutor(CallMixin, AttributeMixin, ContextMixin):
             self.stack.append(ConstantVariable(base.value[index]))
         else:
             self.unsupported(f"{base!r}[{index!r}]")
+
+    def _check_tensor_index(self, index: Any) -> None:
+        """Indexing a tensor by a tensor, a list or an array (advanced indexing) is not recorded: a bool
+        mask gives a shape known only at run time, and the static replay has no gather by an index tensor."""
+        items = index if type(index) is tuple else (index,)
+        for item in items:
+            if isinstance(item, TensorVariable) and item.meta.dtype == "bool":
+                self.unsupported(f"indexing by the bool mask {item!r}", "SOT-B005")
+            if isinstance(item, (TensorVariable, list, np.ndarray)):
+                self.unsupported(f"advanced indexing by {type(item).__name__}")
 
     @handles("STORE_SUBSCR")
     def _store_subscr(self, ins: Instruction) -> None:
@@ -1150,29 +1236,8 @@ class OpcodeExecutor(CallMixin, AttributeMixin, ContextMixin):
         self.stack.extend(reversed([*items[:before], middle, *items[len(items) - after:]]))
 
     def container_method(self, name: str, container: Variable, *args: Variable, **kwargs: Variable) -> Variable:
-        """list.append/extend (without reading the list) and dict.update/keys/values/items/get."""
-        if kwargs:
-            self.unsupported(f"{name} with keyword arguments")
-        if name in ("append", "extend"):
-            (value,) = args
-            self.write_into(container)
-            container.extend(self.elements(value) if name == "extend" else [value])
-            return ConstantVariable(None)
-        if name == "update":
-            (other,) = args
-            if not isinstance(other, DictVariable):
-                self.unsupported(f"dict.update with {other!r}")
-            self.write_into(container)
-            container.items.update(other.items)
-            return ConstantVariable(None)
-        if name == "get":
-            key = self.python_value(args[0])
-            return container.items.get(key, args[1] if len(args) > 1 else ConstantVariable(None))
-        if args:
-            self.unsupported(f"dict.{name} with arguments")
-        views = {"keys": lambda k, v: ConstantVariable(k), "values": lambda k, v: v,
-                 "items": lambda k, v: TupleVariable([ConstantVariable(k), v])}
-        return IteratorVariable([views[name](k, v) for k, v in container.items.items()])
+        """`container.name(*args, **kwargs)` on a list, tuple, dict or set Variable (see `containers`)."""
+        return call_container_method(self, name, container, list(args), kwargs)
 
     @handles("LIST_APPEND", "LIST_EXTEND")
     def _list_append_extend(self, ins: Instruction) -> None:

@@ -65,9 +65,10 @@ from .contexts import GradModeExitVariable
 from .dispatch import Unsupported
 from .loops import body_code, enclosing, entry_prologue
 from .trackers import LocalTracker
-from .variables import (NULL, BoundMethodVariable, ConstantVariable, DictVariable, FunctionVariable,
-                        InstanceVariable, IteratorVariable, ListVariable, NumberVariable, ObjectVariable,
-                        TensorMethodVariable, TensorVariable, TupleVariable, Variable)
+from .variables import (NULL, BoundMethodVariable, CellVariable, ConstantVariable, ContainerMethodVariable,
+                        DictVariable, ExceptionVariable, FunctionVariable, InstanceVariable, IteratorVariable,
+                        ListVariable, NumberVariable, ObjectVariable, SetVariable, TensorMethodVariable, TensorVariable,
+                        TupleVariable, Variable)
 
 __all__ = ["CodeMap", "NeedsClosure", "break_code", "live_values", "loop_body", "needed_outputs"]
 
@@ -187,6 +188,7 @@ class _BreakEmitter:
         self.ex, self.brk, self.runner = ex, brk, runner
         self.out_index = {sym: i for i, sym in enumerate(outputs)}
         self.inputs = {id(v): v for v in ex.inputs}
+        self.input_temps: dict[int, str] = {}  # id of an input -> the temporary holding it (see run)
         self.translated, self.make_resume = translated, make_resume
         self.body: list[Instruction] = []
         self.targets: list[Variable] = []
@@ -227,18 +229,28 @@ class _BreakEmitter:
     def run(self) -> types.CodeType:
         ex, ins = self.ex, self.brk.instruction
         inner, callers = self.brk.frames[0], self.brk.frames[1:]
-        for frame in self.brk.frames:  # the translated frame's free variables go on in its resume functions
+        for frame in callers:  # the translated frame's cells go on in its resume functions (see resume_code)
             code = frame.executor.code
-            if code.co_cellvars or (code.co_freevars and frame.executor is not ex):
+            if code.co_cellvars or code.co_freevars:
                 self.fail(f"{code.co_qualname} has closure cells, which a resume function cannot share")
+        if ex.code.co_cellvars and self.loop is not None:
+            self.fail(f"{ex.code.co_qualname} has closure cells, which a loop's body function cannot share")
         if ex.code.co_freevars:
             self.emit("COPY_FREE_VARS", arg=len(ex.code.co_freevars), argval=len(ex.code.co_freevars))
+        for name in ex.code.co_cellvars:  # the frame's cells, as its own code makes them (an argument's: around it)
+            self.emit("MAKE_CELL", argval=name)
         self.emit("RESUME", arg=0, argval=0)
         rerun = None
+        for var in ex.inputs:  # read before the replayed writes (`d.pop(k)`) can change where they are read from
+            self.body += var.tracker.load()
+            self.input_temps[id(var)] = self.temp()
+            self.emit("STORE_FAST", argval=self.input_temps[id(var)])
         if self.runner is not None:
             start = len(self.body)
             self.callable_const(self.runner)
-            for var in [*ex.inputs, *self.targets]:
+            for var in ex.inputs:
+                self.emit("LOAD_FAST", argval=self.input_temps[id(var)])
+            for var in self.targets:
                 self.body += var.tracker.load()
             self.call(len(ex.inputs) + len(self.targets))
             if self.rerun is not None:  # the first thing the frame does: nothing has happened if it raises
@@ -249,9 +261,16 @@ class _BreakEmitter:
                        for i, v in enumerate(inner.stack)]
         below = [[None if v is NULL else self.materialise(v) for v in below_call(frame)] for frame in callers]
         loads = [self.frame_locals(frame) for frame in self.brk.frames]  # every value is built before a local is set
+        cells = self.cell_contents()
         for name, temp in self.root_stores:
             self.emit("LOAD_FAST", argval=temp)
             self.emit("STORE_FAST", argval=name)
+        for name, temp in cells:
+            if temp is None:
+                self.emit("DELETE_DEREF", argval=name)
+            else:
+                self.emit("LOAD_FAST", argval=temp)
+                self.emit("STORE_DEREF", argval=name)
         returns = [self.caller_resume(frame, items, names, i + 1 in self.eager) for i, (frame, items, (names, _))
                    in enumerate(zip(callers, below, loads[1:]))]
         if self.loop is None:
@@ -374,6 +393,40 @@ class _BreakEmitter:
             return bound, bound
         return [temps[name] for name in bound], bound
 
+    def cell_contents(self) -> list[tuple[str, str | None]]:
+        """The translated frame's own cells the simulation set or emptied, each with the temporary
+        holding its content (None: emptied): stored into the real cells before the frame goes on."""
+        out = []
+        for name in self.ex.code.co_cellvars:
+            cell = self.ex.cells.get(name)
+            if cell is None:
+                continue
+            if cell.content is not None:
+                out.append((name, self.materialise(cell.content)))
+            elif name in self.ex.f_locals:  # an argument's cell, emptied by `del`
+                out.append((name, None))
+        return out
+
+    def make_function(self, fn: FunctionVariable) -> None:
+        """Push a new function of the code, defaults and closure a MAKE_FUNCTION of the simulation made;
+        its closure holds the translated frame's own cells (so writes through them are shared)."""
+        defaults = [self.materialise(v) for v in fn.defaults]
+        kwdefaults = [(k, self.materialise(v)) for k, v in fn.kwdefaults.items()]
+        self.callable_const(_function)
+        self.emit("LOAD_CONST", argval=fn.code)
+        self.emit("LOAD_CONST", argval=fn.f_globals)
+        for temp in defaults:
+            self.emit("LOAD_FAST", argval=temp)
+        self.emit("BUILD_TUPLE", arg=len(defaults), argval=len(defaults))
+        for key, temp in kwdefaults:
+            self.emit("LOAD_CONST", argval=key)
+            self.emit("LOAD_FAST", argval=temp)
+        self.emit("BUILD_MAP", arg=len(kwdefaults), argval=len(kwdefaults))
+        for cell in fn.closure:
+            self.push(cell)
+        self.emit("BUILD_TUPLE", arg=len(fn.closure), argval=len(fn.closure))
+        self.call(5)
+
     def caller_resume(self, frame: FrameState, below: list[str | None], locals_: list[str],
                       eager: bool) -> tuple | None:
         """How a caller of the break continues after its CALL: its resume function, the stack items
@@ -480,7 +533,7 @@ class _BreakEmitter:
             if var.bound:
                 self.emit("LOAD_CONST", argval=var.value)
             elif id(var) in self.inputs:
-                self.body += var.tracker.load()
+                self.emit("LOAD_FAST", argval=self.input_temps[id(var)])
             elif (view := self.view_of(var.symbol)) is not None:  # made again from the real input: eager's view
                 make, source = view
                 self.callable_const(make)
@@ -514,6 +567,14 @@ class _BreakEmitter:
                     self.emit("LOAD_FAST", argval=temp)
                 kind = "BUILD_LIST" if isinstance(var, ListVariable) else "BUILD_TUPLE"
                 self.emit(kind, arg=len(temps), argval=len(temps))
+        elif isinstance(var, SetVariable):
+            if var.tracker.source is not None and self.load(var):
+                return  # the very set the frame was given (never changed by the simulation)
+            if not var.copied_in_order():
+                self.fail(f"rebuilding {var!r} in its iteration order")
+            self.callable_const(var.kind.copy)  # a copy of the simulated set: its iteration order
+            self.emit("LOAD_CONST", argval=var.items)
+            self.call(1)
         elif isinstance(var, IteratorVariable):
             temps = [self.materialise(v) for v in var.items[var.position:]]
             self.callable_const(iter)
@@ -521,6 +582,20 @@ class _BreakEmitter:
                 self.emit("LOAD_FAST", argval=temp)
             self.emit("BUILD_TUPLE", arg=len(temps), argval=len(temps))
             self.call(1)
+        elif isinstance(var, CellVariable):  # one of the translated frame's cells: the real cell
+            name = next((n for n, c in self.ex.cells.items() if c is var), None)
+            if name is None:
+                self.fail(f"a closure cell of an inlined call ({var!r})")
+            self.emit("LOAD_CLOSURE", argval=name)
+        elif isinstance(var, FunctionVariable) and var.value is None:
+            self.make_function(var)
+        elif isinstance(var, ExceptionVariable):  # a new exception of the same class and arguments
+            self.callable_const(var.kind)
+            for arg in var.args:
+                self.push(arg)
+            self.call(len(var.args))
+        elif isinstance(var, ContainerMethodVariable):  # the unbound method LOAD_ATTR pushed below its container
+            self.emit("LOAD_CONST", argval=getattr(var.kind, var.name))
         elif isinstance(var, BoundMethodVariable) and isinstance(var.function, TensorMethodVariable):
             self.emit("LOAD_FAST", argval=self.materialise(var.receiver))
             self.emit("LOAD_ATTR", argval=var.function.name)
@@ -566,6 +641,13 @@ class _BreakEmitter:
             self.bind(self.translated(type(var.value).__call__), var)
         else:
             self.push(var)
+
+
+def _function(code: types.CodeType, f_globals: dict, defaults: tuple, kwdefaults: dict, closure: tuple) -> Callable:
+    """A function as MAKE_FUNCTION makes it."""
+    fn = types.FunctionType(code, f_globals, code.co_name, defaults or None, closure or None)
+    fn.__kwdefaults__ = kwdefaults or None
+    return fn
 
 
 def _entered(kind: type) -> Callable:
@@ -671,10 +753,16 @@ def _enter_at(normalised: NormalisedCode, target: Instruction, depth: int, made:
     copies = [mapping[id(ins)] for ins in normalised.instructions]
     table = tuple(ExceptionEntry(mapping[id(e.start)], mapping[id(e.end)], mapping[id(e.target)], e.depth, e.lasti)
                   for e in normalised.exception_table)
+    meta = normalised.meta  # its name, qualified name and file: the user's, as tracebacks and loggers show
+    if meta.cellvars:  # its cells are the frame's, passed in as free variables, as CPython closures share them
+        for ins in copies:
+            if ins.opname in ("MAKE_CELL", "COPY_FREE_VARS"):  # (the original's entry: jumped over)
+                ins.opname, ins.arg, ins.argval = "NOP", None, None
+        meta = meta.replace(freevars=(*meta.freevars, *meta.cellvars), cellvars=(),
+                            varnames=tuple(v for v in meta.varnames if v not in meta.cellvars))
     n = next(_resume_ids)
     stack_names = {i: f"__sot_s{n}_{i}" for i in range(depth) if i not in made}  # unique: never a local's name
     params = [*stack_names.values(), *bound]
-    meta = normalised.meta  # its name, qualified name and file: the user's, as tracebacks and loggers show
     meta = meta.replace(argcount=len(params), posonlyargcount=0, kwonlyargcount=0, docstring=None,
                         flags=meta.flags & ~(inspect.CO_VARARGS | inspect.CO_VARKEYWORDS),
                         varnames=(*params, *(v for v in meta.varnames if v not in params)))

@@ -69,11 +69,13 @@ class Print:
 
 @dataclass
 class WriteBack:
-    """An input tensor updated in place by the frame (`x.add_(1)`): `value` is written into its
-    buffer after the graph ran (`set_value`), as eager's in-place update writes it."""
+    """An input tensor updated in place by the frame (`x.add_(1)`, `x[0] = 1`): `value` is written into
+    its buffer after the graph ran (`set_value`), as eager's in-place updates write it; `count` is how
+    many updates eager makes, each a step of the tensor's in-place version counter (autograd checks it)."""
 
     target: Variable
     value: Variable
+    count: int = 1
 
 
 class SideEffects:
@@ -103,6 +105,7 @@ class SideEffects:
         for record in self.records:
             if isinstance(record, WriteBack) and record.target is tensor:
                 record.value = value
+                record.count += 1
                 return
         self.records.append(WriteBack(tensor, value))
 

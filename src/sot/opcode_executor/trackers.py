@@ -12,8 +12,8 @@ from typing import Any
 
 from sot.pyversion import Instruction, versions
 
-__all__ = ["Tracker", "LocalTracker", "CellTracker", "GlobalTracker", "BuiltinTracker", "ConstTracker",
-           "GetAttrTracker", "GetItemTracker", "TypeTracker", "ExpressionTracker", "ConvertedTracker",
+__all__ = ["Tracker", "LocalTracker", "CellTracker", "ClosureTracker", "GlobalTracker", "BuiltinTracker",
+           "ConstTracker", "GetAttrTracker", "GetItemTracker", "TypeTracker", "ExpressionTracker", "ConvertedTracker",
            "ComputedTracker", "DummyTracker"]
 
 
@@ -52,6 +52,20 @@ class CellTracker(LocalTracker):
     def load(self) -> list[Instruction]:
         """LOAD_DEREF of the free variable."""
         return [Instruction("LOAD_DEREF", argval=self.name)]
+
+
+class ClosureTracker(Tracker):
+    """The cell object itself of one of the translated frame's free variables (not its content): generated
+    code reaches it with LOAD_CLOSURE, to write the variable after the graph. It guards nothing: the
+    frame's own cell is the one written, whichever it is."""
+
+    def __init__(self, name: str):
+        self.name = name
+        self.source = f"<the cell of {name}>"  # (named for the side-effect records; never read by a guard)
+
+    def load(self) -> list[Instruction]:
+        """LOAD_CLOSURE of the free variable."""
+        return [Instruction("LOAD_CLOSURE", argval=self.name)]
 
 
 class GlobalTracker(Tracker):

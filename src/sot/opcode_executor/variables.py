@@ -12,6 +12,7 @@ import sys
 import types
 from typing import Any, Callable
 
+from runtime import Tensor
 from sot.dynamic import dynamic_tensor_guards
 from sot.dynamic_numbers import NumberNeeded, numpy_value_source
 from sot.guards import Guard, tensor_guards
@@ -22,11 +23,12 @@ from .trackers import DummyTracker, GetItemTracker, Tracker
 
 __all__ = ["Variable", "ConstantVariable", "TensorVariable", "TupleVariable", "ListVariable", "DictVariable",
            "IteratorVariable", "LazyIteratorVariable", "GeneratorVariable", "ZipVariable", "EnumerateVariable",
-           "NumberVariable", "NumpyScalarVariable", "ObjectVariable", "FunctionVariable",
-           "BoundMethodVariable", "CellVariable", "InstanceVariable", "SuperVariable", "TensorMethodVariable",
-           "ContainerMethodVariable", "NULL", "SUSPENDED", "CONSTANT_TYPES", "ITERATOR_TYPES", "OBJECT_TYPES"]
+           "SetVariable", "ExceptionVariable", "NumberVariable", "NumpyScalarVariable", "ObjectVariable",
+           "FunctionVariable", "BoundMethodVariable", "CellVariable", "InstanceVariable", "SuperVariable",
+           "TensorMethodVariable", "ContainerMethodVariable", "NULL", "SUSPENDED", "CONSTANT_TYPES", "ITERATOR_TYPES",
+           "OBJECT_TYPES", "python_type"]
 
-CONSTANT_TYPES = (type(None), bool, int, float, str)
+CONSTANT_TYPES = (type(None), bool, int, float, str, type(Ellipsis))
 
 
 _births = itertools.count()
@@ -245,6 +247,49 @@ class DictVariable(Variable):
         return ", ".join(f"{k!r}: {v!r}" for k, v in self.items.items())
 
 
+class SetVariable(Variable):
+    """A set or frozenset of Python constants. `items` is a real set of those values, changed by the very
+    operations eager code makes, in its order, so that iterating or popping it gives eager's order
+    (a copy could lay its table out differently). One read from the frame is guarded by its type and its
+    items in iteration order."""
+
+    def __init__(self, items: set | frozenset, tracker: Tracker | None = None):
+        super().__init__(tracker)
+        self.items = items
+
+    @property
+    def kind(self) -> type:
+        """set or frozenset."""
+        return type(self.items)
+
+    def copied_in_order(self) -> bool:
+        """Whether a copy of the set iterates in its order (generated code makes the frame's set anew as a
+        copy of the simulated one; a set whose history left its table larger or with deleted slots may
+        copy into another order: it cannot be made again faithfully)."""
+        return list(self.items.copy()) == list(self.items)
+
+    def guards(self) -> list[Guard]:
+        """type_is, and the items in iteration order, on its source."""
+        src = self.tracker.source
+        return [] if src is None else [Guard(src, "type_is", self.kind),
+                                       Guard(f"tuple({src})", "value_eq", tuple(self.items))]
+
+    def _describe(self) -> str:
+        return ", ".join(map(repr, self.items))
+
+
+class ExceptionVariable(Variable):
+    """An exception the frame makes, `kind(*args)` with constant arguments (see `exceptions`)."""
+
+    def __init__(self, kind: type, args: list[Variable]):
+        super().__init__()
+        self.kind = kind
+        self.args = args
+
+    def _describe(self) -> str:
+        return f"{self.kind.__name__}({', '.join(map(repr, self.args))})"
+
+
 class IteratorVariable(Variable):
     """An iterator over Variables known at translation time: FOR_ITER unrolls the loop over it."""
 
@@ -394,7 +439,8 @@ class BoundMethodVariable(Variable):
 class CellVariable(Variable):
     """A closure cell: `content` is its Variable (None while empty). A cell of a real function
     (`real`) is shared with code outside the translation, so storing into it is a side effect,
-    replayed into the cell object `where` says (the cell and its tracker; None: no source to reach it)."""
+    replayed into the cell object `where` says: the cell and its tracker, or the Variable of the cell
+    itself (a free variable of the translated frame); None: no source to reach it."""
 
     def __init__(self, content: Variable | None = None, real: bool = False, where: tuple | None = None):
         super().__init__()
@@ -443,7 +489,12 @@ class TensorMethodVariable(Variable):
 
 
 class ContainerMethodVariable(TensorMethodVariable):
-    """A list or dict method (append, extend, keys, values, items) loaded with its container as self."""
+    """A list, tuple, dict or set method loaded with its container as self; `kind` is the container's
+    Python type (a break rebuilds the method as `kind.name`, the unbound method CPython pushes)."""
+
+    def __init__(self, name: str, kind: type):
+        super().__init__(name)
+        self.kind = kind
 
 
 class _Null(Variable):
@@ -460,5 +511,19 @@ class _Suspended(Variable):
 
 SUSPENDED = _Suspended()
 ITERATOR_TYPES = (IteratorVariable, LazyIteratorVariable)
+
+
+def python_type(var: Variable) -> type | None:
+    """The Python type of the value `var` stands for, when the translation knows it (its guard pins it)."""
+    if isinstance(var, TensorVariable):  # an input or a bound tensor (a Parameter): its exact type is guarded
+        return type(var.value) if var.value is not None else Tensor
+    if isinstance(var, (DictVariable, SetVariable)):
+        return var.kind
+    if isinstance(var, TupleVariable):
+        return list if isinstance(var, ListVariable) else tuple
+    if isinstance(var, (ConstantVariable, ObjectVariable)):
+        return type(var.value)
+    return None
+
 
 OBJECT_TYPES = (types.ModuleType, types.FunctionType, types.BuiltinFunctionType, type)
