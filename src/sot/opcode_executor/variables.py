@@ -263,9 +263,10 @@ class SetVariable(Variable):
         return type(self.items)
 
     def copied_in_order(self) -> bool:
-        """Whether a copy of the set iterates in its order (generated code makes the frame's set anew as a
-        copy of the simulated one; a set whose history left its table larger or with deleted slots may
-        copy into another order: it cannot be made again faithfully)."""
+        """Whether a copy of the set iterates in its order: generated code makes the frame's set anew as a
+        copy of the simulated one, and a set whose history grew or emptied its table may copy into another
+        order (it is not made again). (The copy's table may still be smaller: what the caller adds to it
+        later may then iterate in another order than eager's.)"""
         return list(self.items.copy()) == list(self.items)
 
     def guards(self) -> list[Guard]:
