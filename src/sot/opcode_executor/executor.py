@@ -186,6 +186,7 @@ class _Translation:
         self.contexts: dict[int, Variable] = {}  # id of a grad-mode context object from outside -> its Variable
         self.containers: dict[int, tuple[Any, Variable]] = {}  # id of a list/dict read -> (it, its Variable)
         self.cells: dict[int, tuple[Any, CellVariable]] = {}  # id of a real closure cell -> (it, its Variable)
+        self.unknown_cells = False  # the translated frame's cells are unknown: any real cell may be one of them
 
     def cell(self, cell: Any, make: Callable[[], CellVariable]) -> CellVariable:
         """The one Variable of a real closure cell (`make()` the first time it is met): closures sharing a
@@ -208,7 +209,7 @@ class OpcodeExecutor(CallMixin, AttributeMixin, ContextMixin, MatchMixin, Except
                  f_closure: tuple | None = ()):
         self._start(code, _Translation(f"SIR_{code.co_name}", f_globals), f_globals, f_builtins)
         self.f_locals = f_locals
-        self.f_closure = f_closure  # the cells of its free variables (None: not known)
+        self.f_closure = f_closure  # the cells of its free variables (None: unknown, see _free_cell)
         self.depth = 0
         self.parent: OpcodeExecutor | None = None
         self.direct = False  # (an inlined frame: made by its caller's CALL itself)
@@ -631,15 +632,22 @@ class OpcodeExecutor(CallMixin, AttributeMixin, ContextMixin, MatchMixin, Except
         """The cells of the frame's free variables: the translated frame's show in f_locals. A write into
         one is made after the graph, into the frame's own cell (a resume function's cells are the cells
         of the frame it continues, which its other closures share)."""
-        if self.f_closure is None:
-            self.unsupported("the frame's closure cells are unknown: sot's C extension is older than its Python "
-                             "code (rebuild it: `make test` does)")
-        if len(self.f_closure) != len(self.code.co_freevars):
+        names = self.code.co_freevars
+        if self.f_closure is not None and len(self.f_closure) != len(names):
             self.unsupported("a closure that does not match the code's free variables")
-        return [self.translation.cell(cell, lambda name=name, cell=cell: CellVariable(
-            self.wrap(self.f_locals[name], CellTracker(name)) if name in self.f_locals else None, real=True,
-            where=(ObjectVariable(cell, ClosureTracker(name)),))) for name, cell in zip(self.code.co_freevars,
-                                                                                        self.f_closure)]
+        return [self._free_cell(name, cell) for name, cell in zip(names, self.f_closure or [None] * len(names))]
+
+    def _free_cell(self, name: str, cell: Any) -> CellVariable:
+        """The Variable of the translated frame's free variable `name`, whose cell is `cell` (None: unknown,
+        with a C extension built before frames showed their closure: then writing it is not captured)."""
+        def make() -> CellVariable:
+            content = self.wrap(self.f_locals[name], CellTracker(name)) if name in self.f_locals else None
+            where = None if cell is None else (ObjectVariable(cell, ClosureTracker(name)),)
+            return CellVariable(content, real=True, where=where)
+        if cell is None:
+            self.translation.unknown_cells = True
+            return make()
+        return self.translation.cell(cell, make)
 
     @handles("COPY_FREE_VARS")
     def _copy_free_vars(self, ins: Instruction) -> None:
@@ -657,9 +665,9 @@ class OpcodeExecutor(CallMixin, AttributeMixin, ContextMixin, MatchMixin, Except
         cell = self.cells[ins.argval]
         if cell.real:  # a cell of a real function: the write is replayed into it after the graph
             holder = None if cell.where is None else cell.where[0] if len(cell.where) == 1 else self.wrap(*cell.where)
-            if holder is None or not self.reloadable(holder):
+            if holder is None or not self.reloadable(holder) or self.translation.unknown_cells:
                 self.unsupported(f"assigning {ins.argval!r}, a variable of an enclosing function with no source "
-                                 "to reach its cell from", "SOT-S001")
+                                 "to reach its cell from (or maybe the translated frame's own)", "SOT-S001")
             self.record_write()
             self.translation.effects.set_attr(holder, "cell_contents", self.stack[-1])
         self.touch(cell)
