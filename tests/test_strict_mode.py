@@ -87,3 +87,17 @@ def test_advanced_indexing_breaks_the_graph_instead_of_failing_inside(monkeypatc
     monkeypatch.setenv("SOT_STRICT", "1")
     report = explained_like_eager(fn, make_args)
     assert [e.code for e in report.breaks] == [code] and report.graph_count == 2
+
+
+def lambdas_with_constant_defaults(x):
+    g = lambda t, a=1, b=2: t * a + b  # noqa: E731 - the defaults are one constant tuple in the bytecode
+
+    def h(t, *, k=3):
+        return t - k
+    return g(x) + h(x)
+
+
+def test_functions_made_with_constant_defaults_are_captured(monkeypatch):
+    monkeypatch.setenv("SOT_STRICT", "1")  # (it used to fail inside the translation: an AttributeError)
+    report = explained_like_eager(lambdas_with_constant_defaults, lambda: (tensor(1.0, 2.0),))
+    assert report.breaks == []

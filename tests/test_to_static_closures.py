@@ -55,6 +55,15 @@ def argument_captured_by_a_closure(x, k):
     return add_k(y), k
 
 
+def tensor_argument_captured(x):
+    def plus_x(t):
+        return t + x
+    y = plus_x(x * 2)
+    if y.sum() > 0:  # a break: x is read from its cell by the code that goes on
+        y = y * 3
+    return plus_x(y) + x
+
+
 def closure_returned_with_its_cell(x):
     calls = []
 
@@ -72,6 +81,7 @@ CASES = {
     "a closure made before the break, called after": (closure_made_before_the_break_called_after, lambda: (ramp(),)),
     "an argument captured by a closure": (argument_captured_by_a_closure, lambda: (ramp(), 3)),
     "a closure over a list": (closure_returned_with_its_cell, lambda: (ramp(),)),
+    "a tensor argument captured by a closure": (tensor_argument_captured, lambda: (ramp(),)),
 }
 
 

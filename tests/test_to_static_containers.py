@@ -112,6 +112,16 @@ def set_builtin(x, xs):
     return x + sum(s) + len(f) + max(s), sorted(s), s
 
 
+def dict_builtin_and_slice_assignment(x, xs):
+    cfg = dict(a=1, b=2)
+    merged = dict(cfg, c=3)
+    pairs = dict([("k", x), ("j", 2.0)])
+    ks = [1, 2, 3, 4]
+    ks[1:3] = [9]
+    xs[:1] = [x * 5, x]
+    return pairs["k"] + merged["c"] + sum(ks) + len(xs), list(merged)
+
+
 CASES = {
     "tuple.count/index": (tuple_count_index, pair),
     "list.insert/pop/remove": (list_insert_pop_remove, lambda: (tensor(1.0), [tensor(2.0), tensor(3.0)])),
@@ -123,6 +133,7 @@ CASES = {
     "set methods": (set_methods, lambda: (tensor(1.0, 2.0), {4, 5})),
     "set comprehension": (set_comprehension, lambda: (tensor(1.0), ["a", "b", "", "a"])),
     "set() and frozenset()": (set_builtin, lambda: (tensor(1.0), [])),
+    "dict() and slice assignment": (dict_builtin_and_slice_assignment, lambda: (tensor(1.0), [tensor(2.0), 3])),
 }
 
 

@@ -137,6 +137,15 @@ def _to_sequence(kind: type) -> Builtin:
     return call
 
 
+def _to_dict(ex: "OpcodeExecutor", args: list[Variable], kwargs: dict[str, Variable]) -> Variable:
+    """dict(mapping or pairs, **kwargs): a new dict of the same items, in eager's order."""
+    if len(args) > 1:
+        ex.raises("dict() called with more than one positional argument")
+    made = DictVariable({})
+    ex.container_method("update", made, *args, **kwargs)
+    return made
+
+
 def _to_set(kind: type) -> Builtin:
     """set(...) / frozenset(...) of an iterable of constants, made by the real constructor (eager's order)."""
     def call(ex: "OpcodeExecutor", args: list[Variable], kwargs: dict[str, Variable]) -> Variable:
@@ -365,6 +374,7 @@ BUILTINS: dict[Any, Builtin] = {
     min: _min_max(min), max: _min_max(max), sorted: _sorted, any: _any_all(any), all: _any_all(all),
     len: _len, enumerate: _enumerate, zip: _zip,
     list: _to_sequence(list), tuple: _to_sequence(tuple), set: _to_set(set), frozenset: _to_set(frozenset),
+    dict: _to_dict,
     reversed: _reversed, isinstance: _isinstance,
     iter: _iter, next: _next,
     type: _type, getattr: _getattr, hasattr: _hasattr, super: _super, callable: _callable, sum: _sum,

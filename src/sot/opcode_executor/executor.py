@@ -694,7 +694,7 @@ class OpcodeExecutor(CallMixin, AttributeMixin, ContextMixin, MatchMixin, Except
         if ins.arg & 0x04:
             self.stack.pop()  # annotations: not needed to run the function
         kwdefaults = self.stack.pop().items if ins.arg & 0x02 else {}
-        defaults = tuple(self.stack.pop().items) if ins.arg & 0x01 else ()
+        defaults = tuple(self.elements(self.stack.pop())) if ins.arg & 0x01 else ()  # (a constant tuple: folded)
         self.stack.append(FunctionVariable(None, code=code.value, defaults=defaults, kwdefaults=kwdefaults,
                                            closure=tuple(closure), f_globals=self.f_globals,
                                            global_tracker=self.global_tracker))
@@ -806,7 +806,18 @@ class OpcodeExecutor(CallMixin, AttributeMixin, ContextMixin, MatchMixin, Except
         self.write_into(base)
         del base.items[key]
 
-    @handles("DELETE_ATTR", "DELETE_GLOBAL", "STORE_SLICE")
+    @handles("STORE_SLICE")
+    def _store_slice(self, ins: Instruction) -> None:
+        start, end = (self.python_value(v) for v in self.pop(2))
+        base, value = self.stack.pop(), self.stack.pop()
+        if not isinstance(base, ListVariable):
+            self.unsupported(f"{base!r}[{start}:{end}] = ...: a write into an object from outside the frame",
+                             "SOT-S001")
+        items = self.elements(value)  # (before the write: `xs[1:] = xs` assigns the items it had)
+        self.write_into(base)
+        base.items[start:end] = items
+
+    @handles("DELETE_ATTR", "DELETE_GLOBAL")
     def _side_effect(self, ins: Instruction) -> None:
         self.unsupported(f"{ins.opname} {ins.argval or ''}: a write visible outside the frame", "SOT-S001")
 

@@ -307,6 +307,9 @@ class _BreakEmitter:
             handler, rerun_entry = rerun
             self.body += handler
             self.table = (*self.table, rerun_entry)
+        for item in self.body:  # a local that is a cell holds the cell from MAKE_CELL on: its value is the content
+            if item.opname == "LOAD_FAST" and item.argval in ex.code.co_cellvars:
+                item.opname = "LOAD_DEREF"
         body = tuple(self.body)
         for item in body:
             item.lineno = item.lineno or ins.lineno
