@@ -95,6 +95,43 @@ def test_compiled_functions_with_breaks_and_recompiles_from_many_threads():
             assert errors == [] and wrong == []
 
 
+def loss_with_break(x, w):
+    y = paddle.tanh(x @ w) * 2.0
+    s = y.mean().item()  # graph break
+    return (y - s).sum() + (x * x).sum()
+
+
+def test_backward_through_compiled_graphs_from_many_threads():
+    """4 threads x 40 forward and backward calls per round, 8 rounds, a fresh copy each round: while one
+    thread translates, the others run compiled graphs and their gradient programs (whose output gradients
+    the autograd engine makes with eager ops); values and input gradients as eager's."""
+    w = rand(3, 3)
+    xs = [rand(2, 3, grad=True) for _ in range(4)]
+    want = []
+    for x in xs:
+        out = loss_with_break(x, w)
+        out.backward()
+        want.append((out.numpy(), x.grad.numpy().copy()))
+        x.clear_grad()
+    wrong = []
+    with tiny_switch_interval():
+        for _ in range(8):
+            jit = sot.to_static(fresh(loss_with_break))
+
+            def work(k, jit=jit):
+                x = xs[k]
+                for _ in range(40):
+                    out = jit(x, w)
+                    out.backward()
+                    got = (out.numpy(), x.grad.numpy().copy())
+                    x.clear_grad()
+                    if not all(np.allclose(g, e, rtol=1e-5, atol=1e-6) for g, e in zip(got, want[k])):
+                        wrong.append((k, got))
+
+            errors = run_threads(*(lambda k=k: work(k) for k in range(4)))
+            assert errors == [] and wrong == []
+
+
 def eager_work(x):
     """Plain runtime code: ops, a reduction read back, a Layer built (its parameters created)."""
     layer = paddle.nn.Linear(3, 2)
@@ -261,15 +298,17 @@ def test_a_layer_bound_by_a_replay_is_untouched_for_other_threads():
     assert errors == [] and wrong == []
 
 
-def test_static_mode_is_per_thread():
-    """paddle.enable_static() in one thread leaves another thread eager."""
+def test_static_mode_and_program_guard_are_per_thread():
+    """paddle.enable_static() and program_guard in one thread leave another thread eager, on the default programs."""
     entered, leave = threading.Event(), threading.Event()
+    main, guarded = static.default_main_program(), static.Program()
 
     def static_thread():
         paddle.enable_static()
         try:
-            entered.set()
-            leave.wait()
+            with static.program_guard(guarded):
+                entered.set()
+                leave.wait()
         finally:
             paddle.disable_static()
 
@@ -277,7 +316,7 @@ def test_static_mode_is_per_thread():
     t.start()
     try:
         entered.wait()
-        assert paddle.in_dynamic_mode()
+        assert paddle.in_dynamic_mode() and static.default_main_program() is main
         x = rand(2)
         np.testing.assert_array_equal((x * 2.0).numpy(), x.numpy() * 2.0)
     finally:
