@@ -378,3 +378,16 @@ def test_an_exception_class_with_python_code_is_made_for_real():
     before = CountedError.made
     assert_same_result(jit(ramp()), catches_an_error_of_its_own_class(ramp()))
     assert CountedError.made == before + 2  # once eagerly, once under the JIT (the frame ran eagerly)
+
+
+def keeps_its_caught_exception(x):
+    try:
+        raise ValueError("kept")
+    except ValueError as e:
+        err = e
+    return x + 1, err.__traceback__ is None, str(err)
+
+
+def test_a_caught_exception_kept_across_a_break_is_the_raised_one():
+    x = ramp()
+    assert_same_result(jit_of(keeps_its_caught_exception)(x), keeps_its_caught_exception(x))

@@ -5,7 +5,9 @@
 to the handler's depth and goes on there, as CPython does, so the frame stays one graph. The
 handler's PUSH_EXC_INFO / CHECK_EXC_MATCH / POP_EXCEPT are simulated; the exception CPython would
 make "being handled" (what `sys.exc_info()` and a bare `raise` see) is a placeholder no break can
-rebuild, so code in the handler that needs it runs the frame eagerly. A raise with no such handler,
+rebuild, so code in the handler that needs it runs the frame eagerly. Nor can a break make the
+exception itself again (a new one would lack the raised one's traceback and context): a frame that
+keeps it across a break runs eagerly. A raise with no such handler,
 a RERAISE (no clause matched, or a `finally`) and an exception escaping the frame run it eagerly
 (FrameRaises): eager code raises the user's exception itself.
 """

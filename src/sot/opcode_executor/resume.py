@@ -66,7 +66,7 @@ from .dispatch import Unsupported
 from .loops import body_code, enclosing, entry_prologue
 from .trackers import LocalTracker
 from .variables import (NULL, BoundMethodVariable, CellVariable, ConstantVariable, ContainerMethodVariable,
-                        DictVariable, ExceptionVariable, FunctionVariable, InstanceVariable, IteratorVariable,
+                        DictVariable, FunctionVariable, InstanceVariable, IteratorVariable,
                         ListVariable, NumberVariable, ObjectVariable, SetVariable, TensorMethodVariable, TensorVariable,
                         TupleVariable, Variable)
 
@@ -592,11 +592,6 @@ class _BreakEmitter:
             self.emit("LOAD_CLOSURE", argval=name)
         elif isinstance(var, FunctionVariable) and var.value is None:
             self.make_function(var)
-        elif isinstance(var, ExceptionVariable):  # a new exception of the same class and arguments
-            self.callable_const(var.kind)
-            for arg in var.args:
-                self.push(arg)
-            self.call(len(var.args))
         elif isinstance(var, ContainerMethodVariable):  # the unbound method LOAD_ATTR pushed below its container
             self.emit("LOAD_CONST", argval=getattr(var.kind, var.name))
         elif isinstance(var, BoundMethodVariable) and isinstance(var.function, TensorMethodVariable):
