@@ -16,7 +16,9 @@ import numpy as np
 import runtime as paddle
 import sot
 from runtime import static
+from sot.eval_frame import get_code_cache
 from sot.ir import Meta, SIRBuilder, lower
+from sot.translate import Translator
 from sot_helpers import fresh, rand, translators
 
 SINK = io.StringIO()
@@ -337,3 +339,15 @@ def test_one_translation_per_code_when_threads_miss_together():
         assert errors == []
         assert all(np.array_equal(r, want) for r in results) and len(results) == n_threads
         assert sum(t.translations for t in translators(jit)) == 1
+
+
+def test_translators_of_one_code_made_together_share_its_cache():
+    """Translators of one code object made by several threads at once (callees translated on their own at
+    breaks, in translations running in parallel) all use the one cache the hook reads."""
+    for _ in range(30):
+        code = fresh(plain).__code__
+        made = []
+        with tiny_switch_interval():
+            errors = run_threads(*(lambda: made.append(Translator(code)) for _ in range(4)))
+        assert errors == []
+        assert all(t.cache is get_code_cache(code) for t in made)

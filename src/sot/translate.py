@@ -123,6 +123,7 @@ class _HookCache(CodeCache):
 
 
 LIVE_CACHES: "weakref.WeakSet[_HookCache]" = weakref.WeakSet()  # every code cache installed (explain reads them)
+_INSTALLING = threading.Lock()  # held while a Translator finds or installs its code's cache
 
 
 class Translator:
@@ -132,10 +133,11 @@ class Translator:
                  on_cache_limit: str = "eager"):
         self.code = code
         self.fallback = fallback
-        installed = get_code_cache(code)
-        if not isinstance(installed, _HookCache):  # the cache is per code object: share it
-            installed = _HookCache(code, cache_size_limit, on_cache_limit)
-            set_code_cache(code, installed)
+        with _INSTALLING:  # two threads making translators of one code must share one cache
+            installed = get_code_cache(code)
+            if not isinstance(installed, _HookCache):  # the cache is per code object: share it
+                installed = _HookCache(code, cache_size_limit, on_cache_limit)
+                set_code_cache(code, installed)
         self.cache = installed
         self.fallbacks: list[Fallback] = []
         self.breaks: list[Event] = []  # graph breaks of its translations, each with its reason code
