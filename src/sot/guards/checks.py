@@ -102,7 +102,7 @@ class Held:
     lambda or a Layer's parameters alive (`CodeCache` drops an entry once such an object died, see `alive`).
     Objects that cannot be weakly referenced (method descriptors of C types, dtype singletons, ...) are held
     strongly: an `id()` kept without a reference could match a new object that reuses the address; so are
-    modules and C modules' functions, which live as long as the process. Its key is the object's id, valid
+    modules and functions that live as long as their module (`_lives_on`). Its key is the object's id, valid
     while the entry exists (the entry goes when the object does)."""
 
     __slots__ = ("ref", "strong", "key", "type", "text", "hint", "owner")
@@ -136,8 +136,12 @@ class Held:
 
 
 def _lives_on(obj: Any) -> bool:
-    """Modules and the functions of C modules (`len`, `math.sqrt`) live as long as the process: a strong
-    reference costs nothing, and the guard reads one name instead of calling a weak reference."""
+    """Modules, the functions of C modules (`len`, `math.sqrt`) and functions defined at a module's or class's
+    top level (not lambdas or nested functions, made anew by the code that defines them) live as long as
+    their module: a strong reference costs nothing, and the guard reads one name instead of calling a weak
+    reference."""
+    if isinstance(obj, types.FunctionType):
+        return "<" not in obj.__qualname__
     return isinstance(obj, types.ModuleType) or (isinstance(obj, types.BuiltinFunctionType) and (
         obj.__self__ is None or isinstance(obj.__self__, types.ModuleType)))
 
@@ -363,6 +367,17 @@ NOT_NONE = Check(
     exclusive=lambda a, b: False,
 )
 
+# ----- lacks: a mapping without a key (a builtin not shadowed by a global, a method not by an instance's own) -----
+
+LACKS = Check(
+    "lacks", 2, lambda e: e, lambda e: value_key(e),
+    holds=lambda v, e: e not in v,
+    code=lambda e, ns: f"{e!r} not in {VALUE}",
+    text=lambda s, e: f"{e!r} not in {s}",
+    show=lambda v: f"keys {describe(tuple(v))}" if len(v) < 8 else f"{len(v)} keys",
+    exclusive=lambda a, b: False,
+)
+
 # ----- disjoint_memory: two tensors whose arrays cannot overlap -----
 
 
@@ -383,7 +398,7 @@ DISJOINT_MEMORY = Check(
 )
 
 CHECKS: dict[str, Check] = {c.name: c for c in (
-    TYPE_IS, ID_IS, VALUE_EQ, TENSOR_META, LEN_EQ, KEYS_EQ, IS_NONE, NOT_NONE, DISJOINT_MEMORY)}
+    TYPE_IS, ID_IS, VALUE_EQ, TENSOR_META, LEN_EQ, KEYS_EQ, IS_NONE, NOT_NONE, LACKS, DISJOINT_MEMORY)}
 
 BUILTIN_TYPES = {t: t.__name__ for t in vars(builtins).values()
                  if isinstance(t, type) and getattr(builtins, t.__name__, None) is t}

@@ -103,10 +103,12 @@ class AttributeMixin:
                 self.unsupported(f"{type(value).__name__} object has no attribute {name!r}")
             return self.wrap(getattr(value, name), GetAttrTracker(obj.tracker, name))
         k, attr = found
-        where = GetAttrTracker(GetItemTracker(GetAttrTracker(TypeTracker(obj.tracker), "__mro__"), k), name)
+        if start_after is None:  # `type(x).name`: the class attribute Python's lookup finds now, wherever it is
+            where = GetAttrTracker(TypeTracker(obj.tracker), name)
+        else:  # super(): in the MRO from a given class on
+            where = GetAttrTracker(GetItemTracker(GetAttrTracker(TypeTracker(obj.tracker), "__mro__"), k), name)
         if isinstance(attr, _RESOLVED_ON_THE_TYPE):
-            instance = start_after is None and not hasattr(attr, "__set__")
-            self._guard_not_overridden(obj, name, first, k, instance)
+            self._guard_not_overridden(obj, name, first, k, start_after is None and not hasattr(attr, "__set__"))
         if isinstance(attr, property):
             if attr.fget is None:
                 self.unsupported(f"property {name!r} has no getter")
@@ -127,17 +129,19 @@ class AttributeMixin:
         return self.wrap(getattr(value, name), GetAttrTracker(obj.tracker, name))
 
     def _guard_not_overridden(self, obj: Variable, name: str, first: int, k: int, instance: bool) -> None:
-        """The attribute was found in the dict of the `k`-th class of the object's MRO: guard that the classes
-        before it (from `first`) and, for a non-data descriptor, the object's own `__dict__` still lack it (a
-        method patched onto a subclass or an instance after the first call is what eager code calls; special
+        """The attribute was found in the dict of the `k`-th class of the object's MRO. Read as `type(x).name`
+        its guard already fails when a class before it gets one; a super() lookup guards that the classes
+        between (from `first`) still lack it. For a non-data descriptor, the object's own `__dict__` must lack
+        it too (a method patched onto an instance after the first call is what eager code calls; special
         methods are looked up on the type only)."""
         src = obj.tracker.source
         if src is None:
             return
-        for j in range(first, k):
-            self.wrap(False, ExpressionTracker(f"{name!r} in type({src}).__mro__[{j}].__dict__"))
-        if instance and hasattr(obj.value, "__dict__") and not (name.startswith("__") and name.endswith("__")):
-            self.wrap(False, ExpressionTracker(f"{name!r} in {src}.__dict__"))
+        if not instance:
+            for j in range(first, k):
+                self.guard_lacks(f"type({src}).__mro__[{j}].__dict__", name)
+        elif hasattr(obj.value, "__dict__") and not (name.startswith("__") and name.endswith("__")):
+            self.guard_lacks(f"{src}.__dict__", name)
 
     @handles("LOAD_ATTR")
     def _load_attr(self, ins: Instruction) -> None:

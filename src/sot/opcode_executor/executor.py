@@ -187,6 +187,7 @@ class _Translation:
         self.containers: dict[int, tuple[Any, Variable]] = {}  # id of a list/dict read -> (it, its Variable)
         self.cells: dict[int, tuple[Any, CellVariable]] = {}  # id of a real closure cell -> (it, its Variable)
         self.unknown_cells = False  # the translated frame's cells are unknown: any real cell may be one of them
+        self.lacks: list[Guard] = []  # names the translation relied on being absent from a mapping
 
     def cell(self, cell: Any, make: Callable[[], CellVariable]) -> CellVariable:
         """The one Variable of a real closure cell (`make()` the first time it is met): closures sharing a
@@ -332,7 +333,7 @@ class OpcodeExecutor(CallMixin, AttributeMixin, ContextMixin, MatchMixin, Except
         found = [g for v in self.tracked for g in v.guards()]
         effects = self.translation.effects
         return list(dict.fromkeys([*found, *effects.distinct_guards(self.tracked),
-                                   *aliasing_guards(effects, self.tracked)]))
+                                   *aliasing_guards(effects, self.tracked), *self.translation.lacks]))
 
     def global_tracker(self, name: str) -> Tracker:
         """Where the global `name` of this frame's code comes from."""
@@ -385,6 +386,11 @@ class OpcodeExecutor(CallMixin, AttributeMixin, ContextMixin, MatchMixin, Except
         var = ObjectVariable(value, tracker)
         self.tracked.append(var)
         return var
+
+    def guard_lacks(self, mapping_source: str, key: str) -> None:
+        """Guard that the mapping read from `mapping_source` (globals, an object's `__dict__`) lacks `key`: the
+        translation found the name elsewhere (a builtin, a method on the type)."""
+        self.translation.lacks.append(Guard(mapping_source, "lacks", key))
 
     def _known_container(self, value: Any, tracker: Tracker) -> Variable | None:
         """The Variable of a list or dict this translation already read, maybe through another source: one
@@ -732,7 +738,7 @@ class OpcodeExecutor(CallMixin, AttributeMixin, ContextMixin, MatchMixin, Except
         else:  # a runtime function's globals (fixed) or none reloadable
             return
         if globals_source is not None:
-            self.wrap(False, ExpressionTracker(f"{name!r} in {globals_source}"))
+            self.guard_lacks(globals_source, name)
 
     @handles("IMPORT_NAME")
     def _import_name(self, ins: Instruction) -> None:
