@@ -131,9 +131,11 @@ def test_a_key_lambda_that_reads_a_tensor_value_breaks_at_the_call_with_its_reas
     (lambda x: list(zip([1, 2], [1], strict=True)), ValueError),
     (lambda x: next(iter([])), StopIteration),
     (lambda x: reversed(s for s in SIZES), TypeError),
+    (lambda x: reversed(iter(SIZES)), TypeError),
     (lambda x: int("zz"), ValueError),
 ], ids=["max_empty", "min_bad_keyword", "max_args_with_default", "sorted_mixed", "sum_strings",
-        "sum_iterable_keyword", "zip_strict_lengths", "next_exhausted", "reversed_generator", "int_bad_text"])
+        "sum_iterable_keyword", "zip_strict_lengths", "next_exhausted", "reversed_generator", "reversed_iterator",
+        "int_bad_text"])
 def test_a_builtin_call_eager_rejects_raises_eagers_exception(call, error):
     with pytest.raises(error):
         call(_x())
@@ -141,3 +143,16 @@ def test_a_builtin_call_eager_rejects_raises_eagers_exception(call, error):
         jit_of(call)(_x())
     with pytest.raises(error):  # even in full-graph mode: the frame runs eagerly and raises it
         jit_of(call, fallback=False)(_x())
+
+
+def test_a_dict_view_is_live_and_can_be_iterated_again():
+    def views(x):
+        d = {"a": 1}
+        keys, values = d.keys(), d.values()
+        d["b"] = 2  # a view sees the writes made after it was taken
+        return x * len(list(keys)) + len(list(keys)), sorted(values), list(reversed(d.items())), "b" in keys
+
+    jit = jit_of(views)
+    assert_same_result(jit(_x()), views(_x()))
+    root = translators(jit)[0]
+    assert root.fallbacks == [] and root.breaks == []

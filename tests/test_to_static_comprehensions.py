@@ -69,8 +69,8 @@ def set_key_of_dict(d):
     return {k: {w.sum().item() for w in (v, -v)} for k, v in d.items()}
 
 
-CAPTURED = [dict_value, dict_of_a_dict_made_in_the_frame, dict_key, dict_filter, dict_nested, dict_in_list, dict_after_values, list_value, list_filter,
-            list_nested]
+CAPTURED = [dict_value, dict_of_a_dict_made_in_the_frame, dict_key, dict_filter, dict_nested, dict_in_list,
+            dict_after_values, list_value, list_filter, list_nested]
 SETS = [set_value, set_filter, set_key_of_dict]  # (set opcodes may make the frame run eagerly: still eager's result)
 
 

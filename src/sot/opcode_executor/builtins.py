@@ -20,8 +20,8 @@ from sot import config
 from sot.dynamic import specialise
 
 from .trackers import TypeTracker
-from .variables import (CONSTANT_TYPES, ITERATOR_TYPES, ConstantVariable, DictVariable, EnumerateVariable,
-                        FunctionVariable, InstanceVariable, IteratorVariable, LazyIteratorVariable, ListVariable,
+from .variables import (CONSTANT_TYPES, ITERATOR_TYPES, ConstantVariable, DictVariable, DictViewVariable,
+                        EnumerateVariable, FunctionVariable, InstanceVariable, IteratorVariable, ListVariable,
                         NumberVariable, ObjectVariable, SetVariable, SuperVariable, TensorVariable, TupleVariable,
                         Variable, ZipVariable, python_type)
 
@@ -69,6 +69,8 @@ def _len(ex: "OpcodeExecutor", args: list[Variable], kwargs: dict[str, Variable]
     (var,) = args
     if isinstance(var, (TupleVariable, DictVariable)):
         return ConstantVariable(len(var.items))
+    if isinstance(var, DictViewVariable):
+        return ConstantVariable(len(var.mapping.items))
     if isinstance(var, InstanceVariable):
         return ex.protocol(var, "__len__")
     if isinstance(var, TensorVariable):
@@ -156,10 +158,10 @@ def _to_set(kind: type) -> Builtin:
 
 
 def _reversed(ex: "OpcodeExecutor", args: list[Variable], kwargs: dict[str, Variable]) -> Variable:
-    """reversed(...) of a sequence of Variables (an iterator is not reversible: eager raises)."""
+    """reversed(...) of a sequence or dict view of Variables (an iterator is not reversible: eager raises)."""
     if kwargs or len(args) != 1:
         ex.raises("reversed() takes exactly one argument")
-    if isinstance(args[0], LazyIteratorVariable):
+    if isinstance(args[0], ITERATOR_TYPES):
         ex.raises(f"{args[0]!r} is not reversible")
     return IteratorVariable(ex.elements(args[0])[::-1])
 

@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING, Any, Callable
 
 from .builtins import builtin_of
 from .dispatch import FrameRaises
-from .variables import (ConstantVariable, DictVariable, IteratorVariable, ListVariable, SetVariable, TensorVariable,
-                        TupleVariable, Variable)
+from .variables import (ConstantVariable, DictVariable, DictViewVariable, ListVariable, SetVariable,
+                        TensorVariable, TupleVariable, Variable)
 
 if TYPE_CHECKING:
     from .executor import OpcodeExecutor
@@ -144,11 +144,8 @@ def _key(ex: "OpcodeExecutor", var: Variable) -> Any:
 
 
 def _view(kind: str) -> Callable:
-    views = {"keys": lambda k, v: ConstantVariable(k), "values": lambda k, v: v,
-             "items": lambda k, v: TupleVariable([ConstantVariable(k), v])}
-
     def view(ex, d: DictVariable) -> Variable:
-        return IteratorVariable([views[kind](k, v) for k, v in d.items.items()])
+        return DictViewVariable(d, kind)  # live: it sees later writes, and iterates again
     return view
 
 

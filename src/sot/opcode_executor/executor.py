@@ -55,10 +55,10 @@ from .trackers import (BuiltinTracker, CellTracker, ClosureTracker, ComputedTrac
                        DummyTracker, ExpressionTracker, GetAttrTracker, GetItemTracker, GlobalTracker, LocalTracker,
                        Tracker)
 from .variables import (CONSTANT_TYPES, ITERATOR_TYPES, NULL, OBJECT_TYPES, SUSPENDED, BoundMethodVariable,
-                        CellVariable, ConstantVariable, DictVariable, FunctionVariable, GeneratorVariable,
-                        InstanceVariable, IteratorVariable, LazyIteratorVariable, ListVariable, NumberVariable,
-                        NumpyScalarVariable, ObjectVariable, SetVariable, TensorVariable, TupleVariable, Variable,
-                        birth_now)
+                        CellVariable, ConstantVariable, DictVariable, DictViewVariable, FunctionVariable,
+                        GeneratorVariable, InstanceVariable, IteratorVariable, LazyIteratorVariable, ListVariable,
+                        NumberVariable, NumpyScalarVariable, ObjectVariable, SetVariable, TensorVariable, TupleVariable,
+                        Variable, birth_now)
 
 __all__ = ["OpcodeExecutor", "OpcodeInlineExecutor", "Unsupported", "FrameRaises", "HANDLERS"]
 
@@ -1120,6 +1120,8 @@ class OpcodeExecutor(CallMixin, AttributeMixin, ContextMixin, MatchMixin, Except
             return list(items)
         if isinstance(var, LazyIteratorVariable):
             return list(iter(lambda: self.next_of(var), None))
+        if isinstance(var, DictViewVariable):
+            return var.current()
         if isinstance(var, TupleVariable):
             return list(var.items)
         if isinstance(var, (DictVariable, SetVariable)):
@@ -1150,6 +1152,8 @@ class OpcodeExecutor(CallMixin, AttributeMixin, ContextMixin, MatchMixin, Except
             return var.items
         if isinstance(var, ITERATOR_TYPES):
             return iter([self.python_value(v) for v in self.elements(var)])
+        if isinstance(var, DictViewVariable):  # (for `in` and folding: its items now, as a list)
+            return [self.python_value(v) for v in var.current()]
         if isinstance(var, FunctionVariable) and var.value is None:
             self.unsupported(f"the value of {var!r}, a function made by the frame (it exists only at run time)")
         if isinstance(var, ObjectVariable) and not isinstance(var, InstanceVariable):

@@ -22,11 +22,11 @@ from sot.ir import Meta
 from .trackers import DummyTracker, GetItemTracker, Tracker
 
 __all__ = ["Variable", "ConstantVariable", "TensorVariable", "TupleVariable", "ListVariable", "DictVariable",
-           "IteratorVariable", "LazyIteratorVariable", "GeneratorVariable", "ZipVariable", "EnumerateVariable",
-           "SetVariable", "ExceptionVariable", "NumberVariable", "NumpyScalarVariable", "ObjectVariable",
-           "FunctionVariable", "BoundMethodVariable", "CellVariable", "InstanceVariable", "SuperVariable",
-           "TensorMethodVariable", "ContainerMethodVariable", "NULL", "SUSPENDED", "CONSTANT_TYPES", "ITERATOR_TYPES",
-           "OBJECT_TYPES", "python_type"]
+           "IteratorVariable", "DictViewVariable", "LazyIteratorVariable", "GeneratorVariable", "ZipVariable",
+           "EnumerateVariable", "SetVariable", "ExceptionVariable", "NumberVariable", "NumpyScalarVariable",
+           "ObjectVariable", "FunctionVariable", "BoundMethodVariable", "CellVariable", "InstanceVariable",
+           "SuperVariable", "TensorMethodVariable", "ContainerMethodVariable", "NULL", "SUSPENDED", "CONSTANT_TYPES",
+           "ITERATOR_TYPES", "OBJECT_TYPES", "python_type"]
 
 CONSTANT_TYPES = (type(None), bool, int, float, str, type(Ellipsis))
 
@@ -305,6 +305,29 @@ class IteratorVariable(Variable):
             return None
         self.position += 1
         return self.items[self.position - 1]
+
+
+class DictViewVariable(Variable):
+    """`d.keys()`, `d.values()` or `d.items()` of a DictVariable: a live view, not an iterator. Each
+    iteration reads the dict's items as they are then (a view may be iterated again, and sees the
+    writes made since it was taken), and it is reversible and has a length, as a real view."""
+
+    def __init__(self, mapping: DictVariable, kind: str):
+        super().__init__()
+        self.mapping = mapping
+        self.kind = kind
+
+    def current(self) -> list[Variable]:
+        """The view's items now."""
+        items = self.mapping.items.items()
+        if self.kind == "keys":
+            return [ConstantVariable(k) for k, _ in items]
+        if self.kind == "values":
+            return [v for _, v in items]
+        return [TupleVariable([ConstantVariable(k), v]) for k, v in items]
+
+    def _describe(self) -> str:
+        return f"{self.kind} of {self.mapping!r}"
 
 
 class LazyIteratorVariable(Variable):
