@@ -2,6 +2,7 @@
 for real from its first call, one Python frame per level as eagerly, so the compiled function
 raises RecursionError exactly where eager code does (an inlined level has no frame of its own)."""
 import numpy as np
+import pytest
 
 import runtime as paddle
 from sot_helpers import assert_same_result, jit_of, translators
@@ -35,6 +36,8 @@ def test_a_shallow_recursion_is_inlined_whole():
     assert root.translations == 1 and root.breaks == [] and root.fallbacks == []
 
 
+# each level is a call with a new `n`, translated per value until the cache limit (warned), then eager
+@pytest.mark.filterwarnings("ignore::sot.guards.cache.CacheSizeLimitWarning")
 def test_a_recursion_deeper_than_the_limit_raises_recursion_error_where_eager_does():
     low, high = 10, 20_000  # the deepest n eager code runs here, by bisection
     while low + 1 < high:
