@@ -6,6 +6,7 @@ deviation makes its test pass and fail the run until the xfail is removed. docs/
 ("Known deviations") lists the same entries for users. What only costs time (a frame that runs
 eagerly where it could have been compiled) is not a deviation and is not listed here.
 """
+import inspect
 import sys
 
 import pytest
@@ -82,3 +83,32 @@ def test_a_returned_set_grows_like_eager():
             s.add(k)
         grown.append(list(s))
     assert grown[1] == grown[0]
+
+
+def _depth(n):
+    return 0 if n == 0 else 1 + _depth(n - 1)
+
+
+def _recurse(x, n):
+    return x * _depth(n)
+
+
+@pytest.mark.xfail(strict=True, reason="calls inlined into the graph take no Python frames: a shallow recursion "
+                   "(within the inline depth) that eager code cannot finish because the stack is almost at the "
+                   "recursion limit completes compiled; a deeper one runs for real and raises as eager does")
+def test_a_recursion_near_the_recursion_limit_raises_as_eagerly():
+    jit = sot.to_static(fresh(_recurse))
+    x = paddle.ones([2])
+    jit(x, 25)  # translated with room to spare
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(len(inspect.stack(0)) + 20)  # 25 more levels do not fit
+    try:
+        outcomes = []
+        for fn in (_recurse, jit):
+            try:
+                outcomes.append(fn(x, 25).numpy().tolist())
+            except RecursionError:
+                outcomes.append("RecursionError")
+    finally:
+        sys.setrecursionlimit(limit)
+    assert outcomes[1] == outcomes[0]
