@@ -3,7 +3,7 @@
 Each test states what eager code does and asserts the compiled function does the same; while the
 deviation is open the test is a strict xfail whose reason says what differs and why, so fixing a
 deviation makes its test pass and fail the run until the xfail is removed. docs/to_static.md
-("Known deviations") lists the same entries for users. What only costs time (a frame that runs
+("Known deviations from eager") lists the same entries for users. What only costs time (a frame that runs
 eagerly where it could have been compiled) is not a deviation and is not listed here.
 """
 import inspect
