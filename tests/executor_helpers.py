@@ -138,7 +138,7 @@ class Recorder:
 
 
 def seed_training_program(n_feeds: int):
-    """The execution seed's training example: Linear(16->1) + MSELoss + Adam on batches of 8;
+    """The training example: Linear(16->1) + MSELoss + Adam on batches of 8;
     returns (main, startup, loss, feeds) with `n_feeds` seeded batches."""
     import runtime.static as static  # noqa: PLC0415
     main, startup = static.Program(), static.Program()

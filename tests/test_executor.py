@@ -1,5 +1,5 @@
-"""The Executor façade and the InterpreterCore's runs (checklist A7, C1-C5, C7-C8, D1, D3-D5,
-D12-D13; scenarios 2, 3, 19, 24): feeds, fetches, caching, build once, errors and atomicity."""
+"""The Executor façade and the InterpreterCore's runs: feeds, fetches, caching, build once, errors
+and atomicity."""
 import threading
 
 import numpy as np
@@ -32,9 +32,9 @@ def _feed(batch, seed=0):
             "label": rng.normal(size=(batch, 1)).astype(np.float32)}
 
 
-# ---------------------------------------------------------------- the seed example
+# ---------------------------------------------------------------- the Linear + MSELoss example
 def test_first_run_is_correct_and_startup_starts_no_threads(static_mode):
-    # C1, D1, scenario 3: Executor(place) builds nothing; the first run of a fresh core is right
+    # Executor(place) builds nothing; the first run of a fresh core is right
     main, startup, out, loss = _seed_example(16)
     exe = static.Executor(paddle.CPUPlace())
     assert exe.stats["builds"] == 0
@@ -53,7 +53,7 @@ def test_first_run_is_correct_and_startup_starts_no_threads(static_mode):
 
 
 def test_build_once_run_many(static_mode):
-    # scenario 2, D1, D7: after 10 runs one build and one kernel lookup per op; another fetch
+    # after 10 runs one build and one kernel lookup per op; another fetch
     # list, another scope or an appended op make exactly one new core each
     main, startup, out, loss = _seed_example()
     exe, scope = static.Executor(), Scope()
@@ -75,7 +75,7 @@ def test_build_once_run_many(static_mode):
         paddle.exp(loss)
     exe.run(main, feed=_feed(4), fetch_list=[loss], scope=scope)
     assert exe.stats["builds"] == builds + 4
-    # C4: the user's Program never gains feed or fetch ops; the cached copy has them
+    # the user's Program never gains feed or fetch ops; the cached copy has them
     assert [o.type for o in main.global_block().ops] == ops_before + ["exp"]
     assert "feed" not in main.global_block().vars
     plan = exe.plan_for(main, ["x", "label"], [loss], scope=scope)
@@ -97,7 +97,7 @@ def test_lru_evicts_the_oldest_core(static_mode):
 
 
 def test_build_then_run_equals_build_by_running(static_mode):
-    # D13: build() without executing, then run(), gives what the first run gives
+    # build() without executing, then run(), gives what the first run gives
     main, startup, out, loss = _seed_example()
     exe, scope = static.Executor(), Scope()
     exe.run(startup, scope=scope)
@@ -115,7 +115,7 @@ def test_build_then_run_equals_build_by_running(static_mode):
 
 
 def test_dynamic_batch_runs_on_the_same_core(static_mode):
-    # scenario 24: a None batch dim fed 4 then 16 rows: one core, both results right
+    # a None batch dim fed 4 then 16 rows: one core, both results right
     main, startup, out, loss = _seed_example()
     exe, scope = static.Executor(), Scope()
     exe.run(startup, scope=scope)
@@ -129,7 +129,7 @@ def test_dynamic_batch_runs_on_the_same_core(static_mode):
 
 
 def test_no_registry_or_scope_lookups_after_the_build(static_mode, monkeypatch):
-    # D3, D12: run 2 looks up no kernel in the registry and no name in a scope
+    # run 2 looks up no kernel in the registry and no name in a scope
     main, startup, out, loss = _seed_example()
     exe, scope = static.Executor(), Scope()
     exe.run(startup, scope=scope)
@@ -144,7 +144,7 @@ def test_no_registry_or_scope_lookups_after_the_build(static_mode, monkeypatch):
 
 # ---------------------------------------------------------------- scopes
 def test_persistables_in_the_scope_temporaries_in_the_local_scope(static_mode):
-    # D4, A7: a Program holds no arrays; parameters live in the run's scope, temporaries are
+    # a Program holds no arrays; parameters live in the run's scope, temporaries are
     # declared in the core's local child scope and hold nothing after a run
     main, startup, out, loss = _seed_example()
     exe, scope = static.Executor(), Scope()
@@ -185,7 +185,6 @@ def test_scope_guard_switches_the_default_scope(static_mode):
 
 # ---------------------------------------------------------------- feeds and fetches
 def test_fetch_order_duplicates_names_and_empty_program(static_mode):
-    # C8, scenario 19
     main, startup, out, loss = _seed_example()
     exe, scope = static.Executor(), Scope()
     exe.run(startup, scope=scope)
@@ -211,7 +210,7 @@ def test_fetched_parameter_is_a_copy(static_mode):
 
 
 def test_bad_feeds_and_fetches_name_the_var_and_change_nothing(static_mode):
-    # C2, C5, scenario 19: each a ValueError naming the var, raised before anything runs
+    # each a ValueError naming the var, raised before anything runs
     main, startup, out, loss = _seed_example(16)
     exe, scope = static.Executor(), Scope()
     exe.run(startup, scope=scope)
@@ -363,7 +362,7 @@ def test_error_type_is_kept_for_exceptions_needing_more_arguments():
     assert core._op_error(e, 0, lambda s: None) is e and "operator 't'" in e.__notes__[0]
 
 
-# ---------------------------------------------------------------- training (scenario 1 on this core)
+# ---------------------------------------------------------------- training on this core
 def test_adam_training_updates_in_place_and_both_run_modes_agree(static_mode):
     main, startup = static.Program(), static.Program()
     with static.program_guard(main, startup):

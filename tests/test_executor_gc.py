@@ -1,5 +1,5 @@
-"""Variable lifetimes of the InterpreterCore (checklist D9, G1-G4; scenarios 9-11): last users,
-reference counts, the seed's shrunk GC table, and peak live bytes measured through the slots."""
+"""Variable lifetimes of the InterpreterCore: last users, reference counts, the shrunk GC table of
+Paddle's GC table example, and peak live bytes measured through the slots."""
 import numpy as np
 import pytest
 from executor_helpers import host_placement, live_bytes, no_passes, op, var, writer  # noqa: F401 - fixtures
@@ -67,7 +67,7 @@ def test_chain_peak_is_two_activations_and_each_temp_dies_after_its_last_user(ho
     np.testing.assert_allclose(out[0], ref)
     assert peak == 2 * ACT  # the live-set minimum of a chain: one op's input and output
     plan = core.plan
-    for i in range(5):  # scenario 9: t_i (last used by op k) is freed after k ends, before k+1 starts
+    for i in range(5):  # t_i (last used by op k) is freed after k ends, before k+1 starts
         k = writer(plan, f"t{i + 1}")
         pos = log.index(("free", f"t{i}"))
         assert log.index(("end", k)) < pos < log.index(("start", k + 1))
@@ -91,7 +91,7 @@ def test_diamond_peak_and_ref_count(no_passes, scheduler):
 
 
 def test_seed_gc_table_shape(host_placement, no_passes, static_mode):
-    # scenario 11: the shrunk last-live table of the seed example's forward part (on CPU there is
+    # the shrunk last-live table of the Linear + MSELoss example's forward part (on CPU there is
     # no memcpy_d2h, so the loss is checked at the fetch op; feed ops and producers drop out)
     main, startup = static.Program(), static.Program()
     with static.program_guard(main, startup):
@@ -110,7 +110,7 @@ def test_seed_gc_table_shape(host_placement, no_passes, static_mode):
                 tmp["square"]: {mean}, tmp["mean"]: {fetch}}
     assert plan.last_live == expected
     assert all(plan.ref_count[n] == 1 for n in expected)
-    # G1: the feed/fetch holders never enter the GC plan; G3: parameters sit in it but are never freed
+    # the feed/fetch holders never enter the GC plan; parameters sit in it but are never freed
     assert "feed" not in plan.last_live and "fetch" not in plan.last_live
     assert w in plan.gc_check_vars[lin] and all(w not in f and b not in f for f in plan.free_after)
 
@@ -185,7 +185,7 @@ def test_skip_gc_vars_leave_the_plan(no_passes):
 
 
 def test_counters_do_not_drift_and_a_failed_run_does_not_poison_the_next(no_passes):
-    # G4: dependency and reference counts are reset from the plan every run
+    # dependency and reference counts are reset from the plan every run
     prog = _diamond()
     blk = prog.global_block()
     var(blk, "bad", (-1, 2))  # fed without a shape check: a wrong shape fails inside matmul

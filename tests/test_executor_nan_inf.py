@@ -1,4 +1,4 @@
-"""The per-op nan/inf check of the InterpreterCore (FLAGS_check_nan_inf; checklist I2 step 5):
+"""The per-op nan/inf check of the InterpreterCore (FLAGS_check_nan_inf):
 with the flag set, every run mode (sequential, traced, scheduler, parallel on the host pool and
 on emulated device streams) checks each op's outputs right after the op ran and raises, in the
 caller's thread, a RuntimeError naming the op, its plan index and the var; nothing downstream

@@ -1,4 +1,4 @@
-"""Non-strict cond ops in the parallel run (checklist T3; TFRT's non-strict kernels): a cond op
+"""Non-strict cond ops in the parallel run (TFRT's non-strict kernels): a cond op
 starts once its predicate (and the inputs both branches read) exist and then waits only for the
 producers of the branch the predicate picks; the other branch's producers may still be running.
 Concurrency is asserted with gates (executor_helpers.Recorder), never with wall-clock time."""

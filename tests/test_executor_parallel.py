@@ -1,5 +1,5 @@
-"""The InterpreterCore's parallel run on the host pool (checklist H1-H5, K1, T1, T5, T6; scenarios
-4, 6-8, 17, 18, 23, 25): overlap of independent ops, the seed's dispatch rule, hazards under
+"""The InterpreterCore's parallel run on the host pool: overlap of independent ops, Paddle's
+dispatch rule (RunNextInstructions), hazards under
 random injected delays, bit-equality with the sequential mode, errors raised in the caller,
 cancellation, futures, no leaks, two executors at once, and the cost-based choice of mode.
 
@@ -52,7 +52,7 @@ def _diamond_ref(xs):
 
 @pytest.mark.parametrize("streams_bc", [(None, None), ("s1", "s2")], ids=["host-pool", "two-streams"])
 def test_diamond_branches_overlap_and_results_equal_sequential(no_passes, streams_bc):
-    # scenario 4: b and c meet at a barrier, so the run completes only if they run at the same time
+    # b and c meet at a barrier, so the run completes only if they run at the same time
     core = _core(_diamond(*streams_bc), ["x"], ["d"])
     plan = core.plan
     a, b, c, d = writer(plan, "a"), writer(plan, "b"), writer(plan, "c"), writer(plan, "d")
@@ -67,14 +67,14 @@ def test_diamond_branches_overlap_and_results_equal_sequential(no_passes, stream
         start, end = rec.entries("start"), rec.entries("end")
         assert start[b][0] < end[c][0] and start[c][0] < end[b][0]       # overlapping intervals
         assert start[d][0] > max(end[b][0], end[c][0])
-        if streams_bc[0]:   # H2: device ops run on their stream's thread, host ops on the host pool
+        if streams_bc[0]:   # device ops run on their stream's thread, host ops on the host pool
             assert start[b][1] in streams.stream("s1").thread_ids and start[c][1] in streams.stream("s2").thread_ids
             assert {start[a][1], start[d][1]} <= streams.host_pool().thread_ids
 
 
 @pytest.mark.parametrize("streams_bc", [(None, None), ("s1", "s2")], ids=["host-pool", "two-streams"])
 def test_flags_benchmark_runs_one_op_at_a_time_with_the_same_results(no_passes, streams_bc):
-    # I2 step 5: waiting after every op (Paddle's FLAGS_benchmark), read per run
+    # waiting after every op (Paddle's FLAGS_benchmark), read per run
     core = _core(_diamond(*streams_bc), ["x"], ["d"])
     xs = np.linspace(-2, 2, N)
     (want,) = core.run([xs], parallel=False)
@@ -97,7 +97,7 @@ def test_flags_benchmark_runs_one_op_at_a_time_with_the_same_results(no_passes, 
 
 
 def test_no_op_runs_on_the_callers_thread_and_a_chain_stays_on_one_thread(no_passes):
-    # H1 and H5: the caller only waits; a chain never hops; a fan-out keeps its first ready
+    # the caller only waits; a chain never hops; a fan-out keeps its first ready
     # successor on the producer's thread
     prog, last = chain_program(8)
     core = _core(prog, ["x"], [last])
@@ -130,7 +130,7 @@ def _war_program(stream_a=None, stream_b=None):
 
 @pytest.mark.parametrize("streams_ab", [(None, None), ("s1", "s2")], ids=["host-pool", "two-streams"])
 def test_write_after_read_hazard_holds_under_every_injected_delay(no_passes, streams_ab):
-    # scenario 6: B rewrites t, which A reads; A must always see the old t (edge A -> B)
+    # B rewrites t, which A reads; A must always see the old t (edge A -> B)
     core = _core(_war_program(*streams_ab), ["x"], ["y", "t"])
     plan = core.plan
     b, t = writer(plan, "t", -1), plan.var_ids["t"]
@@ -145,7 +145,7 @@ def test_write_after_read_hazard_holds_under_every_injected_delay(no_passes, str
 
 
 def test_random_dag_with_random_ops_equals_sequential_bit_for_bit(no_passes):
-    # scenarios 8, 23, 25: seeded random ops draw the same numbers in any schedule; every run
+    # seeded random ops draw the same numbers in any schedule; every run
     # (random delays, a shared core) gives the sequential result
     rng = np.random.default_rng(3)
     prog, fetch = random_dag(rng)
@@ -178,7 +178,7 @@ def _two_branch_failure_program():
 
 
 def test_an_op_error_in_a_worker_is_raised_in_the_caller_and_the_next_run_works(no_passes):
-    # scenario 17: the same exception type, the op named with its index and line, the original
+    # the same exception type, the op named with its index and line, the original
     # traceback chained; no op downstream of the failure starts; the core keeps working
     core = _core(_two_branch_failure_program(), ["x", "w1", "w2"], ["s"])
     plan = core.plan
@@ -198,7 +198,7 @@ def test_an_op_error_in_a_worker_is_raised_in_the_caller_and_the_next_run_works(
 
 
 def test_two_failures_at_once_raise_exactly_one_error_and_leave_no_work(no_passes):
-    # scenario 18: both matmuls fail at the same time (they meet at a barrier first)
+    # both matmuls fail at the same time (they meet at a barrier first)
     core = _core(_two_branch_failure_program(), ["x", "w1", "w2"], ["s"])
     u, v = writer(core.plan, "u"), writer(core.plan, "v")
     bad = [np.ones((4, 3)), np.ones((5, 3)), np.ones((2, 3))]
@@ -212,7 +212,7 @@ def test_two_failures_at_once_raise_exactly_one_error_and_leave_no_work(no_passe
 
 
 def test_keyboard_interrupt_in_the_caller_cancels_the_run_cleanly(no_passes):
-    # T6: SIGINT reaches the waiting caller; no new op starts after the cancel, the core still works
+    # SIGINT reaches the waiting caller; no new op starts after the cancel, the core still works
     prog, last = chain_program(60)
     core = _core(prog, ["x"], [last])
     interrupted = threading.Event()
@@ -252,7 +252,7 @@ def test_keyboard_interrupt_in_the_caller_cancels_the_run_cleanly(no_passes):
 
 
 def test_futures_overlap_the_callers_work_and_carry_results_or_errors(no_passes):
-    # T1 / return_futures: the caller holds the run at a gate while it goes on; results equal
+    # return_futures: the caller holds the run at a gate while it goes on; results equal
     # the synchronous run; a callback added before or after completion runs exactly once
     exe, scope = static.Executor(), static.Scope()
     prog = _two_branch_failure_program()
@@ -293,7 +293,7 @@ def test_many_runs_of_a_200_op_program_leak_no_threads_and_no_memory(no_passes):
     gc.collect()
     assert threading.active_count() == threads
     assert sys.getallocatedblocks() - before < 500   # objects: 200 ops x 1,000 runs would be 200,000
-    assert same == 1000                              # scenario 25: every run gives the same results
+    assert same == 1000                              # every run gives the same results
 
 
 def test_two_threads_running_two_executors_at_once_stay_correct(no_passes):
@@ -368,7 +368,7 @@ def test_flags_force_a_mode_and_the_sequential_flag_wins(no_passes):
 
 
 def test_the_first_run_of_an_auto_parallel_core_stays_on_the_callers_thread(no_passes):
-    # D2, scenario 3: the build run of a core the estimate made parallel stays on the caller's
+    # the build run of a core the estimate made parallel stays on the caller's
     # thread; the second run goes to the pool; "always" threads the first run too
     core = _core(_branches(256), ["x"], ["out"])
     assert core.runs_parallel
@@ -389,7 +389,7 @@ def test_the_first_run_of_an_auto_parallel_core_stays_on_the_callers_thread(no_p
 
 
 def test_the_seed_training_example_trains_identically_threaded_and_sequential(static_mode):
-    # scenarios 1 and 23: Linear(16->1) + MSELoss + Adam, 10 steps forced parallel (on two
+    # Linear(16->1) + MSELoss + Adam, 10 steps forced parallel (on two
     # emulated-stream policies) and sequential from the same start: losses and parameters equal
     main, startup, loss, feeds = seed_training_program(10)
     params = [p.name for p in main.global_block().all_parameters()]

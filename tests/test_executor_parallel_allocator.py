@@ -1,5 +1,5 @@
-"""One allocator per (place, stream) for the emulated device streams (checklist J3; seed 000 §4.2
-RecordStreamGC, Paddle's CUDAAllocatorMap): a block freed on the host as soon as its last user is
+"""One allocator per (place, stream) for the emulated device streams (Paddle's
+RecordStream GC and CUDAAllocatorMap): a block freed on the host as soon as its last user is
 launched (FastGC) goes back to the pool of its own stream, and is handed out again only to ops
 launched on that stream afterwards, which run after the queued use. Interleavings are driven
 with gates (threading.Event) and every run repeats with seeded random delays before kernels."""

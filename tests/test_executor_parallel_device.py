@@ -1,4 +1,4 @@
-"""The parallel run on an emulated device (checklist D8, F1, H6, I1, M; scenarios 11-13, 15, 16):
+"""The parallel run on an emulated device:
 host/device copies in the plan, the edge kinds they produce, the priority ready queue, the
 per-op order of every run under random injected delays, and poisoned freed buffers.
 
@@ -54,7 +54,7 @@ def _mixed(streams=True):
     return prog
 
 
-# ---------------------------------------------------------------- D8, scenario 12: copies
+# ---------------------------------------------------------------- copies
 def test_a_cpu_kernel_inside_a_device_program_gets_an_h2d_d2h_pair_and_values_equal_the_cpu_run(no_passes):
     core = _core(_mixed(), ["x"], ["d"])
     plan = core.plan
@@ -62,8 +62,8 @@ def test_a_cpu_kernel_inside_a_device_program_gets_an_h2d_d2h_pair_and_values_eq
                              "memcpy_d2h", "fetch"]
     kinds = [(ins.type, ins.context) for ins in plan.instructions]
     assert kinds[1] == ("memcpy_h2d", "h2d") and kinds[3] == ("memcpy_d2h", "d2h") and kinds[4] == ("tanh", "cpu")
-    # the seed's names; a copy serves every later reader on its side: d's multiply reads exp's a
-    # on the device, tanh reads its host copy
+    # named as Paddle names copies; a copy serves every later reader on its side: d's multiply
+    # reads exp's a on the device, tanh reads its host copy
     d2h_a = "a_device_Place(gpu:0)_Place(cpu)"
     names = [[plan.var_names[v] for v in ins.inputs] for ins in plan.instructions]
     assert names[2] == [H2D_X] and names[4] == [d2h_a] and names[7] == ["a", "c"]
@@ -87,8 +87,9 @@ def test_a_cpu_kernel_inside_a_device_program_gets_an_h2d_d2h_pair_and_values_eq
 
 
 def test_edge_kinds_of_a_device_program_follow_the_seed_table(no_passes):
-    # scenario 13 on a whole program: each of the seven producer/consumer pairs appears, with
-    # the seed's kind, and events exist exactly for the vars a non-direct edge carries
+    # stream classification on a whole program: each of the seven producer/consumer pairs
+    # appears, with the kind Paddle's StreamAnalyzer gives it, and events exist exactly for the
+    # vars a non-direct edge carries
     plan = _core(_mixed(), ["x"], ["d"]).plan
     table = {("cpu", "cpu"): "direct", ("cpu", "h2d"): "direct", ("d2h", "cpu"): "direct",
              ("gpu", "gpu", True): "direct", ("gpu", "gpu", False): "event", ("h2d", "gpu"): "event",
@@ -125,7 +126,7 @@ def _abc_single_stream():
 
 
 def test_seed_gc_table_on_a_device_has_the_d2h_copy_before_the_fetch(no_passes, static_mode, flags):
-    # scenario 11 with the seed's GPU shape: the loss is checked at memcpy_d2h, its host copy at
+    # the shrunk GC table in its GPU shape: the loss is checked at memcpy_d2h, its host copy at
     # the fetch; the fed vars reach the device through h2d copies, which their readers check
     flags(executor_stream_policy="single")
     main, startup = static.Program(), static.Program()
@@ -165,7 +166,7 @@ def test_a_training_step_on_the_emulated_device_equals_the_cpu_run(static_mode, 
             np.testing.assert_array_equal(got, want)
 
 
-# ---------------------------------------------------------------- H6: the priority ready queue
+# ---------------------------------------------------------------- the priority ready queue
 def _fan_out(priorities, stream=None):
     """a = exp(x), then one op per priority reading a, each fetched."""
     prog = static.Program()
@@ -185,7 +186,7 @@ def test_ops_ready_at_once_run_in_priority_order_on_one_thread(no_passes):
     fetch = [f"y{k}" for k in range(len(priorities))]
     xs = np.linspace(-1, 1, N)
     want = [np.tanh(np.exp(xs)), np.sin(np.exp(xs)), np.abs(np.exp(xs)), np.cos(np.exp(xs)), np.tanh(np.exp(xs))]
-    # lower priority value first, then program order ([003]'s instruction_scheduling_priority_less)
+    # lower priority value first, then program order (Paddle's instruction_scheduling_priority_less)
     by_priority = sorted(range(len(priorities)), key=lambda k: (priorities[k], k))
     core = _core(_fan_out(priorities), ["x"], fetch)
     plan = core.plan
@@ -217,7 +218,7 @@ def test_ops_ready_at_once_run_in_priority_order_on_one_thread(no_passes):
         assert start[ops[by_priority[0]]][1] == start[a][1]
 
 
-# ---------------------------------------------------------------- I1: every edge in order
+# ---------------------------------------------------------------- every edge in order
 @pytest.mark.parametrize("placement", ["host", "streams"])
 def test_every_run_respects_every_edge_and_the_per_op_order(no_passes, placement):
     # in each of many runs with random delays: a successor starts after its producer ended (and,
@@ -238,7 +239,7 @@ def test_every_run_respects_every_edge_and_the_per_op_order(no_passes, placement
         for g, w in zip(got, want):
             np.testing.assert_array_equal(g, w)
         events = [(e, i) for e, i, _, _ in rec.log]
-        assert len(events) == len(set(events))      # each op ran once (H4), each var was freed once (I3)
+        assert len(events) == len(set(events))      # each op ran once, each var was freed once
         at = {(e, i): k for k, (e, i) in enumerate(events)}
         for i in range(len(plan.instructions)):
             assert at[("wait", i)] < at[("start", i)] < at[("end", i)]
@@ -252,9 +253,10 @@ def test_every_run_respects_every_edge_and_the_per_op_order(no_passes, placement
             assert all(at[("end", u)] < at[("free", v)] for u in plan.last_live[plan.var_names[v]])
 
 
-# ---------------------------------------------------------------- M, scenarios 15-16: poisoning
+# ---------------------------------------------------------------- poisoning
 def _abc():
-    """The seed's §4.2 example: A: Y = exp(X) on s1; B: M = tanh(Y) on s2; C: N = sin(Y) on s1."""
+    """The multi-stream example (after Paddle's multi-stream sync examples): A: Y = exp(X) on s1;
+    B: M = tanh(Y) on s2; C: N = sin(Y) on s1."""
     prog = static.Program()
     blk = prog.global_block()
     var(blk, "x", (N,), need_check_feed=True)
@@ -314,8 +316,8 @@ def _abc_reference():
 
 @pytest.mark.parametrize("stream_b", ["s2", "s1"], ids=["record-stream", "same-stream-fast-gc"])
 def test_no_consumer_reads_a_poisoned_buffer(no_passes, flags, stream_b):
-    # scenario 15 (B on s2, held until C on s1 ended: RecordStream defers Y's release) and 16
-    # (all on s1: FastGC frees Y at C's launch, the stream releases it after C ran): with freed
+    # B on s2, held until C on s1 ended (RecordStream defers Y's release), and all on s1
+    # (FastGC frees Y at C's launch, the stream releases it after C ran): with freed
     # buffers poisoned, every op reads intact inputs and the results are right
     flags(executor_poison_freed=True)
     prog = _abc()
@@ -333,8 +335,8 @@ def test_no_consumer_reads_a_poisoned_buffer(no_passes, flags, stream_b):
 
 
 def test_poison_shows_the_hazard_record_stream_prevents(no_passes, flags):
-    # the negative control of scenario 15: with RecordStream off a var is released while a
-    # consumer on another stream has not run; poisoned, that read gives NaN instead of values
+    # the negative control of the RecordStream test: with RecordStream off a var is released
+    # while a consumer on another stream has not run; poisoned, that read gives NaN instead of values
     flags(executor_poison_freed=True, executor_record_stream=False)
     core = _core(_abc(), ["x"], ["M", "N"])
     watch = _PoisonWatch(core.plan, seed=0)

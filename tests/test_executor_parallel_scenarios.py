@@ -1,4 +1,4 @@
-"""The checklist's acceptance scenarios in PARALLEL mode: the scenario tests written against the
+"""The acceptance scenarios in PARALLEL mode: the scenario tests written against the
 sequential executor, collected again here and run with FLAGS_executor_parallel="always", once
 with CPU kernels on the host pool and once with every kernel on an emulated device stream
 (memcpy copies included). The fixture fails a test that never went through the parallel runner,
@@ -67,7 +67,7 @@ def forced_parallel(request, monkeypatch):
 
 
 def test_a_threaded_first_run_is_correct(static_mode):
-    # scenario 3: a fresh core's first run is its build run; threaded, its fetches are right
+    # a fresh core's first run is its build run; threaded, its fetches are right
     main, startup = static.Program(), static.Program()
     with static.program_guard(main, startup):
         x = static.data(shape=[4, 16], name="x")
@@ -82,7 +82,7 @@ def test_a_threaded_first_run_is_correct(static_mode):
 
 
 def test_the_inplace_pass_lowers_the_peak_and_spares_feeds_and_fetches(static_mode, host_placement):
-    # scenario 20 threaded: with the in-place pass a chain of elementwise ops reuses dead
+    # in-place safety threaded: with the in-place pass a chain of elementwise ops reuses dead
     # buffers (fewer live bytes at every op's end), results are bit-identical, the caller's
     # array is unchanged and no fetched array shares a buffer with another (host placement: on
     # device streams a release waits for its stream, so the bytes live at an op's end vary)

@@ -1,5 +1,5 @@
-"""Stream analysis and GC across emulated device streams (checklist F1-F3, J2-J4, M, T1;
-scenarios 13-16 and the seed's four multi-stream cases of 000 §4.2 "多流同步示例").
+"""Stream analysis and GC across emulated device streams, with the four multi-stream cases of
+Paddle's multi-stream sync examples.
 
 Ops are put on streams with Paddle's `execution_stream` attribute; every scheduling test runs
 many times with random delays injected before the kernels, and drives interleavings with
@@ -59,7 +59,7 @@ def test_a_stream_runs_in_order_and_a_wait_holds_it_until_the_event_is_recorded(
     assert order == ["producer", "consumer"] and s1.pending() == s2.pending() == 0
 
 
-# ---------------------------------------------------------------- classification (F1, scenario 13)
+# ---------------------------------------------------------------- classification
 @pytest.mark.parametrize("producer, consumer, kind", [
     (CPU, CPU, "direct"), (CPU, H2D, "direct"), (D2H, CPU, "direct"), (S1, S1, "direct"),
     (S1, S2, "event"), (H2D, S1, "event"), (S1, D2H, "sync"), (S1, CPU, "sync"), (CPU, S1, "direct"),
@@ -69,7 +69,7 @@ def test_edge_kinds_follow_the_seed_table(producer, consumer, kind):
 
 
 def test_events_only_for_vars_the_consumer_reads_and_none_on_direct_edges():
-    # F2: op0 (s1) writes vars 0 and 1; op1 (s2) reads only 1; op2 (s1) reads 0 (same stream)
+    # op0 (s1) writes vars 0 and 1; op1 (s2) reads only 1; op2 (s1) reads 0 (same stream)
     sched = StreamAnalyzer([S1, S2, S1], reads=[frozenset(), frozenset({1}), frozenset({0})],
                            writes=[frozenset({0, 1}), frozenset({2}), frozenset({3})]
                            ).analyse([frozenset({1, 2}), frozenset(), frozenset()])
@@ -100,7 +100,7 @@ def test_placement_policies():
 
 # ---------------------------------------------------------------- programs on emulated streams
 def _abc(stream_b="s2", stream_ac="s1", n=64):
-    """The seed's example: A: Y = f(X); B: M = f(Y); C: N = f(Y); fetch M and N."""
+    """The multi-stream example: A: Y = f(X); B: M = f(Y); C: N = f(Y); fetch M and N."""
     prog = static.Program()
     blk = prog.global_block()
     var(blk, "X", (n,), need_check_feed=True)
@@ -123,14 +123,14 @@ def _reference(xs):
 
 
 def test_plan_of_two_streams_has_an_event_for_y_only_on_the_cross_stream_edge(no_passes):
-    # seed §4.2 case 3: A -> B crosses streams (an event for Y), A -> C stays on s1 (direct)
+    # case 3: A -> B crosses streams (an event for Y), A -> C stays on s1 (direct)
     plan = _core(_abc(), ["X"], ["M", "N"]).plan
     a, b, c = writer(plan, "Y"), writer(plan, "M"), writer(plan, "N")
     assert [plan.instructions[i].stream for i in (a, b, c)] == ["s1", "s2", "s1"]
     assert all(plan.instructions[i].queue == "device" and plan.instructions[i].context == "gpu" for i in (a, b, c))
     assert plan.next_kind[(a, b)] == "event" and plan.events[(a, b)] == ("Y",)
     assert plan.next_kind[(a, c)] == "direct" and (a, c) not in plan.events
-    # D8: the fed X reaches s1 through an h2d copy; M and N leave through d2h copies before the fetches
+    # the fed X reaches s1 through an h2d copy; M and N leave through d2h copies before the fetches
     h2d, d2h_m, fetch_m = plan.index_of("memcpy_h2d"), plan.index_of("memcpy_d2h", 0), plan.index_of("fetch", 0)
     assert plan.instructions[a].inputs == (plan.var_ids["X_device_Place(cpu)_Place(gpu:0)"],)
     assert plan.next_kind[(h2d, a)] == "event" and plan.events[(h2d, a)] == ("X_device_Place(cpu)_Place(gpu:0)",)
@@ -140,7 +140,7 @@ def test_plan_of_two_streams_has_an_event_for_y_only_on_the_cross_stream_edge(no
 
 
 def test_cross_stream_consumer_never_starts_before_its_producer_finished(no_passes):
-    # F3, scenario 14: A gated shut on s1; B (s2) must not start until A ended, and sees A's data
+    # A gated shut on s1; B (s2) must not start until A ended, and sees A's data
     core = _core(_abc(), ["X"], ["M", "N"])
     a, b = writer(core.plan, "Y"), writer(core.plan, "M")
     xs = np.linspace(-1, 1, 64)
@@ -159,7 +159,7 @@ def test_cross_stream_consumer_never_starts_before_its_producer_finished(no_pass
 
 
 def test_same_stream_fast_gc_frees_in_stream_order_after_the_last_user(no_passes):
-    # seed §4.2 case 1: A, B, C all on s1; the host frees Y as soon as C is launched, and the
+    # case 1: A, B, C all on s1; the host frees Y as soon as C is launched, and the
     # release happens on s1 after C ran (stream order), never before
     core = _core(_abc(stream_b="s1"), ["X"], ["M", "N"])
     plan = core.plan
@@ -203,7 +203,7 @@ def _hold_b_until_c_ended(core, seed):
 
 
 def test_record_stream_defers_the_free_until_the_other_stream_passed_its_use(no_passes):
-    # seed §4.2 cases 2 and 4: A and C on s1, B on s2; B is held until C ended, so fast GC
+    # cases 2 and 4: A and C on s1, B on s2; B is held until C ended, so fast GC
     # alone would free Y after C while B has not read it; RecordStream defers the release
     core = _core(_abc(), ["X"], ["M", "N"])
     plan = core.plan

@@ -1,5 +1,4 @@
-"""Dependency analysis of the InterpreterCore's plan (checklist E1-E5, C9, D5; scenarios 5-8),
-asserted edge by edge on hand-built programs."""
+"""Dependency analysis of the InterpreterCore's plan, asserted edge by edge on hand-built programs."""
 import numpy as np
 import pytest
 from executor_helpers import host_placement, no_passes, op, var, writer  # noqa: F401 - fixtures
@@ -56,7 +55,7 @@ def test_builder_sequential_run_chains_every_op():
 
 # ---------------------------------------------------------------- plans of hand-built programs
 def test_raw_chain_and_shrink_of_transitive_edge(no_passes):
-    # scenario 5: a -> b -> c where c also reads a's output: downstream[a] == {b}
+    # a -> b -> c where c also reads a's output: downstream[a] == {b}
     prog = static.Program()
     blk = prog.global_block()
     var(blk, "x", need_check_feed=True)
@@ -77,7 +76,7 @@ def test_raw_chain_and_shrink_of_transitive_edge(no_passes):
 
 
 def test_war_edge_and_values_over_200_runs(host_placement, no_passes):
-    # scenario 6: A reads X, then B writes X (assign into X): A sees the old X in every run
+    # A reads X, then B writes X (assign into X): A sees the old X in every run
     prog = static.Program()
     blk = prog.global_block()
     var(blk, "x", need_check_feed=True)
@@ -99,7 +98,7 @@ def test_war_edge_and_values_over_200_runs(host_placement, no_passes):
 
 
 def test_waw_with_a_reader_between(no_passes):
-    # scenario 7: W1 writes X, R reads X, W2 writes X: edges W1 -> R -> W2 (W1 -> W2 shrunk)
+    # W1 writes X, R reads X, W2 writes X: edges W1 -> R -> W2 (W1 -> W2 shrunk)
     prog = static.Program()
     blk = prog.global_block()
     for n in ("a", "b"):
@@ -122,7 +121,7 @@ def test_waw_with_a_reader_between(no_passes):
 
 
 def test_random_ops_are_chained_and_seeded_runs_agree(no_passes):
-    # scenario 8 (sequential): two independent dropouts get an edge in program order; with one
+    # sequential: two independent dropouts get an edge in program order; with one
     # seed the compiled sequential run and the dependency-counter scheduler draw the same numbers
     prog = static.Program()
     blk = prog.global_block()
@@ -195,7 +194,7 @@ def test_plan_exposes_groups_and_integer_slots(host_placement, static_mode):
                   "last_live", "instructions", "var_names", "var_ids"):
         assert hasattr(plan, field)
     assert plan.op_types[0] == "feed" and plan.op_types[-1] == "fetch"
-    for ins in plan.instructions:  # D5: every instruction refers to its vars by integer id
+    for ins in plan.instructions:  # every instruction refers to its vars by integer id
         for s in (*ins.inputs, *ins.outputs):
             assert isinstance(s, int) and plan.var_names[s] in plan.var_ids
         assert ins.place == "cpu" and ins.queue == "host" and ins.stream == "default"

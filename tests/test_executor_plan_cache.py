@@ -1,4 +1,4 @@
-"""A saved plan (checklist T7): `Plan.dumps` writes the build's analysis under the program's
+"""A saved plan: `Plan.dumps` writes the build's analysis under the program's
 structural hash; a core built with it (`InterpreterCore.build(saved=...)`) takes the dependency
 graph, GC plan, placement, edge kinds and cost choice from it instead of analysing again. The
 reloaded plan equals the fresh one field by field, and runs from it equal runs from a fresh build

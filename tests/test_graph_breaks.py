@@ -19,7 +19,7 @@ from sot_helpers import assert_same_result, events, jit_of, rand, translators
 G_COUNTER = 0
 
 
-def foo(x, y):  # the design seed's first example
+def foo(x, y):  # a graph break at a data-dependent `if`
     z = x + y
     if z.mean() > 0:
         z = z * 2
@@ -31,7 +31,7 @@ def foo(x, y):  # the design seed's first example
 FOO_IF_LINE = foo.__code__.co_firstlineno + 2
 
 
-def fn(x):  # the design seed's second example
+def fn(x):  # a graph break at a `print` between tensor ops
     x = x + 1
     print(x)
     return x * 2

@@ -11,7 +11,7 @@ from sot.eval_frame import CustomCode, eval_frame_callback, set_code_cache
 from sot_helpers import frames_of, jit_of, rand
 
 
-def seed_fn(x):  # the design seed's second example, with a break that does no I/O
+def seed_fn(x):  # a graph break between tensor ops that does no I/O
     x = x + 1
     x.numpy()
     return x * 2

@@ -1,5 +1,5 @@
-"""append_backward / gradients in static programs (checklist B2, B3; acceptance scenario 21),
-and gradients of programs whose batch dimension is unknown (None), fed two batch sizes."""
+"""append_backward / gradients in static programs (gradient accumulation included), and gradients
+of programs whose batch dimension is unknown (None), fed two batch sizes."""
 import numpy as np
 import pytest
 
@@ -22,7 +22,7 @@ def _data(name, shape, dtype="float64", grad=True):
 
 
 def test_grad_accumulation_is_one_add_n_and_matches_finite_differences(static_mode):
-    """Scenario 21: z = sum(x*a + x*b) gives x@GRAD = a + b through ONE sum op."""
+    """Gradient accumulation: z = sum(x*a + x*b) gives x@GRAD = a + b through ONE sum op."""
     rng = np.random.default_rng(0)
     xv, av, bv = (rng.normal(size=(3, 4)) for _ in range(3))
     main = static.Program()

@@ -1,4 +1,4 @@
-"""Control flow in static programs (checklist T9): `static.nn.cond` and `static.nn.while_loop`
+"""Control flow in static programs: `static.nn.cond` and `static.nn.while_loop`
 build their functions into sub-blocks, and the executor runs each sub-block with its own
 InterpreterCore, built when first needed and cached with the op. Every result is compared with
 the same code run eagerly and with a NumPy reference."""
@@ -353,7 +353,7 @@ def test_gradients_through_while_loop_equal_eager_autograd(static_mode, trips):
 
 
 def test_the_forward_values_while_grad_needs_live_until_it_ran(static_mode):
-    # checklist D10: the loop's initial values and captured vars are while_grad's own inputs, so
+    # the loop's initial values and captured vars are while_grad's own inputs, so
     # the GC keeps them until it ran (they are not freed after the forward while)
     main, startup = static.Program(), static.Program()
     with static.program_guard(main, startup):

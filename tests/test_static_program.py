@@ -1,4 +1,4 @@
-"""Static mode builds Programs with the same public API (checklist A1-A7)."""
+"""Static mode builds Programs with the same public API as eager mode."""
 import numpy as np
 import pytest
 

@@ -1,5 +1,5 @@
-"""Static training: the seeds' examples, optimizer ops (checklist B1, B4; acceptance scenarios
-1, 21, 22), learning-rate schedulers, Program.clone(for_test=True) and inference models.
+"""Static training: Linear + MSELoss + Adam and fc + mean + SGD, optimizer ops and
+their state, learning-rate schedulers, Program.clone(for_test=True) and inference models.
 
 Every static run is compared with the SAME model trained eagerly from the same initial values
 (copied from the scope after `exe.run(startup)`), or with hand-written NumPy."""
@@ -27,7 +27,7 @@ def _eager(fn):
         paddle.enable_static()
 
 
-# ---------------------------------------------------------------- the execution seed's example
+# ---------------------------------------------------------------- Linear + MSELoss + Adam
 def _seed_example(opt_factory=paddle.optimizer.Adam):
     main, startup = static.Program(), static.Program()
     with static.program_guard(main, startup):
@@ -99,7 +99,7 @@ def test_scenario_1_seed_example_matches_numpy_adam_and_loss_falls(static_mode):
     assert all(later < earlier for earlier, later in zip(losses, losses[1:]))
 
 
-# ---------------------------------------------------------------- seed 003: fc, mean, SGD
+# ---------------------------------------------------------------- fc, mean, SGD
 def test_seed_003_fc_mean_sgd_trains_like_eager(static_mode):
     exe = static.Executor()
     train_program, startup_program = static.Program(), static.Program()
@@ -139,7 +139,7 @@ def test_seed_003_fc_mean_sgd_trains_like_eager(static_mode):
     np.testing.assert_allclose(_value(scope, b_name), b, rtol=1e-5, atol=1e-7)
 
 
-# ---------------------------------------------------------------- B1, B4, scenario 22
+# ---------------------------------------------------------------- optimizer ops and their state
 def test_b1_minimize_returns_ops_and_params_grads_after_the_forward_ops(static_mode):
     main, startup, linear, loss, n_forward, (ops, params_grads) = _seed_example()
     block_ops = main.global_block().ops

@@ -1,5 +1,5 @@
-"""One allocator per (place, stream) for the emulated device streams (checklist J3; seed 000 §4.2
-RecordStreamGC, Paddle's `CUDAAllocatorMap` and `StreamSafeCUDAAllocator`).
+"""One allocator per (place, stream) for the emulated device streams (Paddle's
+RecordStream GC, its `CUDAAllocatorMap` and `StreamSafeCUDAAllocator`).
 
 With FastGC a var's memory is freed on the host as soon as the last op using it is LAUNCHED,
 while that op may still be waiting in its stream's queue. That is safe only if the memory is

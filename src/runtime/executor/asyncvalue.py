@@ -1,4 +1,4 @@
-"""AsyncValue: a one-shot value or error with waiters (TFRT's AsyncValue, checklist T1).
+"""AsyncValue: a one-shot value or error with waiters (TFRT's AsyncValue).
 
 One small class serves three roles of the parallel run: an emulated stream event (a completion
 flag with a recorded generation), the completion of a whole run, and the futures that

@@ -1,4 +1,4 @@
-"""Control-flow ops as kernels that run nested InterpreterCores (checklist T9, TFRT's `tfrt.if`).
+"""Control-flow ops as kernels that run nested InterpreterCores (TFRT's `tfrt.if`).
 
 A `cond`, `while` or `while_grad` op of a plan gets a kernel made here at build: it holds one `SubBlock` per
 sub-block, whose InterpreterCore is built on the first run that needs it (a branch never taken

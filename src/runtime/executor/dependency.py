@@ -1,4 +1,4 @@
-"""Dependency analysis of a plan (seed 000 §3.3.1.1, Paddle's DependencyBuilder::Build).
+"""Dependency analysis of a plan (Paddle's DependencyBuilder::Build).
 
 Edges come from variable accesses in program order:
 - read after write:  A writes X, B later reads X            -> A -> B
@@ -12,7 +12,7 @@ the one before it. Every edge points forward in program order, so program order 
 valid schedule. The relation is kept as one bitset (a Python int) per op: bit j of reach[i] says
 i happens before j, a compact row of the bool matrix Paddle stores.
 
-Non-strict ops (checklist T3; TFRT's non-strict kernels): an op may name `optional_reads`, vars
+Non-strict ops (TFRT's non-strict kernels): an op may name `optional_reads`, vars
 it reads only on some of its paths (a cond's branch inputs). A read-after-write edge that exists
 only because of such a read is OPTIONAL: the op may start, and finish, before its producer ran,
 so the edge adds nothing to happens-before (a -> cond -> c does not order a before c, and the

@@ -1,5 +1,5 @@
 """`static.Executor`: checks feeds and fetches, prepares and caches one InterpreterCore per
-(program hash, feed names, fetch names, scope), and runs it (seed 000 §2.1 and §2.2.2).
+(program hash, feed names, fetch names, scope), and runs it (Paddle's `StandaloneExecutor` façade).
 
 On a cache miss the façade validates the names, copies the program through
 `runtime.static.passes.apply_passes` (when that module exists; the user's Program is never

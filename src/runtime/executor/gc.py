@@ -1,4 +1,4 @@
-"""Variable lifetimes (seed 000 §3.3.2, Paddle's last_live_ops_ and var_ref_count_).
+"""Variable lifetimes (Paddle's last_live_ops_ and var_ref_count_).
 
 For each tracked var, the ops that use it (its writers and the readers that need its buffer);
 of those, the last users are the ones that happen before no other user. The var's reference
@@ -7,7 +7,7 @@ count is the number of last users, and each of them checks it after running (its
 program order that is the greatest index, which is where the sequential mode frees it. A var
 written and never read is freed right after its writer. Holder vars (feed/fetch lists) and
 `skip_gc_vars` are not tracked; persistable, fed and fetched vars are tracked (they appear in
-the plan, as in the seed's table) but never freed.
+the plan, as in Paddle's GC table example) but never freed.
 """
 from __future__ import annotations
 

@@ -1,9 +1,10 @@
-"""The InterpreterCore: build a program's plan once, then run it many times (seed 000 §二–四).
+"""The InterpreterCore: build a program's plan once, then run it many times (Paddle's
+InterpreterCore, the new executor's design).
 
 Build (`build()`, or the first `run()`):
 0. data transfers (`transfer.py`): when kernels run on (emulated) device streams, memcpy_h2d /
    memcpy_d2h copies go where a value crosses between host and device, in a copy of the program;
-1. the variable table: every var an op names gets an integer slot (seed §3.2.4.1); fed vars
+1. the variable table: every var an op names gets an integer slot (Paddle's VariableScope); fed vars
    are marked skip-inplace (an op that updates a fed var in place gets a copy of the caller's
    array, never the array itself);
 2. the op function list: each op's kernel is looked up ONCE (`stats["kernel_lookups"]`), its
@@ -29,8 +30,8 @@ dependency counters and reference counts, popping ready ops by priority, then pl
 worker threads) for tests and tools. The scheduled and parallel runs free var slots through
 `_release_fn`, which under FLAGS_executor_poison_freed poisons the freed buffers (`poison.py`).
 In the parallel runs, the device ops whose outputs `allocator.pooled_outputs` finds compute into
-blocks of their stream's allocator (J3). FLAGS_check_nan_inf (read per run) selects a variant
-of the generated code that checks each op's outputs for NaN/Inf right after it ran (I2).
+blocks of their stream's allocator. FLAGS_check_nan_inf (read per run) selects a variant
+of the generated code that checks each op's outputs for NaN/Inf right after it ran.
 
 Atomicity. Ops that produce a persistable's new value write it to the run's own storage; the
 scope's cells are updated only after the last op. In-place kernels (optimizer updates) change
@@ -176,7 +177,7 @@ class InterpreterCore:
     def build(self, saved: bytes | None = None) -> Plan:
         """Analyse the program and generate the sequential code (once; a second call raises).
         `saved`: a plan `Plan.dumps` wrote for this program, whose analysis (dependencies, GC,
-        placement, edge kinds, costs) is taken instead of redone (checklist T7); a plan of another
+        placement, edge kinds, costs) is taken instead of redone; a plan of another
         program, or whose instructions differ from this program's, raises ValueError."""
         if self.plan is not None:
             raise RuntimeError("InterpreterCore.build: this core is already built")
@@ -202,7 +203,7 @@ class InterpreterCore:
             opdef, kernel, mutated, shape_only, pair, multi = None, None, set(), (), None, 0
             if op.type in (MEMCPY_H2D, MEMCPY_D2H):
                 kernel = copy_kernel
-            elif op.type in CONTROL_FLOW_OPS:   # runs its sub-blocks' own cores (T9)
+            elif op.type in CONTROL_FLOW_OPS:   # runs its sub-blocks' own cores
                 kernel = ControlFlowKernel(op, self.scope, self.place)
                 multi = len(op.outputs)
             elif op.type not in _NOT_KERNELS:
@@ -290,8 +291,8 @@ class InterpreterCore:
 
     def _case_reads(self, kernels: list) -> dict[int, tuple[frozenset[int], frozenset[int]]]:
         """Control-flow op -> the var slots it reads only when its predicate holds, and only when it
-        does not (T3: it needs only those of the case its predicate picks; the predicate and what
-        both cases read it always needs). cond: each branch's own inputs; while: the captured vars,
+        does not (a non-strict op needs only those of the case its predicate picks; the predicate and
+        what both cases read it always needs). cond: each branch's own inputs; while: the captured vars,
         read only if the loop runs a trip (otherwise its results are its initial values)."""
         out = {}
         for ins, kernel in zip(self._instrs, kernels):
@@ -320,7 +321,7 @@ class InterpreterCore:
 
     def _insert_transfers(self) -> None:
         """memcpy_h2d / memcpy_d2h ops where a value crosses between host and (emulated) device
-        memory (checklist D8), in a copy of the program: the program given to the core never
+        memory, in a copy of the program: the program given to the core never
         changes. A real device place (CuPy) keeps converting in its feed and fetch ops."""
         if self._xp is not np:
             return
@@ -682,7 +683,7 @@ class InterpreterCore:
         `parallel` overrides the build's choice (FLAGS_executor_parallel and the cost estimate). A
         choice made by the estimate applies from the second run on: like Paddle's build run, the
         first runs on this thread, so a program run once (a startup program) never starts the work
-        queues (seed §4, D2); FLAGS_executor_parallel="always" threads every run.
+        queues; FLAGS_executor_parallel="always" threads every run.
         FLAGS_check_nan_inf (read per run) checks every op's outputs as soon as it ran; under
         FLAGS_benchmark (read per run) a parallel run waits for each op to finish before another
         starts (the other modes run one op at a time anyway)."""
@@ -769,7 +770,7 @@ class InterpreterCore:
 
     @property
     def allocators(self) -> dict[str, StreamAllocator]:
-        """The per-stream allocators of the parallel runs, by stream name (J3; empty before the
+        """The per-stream allocators of the parallel runs, by stream name (empty before the
         first parallel run, and for a plan with no op whose output a pool provides)."""
         return {} if self._runner is None else self._runner.allocators
 

@@ -1,4 +1,4 @@
-"""The per-op nan/inf check of a static run (FLAGS_check_nan_inf; checklist I2 step 5).
+"""The per-op nan/inf check of a static run (FLAGS_check_nan_inf).
 
 Paddle's InterpreterCore checks each op's outputs after the op ran when FLAGS_check_nan_inf is
 set, and stops the run at the first op that produced a NaN or an Inf: the op that made a bad

@@ -1,46 +1,47 @@
-"""The parallel run of a plan (seed 000 §4.1-4.2; checklist H1-H5, I1, I3, J2-J4, K1, T5, T6).
+"""The parallel run of a plan (the multi-threaded run of Paddle's InterpreterCore).
 
 `ParallelRunner` freezes what the scheduler needs from a plan (successors split by edge kind,
 the producers each op waits on, the vars each op checks for GC, the owner stream of each var)
 and runs it any number of times, each run with its own slots and counters:
 
 - the caller enqueues the ops with no predecessor (host ops on the host pool, device ops on the
-  device-launch queue) and blocks on the run's completion; it runs no op itself (H1);
-- each worker keeps its ready ops in a priority queue (H6, [003]'s SchedulingQueue): the op with
+  device-launch queue) and blocks on the run's completion; it runs no op itself;
+- each worker keeps its ready ops in a priority queue (Paddle's SchedulingQueue): the op with
   the lowest `scheduling_priority`, then the lowest index, runs first; roots are enqueued and
   successors handed on in that order too;
-- a worker runs a ready op, then its successors the seed's way (H5): after a HOST op, the event
-  successors go to the launch queue; of the ready direct and sync successors exactly one stays
-  on this thread, the rest are enqueued; after a DEVICE launch, direct and event successors stay
-  on this thread (launching never blocks) and sync ones go to the host pool, where they wait;
+- a worker runs a ready op, then its successors as Paddle's RunNextInstructions does: after a
+  HOST op, the event successors go to the launch queue; of the ready direct and sync successors
+  exactly one stays on this thread, the rest are enqueued; after a DEVICE launch, direct and event
+  successors stay on this thread (launching never blocks) and sync ones go to the host pool, where
+  they wait;
 - counters (dependency counts, reference counts, unfinished ops) are decremented under the
-  run's lock (T14: Python has no cheap atomics, and 3.13t has no GIL);
+  run's lock (Python has no cheap atomics, and 3.13t has no GIL);
 - a device op is launched: its stream waits for the events of its event-edge producers, runs
-  the kernel, records its own event if a successor needs it (I1: wait < run < record);
+  the kernel, records its own event if a successor needs it (wait < run < record);
   a host waiter (sync edge) blocks its host thread on the producer's event;
-- GC (I3, J2-J4): after a host op runs, or as soon as a device op is launched (FastGC), each of
+- GC: after a host op runs, or as soon as a device op is launched (FastGC), each of
   its `gc_check_vars` loses one reference; a device op on a stream other than the var's owner
   first records an event on its own stream for that var (RecordStream). At zero the var is
   released: at once for a host var with no outstanding device use, else when the owner stream
   has passed every use enqueued so far AND every recorded event has completed — never while a
   consumer on another stream has not run;
-- one allocator per stream (J3, allocator.py): the outputs `pooled` names get their block from
+- one allocator per stream (allocator.py): the outputs `pooled` names get their block from
   their stream's pool when the op is launched (on the host, as a CUDA runtime allocates); when
   such a var's count reaches zero and the other streams passed their uses, its block goes back
   to that stream's pool at once (FastGC, the stream may still be busy with its last use), its
   slot is released as above; only ops launched on that stream later get the block;
-- errors are values (T5): the first exception is kept with its op; from then on no op starts its
+- errors are values: the first exception is kept with its op; from then on no op starts its
   kernel, but every op is still settled (counters, events), so the run always terminates and the
-  caller raises the first error; cancellation (KeyboardInterrupt in the caller, T6) uses the
+  caller raises the first error; cancellation (KeyboardInterrupt in the caller) uses the
   same path.
 Under FLAGS_benchmark (`serial`) the schedule is the same but one op runs at a time: a host op
 holds the run's serial lock while its kernel runs, a device op's launch holds it until its stream
-has run the op (Paddle waits on the device context after each op for benchmarking, I2 step 5).
+has run the op (Paddle waits on the device context after each op for benchmarking).
 The caller returns only after every stream this run used has drained, so nothing of a finished
 run is still executing when the next run starts. A run's hook sees, per op, "wait" (its waits
 passed), "start", "end" and, for a device op whose successor waits on it, "record" (its event is
 set); "free" per released var slot, and "pool" (on the host) when a var's block goes back to
-its stream's pool — tests read the per-op order (I1) from them.
+its stream's pool — tests read the per-op order from them.
 """
 from __future__ import annotations
 
@@ -142,8 +143,8 @@ class ParallelRunner:
 
     def _init_non_strict(self, non_strict: dict[int, tuple[frozenset[int], ...]], predicate: dict[int, int],
                          downstream: Sequence[frozenset[int]]) -> None:
-        """T3: a cond op starts once its required inputs (its predicate's among them) are there
-        and then waits only for the optional producers of the branch the predicate picks. Only
+        """Non-strict ops: a cond op starts once its required inputs (its predicate's among them) are
+        there and then waits only for the optional producers of the branch the predicate picks. Only
         ops whose producers all finish on host threads are non-strict (a device producer's value
         exists only when its stream ran it, which its host consumer waits for inside the op)."""
         upstream: list[set[int]] = [set() for _ in range(self.n_ops)]
@@ -212,8 +213,8 @@ class ParallelRunner:
         run, i = arg
         fns, device, waits, succ, gc = run.fns, self.device, self.waits, self.succ, self.gc
         s, snaps, feeds, r, hook, lock, dep = run.s, run.snaps, run.feeds, run.r, run.hook, run.lock, run.dep
-        lenient, lenient_after = run.lenient, self.lenient_after   # non-strict ops (T3): usually none
-        ready = [self._rank(i)]   # this worker's ready ops (H6: a priority queue, [003]'s SchedulingQueue)
+        lenient, lenient_after = run.lenient, self.lenient_after   # non-strict ops: usually none
+        ready = [self._rank(i)]   # this worker's ready ops (a priority queue, Paddle's SchedulingQueue)
         while ready:
             i = heappop(ready)[1]
             try:
@@ -242,7 +243,7 @@ class ParallelRunner:
                             self._check_gc(run, i, None)
             except BaseException as e:  # noqa: BLE001 - bookkeeping failed: keep it as the run's error
                 self._fail(run, i, e)
-            # RunNextInstructions (seed §4.1); while op i has a successor left, unfinished stays > 0
+            # Paddle's RunNextInstructions; while op i has a successor left, unfinished stays > 0
             settled: list[int] = []
             with lock:
                 if lenient_after[i]:
@@ -264,7 +265,7 @@ class ParallelRunner:
             elif nxt:
                 self._dispatch(run, i, nxt, ready)
 
-    # ------------------------------------------------------------ non-strict ops (T3)
+    # ------------------------------------------------------------ non-strict ops
     def _arrive(self, run: _Run, i: int, settled: list[int]) -> list[tuple[int, int]]:
         """Op i finished: decrement its successors; a non-strict one notes which input arrived
         and is ready once its required inputs and its branch's optional ones are there. Adds to
@@ -325,7 +326,7 @@ class ParallelRunner:
             return run.unfinished == 0
 
     def _dispatch(self, run: _Run, i: int, nxt: list[tuple[int, int]], ready: list) -> None:
-        """Where the ready successors of op `i` run (H5), in priority order (H6)."""
+        """Where the ready successors of op `i` run, in priority order."""
         rank = self._rank
         if len(nxt) == 1 and nxt[0][1] == _DIRECT:
             heappush(ready, rank(nxt[0][0]))
@@ -366,7 +367,7 @@ class ParallelRunner:
         for p in self.waits[i]:
             st.wait_event(run.events[p])
         alloc = self.pooled.get(i)
-        if alloc is not None:   # allocate on the host at launch, from this stream's pool (J3)
+        if alloc is not None:   # allocate on the host at launch, from this stream's pool
             v, shape, dtype = alloc
             run.blocks[v] = self.allocators[name].allocate(shape, dtype)
         st.submit(self._device_body, (run, i))
@@ -434,7 +435,7 @@ class ParallelRunner:
     def _release(self, run: _Run, v: int, pending: list[AsyncValue]) -> None:
         owner = self.owner[v]
         if owner is not None:
-            if v in self.pooled_var:                # FastGC into the owner stream's own pool (J3)
+            if v in self.pooled_var:                # FastGC into the owner stream's own pool
                 self._after(run, list(pending), lambda: self._to_pool(run, v, owner))
             marker = AsyncValue()                   # stream-ordered: after the owner's queued uses
             stream(owner).record(marker)
@@ -480,6 +481,6 @@ class ParallelRunner:
 
 
 def _dec(dep: list[int], j: int) -> bool:
-    """CheckAndDecrease (H4): always decrement; True when it reached zero. Caller holds the lock."""
+    """CheckAndDecrease: always decrement; True when it reached zero. Caller holds the lock."""
     dep[j] -= 1
     return dep[j] == 0

@@ -1,14 +1,14 @@
 """The plan an InterpreterCore builds once and runs many times (data only, no kernels).
 
-It holds, in the three groups of seed 000 §2.2.2 (checklist C9):
+It holds, in three groups (as Paddle's InterpreterCore):
 - config: the prepared program (with its feed and fetch ops), the place, the feed/fetch names;
-- instructions: one per op, its vars as integer slots (seed §3.2.4.1: vars live in a vector,
-  `var_names[slot]`, `var_ids[name]`), what it reads and writes, where it runs;
+- instructions: one per op, its vars as integer slots (as in Paddle's VariableScope, vars live in
+  a vector, `var_names[slot]`, `var_ids[name]`), what it reads and writes, where it runs;
 - analysis: the dependency graph after shrink (`downstream`, `dep_count`, the happens-before
   relation), the successor kinds (direct/event/sync) and the vars each non-direct edge waits
-  for, the last-live sets and reference counts of the GC (seed §3.3.2) and the free lists
+  for, the last-live sets and reference counts of the GC and the free lists
   derived from them, the cost estimates and the parallel-or-sequential choice, and the outputs
-  whose blocks a stream's allocator provides (J3).
+  whose blocks a stream's allocator provides.
 The parallel run (executor/parallel.py) and the sequential mode (in `order`) run the same plan.
 """
 from __future__ import annotations
@@ -62,7 +62,7 @@ class Plan:
     place: Any
     feed_names: tuple[str, ...]
     fetch_names: tuple[str, ...]
-    # variables (the VariableScope of seed §3.2.4.1)
+    # variables (Paddle's VariableScope)
     var_names: tuple[str, ...]
     var_ids: dict[str, int]
     persistable: frozenset[str]
@@ -72,7 +72,7 @@ class Plan:
     # scheduling
     instructions: tuple[Instruction, ...]
     order: tuple[int, ...]          # the sequential mode's order (program order)
-    # analysis: dependencies (seed §3.3.1)
+    # analysis: dependencies
     downstream: tuple[frozenset[int], ...]
     upstream: tuple[frozenset[int], ...]
     dep_count: tuple[int, ...]
@@ -80,7 +80,7 @@ class Plan:
     reach: tuple[int, ...] = field(repr=False)  # reach[i] bit j: op i happens before op j
     next_kind: dict[tuple[int, int], str] = field(repr=False)
     events: dict[tuple[int, int], tuple[str, ...]] = field(repr=False)
-    # analysis: variable lifetimes (seed §3.3.2)
+    # analysis: variable lifetimes
     last_live: dict[str, frozenset[int]] = field(repr=False)
     ref_count: dict[str, int] = field(repr=False)
     gc_check_vars: tuple[tuple[str, ...], ...] = field(repr=False)
@@ -90,12 +90,12 @@ class Plan:
     parallel: bool = False          # the cost estimate's choice: parallel pays off for this plan
     # analysis: memory (executor/allocator.py)
     pooled: dict[int, str] = field(default_factory=dict, repr=False)   # op -> output its stream's pool provides
-    # analysis: non-strict ops (T3): cond op -> per branch (true, false), the upstream ops it waits
+    # analysis: non-strict ops: cond op -> per branch (true, false), the upstream ops it waits
     # for only when that branch is taken (its other upstream ops, the predicate's included, always)
     non_strict: dict[int, tuple[frozenset[int], ...]] = field(default_factory=dict, repr=False)
 
     def dumps(self) -> bytes:
-        """The plan as bytes, under its program's structural hash (checklist T7): a core given them
+        """The plan as bytes, under its program's structural hash: a core given them
         (`InterpreterCore.build(saved=...)`) takes the analysis from them instead of redoing it.
         Pickle: load only plans this process or a trusted cache wrote."""
         fields = {f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.name not in ("program", "place")}

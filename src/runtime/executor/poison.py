@@ -1,5 +1,4 @@
-"""Poisoning of freed buffers, a debug mode of the executor's GC (FLAGS_executor_poison_freed;
-checklist M, scenarios 15 and 16).
+"""Poisoning of freed buffers, a debug mode of the executor's GC (FLAGS_executor_poison_freed).
 
 Freeing a var only drops the run's reference to its array, so a consumer that reads the var too
 late gets `None` (an error) or, if it already holds the array, still the right numbers: a GC
@@ -37,7 +36,7 @@ def poison_value(dtype: np.dtype) -> Any:
 
 def poisoned_like(a: np.ndarray) -> np.ndarray:
     """A new array of `a`'s shape and (floating) dtype holding the sentinel: what the slot of a
-    freed var shows when its buffer itself is handed on to another op (a stream's pool, J3)."""
+    freed var shows when its buffer itself is handed on to another op (a stream's pool)."""
     return np.full(a.shape, poison_value(a.dtype), a.dtype)
 
 

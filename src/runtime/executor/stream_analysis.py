@@ -1,4 +1,4 @@
-"""Stream analysis (seed 000 §3.3.1.2, Paddle's StreamAnalyzer; checklist F1-F3, T11).
+"""Stream analysis (Paddle's StreamAnalyzer).
 
 Every instruction gets an execution context `Context(kind, stream)`:
 - `cpu`: a CPU kernel, run to completion on a host thread (stream "default");
@@ -15,7 +15,7 @@ h2d on the copy stream "h2d" and d2h; a kernel op carrying the attribute
 cost at least the break-even of a thread hand-off get streams of their own; a chain stays on
 its stream). Stream assignment is a decision of the build, never of the runtime (TFRT's rule).
 
-`StreamAnalyzer.schedule` classifies each successor edge as the seed lists them:
+`StreamAnalyzer.schedule` classifies each successor edge as Paddle's StreamAnalyzer does:
 - direct: run on the current thread with no sync — CPU->CPU, CPU->H2D, D2H->CPU and any
   edge out of a host-completed op (cpu, d2h), and device->device on the same stream;
 - event: the producer records an event the consumer's stream waits on — H2D->GPU,
@@ -66,7 +66,7 @@ def on_device(annotation: str | None, policy: str) -> bool:
 
 
 def edge_kind(producer: Context, consumer: Context) -> str:
-    """"direct", "event" or "sync" for an edge producer -> consumer (seed §3.3.1.2, from PR35866)."""
+    """"direct", "event" or "sync" for an edge producer -> consumer, by Paddle's StreamAnalyzer rules."""
     if producer.kind in _HOST_DONE:
         return "direct"
     if consumer.kind in _HOST_WAITERS:

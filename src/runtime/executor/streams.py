@@ -1,5 +1,5 @@
 """Execution contexts of the parallel run: the host thread pool, the device-launch queue and
-EMULATED device streams (checklist H2, M, T8).
+EMULATED device streams.
 
 A `WorkQueue` is a FIFO served by a fixed number of daemon threads. The host pool runs CPU
 kernels and blocking (sync) ops; the device-launch queue (one thread) launches device ops; a

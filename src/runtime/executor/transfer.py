@@ -1,10 +1,10 @@
-"""Data-transfer ops between host and device memory (seed 000 §3.2.4.2, checklist D8).
+"""Data-transfer ops between host and device memory (Paddle's data-transfer ops).
 
 When a kernel runs on a device stream and its input was made on the host (a feed, a CPU kernel),
 or a host op (a CPU kernel, a fetch) reads a value a device kernel made, the build puts a copy
 between them, as Paddle's BuildOpFuncList does: a `memcpy_h2d` op (launched like a device kernel,
 on its own copy stream) or a `memcpy_d2h` op (a host waiter: it blocks until the device producer
-finished, then copies), writing a new var named the seed's way,
+finished, then copies), writing a new var named as Paddle names it,
 `<var>_device_<source place>_<destination place>`. A copy is made once per version of a var
 and shared by every later reader on the other side; a new write of the var drops it. Shape-only
 inputs need no copy (no buffer is read). Persistable vars are not copied: the scope's arrays

@@ -1,6 +1,6 @@
 """`Optimizer.minimize` in static mode: gradient, clip, regularisation and update ops.
 
-As Paddle's `minimize` (seed 000 §1.2.2): `append_backward(loss)` gives `params_grads` sorted
+As Paddle's `minimize`: `append_backward(loss)` gives `params_grads` sorted
 by parameter name; then, per parameter group, the gradient-clip ops (the clip classes are
 written with public ops, so they record), the regularisation ops, and ONE update op per
 parameter (the registry's sgd / momentum / adam / adamw / rmsprop, whose kernels update the

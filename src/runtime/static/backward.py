@@ -3,7 +3,7 @@
 The gradient ops come from the op registry's gradient rules, the SAME rules eager autograd
 runs: a rule is written with public ops, so calling it in static mode (with a context that
 offers what an autograd Node offers, but holding Variables) appends its ops. The walk
-follows Paddle's `append_backward` (seed 000 §1.2.2.1):
+follows Paddle's `append_backward`:
 
 1. the ops on the path: walk back from the targets, keeping the ops that write a var the
    targets depend on; a var needs a gradient when it is a leaf with `stop_gradient=False`

@@ -2,8 +2,8 @@
 
 In dynamic mode they are Python's `if` and `while` over the predicate's value. In static mode
 each function is built ONCE into a sub-block of the current block (block.parent_idx points back),
-and one op in the current block stands for the whole construct (checklist T9, seed 000's
-control-flow ops run through OperatorBase, D7):
+and one op in the current block stands for the whole construct (as Paddle's
+control-flow ops, which run through OperatorBase):
 
 - `cond`: inputs [pred, *captured], outputs the merged results; attrs `true_block`,
   `false_block` (sub-block indices) and `true_outs` / `false_outs` (what each branch returns);

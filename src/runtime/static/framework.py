@@ -1,6 +1,6 @@
 """The static graph description: Program -> Block -> Variable / Operator.
 
-A Program holds no arrays and no kernels (seed 000 §2.2.1): a Variable is a name with a
+A Program holds no arrays and no kernels (as Paddle's ProgramDesc): a Variable is a name with a
 shape (-1 for an unknown dim), a dtype and flags; an Operator names a registry op, its input
 and output variables and its attributes. Ops are appended by the SAME public API as eager
 mode: in a thread in static mode an op call goes to `append_op_from_call`, which runs the op's

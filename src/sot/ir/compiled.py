@@ -9,7 +9,7 @@ eager tensors into their scope cells as they are (zero copy: parameters updated 
 between calls are simply read) and runs the cached InterpreterCore. A program write to a bound
 tensor (BatchNorm's running statistics in training) is written back into that tensor in place.
 
-Autograd (DESIGN: "A compiled forward is one autograd node"): when grad mode is on and an
+Autograd (docs/sot-internals.md, "A compiled forward is one autograd node"): when grad mode is on and an
 output depends on an input or bound tensor that requires grad, the call goes through
 `runtime.autograd.PyLayer`, so it records ONE node on the eager tape. Its forward runs the
 Program and also fetches the intermediates the gradient needs; its backward runs the gradient

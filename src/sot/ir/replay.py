@@ -1,4 +1,5 @@
-"""Replaying statements through runtime's public API in static mode (DESIGN: "Lowering replays").
+"""Replaying statements through runtime's public API in static mode (docs/sot-internals.md,
+"Lowering replays, it does not re-describe").
 
 Both the builder (to learn output metas: only meta functions run) and lowering (to build the
 Program) call the SAME functions here: `call_api` calls the function, `call_method` the

@@ -1,4 +1,5 @@
-"""StatementIR: the tensor work of one captured frame, as statements over symbols (seed 002 §2.10).
+"""StatementIR: the tensor work of one captured frame, as statements over symbols
+(Paddle SOT's StatementIR).
 
 A StatementIR is purely symbolic: inputs (Symbols the caller feeds), statements in order, and
 outputs (Symbols the caller gets back). Real objects appear only where a statement calls them

@@ -1,4 +1,4 @@
-"""The four statement kinds of a StatementIR (seed 002 §2.10.3) and their text form.
+"""The four statement kinds of a StatementIR (Paddle SOT's StatementIR design) and their text form.
 
 Each statement is one call whose arguments (`args`, `kwargs`) are nested tuples/lists/dicts of
 Symbols and Python constants, and whose `outputs` have the nesting of the call's result with a

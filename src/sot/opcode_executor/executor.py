@@ -11,7 +11,8 @@ into the same SIR, sharing the inputs and the guarded reads with its caller.
 
 Tensors read from the frame's arguments and globals become SIR inputs (reloaded by the
 generated code on every call); tensors reached through attributes (Layer parameters and
-buffers) are bound into the SIR by identity, as DESIGN.md's "Parameters are bound" says.
+buffers) are bound into the SIR by identity (docs/sot-internals.md, "Parameters are bound, not
+copied").
 `self.inputs` lists the tensor inputs in SIR order; `guards()` collects every guard the
 simulation relied on. An opname without a handler, or a value the executor cannot model,
 raises `Unsupported` naming the opname and file:line; a `raise` the frame would execute raises
