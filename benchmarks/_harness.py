@@ -1,4 +1,4 @@
-"""Timing harness for benchmarks (WORKLOADS.md method): round-robin blocks, median of means.
+"""Timing harness for benchmarks: round-robin blocks, median of means.
 
 BLAS/OpenMP threads are pinned to one (override with BENCH_THREADS) BEFORE NumPy loads, so
 the NumPy floor and `runtime` use the same number of threads; the setting is printed.

@@ -1,7 +1,7 @@
-"""Cache-hit cost of `sot.to_static` (WORKLOADS.md W1, W1b): per-call medians, eager vs compiled, from one run.
+"""Cache-hit cost of `sot.to_static` (one tensor op; N guarded globals): per-call medians, eager vs compiled, from one run.
 
-W1: `def f(x): return x + 1` on a float32 [1] tensor of ones, after warm-up (the compiled call is
-a hit served by the code cache in C). W1b: N statements `x = x + g_i` with N = 1, 10, 100 global
+The one-op case: `def f(x): return x + 1` on a float32 [1] tensor of ones, after warm-up (the compiled call is
+a hit served by the code cache in C). The globals case: N statements `x = x + g_i` with N = 1, 10, 100 global
 Python floats `g_i = 0.001*(i+1)` (each one a guard). The compiled call is split into its parts:
 "guards" is the cache's lookup alone on the same frame contents ("share" its part of the call),
 "runner" the generated code's runner alone (the compiled program and its result tensor), and
@@ -56,7 +56,7 @@ def main() -> None:
     x = paddle.ones([1], dtype="float32")
     print(f"{'workload':22s} {'eager':>12s} {'compiled':>12s} {'ratio':>6s} {'added':>12s} {'guards':>12s} "
           f"{'share':>6s} {'runner':>12s} {'hook':>12s}")
-    cases = [("W1 x + 1", w1, None)] + [(f"W1b N={n}",) + _w1b(n) for n in (1, 10, 100)]
+    cases = [("x + 1", w1, None)] + [(f"globals N={n}",) + _w1b(n) for n in (1, 10, 100)]
     for name, fn, glb in cases:
         jit = _compiled(fn, x)
         if jit is None:

@@ -1,11 +1,11 @@
 """Per-call cost of graph breaks (issue 6): eager vs `sot.to_static`, medians from one run.
 
 Workloads, each on float32 tensors of a small and a larger shape:
-- foo: the design seed's first example, `z = x + y; if z.mean() > 0: z * 2 else z - 1; tanh(z)`
+- foo: PaddleSOT's first example, `z = x + y; if z.mean() > 0: z * 2 else z - 1; tanh(z)`
   (a data-dependent branch: SOT-B001), called on inputs taking each branch in turn;
-- fn: the seed's second example with `print(x)` replaced by `x.numpy()`, a call that cannot be
+- fn: PaddleSOT's second example with `print(x)` replaced by `x.numpy()`, a call that cannot be
   captured (SOT-B002) but does no I/O, so the benchmark prints nothing per call;
-- fn_print: the seed's second example as written: `print(x)` of a tensor is deferred to right
+- fn_print: PaddleSOT's second example as written: `print(x)` of a tensor is deferred to right
   after the one graph (no break); stdout goes to os.devnull while it is checked and timed;
 - ops20: 20 elementwise ops with one `x.numpy()` break after the tenth.
 Before timing, each compiled function is checked to equal eager on every input and to run the

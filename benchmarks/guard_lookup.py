@@ -1,6 +1,6 @@
 """Guard lookup cost (issue 5 part 5): µs per `CodeCache.lookup` hit, from one run.
 
-W1b-style guard growth: a tensor input `x` plus N guarded global Python floats
+Guard growth: a tensor input `x` plus N guarded global Python floats
 `g_i = 0.001*(i+1)` (N = 1, 10, 100), each a `value_eq` guard; then a single tensor guard alone,
 and a cache of two entries that differ only in the tensor's shape (the hit is the entry checked
 second). "raw" calls the generated guard function directly; "lookup" is what the frame hook pays

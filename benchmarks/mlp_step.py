@@ -1,4 +1,4 @@
-"""W3: one MLP training step, eager `runtime` vs a hand-written NumPy step (the floor).
+"""One MLP training step (784-512-512-10, batch 128), eager `runtime` vs a hand-written NumPy step (the floor).
 
 Model: Linear 784->512, ReLU, 512->512, ReLU, 512->10; cross-entropy (mean) on int64
 labels; batch 128 float32; Adam lr 1e-3 (0.9/0.999, eps 1e-8). One step = forward + loss
@@ -86,7 +86,7 @@ class MLP(paddle.nn.Layer):
 
 
 def eager_workload():
-    """W3's data, a seeded eager model with Adam, its NumPy floor, and the eager step function."""
+    """The step's data, a seeded eager model with Adam, its NumPy floor, and the eager step function."""
     paddle.seed(0)
     model = MLP()
     opt = paddle.optimizer.Adam(learning_rate=1e-3, parameters=model.parameters())

@@ -1,6 +1,6 @@
-"""W3 as a static Program: one MLP training step through Executor.run vs eager vs the NumPy floor.
+"""The MLP step as a static Program: one MLP training step through Executor.run vs eager vs the NumPy floor.
 
-The model, batch and optimizer are W3's (benchmarks/mlp_step.py): Linear 784->512, ReLU,
+The model, batch and optimizer are those of benchmarks/mlp_step.py: Linear 784->512, ReLU,
 512->512, ReLU, 512->10; cross-entropy (mean) on int64 labels; batch 128 float32; Adam lr 1e-3.
 The static step is `exe.run(main, feed={x, y}, fetch_list=[loss])` on a program built in static
 mode with the same layers and `optimizer.minimize(loss)`. All sides start from the same weights

@@ -1,11 +1,11 @@
 """Training steps under `sot.to_static` (issue 6): eager vs compiled vs the NumPy floor, from one run.
 
-- MLP: W3 (benchmarks/mlp_step.py): Linear 784->512->512->10 with ReLUs, cross-entropy, batch 128,
+- MLP (benchmarks/mlp_step.py): Linear 784->512->512->10 with ReLUs, cross-entropy, batch 128,
   Adam lr 1e-3; its hand-written NumPy step is the floor.
-- CNN: W5's layers in training mode (conv3x3 3->16 + BN + ReLU, conv3x3 16->32 + BN + ReLU,
+- CNN: a small CNN's layers in training mode (conv3x3 3->16 + BN + ReLU, conv3x3 16->32 + BN + ReLU,
   maxpool 2, flatten, linear 8192->10) on [32, 3, 32, 32], cross-entropy, Adam lr 1e-3. No floor.
 One step = forward + loss + backward + optimizer step + clear_grad. "compiled" is the same step
-with the model's forward under `sot.to_static` (W3's definition): backward and the optimizer run
+with the model's forward under `sot.to_static`: backward and the optimizer run
 as eager code, the forward's gradient Program runs as one node of the tape. "step jit" puts the
 whole step function under `to_static`: `loss.backward()` mutates tensors, so that frame runs
 eagerly (its fallback reason is printed), which measures what a fallback costs. "compiled seq"
@@ -28,7 +28,7 @@ WARM_STEPS = 2  # steps each side runs, and is checked on, before timing
 
 
 class CNN(nn.Layer):
-    """W5's layers."""
+    """The small CNN's layers."""
 
     def __init__(self):
         super().__init__()

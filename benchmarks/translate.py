@@ -1,4 +1,4 @@
-"""Translation and steady-state cost of `sot.to_static` (WORKLOADS.md W2), from one run.
+"""Translation and steady-state cost of `sot.to_static` (100 chained ops on [64, 64]), from one run.
 
 100 chained ops on a float32 [64, 64] tensor (randn, seed 0): op i is `x * 1.01` if i % 3 == 0,
 `x + 0.1` if i % 3 == 1, `tanh(x)` if i % 3 == 2, as straight-line code. First call =
@@ -26,7 +26,7 @@ def _source() -> str:
 
 
 def _fresh_chain():
-    """A new function (own code object, so an empty code cache) of the W2 chain."""
+    """A new function (own code object, so an empty code cache) of the 100-op chain."""
     glb = {"paddle": paddle}
     exec(_source(), glb)  # noqa: S102 - the workload is generated
     return glb["chain"]
@@ -53,13 +53,13 @@ def main() -> None:
         firsts.append(time.perf_counter() - t0)
         np.testing.assert_array_equal(got.numpy(), want)
     if jit.sot_translator.fallbacks:
-        print(f"W2: FALLBACK (runs eagerly): {jit.sot_translator.fallbacks[0].reason}; no compiled figures")
+        print(f"100 ops: FALLBACK (runs eagerly): {jit.sot_translator.fallbacks[0].reason}; no compiled figures")
         return
     np.testing.assert_allclose(numpy_chain(a), want, rtol=1e-5, atol=1e-6)
-    print(f"W2 first call (translate + compile + run): {fmt_time(statistics.median(firsts))} (median of 5 fresh)")
+    print(f"100 ops first call (translate + compile + run): {fmt_time(statistics.median(firsts))} (median of 5 fresh)")
     t = bench({"eager": lambda: eager(x), "compiled": lambda: jit(x), "numpy loop": lambda: numpy_chain(a)})
     for name, v in t.items():
-        print(f"W2 steady {name:10s} {fmt_time(v)}  {v / t['numpy loop']:5.2f}x numpy  {v / t['eager']:5.2f}x eager")
+        print(f"100 ops steady {name:10s} {fmt_time(v)}  {v / t['numpy loop']:5.2f}x numpy  {v / t['eager']:5.2f}x eager")
 
 
 if __name__ == "__main__":
