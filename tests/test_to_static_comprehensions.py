@@ -2,10 +2,13 @@
 the frame builds is eager's, for list, set and dict comprehensions, with the break in the value,
 the key or the filter, flat or nested. 3.12+ inline comprehensions into the frame (the result is a
 stack item of the frame's resume functions); 3.11 calls a nested function."""
+import warnings
+
 import numpy as np
 import pytest
 
 import runtime as paddle
+from sot.guards.cache import CacheSizeLimitWarning
 from sot_helpers import assert_same_result, jit_of, translators
 
 
@@ -57,6 +60,11 @@ def list_nested(d):
     return [[w.sum().item() for w in (v, v * 2)] for v in d.values()]
 
 
+def list_of_an_outer_tensor(d):
+    a = d["a"] + 1  # read inside the comprehension: on 3.11 a closure cell of its nested function
+    return [a[i].item() * 2 for i in range(2)], a * 3
+
+
 def set_value(d):
     return {v.sum().item() for v in d.values()}
 
@@ -70,7 +78,7 @@ def set_key_of_dict(d):
 
 
 CAPTURED = [dict_value, dict_of_a_dict_made_in_the_frame, dict_key, dict_filter, dict_nested, dict_in_list,
-            dict_after_values, list_value, list_filter, list_nested]
+            dict_after_values, list_value, list_filter, list_nested, list_of_an_outer_tensor]
 SETS = [set_value, set_filter, set_key_of_dict]  # (set opcodes may make the frame run eagerly: still eager's result)
 
 
@@ -102,3 +110,21 @@ def test_a_dict_built_across_a_break_keeps_its_items_in_order():
     got = jit_of(build)(d)
     assert_same_result(got, build(d))
     assert list(got) == ["first", "a", "b", "c", "last"]
+
+
+def item_list(d):
+    values = [v.sum().item() * 2 for v in d.values()]
+    return d["a"] + values[0] + values[2] + len(values)
+
+
+def test_values_read_in_a_comprehension_become_dynamic_instead_of_translating_per_value():
+    jit = jit_of(item_list)
+    rng = np.random.default_rng(0)
+    counts = []
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", CacheSizeLimitWarning)  # per-value translations would reach the limit
+        for _ in range(16):
+            d = {name: paddle.to_tensor(rng.uniform(-1, 1, 2).astype("float32")) for name in "abc"}
+            assert_same_result(jit(d), item_list(d))
+            counts.append(sum(t.translations for t in translators(jit)))
+    assert counts[3] == counts[-1]  # after the first misses, every call hits

@@ -233,7 +233,8 @@ class Translator:
             raise _Retranslate(resume_inside=False)
         loop, hot = self._loops_of(ex, brk, options)
         outputs = needed_outputs(ex, live_values(brk))
-        plan, targets = _effects_plan(ex, outputs, brk.barrier)
+        passed: list[Variable] = []  # dynamic numbers the side effects store (loaded after their targets)
+        plan, targets = _effects_plan(ex, outputs, brk.barrier, passed)
         ex.builder.set_outputs(outputs)
         compiled = self._compile(ex) if outputs else None
         if isinstance(compiled, CompiledSIR):
@@ -245,13 +246,13 @@ class Translator:
         # own `except` around the failing op sees eager's exception
         guarded = isinstance(compiled, CompiledSIR)
         if plan:
-            run_prefix = _with_effects(run_prefix, plan, len(ex.inputs), reprint=not guarded)
+            run_prefix = _with_effects(run_prefix, plan, len(ex.inputs), len(targets), reprint=not guarded)
         rerun = (lambda call: rerun_handler(call, self.code, _rerun_after(self))) if guarded else None
         try:
             # a callee that reads its caller's frame runs as it is: eager frames are what it must see
             translated = _as_it_is if isinstance(brk.cause, ReadsFrames) else self._translated
-            code = break_code(ex, brk, run_prefix, outputs, translated, self._resume, targets, frozenset(hot), loop,
-                              rerun, lambda symbol: _view_maker(ex, symbol))
+            code = break_code(ex, brk, run_prefix, outputs, translated, self._resume, [*targets, *passed],
+                              frozenset(hot), loop, rerun, lambda symbol: _view_maker(ex, symbol))
         except Unsupported as e:
             if len(brk.frames) > 1:  # a frame inside could not be rebuilt: break at the outermost call instead
                 raise _Retranslate(resume_inside=False) from e
@@ -694,11 +695,12 @@ def _run_and_apply(run: Callable | None, plan: list[tuple], args: tuple, n_input
     return values
 
 
-def _with_effects(run_prefix: Callable | None, plan: list[tuple], n_inputs: int, reprint: bool = True) -> Callable:
-    """A break's prefix runner that also makes the side effects recorded before the break (`reprint`: see
-    `_run_and_apply`)."""
+def _with_effects(run_prefix: Callable | None, plan: list[tuple], n_inputs: int, n_targets: int,
+                  reprint: bool = True) -> Callable:
+    """A break's prefix runner that also makes the side effects recorded before the break (arguments: the
+    tensor inputs, the effects' targets, the passed numbers; `reprint`: see `_run_and_apply`)."""
     def run(*args: Any) -> tuple:
-        return _run_and_apply(run_prefix, plan, args, n_inputs, reprint=reprint)
+        return _run_and_apply(run_prefix, plan, args, n_inputs, n_targets, reprint=reprint)
     return run
 
 

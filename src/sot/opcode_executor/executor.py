@@ -178,9 +178,10 @@ class _Translation:
         self.f_globals = f_globals  # the translated frame's own globals
         self.steps = 0
         self.effects = SideEffects()
-        # per instruction being simulated (outermost frame's first): [barrier, dirty]. Variables born
-        # before the barrier belong to the state before that instruction; dirty: one was mutated since
-        # (a break at that instruction would replay the mutation)
+        # per instruction being simulated (outermost frame's first): [barrier, dirty, rewinds]. Variables
+        # born before the barrier belong to the state before that instruction; dirty: one was mutated
+        # since (a break at that instruction would replay the mutation); rewinds: id -> (iterator, its
+        # position before the instruction) of simulated iterators it advanced, which a break there undoes
         self.open_steps: list[list] = []
         self.virtual_frames = True  # a break inside an inlined call resumes inside it (False: at the call)
         self.loop_head: int | None = None  # the translated frame's loop head to break at: its loop runs for real
@@ -265,7 +266,7 @@ class OpcodeExecutor(CallMixin, AttributeMixin, ContextMixin, MatchMixin, Except
         translation = self.translation
         stack = list(self.stack)
         mark, n_inputs = self.builder.mark(), len(self.inputs)
-        step = [birth_now(), False]
+        step = [birth_now(), False, {}]
         translation.open_steps.append(step)
         call_site = None
         try:
@@ -283,6 +284,8 @@ class OpcodeExecutor(CallMixin, AttributeMixin, ContextMixin, MatchMixin, Except
             translation.open_steps.pop()
         if not cause.breakable or step[1] or not breakable(self.normalised, ins):
             raise cause
+        for iterator, position in step[2].values():
+            iterator.position = position
         self.builder.rollback(mark)
         del self.inputs[n_inputs:]
         translation.forget_reads(step[0])
@@ -313,7 +316,10 @@ class OpcodeExecutor(CallMixin, AttributeMixin, ContextMixin, MatchMixin, Except
         for step in reversed(self.translation.open_steps):
             if var.birth >= step[0]:
                 break
-            step[1] = True
+            if type(var) is IteratorVariable:  # (a comprehension's iterator on 3.11: its function consumes it)
+                step[2].setdefault(id(var), (var, var.position))
+            else:
+                step[1] = True
 
     def where(self) -> str:
         """file:line of the instruction being simulated."""

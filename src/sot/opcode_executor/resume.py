@@ -105,12 +105,15 @@ def below_call(frame: FrameState) -> list[Variable]:
 
 
 def live_values(brk: GraphBreak) -> list[Variable]:
-    """Every value the frames at the break hold (stacks and locals): what the generated code rebuilds."""
+    """Every value the frames at the break hold (stacks, locals and the contents of the cells they
+    made): what the generated code rebuilds."""
     values = list(brk.frames[0].stack)
     for frame in brk.frames[1:]:
         values += below_call(frame)
     for frame in brk.frames:
         values += frame_locals(frame.executor)[0].values()
+        values += [cell.content for name, cell in frame.executor.cells.items()
+                   if name in frame.executor.code.co_cellvars and cell.content is not None]
     return values
 
 
@@ -150,7 +153,8 @@ def break_code(ex: Any, brk: GraphBreak, runner: Callable | None, outputs: list[
                loop: tuple | None = None, rerun: Callable | None = None,
                view_of: Callable[[Symbol], tuple | None] = lambda symbol: None) -> types.CodeType:
     """The code object of a translation that breaks at `brk.instruction` (see the module docstring);
-    `runner` is called with the tensor inputs and then the side effects' `targets`; the resume
+    `runner` is called with the tensor inputs and then what the side effects load (`targets`: the objects
+    they write, then the dynamic numbers they store); the resume
     functions of the frames at the indices `eager` (in `brk.frames`) run eagerly; `loop`: (a
     `loops.LoopPlan`, its body function) when the break is at that loop's FOR_ITER, run for real;
     `rerun(call)`: the handler (and its exception entry) that runs the frame again eagerly when the
