@@ -40,33 +40,24 @@ def aliasing_guards(effects: SideEffects, tracked: list[Variable]) -> list[Guard
     return guards
 
 
+def _pairs(target: Variable, tracked: list[Variable], kind: type) -> list[tuple[Variable, str, str]]:
+    """(other, first source, second source) for each other `kind` Variable read from a source of its own,
+    when `target` is one too: the two sources in a fixed order, so one pair always gives one guard."""
+    src = target.tracker.source
+    if src is None or not isinstance(target, kind):
+        return []
+    return [(other, *sorted((src, other.tracker.source))) for other in tracked
+            if isinstance(other, kind) and other.tracker.source not in (None, src)]
+
+
 def _identity_guards(target: Variable, tracked: list[Variable]) -> list[Guard]:
     """`a is b` / `a is not b` between an object written into and the other objects of its type read."""
-    src = target.tracker.source
-    if src is None or not isinstance(target, InstanceVariable):
-        return []
-    out = []
-    for other in tracked:
-        other_src = other.tracker.source
-        if not isinstance(other, InstanceVariable) or other_src is None or other_src == src or \
-                type(other.value) is not type(target.value):
-            continue
-        first, second = sorted((src, other_src))
-        relation = "is" if other.value is target.value else "is not"
-        out.append(Guard(f"{first} {relation} {second}", "value_eq", True))
-    return out
+    return [Guard(f"{first} {'is' if other.value is target.value else 'is not'} {second}", "value_eq", True)
+            for other, first, second in _pairs(target, tracked, InstanceVariable)
+            if type(other.value) is type(target.value)]
 
 
 def _memory_guards(target: Variable, tracked: list[Variable]) -> list[Guard]:
     """The tensor input written in place shares no memory with any other tensor read."""
-    src = target.tracker.source
-    if src is None or not isinstance(target, TensorVariable):
-        return []
-    out = []
-    for other in tracked:
-        other_src = other.tracker.source
-        if isinstance(other, TensorVariable) and other_src is not None and other_src != src and \
-                isinstance(other.value, Tensor):
-            first, second = sorted((src, other_src))
-            out.append(Guard(f"({first}, {second})", "disjoint_memory"))
-    return out
+    return [Guard(f"({first}, {second})", "disjoint_memory")
+            for other, first, second in _pairs(target, tracked, TensorVariable) if isinstance(other.value, Tensor)]
