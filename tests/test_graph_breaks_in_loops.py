@@ -9,12 +9,15 @@ as a translated function per iteration (`sot.opcode_executor.loops`); where that
 (a local first assigned in the body is read after the loop), the rest of the frame runs eagerly
 from the break (SOT-C002). Every test compares with eager code.
 """
+import sys
+
 import numpy as np
 import pytest
 
 import runtime as paddle
 import sot
 from runtime import nn
+from sot.opcode_executor.loops import ITEM
 from sot_helpers import assert_same_result, jit_of, rand, translators
 
 
@@ -36,8 +39,9 @@ def test_a_long_loop_that_breaks_in_every_iteration_runs_for_real_calling_its_co
         loop_break, body_break = report.breaks  # the frame at its loop; the body function at the if
         assert loop_break.code == body_break.code == "SOT-B001" and loop_break.where == body_break.where
         assert "3000 iterations left: the loop runs for real" in loop_break.detail
-    names = {t.code.co_name for t in translators(jit)}
-    assert "__loop_body_loop_with_a_branch" in names and len(names) <= 6  # not one per iteration
+    codes = {t.code for t in translators(jit)}
+    assert {c.co_name for c in codes} == {"loop_with_a_branch"}  # the body too: frames name the user's function
+    assert len(codes) <= 6  # not one per iteration
 
 
 def reads_the_loop_variable_after(x, items):
@@ -241,7 +245,7 @@ def test_a_loop_longer_than_the_unroll_limit_runs_as_a_loop_with_its_body_compil
         np.testing.assert_allclose(report.result.numpy(), long_pure_loop(x, n).numpy(), rtol=1e-5)
         assert report.fallbacks == [] and [b.code for b in report.breaks] == ["SOT-C003"]
         assert "the loop runs for real" in report.breaks[0].detail
-    body = next(t for t in translators(jit) if t.code.co_name.startswith("__loop_body"))
+    body = next(t for t in translators(jit) if t.code.co_varnames[:1] == (ITEM,))  # its first parameter: the item
     assert body.translations <= 2  # the item `i` becomes a dynamic number after its first change
 
 
@@ -338,3 +342,16 @@ def test_a_loop_over_more_layers_than_the_unroll_limit_is_unrolled_whole_in_one_
         np.testing.assert_allclose(jit(x).numpy(), want.numpy(), rtol=1e-5)
     assert _translations(jit.forward) == 1 and translators(jit.forward)[0].breaks == []
     assert not [w for w in recwarn if "cache_size_limit" in str(w.message)]
+
+
+def names_its_frame_in_a_long_loop(x, n):
+    names = set()
+    for _ in range(n):
+        x = x + 1
+        names.add((sys._getframe().f_code.co_name, sys._getframe().f_code.co_qualname))
+    return x, names
+
+
+def test_a_loop_run_for_real_shows_the_functions_own_frame_name():
+    x = rand(3)
+    assert_same_result(jit_of(names_its_frame_in_a_long_loop)(x, 70), names_its_frame_in_a_long_loop(x, 70))

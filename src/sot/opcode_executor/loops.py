@@ -313,8 +313,8 @@ def body_code(normalised: NormalisedCode, plan: LoopPlan, depth: int) -> Any:
         body.append(ins)
     params = [ITEM, *plan.params] if plan.is_for else list(plan.params)
     meta = normalised.meta
-    meta = meta.replace(name=f"__loop_body_{meta.name}", qualname=f"{meta.qualname}.<loop body>",
-                        argcount=len(params), posonlyargcount=0, kwonlyargcount=0, docstring=None,
+    # the body runs as the user's function: frames, tracebacks and logging name it as eager code does
+    meta = meta.replace(argcount=len(params), posonlyargcount=0, kwonlyargcount=0, docstring=None,
                         flags=meta.flags & ~(inspect.CO_VARARGS | inspect.CO_VARKEYWORDS),
                         varnames=(*params, *(v for v in meta.varnames if v not in params)))
     prologue = entry_prologue(meta)
