@@ -320,6 +320,29 @@ def test_a_long_loop_carrying_a_number_translates_as_often_whatever_its_length(f
     assert not [w for w in recwarn if "cache_size_limit" in str(w.message)]
 
 
+def decides_on_the_item(x, n):
+    s = 0
+    for i in range(n):
+        if i % 2:  # the item's value decides: a translation per item, were the item kept static
+            s += 1
+        x = x + 1
+    return x * s
+
+
+def test_a_long_loop_deciding_on_its_item_runs_its_body_eagerly_instead_of_translating_per_item(recwarn):
+    counts = []
+    for n in (70, 200):
+        jit = jit_of(decides_on_the_item)
+        for _ in range(2):
+            x = rand(3)
+            assert_same_result(jit(x, n), decides_on_the_item(x, n))
+        counts.append(_translations(jit))
+        body_fallbacks = [f for t in translators(jit)[1:] for f in t.fallbacks]
+        assert [f.code for f in body_fallbacks] == ["SOT-C003"] and "item" in body_fallbacks[0].reason
+    assert counts[0] == counts[1] <= 3
+    assert not [w for w in recwarn if "cache_size_limit" in str(w.message)]
+
+
 class Linears(nn.Layer):
     def __init__(self, n):
         super().__init__()

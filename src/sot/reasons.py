@@ -58,7 +58,8 @@ REASONS: dict[str, Reason] = {r.code: r for r in (
            "loop, keep the body's temporaries inside it, or raise SOT_MAX_LOOP_BREAKS for a loop known to be "
            "short"),
     Reason("SOT-C003", "COST", "a for loop of the translated function longer than SOT_MAX_UNROLL iterations: "
-           "it runs as a loop for real (its body a compiled function)",
+           "it runs as a loop for real (its body a compiled function; a body that needs the value of its item or "
+           "of a number it carries, e.g. `if i % 2:`, runs eagerly instead of being translated once per iteration)",
            "nothing to do; raise SOT_MAX_UNROLL to unroll more (a bigger graph, a longer translation)"),
     Reason("SOT-L001", "LIMIT", "the function needed more translations than cache_size_limit",
            "keep Python arguments stable between calls, mark varying sizes dynamic, or raise the limit"),

@@ -37,7 +37,8 @@ from sot.opcode_executor import (ConstantVariable, DictVariable, FrameRaises, Li
                                  OpcodeExecutor, TensorVariable, TupleVariable, Unsupported)
 from sot.opcode_executor.breaks import GraphBreak
 from sot.opcode_executor.calls import ReadsFrames
-from sot.opcode_executor.loops import hot_loop, loops_around, outermost_loop, plan_loop
+from sot.opcode_executor.loops import ITEM, hot_loop, loops_around, outermost_loop, plan_loop
+from sot.opcode_executor.trackers import LocalTracker
 from sot.opcode_executor.resume import (CodeMap, NeedsClosure, break_code, frame_locals, live_values, loop_body,
                                         needed_outputs)
 from sot.opcode_executor.side_effects import Print, SetAttr, SetGlobal, WriteBack
@@ -194,6 +195,12 @@ class Translator:
         except _Retranslate as e:
             return Translator._translate.__wrapped__(self, frame, dataclasses.replace(options, **e.changes))
         except (StaticDimNeeded, NumberNeeded) as e:  # a dynamic dim or number's value was needed: keep it static
+            if isinstance(e, NumberNeeded) and _needs_loop_item(self.code, e):
+                # kept static, they would make one translation per iteration's values: the body runs eagerly
+                return self._run_eagerly(ex, Fallback(f"the loop body needs the value of its item or of a number "
+                                                      f"it carries at translation time "
+                                                      f"({e.why}): it runs eagerly rather than being translated "
+                                                      "once per iteration", self._where(ex), "SOT-C003"))
             self.shapes.keep_static(e)
             return Translator._translate.__wrapped__(self, frame, options)
         except FrameRaises as e:  # the frame raises its own exception: eager code raises it, in any mode
@@ -407,6 +414,15 @@ class Translator:
                          compiled.lowered.program if isinstance(compiled, CompiledSIR) else None, generated,
                          ex.guards())
         return generated
+
+
+def _needs_loop_item(code: types.CodeType, error: NumberNeeded) -> bool:
+    """Whether `code` is a loop's body function (see opcode_executor.loops) and `error` needs the value of
+    one of its parameters: the loop's item or a number it carries, which change in every iteration."""
+    if code.co_argcount == 0 or code.co_varnames[0] != ITEM:
+        return False
+    params = {LocalTracker(name).source for name in code.co_varnames[:code.co_argcount]}
+    return not params.isdisjoint(error.sources)
 
 
 def _as_it_is(fn: types.FunctionType) -> types.FunctionType:
