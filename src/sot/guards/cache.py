@@ -135,6 +135,15 @@ class CacheLimitError(RuntimeError):
     """cache_limit_policy='error': a function needed more translations than its cache_size_limit."""
 
 
+def _first_match(state: _State, scope: Scope) -> int:
+    """The id of the first entry in `state`'s order whose guards all hold in `scope` (the careful
+    evaluator, which never raises), -1 if none does."""
+    for e in state.order:
+        if all(g.holds_in(scope) for g in state.check_order[e.id]):
+            return e.id
+    return -1
+
+
 class CodeCache(CacheBase):
     """Translations of one code object, checked by one generated guard function."""
 
@@ -198,10 +207,9 @@ class CodeCache(CacheBase):
         if self.eager:
             return self.gave_up
         state = self._state
-        scope = Scope(frame.f_locals, frame.f_globals, frame.f_builtins, {})
-        for e in state.order:
-            if e.code is not None and all(g.holds_in(scope) for g in state.check_order[e.id]):
-                return self._lookup_slow(e.id)
+        match = _first_match(state, Scope(frame.f_locals, frame.f_globals, frame.f_builtins, {}))
+        if match >= 0 and state.entries[match].code is not None:
+            return self._lookup_slow(match)
         return self._lookup_slow(-1) if len(state.order) >= self.cache_size_limit else None
 
     # ----- entries -----
@@ -366,11 +374,10 @@ class CodeCache(CacheBase):
         self.careful_lookups += 1
         scope = self._scope(var_sources, local_vars)
         state = self._state
-        for e in state.order:
-            if all(g.holds_in(scope) for g in state.check_order[e.id]):
-                return e.id
-        self._record_miss(scope, state)
-        return -1
+        match = _first_match(state, scope)
+        if match < 0:
+            self._record_miss(scope, state)
+        return match
 
     def _record_miss(self, scope: Scope, state: _State) -> None:
         reasons = []
