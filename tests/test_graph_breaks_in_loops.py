@@ -306,16 +306,23 @@ def carries_a_float(x, n):
     return x * total
 
 
-@pytest.mark.parametrize("fn", [carries_an_int, carries_a_float])
-def test_a_long_loop_carrying_a_number_translates_as_often_whatever_its_length(fn, recwarn):
-    counts = []
+def _compiled_at_lengths(fn) -> list:
+    """A fresh to_static of `fn(x, n)` per loop length n of 70 and 200, each called twice against eager."""
+    jits = []
     for n in (70, 200):
         jit = jit_of(fn)
         for _ in range(2):
             x = rand(3)
             assert_same_result(jit(x, n), fn(x, n))
-        assert translators(jit)[0].fallbacks == []
-        counts.append(_translations(jit))
+        jits.append(jit)
+    return jits
+
+
+@pytest.mark.parametrize("fn", [carries_an_int, carries_a_float])
+def test_a_long_loop_carrying_a_number_translates_as_often_whatever_its_length(fn, recwarn):
+    jits = _compiled_at_lengths(fn)
+    assert all(translators(jit)[0].fallbacks == [] for jit in jits)
+    counts = [_translations(jit) for jit in jits]
     assert counts[0] == counts[1] <= 3  # the frame, the loop's body (once: its numbers are dynamic), the exit
     assert not [w for w in recwarn if "cache_size_limit" in str(w.message)]
 
@@ -330,15 +337,11 @@ def decides_on_the_item(x, n):
 
 
 def test_a_long_loop_deciding_on_its_item_runs_its_body_eagerly_instead_of_translating_per_item(recwarn):
-    counts = []
-    for n in (70, 200):
-        jit = jit_of(decides_on_the_item)
-        for _ in range(2):
-            x = rand(3)
-            assert_same_result(jit(x, n), decides_on_the_item(x, n))
-        counts.append(_translations(jit))
+    jits = _compiled_at_lengths(decides_on_the_item)
+    for jit in jits:
         body_fallbacks = [f for t in translators(jit)[1:] for f in t.fallbacks]
         assert [f.code for f in body_fallbacks] == ["SOT-C003"] and "item" in body_fallbacks[0].reason
+    counts = [_translations(jit) for jit in jits]
     assert counts[0] == counts[1] <= 3
     assert not [w for w in recwarn if "cache_size_limit" in str(w.message)]
 

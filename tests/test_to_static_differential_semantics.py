@@ -24,7 +24,7 @@ from hypothesis import strategies as st
 
 import runtime as paddle
 import sot
-from sot_helpers import assert_same_result
+from sot_helpers import assert_same_result, translators
 
 # a comprehension that breaks in its body translates per item and per value built so far on 3.12+
 # (a known cost, docs/to_static.md): its cache-limit warning says so and is not what is tested here
@@ -134,6 +134,8 @@ def test_python_semantics_around_the_graph_match_eager(source, seed):
             want = call(fn, namespace, values, aliased)
         got = call(jit, namespace, values, aliased)
         assert_same_result(got, want)
+    assert jit.sot_translator.translations >= 1  # compiled (with breaks), not run eagerly as a whole
+    assert all(f.code != "SOT-G001" for t in translators(jit) for f in t.fallbacks)
 
 
 def write_through(x, y):
@@ -182,3 +184,4 @@ def test_the_same_functions_from_several_threads_match_eager(source, seed):
     for t in threads:
         t.join()
     assert failures == [], (source, failures[:3])
+    assert jit.sot_translator.translations >= 1 and jit.sot_translator.fallbacks == []
