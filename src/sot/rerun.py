@@ -34,7 +34,7 @@ import types
 import weakref
 from typing import Any, Callable
 
-from sot.pyversion import ExceptionEntry, Instruction, versions
+from sot.pyversion import ExceptionEntry, Instruction, with_null
 
 __all__ = ["guarded_call", "rerun_handler"]
 
@@ -51,11 +51,10 @@ def rerun_handler(call: list[Instruction], code: types.CodeType,
     """The handler returning the eager re-run's result when `call` (entered with an empty stack) raises,
     and the exception entry protecting `call` with it."""
     handler = Instruction("PUSH_EXC_INFO")
-    rerun_slots = [Instruction("LOAD_CONST", argval=_rerunner(code, rerun_after)), Instruction("PUSH_NULL")]
     body = [handler,                                    # prev, error
             Instruction("SWAP", arg=2, argval=2),       # error, prev
             Instruction("POP_EXCEPT"),                  # error (the except state is left)
-            *(rerun_slots if versions.NULL_AFTER_CALLABLE else rerun_slots[::-1])[::-1],
+            *reversed(with_null([Instruction("LOAD_CONST", argval=_rerunner(code, rerun_after))])),
             Instruction("SWAP", arg=3, argval=3)]       # the call slots, error
     names = _parameters(code)
     body += [Instruction("LOAD_FAST", argval=name) for name in names]

@@ -43,7 +43,7 @@ from sot.opcode_executor.resume import (CodeMap, NeedsClosure, break_code, frame
                                         needed_outputs)
 from sot.opcode_executor.side_effects import Print, SetAttr, SetGlobal, WriteBack
 from sot.opcode_executor.variables import NumberVariable, SetVariable, Variable
-from sot.pyversion import DecodeError, Instruction, NormalisedCode, encode, versions
+from sot.pyversion import DecodeError, Instruction, NormalisedCode, encode, with_null
 from sot.reasons import REASONS, Event
 from sot.rerun import guarded_call, rerun_handler
 from sot.tools import record
@@ -395,8 +395,7 @@ class Translator:
         free = self.code.co_freevars  # a closure's tensors are loaded with LOAD_DEREF: copy the cells in first
         body = [Instruction("COPY_FREE_VARS", arg=len(free), argval=len(free))] if free else []
         body += [Instruction("RESUME", arg=0, argval=0)]
-        call_slots = [Instruction("LOAD_CONST", argval=runner), Instruction("PUSH_NULL")]
-        call = call_slots if versions.NULL_AFTER_CALLABLE else call_slots[::-1]
+        call = with_null([Instruction("LOAD_CONST", argval=runner)])
         loaded = [*ex.inputs, *targets, *passed]  # the side effects' targets after the tensor inputs, then numbers
         for var in loaded:
             call += var.tracker.load()

@@ -37,7 +37,7 @@ from sot.guards import Guard
 from sot.guards.source import Raised, Scope, parse_source
 from sot.ir import Meta, SIRBuilder, Symbol
 from sot.markers import is_not_to_static, is_to_static_wrapper
-from sot.pyversion import Instruction, decode, versions
+from sot.pyversion import Instruction, call_slots, decode
 from sot.pyversion.instruction import BINARY_OPERATORS as _BINARY_OPERATORS
 
 from .aliasing import aliasing_guards, shares_memory
@@ -513,7 +513,7 @@ class OpcodeExecutor(CallMixin, AttributeMixin, ContextMixin, MatchMixin, Except
 
     def push_call_slots(self, callable_: Variable) -> None:
         """Pushes a callable with its NULL slot where this CPython puts it."""
-        self.stack.extend([callable_, NULL] if versions.NULL_AFTER_CALLABLE else [NULL, callable_])
+        self.stack.extend(call_slots(callable_, NULL))
 
     def pop(self, n: int) -> list[Variable]:
         """The top `n` stack items, deepest first, removed."""

@@ -57,7 +57,7 @@ from runtime.autograd import enable_grad, no_grad
 from sot.blocklist import breaks_on, is_skipped
 from sot.markers import is_not_to_static
 from sot.ir import Symbol
-from sot.pyversion import ExceptionEntry, Instruction, NormalisedCode, decode, encode, versions
+from sot.pyversion import ExceptionEntry, Instruction, NormalisedCode, decode, encode, with_null
 
 from .breaks import FrameState, GraphBreak, successors
 from .calls import is_runtime_api
@@ -227,7 +227,7 @@ class _BreakEmitter:
 
     def callable_const(self, fn: Any) -> None:
         """Push `fn` with its NULL slot, ready for CALL."""
-        self.body += _callable(Instruction("LOAD_CONST", argval=fn))
+        self.body += with_null([Instruction("LOAD_CONST", argval=fn)])
 
     # ------------------------------------------------------------ the code
     def run(self) -> types.CodeType:
@@ -450,16 +450,11 @@ class _BreakEmitter:
     def call_resume(self, resume: Callable, stack: list[str], locals_: list[str]) -> None:
         """Call a resume function with the temporaries / locals named (one of code with free
         variables is made first, from this frame's cells)."""
-        if isinstance(resume, NeedsClosure):
-            if not versions.NULL_AFTER_CALLABLE:
-                self.emit("PUSH_NULL")
-            self.callable_const(resume)
-            for name in resume.freevars:
-                self.emit("LOAD_CLOSURE", argval=name)
-            self.emit("BUILD_TUPLE", arg=len(resume.freevars), argval=len(resume.freevars))
-            self.call(1)
-            if versions.NULL_AFTER_CALLABLE:
-                self.emit("PUSH_NULL")
+        if isinstance(resume, NeedsClosure):  # the function made from the cells is the callable
+            n = len(resume.freevars)
+            self.body += with_null([*with_null([Instruction("LOAD_CONST", argval=resume)]),
+                                    *(Instruction("LOAD_CLOSURE", argval=name) for name in resume.freevars),
+                                    Instruction("BUILD_TUPLE", arg=n, argval=n), Instruction("CALL", arg=1, argval=1)])
         else:
             self.callable_const(resume)
         for name in [*stack, *locals_]:
@@ -481,7 +476,7 @@ class _BreakEmitter:
             self.emit("STORE_FAST", argval=name)
         self.restore(len(kept))
         for temp in reversed([t for t in kept if t in self.contexts]):
-            self.body += _callable(Instruction("LOAD_FAST", argval=temp))
+            self.body += with_null([Instruction("LOAD_FAST", argval=temp)])
             for _ in range(3):
                 self.emit("LOAD_CONST", argval=None)
             self.call(3)
@@ -659,11 +654,6 @@ def _entered(kind: type) -> Callable:
     return context.__exit__
 
 
-def _callable(load: Instruction) -> list[Instruction]:
-    """`load` (pushing a callable) with the NULL slot CALL expects, in this version's order."""
-    return [load, Instruction("PUSH_NULL")] if versions.NULL_AFTER_CALLABLE else [Instruction("PUSH_NULL"), load]
-
-
 def _translatable(fn: Any) -> bool:
     """Whether a callee run for real at a break is worth translating as a frame of its own: Python
     code of the user or a Layer's __call__, not a runtime public function nor a blocked one."""
@@ -776,7 +766,7 @@ def _enter_at(normalised: NormalisedCode, target: Instruction, depth: int, made:
         elif made[i] is None:
             prologue.append(Instruction("PUSH_NULL"))
         else:  # `with <context type>():` entered again, its __exit__ left on the stack
-            prologue += [*_callable(Instruction("LOAD_CONST", argval=made[i])), Instruction("CALL", arg=0, argval=0),
+            prologue += [*with_null([Instruction("LOAD_CONST", argval=made[i])]), Instruction("CALL", arg=0, argval=0),
                          Instruction("BEFORE_WITH"), Instruction("POP_TOP")]
     prologue.append(Instruction("JUMP", target=mapping[id(target)]))
     for ins in prologue:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from sot.pyversion import Instruction, versions
+from sot.pyversion import Instruction, with_null
 
 __all__ = ["Tracker", "LocalTracker", "CellTracker", "ClosureTracker", "GlobalTracker", "BuiltinTracker",
            "ConstTracker", "GetAttrTracker", "GetItemTracker", "TypeTracker", "ExpressionTracker", "ConvertedTracker",
@@ -154,8 +154,7 @@ class ConvertedTracker(Tracker):
 
     def load(self) -> list[Instruction]:
         """Push `fn` with its NULL slot, the base's load, CALL 1."""
-        slots = [Instruction("LOAD_CONST", argval=self.fn), Instruction("PUSH_NULL")]
-        return [*(slots if versions.NULL_AFTER_CALLABLE else slots[::-1]), *self.base.load(),
+        return [*with_null([Instruction("LOAD_CONST", argval=self.fn)]), *self.base.load(),
                 Instruction("CALL", arg=1, argval=1)]
 
 

@@ -12,15 +12,18 @@ Interface (everything downstream — opcode executor, codegen — uses only thes
 - `encode(normalised, template=None) -> CodeType`: a code object for the running interpreter
   (metadata from `template` when given, else from `normalised.meta`); `EncodeError` when an
   instruction has no spelling on this version (e.g. LOAD_SUPER_ATTR on 3.11).
-- `versions`: PY311 / PY312 / PY313 and `NULL_AFTER_CALLABLE`; every version check in sot reads these.
+- `with_null(load)` / `call_slots(callable, null)`: a callable with the NULL slot CALL expects, in the
+  running version's order (generated code and the simulated stack alike).
+- `versions`: PY311 / PY312 / PY313; every version check in sot reads these.
 
 docs/sot-internals.md ("Bytecode normalisation") tabulates the model against each version.
 """
 from . import versions
+from .calls import call_slots, with_null
 from .decode import decode
 from .encode import encode
 from .instruction import (OPNAMES, CodeMeta, DecodeError, EncodeError, ExceptionEntry,
                           Instruction, NormalisedCode)
 
-__all__ = ["decode", "encode", "versions", "OPNAMES", "CodeMeta", "DecodeError", "EncodeError",
+__all__ = ["decode", "encode", "versions", "call_slots", "with_null", "OPNAMES", "CodeMeta", "DecodeError", "EncodeError",
            "ExceptionEntry", "Instruction", "NormalisedCode"]

@@ -7,10 +7,5 @@ PY312: bool = PY_VERSION == (3, 12)
 PY313: bool = PY_VERSION == (3, 13)
 SUPPORTED: bool = PY311 or PY312 or PY313
 
-# Under a call's arguments CPython keeps two slots. On 3.11/3.12 an explicit NULL (PUSH_NULL,
-# LOAD_GLOBAL's null bit) sits below the callable; on 3.13 it sits above it. Code that rebuilds
-# a live stack for the running interpreter must place NULLs in this order.
-NULL_AFTER_CALLABLE: bool = PY313
-
 if not SUPPORTED:
     raise ImportError(f"sot supports CPython 3.11-3.13, not {sys.version.split()[0]}")
