@@ -137,21 +137,6 @@ def test_an_optional_edge_orders_nothing_after_the_op():
     assert strict.downstream == (frozenset({1}), frozenset({2}), frozenset())
 
 
-def test_a_saved_plan_keeps_the_non_strict_edges(static_mode):
-    main, after = _program()
-    exe = static.Executor()
-    fresh = exe.core_for(main, FEEDS, [after], scope=static.Scope())
-    program = fresh.program
-    again = InterpreterCore(program, static.Scope(), fresh.place, FEEDS, [after.name], holder_vars=("feed", "fetch"))
-    again.build(saved=fresh.plan.dumps())
-    assert again.plan.non_strict == fresh.plan.non_strict != {}
-    assert again.plan.reach == fresh.plan.reach and again.plan.downstream == fresh.plan.downstream
-    xv, yv = np.arange(3, dtype="float32"), np.ones(3, "float32")
-    for pred in (True, False):
-        (got,) = again.run([np.array([pred]), xv, yv], parallel=True, hook=Recorder(seed=1))
-        np.testing.assert_array_equal(got, _reference(pred, xv, yv))
-
-
 @pytest.mark.parametrize("seed", range(4))
 def test_a_loop_whose_predicate_fails_at_once_does_not_wait_for_its_captured_inputs(static_mode, seed):
     main, startup = static.Program(), static.Program()

@@ -63,16 +63,15 @@ from ..ops.registry import TensorSpec
 from ..static.framework import CONTROL_FLOW_OPS, Operator
 from . import cost as _cost
 from .control_flow import ControlFlowKernel, control_flow_cost
-from .dependency import Dependencies, DependencyBuilder
+from .dependency import DependencyBuilder
 from .allocator import StreamAllocator, kernel_into_block, pooled_outputs
-from .gc import Lifetimes, analyse_lifetimes
+from .gc import analyse_lifetimes
 from .nan_inf import check_finite
 from .parallel import ParallelRunner
 from .plan import NO_SLOT, Instruction, Plan
 from .poison import poisoned_like, release_poisoned
 from .scope import Scope, ScopeVariable
-from .stream_analysis import (POLICIES, STREAM_ATTR, Context, StreamAnalyzer, StreamSchedule, edge_kind, on_device,
-                              place)
+from .stream_analysis import POLICIES, STREAM_ATTR, StreamAnalyzer, edge_kind, on_device, place
 from .streams import host_threads
 from .transfer import MEMCPY_D2H, MEMCPY_H2D, copy_kernel, insert_transfers
 
@@ -127,19 +126,6 @@ def _owned(a: Any) -> Any:
     return a if a.base is None else a.copy()
 
 
-def _saved_analysis(plan: Plan) -> tuple[Dependencies, Lifetimes]:
-    """The dependency graph and variable lifetimes a saved plan holds, over var slots."""
-    ids = plan.var_ids
-    optional = tuple(frozenset().union(*plan.non_strict[j]) if j in plan.non_strict else frozenset()
-                     for j in range(len(plan.instructions)))
-    deps = Dependencies(plan.downstream, plan.upstream, plan.dep_count, plan.reach, plan.extra_edges, optional)
-    life = Lifetimes(last_live={ids[n]: users for n, users in plan.last_live.items()},
-                     ref_count={ids[n]: c for n, c in plan.ref_count.items()},
-                     gc_check_vars=tuple(tuple(ids[n] for n in vs) for vs in plan.gc_check_vars),
-                     free_after=tuple(tuple(ids[n] for n in vs) for vs in plan.free_after))
-    return deps, life
-
-
 class InterpreterCore:
     """Builds the plan of one prepared program (feed/fetch ops included) for one scope; runs it."""
 
@@ -174,15 +160,11 @@ class InterpreterCore:
         self._created: list[str] = []
 
     # ------------------------------------------------------------ build
-    def build(self, saved: bytes | None = None) -> Plan:
-        """Analyse the program and generate the sequential code (once; a second call raises).
-        `saved`: a plan `Plan.dumps` wrote for this program, whose analysis (dependencies, GC,
-        placement, edge kinds, costs) is taken instead of redone; a plan of another
-        program, or whose instructions differ from this program's, raises ValueError."""
+    def build(self) -> Plan:
+        """Analyse the program and generate the sequential code (once; a second call raises)."""
         if self.plan is not None:
             raise RuntimeError("InterpreterCore.build: this core is already built")
         self._insert_transfers()
-        reuse = None if saved is None else Plan.loads(saved, self.program, self.place)
         block = self.program.global_block()
         names: list[str] = []
         ids: dict[str, int] = {}
@@ -231,12 +213,6 @@ class InterpreterCore:
             kernels.append(kernel)
             n_outs.append(multi)
             effects.append(op.opdef if opdef is None and op.type in CONTROL_FLOW_OPS else opdef)
-        if reuse is not None:
-            if [(i.type, i.inputs, i.outputs) for i in instrs] != [(i.type, i.inputs, i.outputs)
-                                                                   for i in reuse.instructions]:
-                raise ValueError("InterpreterCore.build: the saved plan's instructions differ from this program's")
-            instrs = [dataclasses.replace(ins, context=r.context, stream=r.stream, queue=r.queue)
-                      for ins, r in zip(instrs, reuse.instructions)]
         self._instrs, self._opdefs, self._kernels, self._n_outs = instrs, opdefs, kernels, n_outs
         self._var_meta = [block.var(n) for n in names]
         holders = {ids[n] for n in self.holder_vars if n in ids}
@@ -250,19 +226,16 @@ class InterpreterCore:
         self._freeable = [v not in pers and v not in fed and v not in fetched and v not in skip
                           for v in range(len(names))]
         cases = self._case_reads(kernels)
-        if reuse is None:
-            deps = DependencyBuilder().build(
-                [ins.reads | ins.shape_reads for ins in instrs], [ins.writes for ins in instrs],
-                random=[d is not None and d.random for d in effects],
-                side_effect=[d is not None and d.side_effect for d in effects],
-                sequential_run=sequential_run, optional_reads=self._optional_reads(cases))
-            life = analyse_lifetimes([ins.reads | ins.writes for ins in instrs], tracked=lambda v: v not in skip,
-                                     freeable=self._freeable.__getitem__, reach=deps.reach)
-        else:
-            deps, life = _saved_analysis(reuse)
+        deps = DependencyBuilder().build(
+            [ins.reads | ins.shape_reads for ins in instrs], [ins.writes for ins in instrs],
+            random=[d is not None and d.random for d in effects],
+            side_effect=[d is not None and d.side_effect for d in effects],
+            sequential_run=sequential_run, optional_reads=self._optional_reads(cases))
+        life = analyse_lifetimes([ins.reads | ins.writes for ins in instrs], tracked=lambda v: v not in skip,
+                                 freeable=self._freeable.__getitem__, reach=deps.reach)
         self._life = life
         self._stubbed = {s for ins in instrs for s in ins.shape_reads}
-        op_cost, parallel, schedule = self._analyse_streams(annotations, deps, reuse)
+        op_cost, parallel, schedule = self._analyse_streams(annotations, deps)
         instrs = self._instrs
         self._pooled = pooled_outputs(instrs, self._var_meta, self._freeable) if self._xp is np else {}
 
@@ -344,10 +317,9 @@ class InterpreterCore:
         self.program = program
         self.inplace_pairs = {moved[i]: pair for i, pair in self.inplace_pairs.items()}
 
-    def _analyse_streams(self, annotations: list, deps: Any,
-                         reuse: Plan | None = None) -> tuple[tuple[float, ...], bool, Any]:
+    def _analyse_streams(self, annotations: list, deps: Any) -> tuple[tuple[float, ...], bool, Any]:
         """Op costs, the parallel-or-sequential choice, contexts (written into the instructions)
-        and the edge kinds of the stream analysis (`reuse`: those of a saved plan)."""
+        and the edge kinds of the stream analysis."""
         mode, policy = _flags.flag("FLAGS_executor_parallel"), _flags.flag("FLAGS_executor_stream_policy")
         if mode not in ("auto", "always", "never"):
             raise ValueError(f"InterpreterCore.build: FLAGS_executor_parallel must be 'auto', 'always' or 'never', "
@@ -357,12 +329,6 @@ class InterpreterCore:
                              f"got {policy!r}")
         self._record_stream = bool(_flags.flag("FLAGS_executor_record_stream"))
         self._poison = bool(_flags.flag("FLAGS_executor_poison_freed"))
-        if reuse is not None:
-            self._contexts = [Context(ins.context, ins.stream) for ins in self._instrs]
-            ids = reuse.var_ids
-            events = {e: tuple(ids[n] for n in vs) for e, vs in reuse.events.items()}
-            records = tuple(any(e[0] == i for e in events) for i in range(len(self._instrs)))
-            return reuse.op_cost, reuse.parallel, StreamSchedule(dict(reuse.next_kind), events, records)
         meta = self._var_meta
 
         def shape(v: int) -> Any:

@@ -13,8 +13,6 @@ The parallel run (executor/parallel.py) and the sequential mode (in `order`) run
 """
 from __future__ import annotations
 
-import dataclasses
-import pickle
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -23,7 +21,6 @@ import numpy as np
 __all__ = ["Instruction", "Plan", "NO_SLOT"]
 
 NO_SLOT = -1  # an absent optional input (Paddle's kEmptyVarIndex)
-_FORMAT = 2   # of `Plan.dumps`: a change of the plan's fields changes it
 
 
 @dataclass(frozen=True, eq=False)
@@ -93,29 +90,6 @@ class Plan:
     # analysis: non-strict ops: cond op -> per branch (true, false), the upstream ops it waits
     # for only when that branch is taken (its other upstream ops, the predicate's included, always)
     non_strict: dict[int, tuple[frozenset[int], ...]] = field(default_factory=dict, repr=False)
-
-    def dumps(self) -> bytes:
-        """The plan as bytes, under its program's structural hash: a core given them
-        (`InterpreterCore.build(saved=...)`) takes the analysis from them instead of redoing it.
-        Pickle: load only plans this process or a trusted cache wrote."""
-        fields = {f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.name not in ("program", "place")}
-        return pickle.dumps({"format": _FORMAT, "hash": self.program.structural_hash(), "fields": fields})
-
-    @staticmethod
-    def loads(data: bytes, program: Any, place: Any = None) -> "Plan":
-        """The plan `dumps` wrote, for `program` (the core's program, feed/fetch ops and copies
-        included); ValueError when it was made for another program or by another format."""
-        try:
-            saved = pickle.loads(data)  # noqa: S301 - plans this process or a trusted cache wrote
-            fmt, digest, fields = saved["format"], saved["hash"], saved["fields"]
-        except Exception as e:  # noqa: BLE001 - any damage reads as "not a plan"
-            raise ValueError(f"Plan.loads: the data is not a saved plan ({type(e).__name__}: {e})") from None
-        if fmt != _FORMAT:
-            raise ValueError(f"Plan.loads: saved plan format {fmt!r}, this build reads {_FORMAT!r}")
-        if digest != program.structural_hash():
-            raise ValueError(f"Plan.loads: the plan was made for program {digest}, not for this program "
-                             f"{program.structural_hash()}")
-        return Plan(program=program, place=place, **fields)
 
     @property
     def ops(self) -> list:
