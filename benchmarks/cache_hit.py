@@ -47,7 +47,7 @@ def _compiled(fn, x):
 
 def _runner(custom):
     """The callable a cache hit's generated code calls (its first callable constant; the other re-runs
-    the frame eagerly when the compiled call fails, see sot.rerun)."""
+    the frame eagerly when the compiled call fails, see sot.codegen.rerun)."""
     return next(c for c in custom.code.co_consts if callable(c))
 
 

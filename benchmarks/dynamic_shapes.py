@@ -16,7 +16,7 @@ import numpy as np
 
 import runtime as paddle
 import sot
-from sot.dynamic import dynamic_tensor_guards
+from sot.dynamic.shapes import dynamic_tensor_guards
 from sot.guards import CodeCache, FrameLike, tensor_guards
 from sot.ir import Meta
 

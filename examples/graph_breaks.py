@@ -18,7 +18,7 @@ import runtime as paddle
 import runtime.nn as nn
 import runtime.nn.functional as F
 import sot
-from sot.reasons import REASONS
+from sot.translation.reasons import REASONS
 
 
 class Net(nn.Layer):

@@ -10,7 +10,7 @@ import weakref
 
 import pytest
 
-from sot.eval_frame import (
+from sot.hook.eval_frame import (
     CacheBase,
     CallWithCallback,
     CustomCode,

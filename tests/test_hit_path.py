@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from sot.guards import CacheSizeLimitWarning, CodeCache, FrameLike, Guard
-from sot.eval_frame import CustomCode, eval_frame_callback, set_code_cache
+from sot.hook.eval_frame import CustomCode, eval_frame_callback, set_code_cache
 from sot_helpers import frames_of, jit_of, rand
 
 

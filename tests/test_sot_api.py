@@ -13,8 +13,8 @@ import pytest
 
 import runtime as paddle
 import sot
-import sot.translate
-from sot.eval_frame import set_eval_frame
+import sot.translation.translator
+from sot.hook.eval_frame import set_eval_frame
 from sot.testing import assert_same
 
 G_SCALE = 3.0
@@ -65,7 +65,7 @@ def test_the_wrapper_keeps_the_functions_metadata():
     assert (jit.__name__, jit.__qualname__, jit.__doc__, jit.__module__) == \
         (fn.__name__, fn.__qualname__, fn.__doc__, fn.__module__)
     assert inspect.signature(jit) == inspect.signature(fn)
-    assert isinstance(jit.sot_translator, sot.translate.Translator)
+    assert isinstance(jit.sot_translator, sot.translation.translator.Translator)
 
 
 def test_the_wrapper_passes_arguments_and_keywords():
@@ -267,13 +267,13 @@ def test_assert_same_compares_exceptions():
 
 
 def test_assert_same_fails_on_a_wrong_result(monkeypatch):
-    real = sot.translate._runner
+    real = sot.translation.translator._runner
 
     def off_by_one(compiled, template, *rest):
         run = real(compiled, template, *rest)
         return lambda *tensors: run(*tensors) + 1
 
-    monkeypatch.setattr(sot.translate, "_runner", off_by_one)
+    monkeypatch.setattr(sot.translation.translator, "_runner", off_by_one)
     with pytest.raises(AssertionError, match="values differ"):
         assert_same(fresh(add_one), rand(3))
 

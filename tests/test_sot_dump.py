@@ -12,7 +12,7 @@ import pytest
 import runtime as paddle
 import sot
 from sot import config
-from sot.dump import dump_translation
+from sot.translation.dump import dump_translation
 
 ARTIFACTS = {"source.py", "sir.txt", "program.txt", "bytecode.txt", "guards.txt"}
 

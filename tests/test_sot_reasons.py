@@ -1,4 +1,4 @@
-"""Every reason code in sot.reasons is produced by some code, and reported with it.
+"""Every reason code in sot.translation.reasons is produced by some code, and reported with it.
 
 Each case runs a function under to_static, compares with eager, and asserts the first recorded
 break or fallback carries the expected code (GraphBreakError too, with fallback=False, where the frame
@@ -12,7 +12,7 @@ import pytest
 import runtime as paddle
 import sot
 from sot.guards import CacheSizeLimitWarning
-from sot.reasons import REASONS, reason
+from sot.translation.reasons import REASONS, reason
 from sot_helpers import assert_same_result, events, jit_of, rand
 
 COUNTER = 0

@@ -16,9 +16,9 @@ import numpy as np
 import runtime as paddle
 import sot
 from runtime import static
-from sot.eval_frame import get_code_cache
+from sot.hook.eval_frame import get_code_cache
 from sot.ir import Meta, SIRBuilder, lower
-from sot.translate import Translator
+from sot.translation.translator import Translator
 from sot_helpers import fresh, rand, translators
 
 SINK = io.StringIO()

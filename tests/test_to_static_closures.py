@@ -11,7 +11,7 @@ import pytest
 
 import runtime as paddle
 import sot
-from sot import translate
+from sot.translation import translator as translate
 from sot_helpers import events, explained_like_eager, fresh
 
 

@@ -406,7 +406,7 @@ def test_a_failing_kernel_raises_what_eager_raises():
         for _ in range(2):  # the translation, then the cache hit
             sot.testing.assert_same(jit, a, b)
         assert jit.sot_translator.translations == 1, fn.__name__
-        # each failed compiled call ran again eagerly (sot.rerun), recorded once for the repeated failure
+        # each failed compiled call ran again eagerly (sot.codegen.rerun), recorded once for the repeated failure
         assert [f.code for f in jit.sot_translator.fallbacks] == ["SOT-R001"], fn.__name__
 
 

@@ -1,4 +1,4 @@
-"""Dynamic numbers (sot.dynamic_numbers): a Python int/float that changes between calls does not make
+"""Dynamic numbers (sot.dynamic.numbers): a Python int/float that changes between calls does not make
 the function translate once per value. Every test compares the JIT's results with eager's (bit for
 bit for tensors: values, dtype, shape) and asserts how many translations were made."""
 import re

@@ -12,7 +12,7 @@ import runtime as paddle
 import runtime.nn.functional as F
 import sot
 from sot_helpers import assert_same_result, events, fresh, jit_of, rand
-from sot.eval_frame import counters
+from sot.hook.eval_frame import counters
 
 G_SCALE = 3
 W = paddle.to_tensor(np.arange(12, dtype="float32").reshape(3, 4) / 10)
@@ -243,6 +243,6 @@ def test_sot_disable_leaves_the_function_untouched(monkeypatch):
 
 
 def test_hook_is_removed_after_the_call():
-    from sot.eval_frame import set_eval_frame
+    from sot.hook.eval_frame import set_eval_frame
     jit_of(add_one)(rand(2))
     assert set_eval_frame(None) is None

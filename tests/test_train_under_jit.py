@@ -199,7 +199,7 @@ def _item_scale(x):
 
 
 def test_a_number_read_from_a_tensor_does_not_make_the_resume_translate_per_value():
-    # was: the resume function guarded the number's value and translated once per value (fixed: sot.dynamic_numbers)
+    # was: the resume function guarded the number's value and translated once per value (fixed: sot.dynamic.numbers)
     jit = jit_of(_item_scale)
     for value in range(1, 6):
         x = paddle.full([3], float(value))

@@ -13,12 +13,12 @@ __version__ = "0.1.0"
 
 from . import testing  # noqa: E402
 from .api import disable, not_to_static, symbolic_translate, to_static  # noqa: E402
-from .blocklist import graph_break_on, skip_function  # noqa: E402
-from .dynamic import mark_dynamic, mark_static  # noqa: E402
+from .opcode_executor.blocklist import graph_break_on, skip_function  # noqa: E402
+from .dynamic.shapes import mark_dynamic, mark_static  # noqa: E402
 from .explain import Explanation, explain  # noqa: E402
 from .guards import CacheLimitError  # noqa: E402
 from .tools.report import report  # noqa: E402
-from .translate import GraphBreakError  # noqa: E402
+from .translation.translator import GraphBreakError  # noqa: E402
 
 __all__ = ["to_static", "symbolic_translate", "GraphBreakError", "disable", "not_to_static", "explain",
            "Explanation", "testing", "report",

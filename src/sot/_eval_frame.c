@@ -1,6 +1,6 @@
 /* sot._eval_frame: the PEP 523 frame-evaluation hook of sot, for CPython 3.11, 3.12 and 3.13.
  *
- * Interface (the Python face is sot/eval_frame.py, which documents it for users):
+ * Interface (the Python face is sot/hook/eval_frame.py, which documents it for users):
  *   set_eval_frame(callback_or_None) -> previous   thread-local callback
  *   CallWithCallback(fn, callback)                  fn's calls run with callback set (to_static)
  *   add_disable_depth(delta) -> depth               thread-local "hook off" depth (sot.disable)
@@ -1308,7 +1308,7 @@ static PyMethodDef methods[] = {
 static struct PyModuleDef module_def = {
     PyModuleDef_HEAD_INIT,
     .m_name = "sot._eval_frame",
-    .m_doc = "The PEP 523 frame-evaluation hook of sot (see sot.eval_frame).",
+    .m_doc = "The PEP 523 frame-evaluation hook of sot (see sot.hook.eval_frame).",
     .m_size = -1,
     .m_methods = methods,
 };

@@ -1,4 +1,4 @@
-"""Type stubs of the C extension sot._eval_frame (documented in sot/eval_frame.py)."""
+"""Type stubs of the C extension sot._eval_frame (documented in sot/hook/eval_frame.py)."""
 from types import CodeType
 from typing import Any, Callable, Optional, Union
 

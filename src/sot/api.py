@@ -22,11 +22,11 @@ import types
 from typing import Any, Callable, Iterator
 
 from runtime.nn import Layer
-from sot.eval_frame import CallWithCallback, hook_disabled, skip_code
+from .hook.eval_frame import CallWithCallback, hook_disabled, skip_code
 
 from . import config
-from .markers import NOT_TO_STATIC, TRANSLATOR, is_not_to_static, is_to_static_wrapper
-from .translate import Translator
+from .opcode_executor.markers import NOT_TO_STATIC, TRANSLATOR, is_not_to_static, is_to_static_wrapper
+from .translation.translator import Translator
 
 __all__ = ["to_static", "symbolic_translate", "disable", "not_to_static"]
 

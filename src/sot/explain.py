@@ -16,8 +16,8 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator
 
 from .api import to_static
-from .reasons import Event
-from .translate import LIVE_CACHES, Fallback, Translator
+from .translation.reasons import Event
+from .translation.translator import LIVE_CACHES, Fallback, Translator
 
 __all__ = ["Explanation", "explain"]
 

@@ -40,7 +40,7 @@ import weakref
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping, NamedTuple
 
-from sot.eval_frame import CacheBase
+from sot.hook.eval_frame import CacheBase
 
 from .codegen import UNBOUND, Generated, generate
 from .checks import Held

@@ -13,7 +13,7 @@ import types
 
 from runtime import Tensor
 from runtime.dtypes import from_np_dtype
-from sot.dynamic import specialise
+from sot.dynamic.shapes import specialise
 from sot.pyversion import Instruction
 
 from .containers import CONTAINER_METHODS

@@ -17,7 +17,7 @@ import types
 from typing import TYPE_CHECKING, Any, Callable
 
 from sot import config
-from sot.dynamic import specialise
+from sot.dynamic.shapes import specialise
 
 from .trackers import TypeTracker
 from .variables import (CONSTANT_TYPES, ITERATOR_TYPES, ConstantVariable, DictVariable, DictViewVariable,
@@ -75,7 +75,7 @@ def _len(ex: "OpcodeExecutor", args: list[Variable], kwargs: dict[str, Variable]
         return ex.protocol(var, "__len__")
     if isinstance(var, TensorVariable):
         shape = var.meta.shape
-        if shape and shape[0] < 0:  # needed as an int: keep that dim static (sot.dynamic), or break
+        if shape and shape[0] < 0:  # needed as an int: keep that dim static (sot.dynamic.shapes), or break
             specialise(var, ex.inputs, (0,), f"len() at {ex.where()}")
         if not shape or shape[0] < 0:
             ex.unsupported(f"len of {var!r}")

@@ -16,9 +16,9 @@ import warnings
 from typing import Any, Iterator
 
 from runtime import Tensor
-from sot.blocklist import allows_dynamic_shape, breaks_on, is_skipped
+from sot.opcode_executor.blocklist import allows_dynamic_shape, breaks_on, is_skipped
 from sot.ir import DynamicShapeOp, NeedsTensorValue, WritesSymbol
-from sot.markers import is_to_static_wrapper
+from sot.opcode_executor.markers import is_to_static_wrapper
 from sot.pyversion import Instruction
 
 from .builtins import builtin_of

@@ -15,7 +15,7 @@ __all__ = ["HANDLERS", "handles", "Unsupported", "FrameRaises", "InPlaceUpdate"]
 
 class Unsupported(Exception):
     """The frame uses something this executor cannot simulate: a reason to break the graph or run it
-    eagerly. `code` is its entry in `sot.reasons.REASONS` (no detail: an opcode without a handler)."""
+    eagerly. `code` is its entry in `sot.translation.reasons.REASONS` (no detail: an opcode without a handler)."""
 
     default_code = "SOT-G001"
     # an in-place update of a tensor: not broken on, because the compiled graph's outputs do not

@@ -4,7 +4,7 @@
 per normalised opname (the `HANDLERS` table) and returns the Variable the frame returns. Tensor
 work is recorded through `self.builder` (a `SIRBuilder`): runtime public functions as call_api,
 Tensor methods and operators as call_method. Python-number arithmetic is folded into Constants; a
-number of the frame left dynamic (`sot.dynamic_numbers`) meeting a tensor in an operator is a SIR input.
+number of the frame left dynamic (`sot.dynamic.numbers`) meeting a tensor in an operator is a SIR input.
 Calls of user Python functions, methods, properties, lambdas, closures, comprehensions and
 `Layer.__call__`/`forward` are inlined: an `OpcodeInlineExecutor` simulates the callee's code
 into the same SIR, sharing the inputs and the guarded reads with its caller.
@@ -30,13 +30,13 @@ import numpy as np
 
 from runtime import Tensor, static
 from sot import config
-from sot.blocklist import is_skipped
-from sot.dynamic import input_meta, policy_of
-from sot.dynamic_numbers import as_tensor_of, is_number, scalar_dtype
+from sot.opcode_executor.blocklist import is_skipped
+from sot.dynamic.shapes import input_meta, policy_of
+from sot.dynamic.numbers import as_tensor_of, is_number, scalar_dtype
 from sot.guards import Guard
 from sot.guards.source import Raised, Scope, parse_source
 from sot.ir import Meta, SIRBuilder, Symbol
-from sot.markers import is_not_to_static, is_to_static_wrapper
+from sot.opcode_executor.markers import is_not_to_static, is_to_static_wrapper
 from sot.pyversion import Instruction, call_slots, decode
 from sot.pyversion.instruction import BINARY_OPERATORS as _BINARY_OPERATORS
 
@@ -327,7 +327,7 @@ class OpcodeExecutor(CallMixin, AttributeMixin, ContextMixin, MatchMixin, Except
         return f"{self.code.co_filename}:{line}"
 
     def unsupported(self, detail: str = "", code: str | None = None) -> None:
-        """Raises Unsupported for the current instruction (`code`: its sot.reasons entry)."""
+        """Raises Unsupported for the current instruction (`code`: its sot.translation.reasons entry)."""
         raise Unsupported(self.current.opname if self.current else "?", self.where(), detail, code)
 
     def raises(self, detail: str) -> None:
@@ -419,7 +419,7 @@ class OpcodeExecutor(CallMixin, AttributeMixin, ContextMixin, MatchMixin, Except
                 self.unsupported(f"{tracker.source} shares memory with {record.target!r}, which the frame updated "
                                  "in place", "SOT-S001")
         if tracker.reloadable:
-            meta = input_meta(self.root_code(), tracker.source, value)  # -1 where the code's inputs vary (sot.dynamic)
+            meta = input_meta(self.root_code(), tracker.source, value)  # -1 where the code's inputs vary (sot.dynamic.shapes)
             var = TensorVariable(self.builder.add_input(meta), tracker, value)
             self.inputs.append(var)
             return var
@@ -440,7 +440,7 @@ class OpcodeExecutor(CallMixin, AttributeMixin, ContextMixin, MatchMixin, Except
 
     def _wrap_constant(self, value: Any, tracker: Tracker) -> ConstantVariable:
         """A Python constant or NumPy scalar; a number whose value varies between calls (a dynamic number of
-        the translated code, see sot.dynamic_numbers) is guarded by type and fed to tensor ops at run time."""
+        the translated code, see sot.dynamic.numbers) is guarded by type and fed to tensor ops at run time."""
         if is_number(value) and tracker.source is not None and \
                 policy_of(self.root_code()).numbers.is_dynamic(tracker.source):  # (only loadable ones are)
             return NumberVariable(value, tracker)

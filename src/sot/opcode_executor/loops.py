@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from sot import config
-from sot.dynamic import policy_of
+from sot.dynamic.shapes import policy_of
 from sot.pyversion import CodeMeta, ExceptionEntry, Instruction, NormalisedCode, encode
 
 from .breaks import FrameState

@@ -54,8 +54,8 @@ import weakref
 from typing import Any, Callable
 
 from runtime.autograd import enable_grad, no_grad
-from sot.blocklist import breaks_on, is_skipped
-from sot.markers import is_not_to_static
+from sot.opcode_executor.blocklist import breaks_on, is_skipped
+from sot.opcode_executor.markers import is_not_to_static
 from sot.ir import Symbol
 from sot.pyversion import ExceptionEntry, Instruction, NormalisedCode, decode, encode, with_null
 
@@ -158,7 +158,7 @@ def break_code(ex: Any, brk: GraphBreak, runner: Callable | None, outputs: list[
     functions of the frames at the indices `eager` (in `brk.frames`) run eagerly; `loop`: (a
     `loops.LoopPlan`, its body function) when the break is at that loop's FOR_ITER, run for real;
     `rerun(call)`: the handler (and its exception entry) that runs the frame again eagerly when the
-    runner's call raises (see sot.rerun), None: what the runner raises goes on as it is; `view_of(symbol)`:
+    runner's call raises (see sot.codegen.rerun), None: what the runner raises goes on as it is; `view_of(symbol)`:
     `(make, source)` for a tensor the prefix made from an input (a Variable) or a bound tensor by ops that
     may return a view, which the generated code makes again as `make(source)` so that it is the view
     eager code has (None: the prefix's output is passed on)."""

@@ -13,8 +13,8 @@ import types
 from typing import Any, Callable
 
 from runtime import Tensor
-from sot.dynamic import dynamic_tensor_guards
-from sot.dynamic_numbers import NumberNeeded, numpy_value_source
+from sot.dynamic.shapes import dynamic_tensor_guards
+from sot.dynamic.numbers import NumberNeeded, numpy_value_source
 from sot.guards import Guard, tensor_guards
 from sot.guards.checks import Held
 from sot.ir import Meta
@@ -75,7 +75,7 @@ class ConstantVariable(Variable):
 
 
 class NumberVariable(ConstantVariable):
-    """A Python int or float of the frame whose value varies between calls (`sot.dynamic_numbers`):
+    """A Python int or float of the frame whose value varies between calls (`sot.dynamic.numbers`):
     guarded by its exact type only. The executor feeds it to tensor operators as a SIR input;
     anything that reads `value` (folding, a condition, an attribute) raises NumberNeeded, so the
     translation keeps it static and simulates again instead of baking one value in."""

@@ -25,7 +25,7 @@ import sys
 import traceback
 from pathlib import Path
 
-from sot.reasons import REASONS
+from sot.translation.reasons import REASONS
 
 from . import formats, gate, record
 from .bisect import bisect

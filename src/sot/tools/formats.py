@@ -14,7 +14,7 @@ import xml.etree.ElementTree as ET
 from collections import defaultdict
 from typing import Callable
 
-from sot.reasons import REASONS
+from sot.translation.reasons import REASONS
 
 from .report import Event, FunctionReport, Report
 

@@ -49,7 +49,7 @@ from pathlib import Path
 from typing import Any
 
 from sot.ir import SirStatement, StatementIR, lower
-from sot.reasons import REASONS
+from sot.translation.reasons import REASONS
 
 from . import record
 

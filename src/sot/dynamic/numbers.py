@@ -5,7 +5,7 @@ value, so a number that changes between calls (a loss read with `.item()` and pa
 function, a learning rate given as an argument) would translate once per value, and after
 cache_size_limit values run eagerly. Instead, when a call misses ONLY because numbers changed value
 (keeping their exact type; bool excepted; NumPy integer and floating scalars, e.g. from `.numpy()`, count as
-numbers too), beside dims of tensors (`sot.dynamic`), their sources
+numbers too), beside dims of tensors (`sot.dynamic.shapes`), their sources
 become dynamic for the code object (`NumberPolicy`), and the next translation reads each as a
 `NumberVariable`, guarded by its type alone (int and float stay apart).
 

@@ -8,7 +8,7 @@ sources become dynamic for the function's code object, and the next translation 
 rank, dtype, stop_gradient and the dims still static: a function fed batches of varying size
 translates at most twice. `mark_dynamic(t, dim)` makes a dim dynamic from the first translation,
 `mark_static(t, dim)` keeps it static whatever the misses say. The same miss makes Python numbers
-that alone changed value dynamic too (`sot.dynamic_numbers`, kept in `ShapePolicy.numbers`).
+that alone changed value dynamic too (`sot.dynamic.numbers`, kept in `ShapePolicy.numbers`).
 
 Sizes 0 and 1 are never dynamic (a dynamic dim is guarded `>= 2`): broadcasting treats size 1
 apart, and a Program built for a dim of unknown size assumes no broadcasting along it (the
@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Iterable
 
 from runtime import Tensor
-from sot.dynamic_numbers import NumberNeeded, NumberPolicy, changed_number
+from sot.dynamic.numbers import NumberNeeded, NumberPolicy, changed_number
 from sot.guards import Guard, tensor_guards
 from sot.guards.checks import TensorMeta
 from sot.guards.source import Scope, parse_source
@@ -133,7 +133,7 @@ class ShapePolicy:
     def __init__(self) -> None:
         self.dynamic: dict[tuple[str, int], set[int]] = {}
         self.static: dict[tuple[str, int], dict[int, str]] = {}
-        self.numbers = NumberPolicy()  # the Python numbers left dynamic (sot.dynamic_numbers)
+        self.numbers = NumberPolicy()  # the Python numbers left dynamic (sot.dynamic.numbers)
         self._seen: Any = None  # the last miss taken into account (a retry sees it again)
 
     def dims(self, source: str, t: Tensor) -> tuple[int, ...]:

@@ -28,9 +28,9 @@ from typing import Sequence
 
 from runtime.static import Program
 
-from . import config
-from .guards import Guard
-from .ir import StatementIR
+from sot import config
+from sot.guards import Guard
+from sot.ir import StatementIR
 
 __all__ = ["dump_translation"]
 

@@ -26,10 +26,10 @@ from typing import Any, Callable
 
 from runtime import Tensor
 from sot import config
-from sot.dump import dump_translation
-from sot.dynamic import Recompile, StaticDimNeeded, check_gradient, policy_of, with_eager_errors
-from sot.dynamic_numbers import NumberNeeded
-from sot.eval_frame import CallWithCallback, CustomCode, get_code_cache, set_code_cache
+from sot.translation.dump import dump_translation
+from sot.dynamic.shapes import Recompile, StaticDimNeeded, check_gradient, policy_of, with_eager_errors
+from sot.dynamic.numbers import NumberNeeded
+from sot.hook.eval_frame import CallWithCallback, CustomCode, get_code_cache, set_code_cache
 from sot.guards import CodeCache
 from sot.ir import ApiStatement, CompiledSIR, EagerSIR, MethodStatement, Statement, StatementIR, Symbol
 from sot.ir.eager import run_eagerly
@@ -44,8 +44,8 @@ from sot.opcode_executor.resume import (CodeMap, NeedsClosure, break_code, frame
 from sot.opcode_executor.side_effects import Print, SetAttr, SetGlobal, WriteBack
 from sot.opcode_executor.variables import NumberVariable, SetVariable, Variable
 from sot.pyversion import DecodeError, Instruction, NormalisedCode, encode, with_null
-from sot.reasons import REASONS, Event
-from sot.rerun import guarded_call, rerun_handler
+from sot.translation.reasons import REASONS, Event
+from sot.codegen.rerun import guarded_call, rerun_handler
 from sot.tools import record
 
 __all__ = ["GraphBreakError", "Fallback", "Translator"]
@@ -75,7 +75,7 @@ class GraphBreakError(RuntimeError):
 
 @dataclass(frozen=True)
 class Fallback:
-    """One frame that ran eagerly, and why (`code`: its entry in sot.reasons.REASONS)."""
+    """One frame that ran eagerly, and why (`code`: its entry in sot.translation.reasons.REASONS)."""
 
     reason: str
     where: str
@@ -697,7 +697,7 @@ def _run_and_apply(run: Callable | None, plan: list[tuple], args: tuple, n_input
     """`run` on the tensor inputs, then the side effects of `plan` (in `args`: the inputs, the
     effects' targets (`n_targets`; None: all the rest), then the passed numbers). `reprint`: if
     `run` raises, make the prints eager makes before the failure (not where the whole call then
-    runs again eagerly, see sot.rerun, which prints them itself)."""
+    runs again eagerly, see sot.codegen.rerun, which prints them itself)."""
     tensors = args[:n_inputs]
     end = len(args) if n_targets is None else n_inputs + n_targets
     try:
