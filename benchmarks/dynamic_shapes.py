@@ -1,4 +1,4 @@
-"""Dynamic shapes (issue 6): what a dynamic dim costs on a hit, and what it saves in translations.
+"""Dynamic shapes: what a dynamic dim costs on a hit, and what it saves in translations.
 
 1. Guard lookup, µs per `CodeCache.lookup` hit of one tensor input [4, 8]: the specialised
    guards (exact shape) vs the dynamic ones (`shape [-1, 8]` plus `min(size, 2) == 2`).

@@ -1,4 +1,4 @@
-"""The InterpreterCore's parallel run (issue 7): threads where they pay, one thread where they don't.
+"""The InterpreterCore's parallel run: threads where they pay, one thread where they don't.
 
 1. Two independent branches of 4 matmuls each on [1024, 1024] float64 (BLAS pinned to one thread
    per call, so any speed-up comes from the executor running the branches on two threads):

@@ -1,4 +1,4 @@
-"""Per-call cost of graph breaks (issue 6): eager vs `sot.to_static`, medians from one run.
+"""Per-call cost of graph breaks: eager vs `sot.to_static`, medians from one run.
 
 Workloads, each on float32 tensors of a small and a larger shape:
 - foo: PaddleSOT's first example, `z = x + y; if z.mean() > 0: z * 2 else z - 1; tanh(z)`

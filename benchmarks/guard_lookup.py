@@ -1,4 +1,4 @@
-"""Guard lookup cost (issue 5 part 5): µs per `CodeCache.lookup` hit, from one run.
+"""Guard lookup cost: µs per `CodeCache.lookup` hit, from one run.
 
 Guard growth: a tensor input `x` plus N guarded global Python floats
 `g_i = 0.001*(i+1)` (N = 1, 10, 100), each a `value_eq` guard; then a single tensor guard alone,

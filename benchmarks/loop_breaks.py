@@ -1,4 +1,4 @@
-"""Per-call cost of loops whose body breaks (issue 6): eager vs `sot.to_static`, medians from one run.
+"""Per-call cost of loops whose body breaks: eager vs `sot.to_static`, medians from one run.
 
 Workloads on float32 [8] tensors, each loop body doing 4 elementwise ops around a data-dependent
 `if` on a tensor (SOT-B001) that is never taken:

@@ -1,4 +1,4 @@
-"""Training steps under `sot.to_static` (issue 6): eager vs compiled vs the NumPy floor, from one run.
+"""Training steps under `sot.to_static`: eager vs compiled vs the NumPy floor, from one run.
 
 - MLP (benchmarks/mlp_step.py): Linear 784->512->512->10 with ReLUs, cross-entropy, batch 128,
   Adam lr 1e-3; its hand-written NumPy step is the floor.
@@ -7,8 +7,9 @@
 One step = forward + loss + backward + optimizer step + clear_grad. "compiled" is the same step
 with the model's forward under `sot.to_static`: backward and the optimizer run
 as eager code, the forward's gradient Program runs as one node of the tape. "step jit" puts the
-whole step function under `to_static`: `loss.backward()` mutates tensors, so that frame runs
-eagerly (its fallback reason is printed), which measures what a fallback costs. "compiled seq"
+whole step function under `to_static`: it breaks at `loss.backward()` (the forward and the loss
+compiled as one graph, autograd run for real) and the rest of the step runs eagerly; its breaks
+and fallbacks are printed, which measures what a break costs over "compiled". "compiled seq"
 is "compiled" with the executor's parallel runner off (FLAGS_executor_parallel="never" while its
 Programs are built): the difference between the two is the executor's choice, not the JIT's.
 Before timing, the compiled models are checked to give eager's loss and parameters after a step.
@@ -43,7 +44,7 @@ class CNN(nn.Layer):
 
 
 def cnn_workload():
-    """A seeded CNN with Adam, W5's input shape with random labels, and its eager step."""
+    """A seeded CNN with Adam, a random [32, 3, 32, 32] batch with random labels, and its eager step."""
     paddle.seed(0)
     model = CNN()
     opt = paddle.optimizer.Adam(learning_rate=1e-3, parameters=model.parameters())
@@ -90,11 +91,11 @@ def _compiled(workload, parallel: str):
 
 
 def _step_jit(step):
-    """The whole step under to_static, and the reason its frame ran eagerly (None if it compiled)."""
+    """The whole step under to_static, and what its first call did: its breaks and fallbacks, by code."""
     jit = sot.to_static(step)
-    jit()
-    fallbacks = jit.sot_translator.fallbacks
-    return jit, (f"[{fallbacks[0].code}] {fallbacks[0].reason}" if fallbacks else None)
+    report = sot.explain(jit)
+    return jit, (f"{report.graph_count} graph(s); breaks {[b.code for b in report.breaks]}; "
+                 f"fallbacks {[f.code for f in report.fallbacks]}")
 
 
 def _report(name: str, t: dict[str, float], base: str) -> None:
@@ -112,8 +113,8 @@ def main() -> None:
     _check(model, losses, compiled)
     np.testing.assert_allclose(np.concatenate([p.numpy().ravel() for p in jit_model.parameters()]),
                                np.concatenate([p.ravel() for p in floor.params]), rtol=1e-4, atol=1e-5)
-    step_jit, reason = _step_jit(eager_workload()[-1])
-    print(f"step jit: {'compiled' if reason is None else 'runs eagerly: ' + reason}")
+    step_jit, what = _step_jit(eager_workload()[-1])
+    print(f"step jit: {what}")
     t = bench({"numpy floor": lambda: floor.step(xs, ys), "eager": eager_step, "compiled": jit_step,
                "compiled seq": seq_step, "step jit": step_jit})
     _report("MLP", t, "numpy floor")
