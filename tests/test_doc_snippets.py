@@ -110,3 +110,25 @@ def test_the_op_counts_the_docs_state_are_lower_bounds_of_the_registry():
     assert stated, "the docs no longer state an op count: drop this test"
     registered = len(runtime.ops.all_ops())
     assert all(n <= registered for _, n in stated), (stated, registered)
+
+
+LINK = re.compile(r"\]\(([^)\s]+)\)")
+
+
+def anchors(page: Path) -> set[str]:
+    """GitHub's anchors of `page`'s headings: lower case, punctuation dropped, spaces as dashes."""
+    return {re.sub(r"[^\w\- ]", "", line.lstrip("#").strip().lower()).replace(" ", "-")
+            for line in page.read_text().splitlines() if line.startswith("#")}
+
+
+def test_every_relative_link_of_the_docs_names_a_file_and_heading_that_exist():
+    broken = []
+    for page in PAGES:
+        for target in LINK.findall(page.read_text()):
+            if "://" in target or target.startswith("mailto:"):
+                continue
+            path, _, anchor = target.partition("#")
+            dest = (page.parent / path).resolve() if path else page
+            if not dest.exists() or (anchor and dest.suffix == ".md" and anchor not in anchors(dest)):
+                broken.append(f"{page.relative_to(ROOT)}: {target}")
+    assert not broken, broken
