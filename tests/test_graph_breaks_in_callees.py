@@ -1,4 +1,4 @@
-"""Graph breaks inside inlined calls resume inside the callee (issue 6: virtual frames).
+"""Graph breaks inside inlined calls resume inside the callee (virtual frames).
 
 The graph before the break holds the callers' work up to their calls and the callee's up to the
 break; after it, the callee's rest and each caller's rest run in resume functions, translated

@@ -1,4 +1,4 @@
-"""Graph breaks inside `with` blocks (issue 6): the break resumes inside the block.
+"""Graph breaks inside `with` blocks: the break resumes inside the block.
 
 The break code enters a grad-mode context of the block's mode for real around the breaking
 instruction and leaves it; the resume function enters it again in its prologue, so its translation

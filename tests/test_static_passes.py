@@ -1,4 +1,4 @@
-"""Static passes (issue 4, build step 5): dead-op elimination, elementwise-chain fusion,
+"""Static passes: dead-op elimination, elementwise-chain fusion,
 in-place buffer reuse. Results with and without each pass are bit-identical, and equal a
 hand-written NumPy reference."""
 import numpy as np

@@ -1,4 +1,4 @@
-"""`with` blocks and `try`/`except`/`finally` inside translated frames (issue 6).
+"""`with` blocks and `try`/`except`/`finally` inside translated frames.
 
 Grad-mode blocks (`paddle.no_grad()`, `enable_grad()`, `set_grad_enabled(flag)`) are captured into
 the SIR: every test compares values, stop_gradient flags and gradients (backward through the

@@ -1,4 +1,4 @@
-"""Training under the JIT with graph breaks (issue 6, "Must show"): a ResNet-style CNN and a small
+"""Training under the JIT with graph breaks: a ResNet-style CNN and a small
 Transformer encoder whose forward holds a data-dependent `if` on a tensor and a `print`.
 
 Each model is built twice from the same seed: one runs eagerly, the other under `sot.to_static`.
