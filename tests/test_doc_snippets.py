@@ -132,3 +132,11 @@ def test_every_relative_link_of_the_docs_names_a_file_and_heading_that_exist():
             if not dest.exists() or (anchor and dest.suffix == ".md" and anchor not in anchors(dest)):
                 broken.append(f"{page.relative_to(ROOT)}: {target}")
     assert not broken, broken
+
+
+def test_every_reason_code_the_docs_name_is_registered():
+    from sot.translation.reasons import REASONS
+
+    named = {(page.name, code) for page in PAGES for code in re.findall(r"SOT-[A-Z]\d{3}", page.read_text())}
+    assert named, "the docs name no reason code"
+    assert {(page, code) for page, code in named if code not in REASONS} == set()
