@@ -3,8 +3,8 @@
 A `cond`, `while` or `while_grad` op of a plan gets a kernel made here at build: it holds one `SubBlock` per
 sub-block, whose InterpreterCore is built on the first run that needs it (a branch never taken
 is never built) and cached with the op, so later runs do no analysis. The sub-block's core is
-fed the values the op read (static/control_flow.py makes every var a sub-block reads from
-outside an input of the op) and runs SEQUENTIALLY on the thread running the op: the op is one
+fed the values the op read (the front end makes every var a sub-block reads from outside an
+input of the op; `program.Frontend.external_reads` names them) and runs SEQUENTIALLY on the thread running the op: the op is one
 op of its plan's schedule, and a pool thread waiting on its own pool's work could deadlock.
 
 cond:  pick the branch from the predicate, run its core, return its results.
@@ -18,35 +18,34 @@ never ran) is copied, so the op's outputs never alias its inputs.
 from __future__ import annotations
 
 import threading
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
-from ..static.control_flow import external_reads, sub_block_indices, sub_program
-from ..static.framework import CONTROL_FLOW_OPS, Operator, Program
 from . import cost as _cost
+from .program import Operator, Program, frontend
 
-__all__ = ["ControlFlowKernel", "SubBlock", "control_flow_cost", "branch_reads"]
+__all__ = ["ControlFlowKernel", "SubBlock", "control_flow_cost", "branch_reads", "CoreFactory"]
+
+# (sub-program, fed names, fetched names) -> an unbuilt core for it, in the scope and place of
+# the core whose op this is (that core passes it in: this module is below the core's module)
+CoreFactory = Callable[[Program, Sequence[str], Sequence[str]], Any]
 
 
 class SubBlock:
     """Block `index` of `program` with `fed` inputs and `fetched` results, run by its own core."""
 
     def __init__(self, program: Program, index: int, fed: Sequence[str], fetched: Sequence[str],
-                 scope: Any, place: Any):
+                 new_core: CoreFactory):
         self.program, self.index = program, index
         self.fed, self.fetched = tuple(fed), tuple(fetched)
-        self.scope, self.place = scope, place
+        self.new_core = new_core
         self.core: Any = None
         self._lock = threading.Lock()
 
     def _build(self) -> Any:
-        from .executor import prepare_program  # noqa: PLC0415 - the executor module imports the interpreter
-        from .interpreter import InterpreterCore  # noqa: PLC0415 - which makes these kernels
         with self._lock:
             if self.core is None:
-                prepared, pairs = prepare_program(sub_program(self.program, self.index, list(self.fed)),
-                                                  self.fed, self.fetched)
-                core = InterpreterCore(prepared, self.scope, self.place, self.fed, self.fetched,
-                                       holder_vars=("feed", "fetch"), inplace_pairs=pairs)
+                core = self.new_core(frontend().sub_program(self.program, self.index, list(self.fed)),
+                                     self.fed, self.fetched)
                 core.prepare()   # built and bound here, once, whichever thread needs it first
                 self.core = core
         return self.core
@@ -60,28 +59,28 @@ def captured_names(op: Operator) -> list[str]:
     """The names the sub-blocks read for `op.inputs[1:]` (cond) or `op.inputs[1 + n:]` (while),
     from the sub-blocks themselves: the build may have renamed the op's inputs (a device
     program's memcpy copies), never what the sub-blocks call them."""
-    program = op.block.program
+    program, fe = op.block.program, frontend()
     if op.type == "cond":
-        reads = [external_reads(program.blocks[idx], op.attrs[key])
-                 for idx, key in zip(sub_block_indices(op), ("true_outs", "false_outs"))]
+        reads = [fe.external_reads(program.blocks[idx], op.attrs[key])
+                 for idx, key in zip(fe.sub_block_indices(op), ("true_outs", "false_outs"))]
         return list(dict.fromkeys([*reads[0], *reads[1]]))
-    return external_reads(program.blocks[op.attrs["sub_block"]], [*op.attrs["body_outs"], op.attrs["next_cond"]])
+    return fe.external_reads(program.blocks[op.attrs["sub_block"]], [*op.attrs["body_outs"], op.attrs["next_cond"]])
 
 
-def _body(op: Operator, scope: Any, place: Any) -> SubBlock:
+def _body(op: Operator, new_core: CoreFactory) -> SubBlock:
     """The loop body of a `while` / `while_grad` op: loop vars and captured vars in, the body's
     results and the next predicate out."""
     a = op.attrs
     return SubBlock(op.block.program, a["sub_block"], [*a["loop_vars"], *captured_names(op)],
-                    [*a["body_outs"], a["next_cond"]], scope, place)
+                    [*a["body_outs"], a["next_cond"]], new_core)
 
 
 def branch_reads(op: Operator) -> list[list[int]]:
     """For each branch of a cond (true, false): the positions in `op.inputs` of the vars it reads."""
-    program = op.block.program
+    program, fe = op.block.program, frontend()
     pos = {n: 1 + k for k, n in enumerate(captured_names(op))}
-    return [[pos[n] for n in external_reads(program.blocks[idx], op.attrs[key])]
-            for idx, key in zip(sub_block_indices(op), ("true_outs", "false_outs"))]
+    return [[pos[n] for n in fe.external_reads(program.blocks[idx], op.attrs[key])]
+            for idx, key in zip(fe.sub_block_indices(op), ("true_outs", "false_outs"))]
 
 
 def _unaliased(results: Sequence[Any], inputs: Sequence[Any]) -> tuple:
@@ -91,27 +90,29 @@ def _unaliased(results: Sequence[Any], inputs: Sequence[Any]) -> tuple:
 
 class ControlFlowKernel:
     """The kernel of a `cond` / `while` / `while_grad` op: (xp, *inputs, **attrs) -> its results
-    as a tuple; `sub_blocks` are its cached sub-block runners (`core` None until first needed)."""
+    as a tuple; `sub_blocks` are its cached sub-block runners (`core` None until first needed),
+    each built by `new_core`."""
 
-    def __init__(self, op: Operator, scope: Any, place: Any):
-        program = op.block.program
+    def __init__(self, op: Operator, new_core: CoreFactory):
+        program, fe = op.block.program, frontend()
         self.type = op.type
         if op.type == "cond":
             names = ["", *captured_names(op)]   # by input position (0: the predicate)
             self.reads = branch_reads(op)
-            self.sub_blocks = [SubBlock(program, idx, [names[p] for p in reads], op.attrs[key], scope, place)
-                               for idx, key, reads in zip(sub_block_indices(op), ("true_outs", "false_outs"), self.reads)]
+            self.sub_blocks = [SubBlock(program, idx, [names[p] for p in reads], op.attrs[key], new_core)
+                               for idx, key, reads in zip(fe.sub_block_indices(op), ("true_outs", "false_outs"),
+                                                          self.reads)]
             return
         self.n, self.m = len(op.attrs["loop_vars"]), len(captured_names(op))
-        self.sub_blocks = [_body(op, scope, place)]
+        self.sub_blocks = [_body(op, new_core)]
         if op.type == "while_grad":
             a = op.attrs
-            grad_reads = external_reads(program.blocks[a["grad_block"]], a["grads"])
+            grad_reads = fe.external_reads(program.blocks[a["grad_block"]], a["grads"])
             position = {name: k for k, name in enumerate(captured_names(op))}
             self.grad_reads = [position[name] for name in grad_reads]
             self.n_diff, self.wanted = len(a["diff"]), list(a["wanted"])
             self.sub_blocks.append(SubBlock(program, a["grad_block"], [*a["loop_vars"], *a["d_next"], *grad_reads],
-                                            a["grads"], scope, place))
+                                            a["grads"], new_core))
 
     def __call__(self, xp: Any, pred: Any, *args: Any, **attrs: Any) -> tuple:
         if self.type == "cond":
@@ -143,14 +144,14 @@ class ControlFlowKernel:
 def control_flow_cost(op: Operator) -> float:
     """Estimated microseconds of one run of the op: its costliest sub-block (a loop counted once,
     as its trip count is known only at run time)."""
-    program = op.block.program
+    program, fe = op.block.program, frontend()
     best = 0.0
-    for idx in sub_block_indices(op):
+    for idx in fe.sub_block_indices(op):
         block = program.blocks[idx]
 
         def shape(name: str | None) -> Any:
             return None if name is None else block.var(name)._shape
-        total = sum(control_flow_cost(inner) if inner.type in CONTROL_FLOW_OPS else
+        total = sum(control_flow_cost(inner) if inner.type in fe.control_flow_ops else
                     _cost.op_cost(inner.type, [shape(n) for n in inner.inputs], [shape(n) for n in inner.outputs])
                     for inner in block.ops)
         best = max(best, total)

@@ -1,27 +1,28 @@
 """`static.Executor`: checks feeds and fetches, prepares and caches one InterpreterCore per
 (program hash, feed names, fetch names, scope), and runs it (Paddle's `StandaloneExecutor` façade).
 
-On a cache miss the façade validates the names, copies the program through
-`runtime.static.passes.apply_passes` (when that module exists; the user's Program is never
-changed), adds one `feed` op per fed var and one `fetch` op per fetch target to the COPY, and
-builds a core on it. On every run it checks the fed values against their vars (shape with -1
-matching any size, dtype) before anything runs, so a bad feed changes nothing.
+On a cache miss the façade validates the names, prepares a copy of the program
+(`prepare.prepare_program`: the front end's passes, feed and fetch ops; the user's Program is
+never changed) and builds a core on it. On every run it checks the fed values against their vars
+(shape with -1 matching any size, dtype) before anything runs, so a bad feed changes nothing.
+Programs are read through `program.py`'s Protocols; the default program and the Variable type
+come from the installed front end (`program.frontend()`).
 """
 from __future__ import annotations
 
-import importlib
 from collections import OrderedDict
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 
 from .. import flags as _flags
 from ..place import CPUPlace
-from ..static.framework import Operator, Program, Variable, default_main_program, var_names
 from ..tensor import Tensor
 from .asyncvalue import AsyncValue
-from .interpreter import FEED_OP, FETCH_OP, InterpreterCore
+from .interpreter import InterpreterCore
 from .plan import Plan
+from .prepare import prepare_program
+from .program import Frontend, Program, frontend
 from .scope import Scope, global_scope
 from .streams import run_queue
 
@@ -30,44 +31,15 @@ __all__ = ["Executor", "prepare_program"]
 CACHE_CAPACITY = 32
 
 
-def _fetch_names(fetch_list: Any) -> tuple[str, ...]:
+def _fetch_names(fetch_list: Any, fe: Frontend) -> tuple[str, ...]:
     if fetch_list is None:
         return ()
-    if isinstance(fetch_list, (str, Variable)):
+    if isinstance(fetch_list, (str, fe.variable_type)):
         fetch_list = [fetch_list]
     if not isinstance(fetch_list, (list, tuple)):
         raise TypeError(f"Executor.run: argument 'fetch_list' must be a list of Variables or names, "
                         f"got {type(fetch_list).__name__}")
-    return tuple(var_names(fetch_list, "Executor.run", "fetch_list"))
-
-
-def prepare_program(program: Program, feed_names: Sequence[str], fetch_names: Sequence[str],
-                    feed_var_name: str = "feed", fetch_var_name: str = "fetch") -> tuple[Program, dict]:
-    """The program a core runs: a pass-optimised copy with feed ops first and fetch ops last."""
-    protected = {*feed_names, *fetch_names, *(v.name for v in program.list_vars() if v.persistable)}
-    try:
-        passes = importlib.import_module("runtime.static.passes")
-    except ImportError:
-        passes = None
-    apply_passes = getattr(passes, "apply_passes", None)
-    new = program.clone() if apply_passes is None else apply_passes(program, protected)
-    block = new.global_block()
-    marks = {id(block.ops[i]): pair for i, pair in getattr(new, "_inplace_pairs", {}).items()}
-    user_block = program.global_block()
-    for name in (*feed_names, *fetch_names):
-        if name not in block.vars:  # e.g. a fed var no op reads, dropped by dead-op elimination
-            v = user_block.var(name)
-            block.create_var(name, v._shape, v._np_dtype, v.persistable, v.stop_gradient, v.is_parameter,
-                             v.need_check_feed)
-    for holder in (feed_var_name, fetch_var_name):
-        if holder not in block.vars:
-            block.create_var(holder, (), "float32", persistable=True)
-    feeds = [Operator(block, FEED_OP, [feed_var_name], [n], {"col": i}, "<feed>") for i, n in enumerate(feed_names)]
-    fetches = [Operator(block, FETCH_OP, [n], [fetch_var_name], {"col": i}, "<fetch>")
-               for i, n in enumerate(fetch_names)]
-    block.ops = feeds + block.ops + fetches
-    new._changed()
-    return new, {i: marks[id(op)] for i, op in enumerate(block.ops) if id(op) in marks}
+    return tuple(fe.var_names(fetch_list, "Executor.run", "fetch_list"))
 
 
 class _FeedChecker:
@@ -164,8 +136,9 @@ class Executor:
 
     def _core(self, program: Program | None, feed: dict, fetch_list: Any, scope: Scope | None,
               feed_var_name: str, fetch_var_name: str) -> tuple[InterpreterCore, _FeedChecker]:
-        program = default_main_program() if program is None else program
-        if not isinstance(program, Program):
+        fe = frontend()
+        program = fe.default_program() if program is None else program
+        if not isinstance(program, fe.program_type):
             raise TypeError(f"Executor.run: argument 'program' must be a Program, got {type(program).__name__}")
         scope = global_scope() if scope is None else scope
         try:
@@ -173,7 +146,7 @@ class Executor:
         except TypeError:
             raise TypeError(f"Executor.run: the keys of 'feed' must be variable names (str), got "
                             f"{sorted(map(repr, feed))}") from None
-        fetch_names = _fetch_names(fetch_list)
+        fetch_names = _fetch_names(fetch_list, fe)
         key = (program.structural_hash(), feed_names, fetch_names, scope.uid, feed_var_name, fetch_var_name,
                tuple(_flags._values.values()))
         entry = self._cores.get(key)

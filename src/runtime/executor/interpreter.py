@@ -60,7 +60,7 @@ from ..flags import _values as _flag_values
 from ..ops import registry as _registry
 from ..ops.fused import inplace_kernel
 from ..ops.registry import TensorSpec
-from ..static.framework import CONTROL_FLOW_OPS, Operator
+from ..place import array_module
 from . import cost as _cost
 from .control_flow import ControlFlowKernel, control_flow_cost
 from .dependency import DependencyBuilder
@@ -68,7 +68,9 @@ from .allocator import StreamAllocator, kernel_into_block, pooled_outputs
 from .gc import analyse_lifetimes
 from .nan_inf import check_finite
 from .parallel import ParallelRunner
-from .plan import NO_SLOT, Instruction, Plan
+from .plan import FEED_OP, FETCH_OP, NO_SLOT, Instruction, Plan
+from .program import Program, frontend
+from .prepare import prepare_program
 from .poison import poisoned_like, release_poisoned
 from .scope import Scope, ScopeVariable
 from .stream_analysis import POLICIES, STREAM_ATTR, StreamAnalyzer, edge_kind, on_device, place
@@ -77,9 +79,7 @@ from .transfer import MEMCPY_D2H, MEMCPY_H2D, copy_kernel, insert_transfers
 
 __all__ = ["InterpreterCore", "FEED_OP", "FETCH_OP", "NO_NEED_BUFFER", "PRIORITY_ATTR"]
 
-FEED_OP, FETCH_OP = "feed", "fetch"
 _NOT_KERNELS = (FEED_OP, FETCH_OP, MEMCPY_H2D, MEMCPY_D2H)
-_HOST_OPS = (*_NOT_KERNELS, *CONTROL_FLOW_OPS)   # never placed on a device stream
 PRIORITY_ATTR = "scheduling_priority"   # Paddle's name; lower runs first among ops ready at once
 _PLACEMENT_ATTRS = (STREAM_ATTR, PRIORITY_ATTR)   # read by the build, never passed to a kernel
 
@@ -144,7 +144,6 @@ class InterpreterCore:
         self.local_scope: Scope | None = None
         self.stats = {"builds": 0, "kernel_lookups": 0, "runs": 0}
         if place is not None and getattr(place, "kind", "cpu") == "gpu":
-            from ..place import array_module  # noqa: PLC0415
             self._xp = array_module(place)
         else:
             self._xp = np
@@ -178,6 +177,7 @@ class InterpreterCore:
             return ids[name]
 
         instrs, opdefs, kernels, n_outs, annotations, effects = [], [], [], [], [], []
+        control_flow_ops = frontend().control_flow_ops
         for i, op in enumerate(block.ops):
             ins, outs = tuple(slot(n) for n in op.inputs), tuple(slot(n) for n in op.outputs)
             attrs = {k: v for k, v in op.attrs.items() if k not in _PLACEMENT_ATTRS}
@@ -185,8 +185,8 @@ class InterpreterCore:
             opdef, kernel, mutated, shape_only, pair, multi = None, None, set(), (), None, 0
             if op.type in (MEMCPY_H2D, MEMCPY_D2H):
                 kernel = copy_kernel
-            elif op.type in CONTROL_FLOW_OPS:   # runs its sub-blocks' own cores
-                kernel = ControlFlowKernel(op, self.scope, self.place)
+            elif op.type in control_flow_ops:   # runs its sub-blocks' own cores
+                kernel = ControlFlowKernel(op, self._sub_core)
                 multi = len(op.outputs)
             elif op.type not in _NOT_KERNELS:
                 opdef = _registry.get_op(op.type)
@@ -212,7 +212,7 @@ class InterpreterCore:
             opdefs.append(opdef)
             kernels.append(kernel)
             n_outs.append(multi)
-            effects.append(op.opdef if opdef is None and op.type in CONTROL_FLOW_OPS else opdef)
+            effects.append(op.opdef if opdef is None and op.type in control_flow_ops else opdef)
         self._instrs, self._opdefs, self._kernels, self._n_outs = instrs, opdefs, kernels, n_outs
         self._var_meta = [block.var(n) for n in names]
         holders = {ids[n] for n in self.holder_vars if n in ids}
@@ -262,6 +262,12 @@ class InterpreterCore:
         self.stats["builds"] += 1
         return self.plan
 
+    def _sub_core(self, program: Program, fed: Sequence[str], fetched: Sequence[str]) -> "InterpreterCore":
+        """An unbuilt core of a control-flow op's sub-block, in this core's scope and place."""
+        prepared, pairs = prepare_program(program, fed, fetched)
+        return InterpreterCore(prepared, self.scope, self.place, fed, fetched, holder_vars=("feed", "fetch"),
+                               inplace_pairs=pairs)
+
     def _case_reads(self, kernels: list) -> dict[int, tuple[frozenset[int], frozenset[int]]]:
         """Control-flow op -> the var slots it reads only when its predicate holds, and only when it
         does not (a non-strict op needs only those of the case its predicate picks; the predicate and
@@ -299,9 +305,11 @@ class InterpreterCore:
         if self._xp is not np:
             return
         policy = _flags.flag("FLAGS_executor_stream_policy")
+        fe = frontend()
+        host_ops = (*_NOT_KERNELS, *fe.control_flow_ops)   # never placed on a device stream
 
         def device(op: Any) -> bool:
-            return op.type not in _HOST_OPS and on_device(op.attrs.get(STREAM_ATTR), policy)
+            return op.type not in host_ops and on_device(op.attrs.get(STREAM_ATTR), policy)
         if not any(device(op) for op in self.program.global_block().ops):
             return
         program = self.program.clone()
@@ -309,9 +317,9 @@ class InterpreterCore:
         kept = {n for n, v in block.vars.items() if v.persistable} | self.holder_vars
 
         def mutated(op: Any) -> set[int]:
-            return set() if op.type in _HOST_OPS else _mutated_inputs(op, _registry.get_op(op.type))
+            return set() if op.type in host_ops else _mutated_inputs(op, _registry.get_op(op.type))
         moved = insert_transfers(block, device, lambda op: NO_NEED_BUFFER.get(op.type, ()), mutated,
-                                 kept.__contains__, lambda kind, src, dst, callsite: Operator(
+                                 kept.__contains__, lambda kind, src, dst, callsite: fe.operator(
                                      block, kind, [src], [dst], {}, callsite))
         program._changed()
         self.program = program
@@ -335,13 +343,14 @@ class InterpreterCore:
             return None if v == NO_SLOT else meta[v]._shape
         instrs = self._instrs
         ops = self.program.global_block().ops
+        control_flow_ops = frontend().control_flow_ops
         op_cost = tuple(0.0 if ins.kind in (FEED_OP, FETCH_OP) else
-                        control_flow_cost(ops[ins.index]) if ins.kind in CONTROL_FLOW_OPS else
+                        control_flow_cost(ops[ins.index]) if ins.kind in control_flow_ops else
                         _cost.op_cost(ins.type, [shape(v) for v in ins.inputs], [shape(v) for v in ins.outputs])
                         for ins in instrs)
         threads = host_threads()
         parallel = _cost.prefer_parallel(op_cost, deps.downstream, threads)
-        contexts = place(["host" if ins.kind in CONTROL_FLOW_OPS else ins.kind for ins in instrs], annotations,
+        contexts = place(["host" if ins.kind in control_flow_ops else ins.kind for ins in instrs], annotations,
                          policy, deps.upstream, op_cost,
                          _cost.RUN_OVERHEAD_US + _cost.HOP_US, threads)
         self._instrs = [dataclasses.replace(ins, context=c.kind, stream=c.stream,

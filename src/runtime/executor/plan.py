@@ -18,9 +18,10 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["Instruction", "Plan", "NO_SLOT"]
+__all__ = ["Instruction", "Plan", "NO_SLOT", "FEED_OP", "FETCH_OP"]
 
 NO_SLOT = -1  # an absent optional input (Paddle's kEmptyVarIndex)
+FEED_OP, FETCH_OP = "feed", "fetch"   # the ops a prepared program starts and ends with (`Instruction.kind`)
 
 
 @dataclass(frozen=True, eq=False)

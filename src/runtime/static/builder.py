@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from .. import mode as _mode
+from .. import dtypes, mode as _mode
 from ..ops import creation, dispatch, registry
 from ..ops.registry import OpDef, TensorSpec
 from ..tensor import Tensor
@@ -148,7 +148,6 @@ def data(name: str, shape: Any, dtype: Any = None, lod_level: int = 0) -> Variab
             raise ValueError(f"data: dimension {i} of argument 'shape' must be a non-negative int, None "
                              f"or -1, got {d!r}")
         dims.append(int(d))
-    from .. import dtypes  # noqa: PLC0415
     np_dtype = dtypes.default_float() if dtype is None else dtypes.to_np_dtype(dtype)
     block = default_main_program().global_block()
     return block.create_var(name, dims, np_dtype, stop_gradient=True, need_check_feed=True)
@@ -159,7 +158,6 @@ class InputSpec:
 
     def __init__(self, shape: Any, dtype: Any = "float32", name: str | None = None,
                  stop_gradient: bool = False):
-        from .. import dtypes  # noqa: PLC0415
         self.shape = tuple(-1 if d is None else int(d) for d in shape)
         self.dtype = dtypes.from_np_dtype(dtypes.to_np_dtype(dtype))
         self.name = name

@@ -30,8 +30,11 @@ from typing import Any, Callable, Iterator
 import numpy as np
 
 from .. import mode as _mode
+from ..ops.creation import zeros_like
 from ..ops.registry import OpDef
 from ..tensor import Tensor
+from .backward import _Backward
+from .builder import _as_var
 from .framework import Block, Operator, Program, Variable, default_main_program, unique_name
 
 __all__ = ["cond", "case", "switch_case", "while_loop", "sub_block_indices", "external_reads", "sub_program", "control_flow_def"]
@@ -166,7 +169,6 @@ def while_loop(cond: Callable[..., Any], body: Callable[..., Any], loop_vars: An
         while _truth(cond(*values), "while_loop", "cond"):
             values = _body_results(body(*values), len(values))
         return values
-    from .builder import _as_var  # noqa: PLC0415 - builder imports the ops, which import framework
     program = default_main_program()
     parent = program.current_block()
     prefix = name or unique_name("while_loop")
@@ -273,7 +275,6 @@ def _all_or_nothing(program: Program) -> Iterator[None]:
 def _build_branch(program: Program, fn: Callable[[], Any] | None, api: str,
                   arg: str) -> tuple[Block, list[Variable | None], Any]:
     """A sub-block holding what `fn()` builds; its results as flat vars and their structure."""
-    from .builder import _as_var  # noqa: PLC0415 - builder imports the ops, which import framework
     block = _new_block(program)
     with _in_block(program, block):
         result = None if fn is None else fn()
@@ -411,8 +412,6 @@ def _branch_grads(program: Program, index: int, results: list[str], out_grads: A
                   targets: list[Variable]) -> list[Variable]:
     """In the current (new) block: block `index`'s vars and ops again, then the gradients of its
     `results`, seeded with `out_grads`, with respect to `targets` (zeros where none flows)."""
-    from ..ops.creation import zeros_like  # noqa: PLC0415 - the ops import framework
-    from .backward import _Backward  # noqa: PLC0415 - backward reads control_flow_def through Operator.opdef
     block, src = program.current_block(), program.blocks[index]
     for name, v in src.vars.items():   # the same names: sibling blocks do not see each other's vars
         block.create_var(name, v._shape, v._np_dtype, stop_gradient=v.stop_gradient)

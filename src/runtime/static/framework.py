@@ -22,6 +22,7 @@ from typing import Any, Iterator
 import numpy as np
 
 from .. import dtypes as _dt
+from ..ops.creation import assign
 from ..ops.registry import TensorSpec, get_op
 from ..tensor import Tensor
 
@@ -137,14 +138,13 @@ class Variable(Tensor):
 
     def detach(self) -> "Variable":
         """A copy (an `assign` op) with stop_gradient=True: gradients do not flow back through it."""
-        from ..ops.creation import assign  # noqa: PLC0415 - ops import tensor, which we subclass
         out = assign(self)
         out.stop_gradient = True
         return out
 
     def set_value(self, value: Any) -> None:
         """Record a write of `value` into this var (an `assign` op), e.g. running statistics."""
-        from .builder import _as_var  # noqa: PLC0415 - builder imports this module
+        from .builder import _as_var  # noqa: PLC0415 - a cycle: builder imports framework for Variable
         src = _as_var(value if isinstance(value, Tensor) else Tensor(np.asarray(value, self._np_dtype)))
         if tuple(src._shape) != self._shape:
             raise ValueError(f"set_value: expected a value of shape {self.shape} for '{self.name}', "
@@ -197,7 +197,7 @@ class Operator:
     @property
     def opdef(self):
         if self.type in CONTROL_FLOW_OPS:
-            from .control_flow import control_flow_def  # noqa: PLC0415 - it builds on this module
+            from .control_flow import control_flow_def  # noqa: PLC0415 - a cycle: control_flow imports framework
             return control_flow_def(self)
         return get_op(self.type)
 

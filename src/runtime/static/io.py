@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from ..executor.scope import global_scope
 from .framework import CONTROL_FLOW_OPS, Block, Operator, Program, Variable, default_main_program
 
 __all__ = ["save_inference_model", "load_inference_model", "program_to_dict", "program_from_dict"]
@@ -180,7 +181,6 @@ def _check_prefix(api: str, path_prefix: Any) -> str:
 def save_inference_model(path_prefix: str, feed_vars: Any, fetch_vars: Any, executor: Any,
                          program: Program | None = None, **kwargs: Any) -> None:
     """Save the part of `program` that computes `fetch_vars` from `feed_vars`, and its parameters."""
-    from ..executor.scope import global_scope  # noqa: PLC0415 - static re-exports the executor
     api = "save_inference_model"
     path_prefix = _check_prefix(api, path_prefix)
     program = default_main_program() if program is None else program
@@ -209,7 +209,6 @@ def save_inference_model(path_prefix: str, feed_vars: Any, fetch_vars: Any, exec
 
 def load_inference_model(path_prefix: str, executor: Any, **kwargs: Any) -> list:
     """[program, feed_target_names, fetch_targets]; the parameters go into the global scope."""
-    from ..executor.scope import global_scope  # noqa: PLC0415
     api = "load_inference_model"
     path_prefix = _check_prefix(api, path_prefix)
     for suffix in (_MODEL_SUFFIX, _PARAMS_SUFFIX):
