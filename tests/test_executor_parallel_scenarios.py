@@ -1,12 +1,12 @@
-"""The acceptance scenarios in PARALLEL mode: the scenario tests written against the
+"""The executor's scenario tests in PARALLEL mode: the scenario tests written against the
 sequential executor, collected again here and run with FLAGS_executor_parallel="always", once
 with CPU kernels on the host pool and once with every kernel on an emulated device stream
 (memcpy copies included). The fixture fails a test that never went through the parallel runner,
 so each one below really shows its scenario threaded (tests that only inspect a plan stay in
 their own modules: a plan is the same in every mode). Tests that assert the plan of a host
 program pin the host placement themselves (`host_placement`); the scheduler-mode variants are
-the single-threaded reference and are skipped here. docs/static.md maps every scenario to its
-tests."""
+the single-threaded reference and are skipped here. docs/static.md ("How it is tested") says
+which file covers which mechanism of the executor."""
 import threading
 
 import numpy as np
