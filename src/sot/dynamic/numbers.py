@@ -37,14 +37,14 @@ import numpy as np
 from runtime import Tensor
 from runtime.ops.math import _scalar_dtype
 from sot.guards import Guard
-from sot.guards.source import PLACEHOLDER, Scope, parse_source
+from sot.guards.source import Scope, Source
 
 __all__ = ["NUMBER_TYPES", "is_number", "numpy_value_source", "NumberNeeded", "NumberPolicy", "changed_number",
            "scalar_dtype", "as_tensor_of"]
 
 NUMBER_TYPES = (int, float)  # exact types: bool (an int subclass) stays static
 _LOADABLE_ROOTS = ("f_locals", "f_globals")
-_NUMPY_VALUE = ".item()"  # a NumPy scalar's value is guarded as `<source>.item()`, a Python number
+_NUMPY_VALUE = "item"  # a NumPy scalar's value is guarded as `<source>.item()`, a Python number
 
 
 def is_number(value: Any) -> bool:
@@ -53,9 +53,9 @@ def is_number(value: Any) -> bool:
     return type(value) in NUMBER_TYPES or isinstance(value, (np.integer, np.floating))
 
 
-def numpy_value_source(source: str) -> str:
+def numpy_value_source(source: Source) -> Source:
     """The source of the Python number a NumPy scalar read from `source` is guarded by."""
-    return source + _NUMPY_VALUE
+    return source.call(_NUMPY_VALUE)
 
 
 class NumberNeeded(Exception):
@@ -75,9 +75,9 @@ class NumberPolicy:
         self.dynamic: set[str] = set()
         self.static: dict[str, str] = {}
 
-    def is_dynamic(self, source: str | None) -> bool:
+    def is_dynamic(self, source: Source | None) -> bool:
         """Whether the number read from `source` enters translations as a run-time input."""
-        return source in self.dynamic
+        return source is not None and source.text in self.dynamic
 
     def make_dynamic(self, sources: set[str]) -> list[str]:
         """Make `sources` dynamic unless kept static; the ones newly made dynamic."""
@@ -104,17 +104,17 @@ def changed_number(guard: Guard, scope: Scope) -> str | None:
         return None
     if type(scope.value(guard.src)) is not type(guard.expected):
         return None
-    if guard.source.endswith(_NUMPY_VALUE):  # a NumPy scalar's value (its exact type has a guard of its own)
-        base = parse_source(guard.source[:-len(_NUMPY_VALUE)])
-        return base.text if _loadable(base) else None
-    return guard.source if _loadable(guard.src) else None
+    src = guard.src
+    if src.kind == "call" and src.key == _NUMPY_VALUE:  # a NumPy scalar's value (its exact type has a guard of its own)
+        src = src.parent
+    return src.text if _loadable(src) else None
 
 
-def _loadable(src: Any) -> bool:
+def _loadable(src: Source) -> bool:
     """A source generated code can load again: `f_locals[k]` or `f_globals[k]`, then constant subscripts
     and attributes (`self.steps`: a counter a forward increments)."""
     chain = src.chain()
-    if not chain or any(not s.step.startswith((f"{PLACEHOLDER}[", f"{PLACEHOLDER}.")) for s in chain[:-1]):
+    if not chain or any(s.kind not in ("item", "attr") for s in chain):
         return False
     root = chain[-1].parent
     return root is not None and root.text in _LOADABLE_ROOTS

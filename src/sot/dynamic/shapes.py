@@ -37,7 +37,7 @@ from runtime import Tensor
 from sot.dynamic.numbers import NumberNeeded, NumberPolicy, changed_number
 from sot.guards import Guard, tensor_guards
 from sot.guards.checks import TensorMeta
-from sot.guards.source import Scope, parse_source
+from sot.guards.source import Scope, Source, expression
 from sot.ir import Meta, StatementIR, Symbol, lower
 
 __all__ = ["mark_dynamic", "mark_static", "ShapePolicy", "StaticDimNeeded", "Recompile", "policy_of",
@@ -153,7 +153,7 @@ class ShapePolicy:
             return None
         self._seen = miss = misses[-1]
         scope = Scope(frame.f_locals, frame.f_globals, frame.f_builtins)
-        changed: dict[tuple[str, int], set[int]] = {}
+        changed: dict[tuple[Source, int], set[int]] = {}
         numbers: set[str] = set()
         for entry in cache.entries:
             found = _dims_or_numbers_miss(entry.guards, scope)
@@ -164,8 +164,9 @@ class ShapePolicy:
             for key, entry_dims in dims.items():
                 changed.setdefault(key, set()).update(entry_dims)
         made = []
-        for (source, rank), dims in changed.items():
-            t = scope.value(parse_source(source))  # a Tensor of rank `rank`: _dims_or_numbers_miss checked it
+        for (src, rank), dims in changed.items():
+            t = scope.value(src)  # a Tensor of rank `rank`: _dims_or_numbers_miss checked it
+            source = src.text
             new = {d for d in dims if t.shape[d] >= _MIN_DYNAMIC} - _marks_of(t)[1] \
                 - self.static.get((source, rank), {}).keys() - self.dynamic.get((source, rank), set())
             if new:
@@ -204,10 +205,10 @@ class ShapePolicy:
 
 
 def _dims_or_numbers_miss(guards: Iterable[Guard],
-                          scope: Scope) -> tuple[dict[tuple[str, int], set[int]], set[str]] | None:
+                          scope: Scope) -> tuple[dict[tuple[Source, int], set[int]], set[str]] | None:
     """The changed dims by (source, rank) and the sources of changed numbers, if every failing guard
     is a tensor's shape alone or a Python number's value alone (`changed_number`), else None."""
-    out: dict[tuple[str, int], set[int]] = {}
+    out: dict[tuple[Source, int], set[int]] = {}
     numbers: set[str] = set()
     for g in guards:
         if g.holds_in(scope):
@@ -222,7 +223,7 @@ def _dims_or_numbers_miss(guards: Iterable[Guard],
         if (not isinstance(t, Tensor) or t.dtype is not e.dtype or bool(t.stop_gradient) is not e.stop_gradient
                 or len(t.shape) != len(e.shape)):
             return None
-        out[(g.source, len(e.shape))] = {i for i, (d, w) in enumerate(zip(t.shape, e.shape)) if w != -1 and d != w}
+        out[(g.src, len(e.shape))] = {i for i, (d, w) in enumerate(zip(t.shape, e.shape)) if w != -1 and d != w}
     return out, numbers
 
 
@@ -236,23 +237,23 @@ def policy_of(code: Any) -> ShapePolicy:
 
 # ----- what the opcode executor asks
 
-def input_meta(code: Any, source: str, t: Tensor) -> Meta:
+def input_meta(code: Any, source: Source, t: Tensor) -> Meta:
     """The Meta of tensor input `t` read from `source` in a translation of `code`: -1 where dynamic."""
     meta = Meta.from_tensor(t)
-    dims = policy_of(code).dims(source, t)
+    dims = policy_of(code).dims(source.text, t)
     return meta._replace(shape=tuple(-1 if i in dims else d for i, d in enumerate(meta.shape))) if dims else meta
 
 
-def dynamic_tensor_guards(source: str, t: Tensor, meta: Meta) -> list[Guard]:
+def dynamic_tensor_guards(source: Source, t: Tensor, meta: Meta) -> list[Guard]:
     """A tensor input's guards from the Meta the translation used: a -1 dim matches any size >= 2."""
     dims = tuple(i for i, d in enumerate(meta.shape) if d == -1)
-    return tensor_guards(source, t, dims) + [Guard(f"{source}._data.shape[{i}] >= {_MIN_DYNAMIC}", "value_eq",
-                                                   True) for i in dims]
+    return tensor_guards(source, t, dims) + [Guard(expression(f"{source}._data.shape[{i}] >= {_MIN_DYNAMIC}"),
+                                                   "value_eq", True) for i in dims]
 
 
 def _dynamic_input_dims(inputs: Iterable[Any]) -> tuple[tuple[str, int, int], ...]:
     """(source, rank, dim) of every dynamic dim of the translation's inputs (TensorVariables)."""
-    return tuple((v.tracker.source, len(v.meta.shape), d) for v in inputs for d, n in enumerate(v.meta.shape)
+    return tuple((v.tracker.source.text, len(v.meta.shape), d) for v in inputs for d, n in enumerate(v.meta.shape)
                  if n == -1)
 
 
@@ -279,7 +280,7 @@ def specialise(tensor: Any, inputs: Iterable[Any], dims: Iterable[int] | None, w
         return
     own = next((v for v in inputs if v.symbol is tensor.symbol), None)
     if own is not None:
-        found = [(own.tracker.source, len(shape), d) for d in wanted]
+        found = [(own.tracker.source.text, len(shape), d) for d in wanted]
     else:  # computed in the frame: which input dim it came from is unknown, so specialise them all
         found = _dynamic_input_dims(inputs)
     if found:

@@ -1,9 +1,10 @@
-"""A guard is data: (source expression, check kind, expected value).
+"""A guard is data: (source, check kind, expected value).
 
 The opcode executor's Trackers say where each value a translation relied on came from (the
-source, e.g. `f_locals['self'].fc1.weight`) and what it assumed of it (a check kind from
-`checks.CHECKS` and its expectation). Guards compare and hash by that triple, so the code
-cache can share a guard between entries and check it once; `str(guard)` is its readable form.
+source, a `Source` whose text is e.g. `f_locals['self'].fc1.weight`) and what it assumed of it (a
+check kind from `checks.CHECKS` and its expectation). Guards compare and hash by that triple (the
+source by its text), so the code cache can share a guard between entries and check it once;
+`str(guard)` is its readable form.
 """
 from __future__ import annotations
 
@@ -23,11 +24,12 @@ class Guard:
 
     __slots__ = ("source", "kind", "expected", "src", "check", "_id", "_hash")
 
-    def __init__(self, source: str, kind: str, expected: Any = None):
+    def __init__(self, source: Source | str, kind: str, expected: Any = None):
         check = CHECKS.get(kind)
         if check is None:
             raise ValueError(f"unknown guard kind {kind!r}; known: {', '.join(CHECKS)}")
-        self.src: Source = parse_source(source)
+        # text is parsed for guards written by hand; translations pass the Sources their Trackers built
+        self.src: Source = source if isinstance(source, Source) else parse_source(source)
         self.source: str = self.src.text
         self.kind = kind
         self.check: Check = check
@@ -96,7 +98,9 @@ def exclusive(a: Guard, b: Guard) -> bool:
             or (b.kind == "not_none" and ta is _NoneType))
 
 
-def tensor_guards(source: str, tensor: Any, dynamic_dims: tuple[int, ...] = ()) -> list[Guard]:
+def tensor_guards(source: Source | str, tensor: Any, dynamic_dims: tuple[int, ...] = ()) -> list[Guard]:
     """The guards of a tensor input: its exact type, then shape/dtype/stop_gradient."""
+    if not isinstance(source, Source):
+        source = parse_source(source)
     return [Guard(source, "type_is", type(tensor)),
             Guard(source, "tensor_meta", TensorMeta.of(tensor, dynamic_dims))]

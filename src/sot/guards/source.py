@@ -1,46 +1,84 @@
-"""Source expressions: where a guarded value is read from in a new frame.
+"""Sources: where a guarded value is read from in a new frame, as a chain of steps.
 
-A source is Python expression text over the three names `f_locals`, `f_globals` and
-`f_builtins` (builtin names such as `len` may appear too), e.g. `f_locals['self'].fc1.weight`.
-The opcode executor's Trackers write them; guards carry them as data. Here a source is parsed
-once into a chain of steps (`f_locals['self']` → `.fc1` → `.weight`), so that the code
-generator can bind every shared prefix to one local variable, and the careful evaluator
-(`Scope`) can evaluate each prefix at most once per lookup. Nodes that are not attribute reads
-or subscripts by a constant (calls, arithmetic) are atomic: evaluated whole.
+The opcode executor's Trackers build a source step by step, as objects: a root read
+(`F_LOCALS.item('self')`, `F_GLOBALS.item(name)`, `F_BUILTINS.item(name)`), then `.attr(name)` and
+`.item(key)` steps, each a child of its parent's Source. What is not such a read (`type(x)`,
+`hasattr(x, 'k')`, `a is b`) is an atomic `expression`, evaluated whole. The chain lets the code
+generator bind every shared prefix to one local variable, and the careful evaluator (`Scope`)
+evaluate each prefix at most once per lookup.
+
+A source's `text` is the Python expression it stands for (`f_locals['self'].fc1.weight`), derived
+from its steps: it names the source in guard dumps, miss reports and logs, and sources compare and
+hash by it. Translations never parse text; `parse_source` is for guards written by hand
+(`Guard("f_locals['x']", ...)`, tests and benchmarks).
 """
 from __future__ import annotations
 
 import ast
 import builtins
+import keyword
+import math
 import re
 from typing import Any, Mapping
 
-__all__ = ["ROOTS", "PLACEHOLDER", "Source", "parse_source", "Scope", "Raised"]
+__all__ = ["ROOTS", "PLACEHOLDER", "Source", "F_LOCALS", "F_GLOBALS", "F_BUILTINS", "expression", "parse_source",
+           "Scope", "Raised"]
 
 ROOTS = ("f_locals", "f_globals", "f_builtins")
 # Marks where a step's parent value goes in its text; never valid Python, never in a repr.
 PLACEHOLDER = "\x00"
-_ROOT_STEMS = {"f_locals": "L", "f_globals": "G", "f_builtins": "B"}
 _BUILTIN_NAMES = frozenset(dir(builtins))
+_NON_WORD = re.compile(r"\W")
 
 
 class Source:
-    """One parsed source expression: its canonical text, the prefix it reads from, the step."""
+    """One source expression: its text, the prefix it reads from (`parent`) and the step from there.
 
-    __slots__ = ("text", "parent", "step", "stem", "_step_code", "_whole_code")
+    `kind` says what the step does to its parent's value: "attr" reads attribute `key`, "item" item
+    `key` (a constant), "call" calls method `key` with no arguments (a NumPy scalar's `.item()`). A
+    root (`f_locals`, kind "root") and an atomic expression ("expr") have no parent: `step` is their
+    whole text and `key` the stem of the generated code's locals that read from them.
+    """
 
-    def __init__(self, text: str, parent: "Source | None", step: str, stem: str):
+    __slots__ = ("text", "parent", "step", "kind", "key", "is_root", "_stem", "_code")
+
+    def __init__(self, text: str, parent: "Source | None", step: str, kind: str, key: Any):
         self.text = text
         self.parent = parent
         self.step = step
-        self.stem = stem
-        self._step_code = None
-        self._whole_code = None
+        self.kind = kind
+        self.key = key
+        self.is_root = kind == "root"  # `f_locals`, `f_globals`, `f_builtins` themselves (the check's arguments)
+        self._stem = None
+        self._code = None  # an atomic expression, compiled when first evaluated
+
+    def attr(self, name: str) -> "Source":
+        """The source of attribute `name` of this source's value."""
+        if name.isidentifier() and not keyword.iskeyword(name):
+            step = f"{PLACEHOLDER}.{name}"
+        else:  # set with setattr: `x.<name>` would not be Python
+            step = f"getattr({PLACEHOLDER}, {name!r})"
+        return Source(step.replace(PLACEHOLDER, self.text), self, step, "attr", name)
+
+    def item(self, key: Any) -> "Source":
+        """The source of `value[key]` for a constant `key` (None, bool, int, float, str, bytes, Ellipsis)."""
+        step = f"{PLACEHOLDER}[{_literal(key)}]"
+        if type(key) is float and key != key:
+            key = float("nan")  # a NaN no mapping holds, as the generated code's `float('nan')`
+        return Source(step.replace(PLACEHOLDER, self.text), self, step, "item", key)
+
+    def call(self, method: str) -> "Source":
+        """The source of `value.method()`, a method that takes no arguments and changes nothing."""
+        step = f"{PLACEHOLDER}.{method}()"
+        return Source(step.replace(PLACEHOLDER, self.text), self, step, "call", method)
 
     @property
-    def is_root(self) -> bool:
-        """True for `f_locals`, `f_globals`, `f_builtins` themselves (the check's arguments)."""
-        return self.parent is None and self.text in ROOTS
+    def stem(self) -> str:
+        """A readable identifier after the path (`L_self_fc1`): the generated code's local for it."""
+        if self._stem is None:
+            self._stem = self.key if self.parent is None else \
+                f"{self.parent.stem}_{_NON_WORD.sub('_', str(self.key)) or '_'}"
+        return self._stem
 
     def chain(self) -> list["Source"]:
         """This source and its prefixes, outermost first, roots excluded."""
@@ -54,18 +92,44 @@ class Source:
         """The expression text of this step applied to `parent_code`."""
         return self.step.replace(PLACEHOLDER, parent_code)
 
+    def __eq__(self, other: object) -> bool:
+        return self is other or (isinstance(other, Source) and self.text == other.text)
+
+    def __hash__(self) -> int:
+        return hash(self.text)
+
+    def __lt__(self, other: "Source") -> bool:
+        return self.text < other.text
+
+    def __str__(self) -> str:
+        return self.text
+
     def __repr__(self) -> str:
         return f"Source({self.text!r})"
 
 
-_cache: dict[str, Source] = {}
+F_LOCALS = Source("f_locals", None, "f_locals", "root", "L")
+F_GLOBALS = Source("f_globals", None, "f_globals", "root", "G")
+F_BUILTINS = Source("f_builtins", None, "f_builtins", "root", "B")
+_ROOT_SOURCES = {s.text: s for s in (F_LOCALS, F_GLOBALS, F_BUILTINS)}
+
+
+def expression(text: str) -> Source:
+    """An atomic source: Python expression `text` over `f_locals`, `f_globals`, `f_builtins` and builtins,
+    evaluated whole (written by the executor from other sources' text, e.g. `f"type({src})"`). One used as
+    a prefix of `.attr`/`.item` must be a call or otherwise bind tighter than them."""
+    return Source(text, None, text, "expr", "E")
+
+
+def _literal(key: Any) -> str:
+    """Python text evaluating to the constant `key` (repr, but for floats with no literal)."""
+    if type(key) is float and not math.isfinite(key):
+        return "float('nan')" if math.isnan(key) else ("float('inf')" if key > 0 else "-float('inf')")
+    return repr(key)
 
 
 def parse_source(text: str) -> Source:
-    """The parsed (and interned) Source of expression `text`; ValueError if it is not one."""
-    hit = _cache.get(text)
-    if hit is not None:
-        return hit
+    """The Source of expression `text`, for guards written by hand; ValueError if it is not one."""
     try:
         tree = ast.parse(text.strip(), mode="eval").body
     except SyntaxError as e:
@@ -76,34 +140,17 @@ def parse_source(text: str) -> Source:
                              f"{', '.join(ROOTS)} and builtins")
         if isinstance(node, (ast.NamedExpr, ast.Lambda, ast.Await, ast.Yield, ast.YieldFrom)):
             raise ValueError(f"guard source {text!r}: {type(node).__name__} is not allowed")
-    src = _build(tree)
-    _cache[text] = src
-    return src
+    return _build(tree)
 
 
 def _build(node: ast.expr) -> Source:
-    text = ast.unparse(node)
-    hit = _cache.get(text)
-    if hit is not None:
-        return hit
     if isinstance(node, ast.Name) and node.id in ROOTS:
-        src = Source(text, None, text, _ROOT_STEMS[node.id])
-    elif isinstance(node, ast.Attribute):
-        parent = _build(node.value)
-        src = Source(text, parent, f"{PLACEHOLDER}.{node.attr}", _stem(parent, node.attr))
-    elif isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant):
-        parent = _build(node.value)
-        key = node.slice.value
-        src = Source(text, parent, f"{PLACEHOLDER}[{key!r}]", _stem(parent, str(key)))
-    else:
-        src = Source(text, None, text, "E")
-    _cache[text] = src
-    return src
-
-
-def _stem(parent: Source, part: str) -> str:
-    part = re.sub(r"\W", "_", part) or "_"
-    return f"{parent.stem}_{part}"
+        return _ROOT_SOURCES[node.id]
+    if isinstance(node, ast.Attribute):
+        return _build(node.value).attr(node.attr)
+    if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant):
+        return _build(node.value).item(node.slice.value)
+    return expression(ast.unparse(node))
 
 
 class Raised:
@@ -136,24 +183,28 @@ class Scope:
         if src.text in memo:
             return memo[src.text]
         if src.parent is None:
-            if src._whole_code is None:
-                src._whole_code = compile(src.text, "<guard source>", "eval")
-            env = dict(self.roots)
-            val = _eval(src._whole_code, env)
+            if src._code is None:
+                src._code = compile(src.text, "<guard source>", "eval")
+            val = _eval(src._code, {**self.roots, "__builtins__": builtins})
         else:
             parent = self.value(src.parent)
-            if isinstance(parent, Raised):
-                val = parent
-            else:
-                if src._step_code is None:
-                    src._step_code = compile(src.render("_p"), "<guard source>", "eval")
-                val = _eval(src._step_code, {"_p": parent})
+            val = parent if isinstance(parent, Raised) else _step(parent, src)
         memo[src.text] = val
         return val
 
 
-def _eval(code, env: dict) -> Any:
-    env["__builtins__"] = builtins
+def _step(parent: Any, src: Source) -> Any:
+    """What the generated code's step (`parent.key`, `parent[key]`, `parent.key()`) gives, or `Raised`."""
+    try:
+        if src.kind == "item":
+            return parent[src.key]
+        value = getattr(parent, src.key)
+        return value() if src.kind == "call" else value
+    except Exception as e:  # noqa: BLE001 - a source that cannot be read fails its guard
+        return Raised(e)
+
+
+def _eval(code: Any, env: dict) -> Any:
     try:
         return eval(code, env)  # noqa: S307 - guard sources are validated expressions over frames
     except Exception as e:  # noqa: BLE001 - a source that cannot be read fails its guard

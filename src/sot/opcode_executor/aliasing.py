@@ -16,6 +16,7 @@ import numpy as np
 
 from runtime import Tensor
 from sot.guards import Guard
+from sot.guards.source import Source, expression
 
 from .side_effects import SideEffects, SetAttr, WriteBack
 from .variables import InstanceVariable, TensorVariable, Variable
@@ -40,7 +41,7 @@ def aliasing_guards(effects: SideEffects, tracked: list[Variable]) -> list[Guard
     return guards
 
 
-def _pairs(target: Variable, tracked: list[Variable], kind: type) -> list[tuple[Variable, str, str]]:
+def _pairs(target: Variable, tracked: list[Variable], kind: type) -> list[tuple[Variable, Source, Source]]:
     """(other, first source, second source) for each other `kind` Variable read from a source of its own,
     when `target` is one too: the two sources in a fixed order, so one pair always gives one guard."""
     src = target.tracker.source
@@ -52,12 +53,12 @@ def _pairs(target: Variable, tracked: list[Variable], kind: type) -> list[tuple[
 
 def _identity_guards(target: Variable, tracked: list[Variable]) -> list[Guard]:
     """`a is b` / `a is not b` between an object written into and the other objects of its type read."""
-    return [Guard(f"{first} {'is' if other.value is target.value else 'is not'} {second}", "value_eq", True)
+    return [Guard(expression(f"{first} {'is' if other.value is target.value else 'is not'} {second}"), "value_eq", True)
             for other, first, second in _pairs(target, tracked, InstanceVariable)
             if type(other.value) is type(target.value)]
 
 
 def _memory_guards(target: Variable, tracked: list[Variable]) -> list[Guard]:
     """The tensor input written in place shares no memory with any other tensor read."""
-    return [Guard(f"({first}, {second})", "disjoint_memory")
+    return [Guard(expression(f"({first}, {second})"), "disjoint_memory")
             for other, first, second in _pairs(target, tracked, TensorVariable) if isinstance(other.value, Tensor)]

@@ -14,6 +14,7 @@ import types
 from runtime import Tensor
 from runtime.dtypes import from_np_dtype
 from sot.dynamic.shapes import specialise
+from sot.guards.source import expression
 from sot.pyversion import Instruction
 
 from .containers import CONTAINER_METHODS
@@ -65,7 +66,7 @@ class AttributeMixin:
             if base.tracker.source is None:
                 self.unsupported(f"hasattr on {base!r}, which has no source to guard")
             present = hasattr(base.value, name)
-            self.wrap(present, ExpressionTracker(f"hasattr({base.tracker.source}, {name!r})"))
+            self.wrap(present, ExpressionTracker(expression(f"hasattr({base.tracker.source}, {name!r})")))
             return present
         if isinstance(base, ObjectVariable):
             return hasattr(base.value, name)
@@ -139,9 +140,9 @@ class AttributeMixin:
             return
         if not instance:
             for j in range(first, k):
-                self.guard_lacks(f"type({src}).__mro__[{j}].__dict__", name)
+                self.guard_lacks(expression(f"type({src})").attr("__mro__").item(j).attr("__dict__"), name)
         elif hasattr(obj.value, "__dict__") and not (name.startswith("__") and name.endswith("__")):
-            self.guard_lacks(f"{src}.__dict__", name)
+            self.guard_lacks(src.attr("__dict__"), name)
 
     @handles("LOAD_ATTR")
     def _load_attr(self, ins: Instruction) -> None:

@@ -36,6 +36,7 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from runtime.autograd import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
+from sot.guards.source import expression
 from sot.pyversion import Instruction
 
 from .dispatch import handles
@@ -46,7 +47,7 @@ from .variables import BoundMethodVariable, ConstantVariable, FunctionVariable, 
 __all__ = ["ContextMixin", "GradModeVariable", "GradModeExitVariable"]
 
 # the caller's grad mode, as a guard reads it
-_GRAD_MODE_SOURCE = "__import__('runtime').is_grad_enabled()"
+_GRAD_MODE_SOURCE = expression("__import__('runtime').is_grad_enabled()")
 
 
 class GradModeVariable(Variable):

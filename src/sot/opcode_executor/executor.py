@@ -34,7 +34,7 @@ from sot.opcode_executor.blocklist import is_skipped
 from sot.dynamic.shapes import input_meta, policy_of
 from sot.dynamic.numbers import as_tensor_of, is_number, scalar_dtype
 from sot.guards import Guard
-from sot.guards.source import Raised, Scope, parse_source
+from sot.guards.source import F_GLOBALS, Raised, Scope, Source, expression
 from sot.ir import Meta, SIRBuilder, Symbol
 from sot.opcode_executor.markers import is_not_to_static, is_to_static_wrapper
 from sot.pyversion import Instruction, call_slots, decode
@@ -364,7 +364,8 @@ class OpcodeExecutor(CallMixin, AttributeMixin, ContextMixin, MatchMixin, Except
             var = ListVariable([], tracker, (list(value), self.wrap))
         elif type(value) in (set, frozenset) and all(_is_constant(v) for v in value):
             var = SetVariable(value, tracker)  # (never changed in place: see write_into)
-        elif isinstance(value, dict) and all(type(k) in CONSTANT_TYPES for k in value):
+        # (not with a NaN key: a guard's `d[float('nan')]` would find no item, and miss on every call)
+        elif isinstance(value, dict) and all(type(k) in CONSTANT_TYPES and k == k for k in value):
             items = {k: self.wrap(v, GetItemTracker(tracker, k)) for k, v in value.items()}
             var = DictVariable(items, tracker, type(value))
         elif isinstance(value, types.FunctionType):
@@ -394,7 +395,7 @@ class OpcodeExecutor(CallMixin, AttributeMixin, ContextMixin, MatchMixin, Except
         self.tracked.append(var)
         return var
 
-    def guard_lacks(self, mapping_source: str, key: str) -> None:
+    def guard_lacks(self, mapping_source: Source, key: str) -> None:
         """Guard that the mapping read from `mapping_source` (globals, an object's `__dict__`) lacks `key`: the
         translation found the name elsewhere (a builtin, a method on the type)."""
         self.translation.lacks.append(Guard(mapping_source, "lacks", key))
@@ -435,7 +436,7 @@ class OpcodeExecutor(CallMixin, AttributeMixin, ContextMixin, MatchMixin, Except
         root = self
         while root.parent is not None:
             root = root.parent
-        owner = Scope(root.f_locals, root.f_globals, root.f_builtins).value(parse_source(tracker.base.source))
+        owner = Scope(root.f_locals, root.f_globals, root.f_builtins).value(tracker.base.source)
         return None if isinstance(owner, (types.ModuleType, type, Raised)) else owner
 
     def _wrap_constant(self, value: Any, tracker: Tracker) -> ConstantVariable:
@@ -741,7 +742,7 @@ class OpcodeExecutor(CallMixin, AttributeMixin, ContextMixin, MatchMixin, Except
         if isinstance(where, GetItemTracker):  # a callee's `fn.__globals__[name]`
             globals_source = where.base.source
         elif type(where) is GlobalTracker:
-            globals_source = "f_globals"
+            globals_source = F_GLOBALS
         else:  # a runtime function's globals (fixed) or none reloadable
             return
         if globals_source is not None:
@@ -755,7 +756,7 @@ class OpcodeExecutor(CallMixin, AttributeMixin, ContextMixin, MatchMixin, Except
             self.unsupported(f"importing {name!r}, which is not imported yet (a side effect)", "SOT-B003")
         module = sys.modules[name] if fromlist else sys.modules[name.partition(".")[0]]
         source = f"__import__({name!r}, fromlist={fromlist!r})" if fromlist else f"__import__({name!r})"
-        self.stack.append(self.wrap(module, ExpressionTracker(source)))
+        self.stack.append(self.wrap(module, ExpressionTracker(expression(source))))
 
     @handles("IMPORT_FROM")
     def _import_from(self, ins: Instruction) -> None:

@@ -330,5 +330,5 @@ def body_code(normalised: NormalisedCode, plan: LoopPlan, depth: int) -> Any:
     # its item and the numbers the loop carries (`s += i % 3`) change in every iteration: read as dynamic
     # numbers from its first translation, so it is not translated again per value (a number whose value
     # the body needs is kept static by that translation, with the reason)
-    policy_of(code).numbers.make_dynamic({LocalTracker(name).source for name in params})
+    policy_of(code).numbers.make_dynamic({LocalTracker(name).source.text for name in params})
     return code

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from sot.guards import Guard
+from sot.guards.source import expression
 
 from .variables import DictVariable, ListVariable, Variable, birth_now
 
@@ -142,7 +143,7 @@ class SideEffects:
             for other in tracked:
                 if type(other) is type(target) and other is not target and other.tracker.source is not None:
                     first, second = sorted((target.tracker.source, other.tracker.source))
-                    guards.append(Guard(f"{first} is not {second}", "value_eq", True))
+                    guards.append(Guard(expression(f"{first} is not {second}"), "value_eq", True))
         return guards
 
     def targets(self) -> list[Variable]:

@@ -1,15 +1,16 @@
 """Trackers: where a Variable's value came from, so guards can re-check it and codegen can reload it.
 
-A tracker has a `source` (a guard source expression over `f_locals`/`f_globals`/`f_builtins`, or
-None when the value was made during simulation) and `load()`, the normalised instructions that
-push the value again in generated code. A value computed from reloadable ones (a dynamic number's
-tensor input, arithmetic of dynamic numbers) has no source but can be loaded: the generated code
-computes it again.
+A tracker has a `source` (a `Source`: the chain of reads from `f_locals`/`f_globals`/`f_builtins`,
+built on its base tracker's source; None when the value was made during simulation) and `load()`,
+the normalised instructions that push the value again in generated code. A value computed from
+reloadable ones (a dynamic number's tensor input, arithmetic of dynamic numbers) has no source but
+can be loaded: the generated code computes it again.
 """
 from __future__ import annotations
 
 from typing import Any
 
+from sot.guards.source import F_BUILTINS, F_GLOBALS, F_LOCALS, Source, expression
 from sot.pyversion import Instruction, with_null
 
 __all__ = ["Tracker", "LocalTracker", "CellTracker", "ClosureTracker", "GlobalTracker", "BuiltinTracker",
@@ -25,7 +26,7 @@ class Tracker:
     (a parameter read through attributes) is bound into the SIR by identity.
     """
 
-    source: str | None = None
+    source: Source | None = None
     reloadable = False
 
     def load(self) -> list[Instruction]:
@@ -38,7 +39,7 @@ class LocalTracker(Tracker):
 
     def __init__(self, name: str):
         self.name = name
-        self.source = f"f_locals[{name!r}]"
+        self.source = F_LOCALS.item(name)
         self.reloadable = True
 
     def load(self) -> list[Instruction]:
@@ -61,7 +62,7 @@ class ClosureTracker(Tracker):
 
     def __init__(self, name: str):
         self.name = name
-        self.source = f"<the cell of {name}>"  # (named for the side-effect records; never read by a guard)
+        self.source = expression(f"<the cell of {name}>")  # (names it for the side-effect records; no guard reads it)
 
     def load(self) -> list[Instruction]:
         """LOAD_CLOSURE of the free variable."""
@@ -73,7 +74,7 @@ class GlobalTracker(Tracker):
 
     def __init__(self, name: str):
         self.name = name
-        self.source = f"f_globals[{name!r}]"
+        self.source = F_GLOBALS.item(name)
         self.reloadable = True
 
     def load(self) -> list[Instruction]:
@@ -86,7 +87,7 @@ class BuiltinTracker(GlobalTracker):
 
     def __init__(self, name: str):
         super().__init__(name)
-        self.source = f"f_builtins[{name!r}]"
+        self.source = F_BUILTINS.item(name)
 
 
 class ConstTracker(Tracker):
@@ -106,7 +107,7 @@ class GetAttrTracker(Tracker):
     def __init__(self, base: Tracker, name: str):
         self.base = base
         self.name = name
-        self.source = None if base.source is None else f"{base.source}.{name}"
+        self.source = None if base.source is None else base.source.attr(name)
 
     def load(self) -> list[Instruction]:
         """The base's load, then LOAD_ATTR."""
@@ -119,7 +120,7 @@ class GetItemTracker(Tracker):
     def __init__(self, base: Tracker, index: Any):
         self.base = base
         self.index = index
-        self.source = None if base.source is None else f"{base.source}[{index!r}]"
+        self.source = None if base.source is None else base.source.item(index)
         self.reloadable = base.reloadable
 
     def load(self) -> list[Instruction]:
@@ -132,14 +133,14 @@ class TypeTracker(Tracker):
 
     def __init__(self, base: Tracker):
         self.base = base
-        self.source = None if base.source is None else f"type({base.source})"
+        self.source = None if base.source is None else expression(f"type({base.source})")
 
 
 class ExpressionTracker(Tracker):
     """A Python expression over the frame that is not a chain of reads, e.g. `hasattr(<obj>, 'k')` or
     `__import__('math')`: evaluated whole by the guard function (guards only, never reloaded)."""
 
-    def __init__(self, source: str):
+    def __init__(self, source: Source):
         self.source = source
 
 

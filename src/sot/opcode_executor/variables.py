@@ -17,6 +17,7 @@ from sot.dynamic.shapes import dynamic_tensor_guards
 from sot.dynamic.numbers import NumberNeeded, numpy_value_source
 from sot.guards import Guard, tensor_guards
 from sot.guards.checks import Held
+from sot.guards.source import Source, expression
 from sot.ir import Meta
 
 from .trackers import DummyTracker, GetItemTracker, Tracker
@@ -84,7 +85,7 @@ class NumberVariable(ConstantVariable):
         Variable.__init__(self, tracker)
         self.number = number  # this call's value: its type is guarded, its value is not
         # the frame's numbers it is computed from (itself, when read from the frame)
-        self.sources = (tracker.source,) if sources is None else sources
+        self.sources = (tracker.source.text,) if sources is None else sources
 
     @property
     def value(self) -> Any:
@@ -162,10 +163,10 @@ class TupleVariable(Variable):
         return ", ".join(map(repr, self.items))
 
 
-def _alias_guards(src: str | None, aliases: list[str]) -> list[Guard]:
+def _alias_guards(src: Source | None, aliases: list[Source]) -> list[Guard]:
     """The other sources a mutable container was read from are the very same object (the translation
     shares one Variable between them, see OpcodeExecutor.wrap)."""
-    return [] if src is None else [Guard(f"{alias} is {src}", "value_eq", True) for alias in aliases]
+    return [] if src is None else [Guard(expression(f"{alias} is {src}"), "value_eq", True) for alias in aliases]
 
 
 class ListVariable(TupleVariable):
@@ -185,7 +186,7 @@ class ListVariable(TupleVariable):
         self._unread = unread  # (the real list's items at entry, how to wrap one) until they are read
         self.entry_len = len(unread[0]) if unread is not None else len(self._items)
         self.appended: list[Variable] = []  # appended while unread
-        self.aliases: list[str] = []
+        self.aliases: list[Source] = []
         self._read: tuple[int, tuple] | None = None  # (birth number when read, what `_unread` was)
 
     @property
@@ -235,7 +236,7 @@ class DictVariable(Variable):
         self.items = dict(items)
         self.kind = kind
         self.entry_keys = tuple(self.items)  # the frame's own writes are simulated, not assumed
-        self.aliases: list[str] = []
+        self.aliases: list[Source] = []
 
     def guards(self) -> list[Guard]:
         """type_is + keys_eq (the keys at entry) on its source (each value guards itself through its own tracker)."""
@@ -273,7 +274,7 @@ class SetVariable(Variable):
         """type_is, and the items in iteration order, on its source."""
         src = self.tracker.source
         return [] if src is None else [Guard(src, "type_is", self.kind),
-                                       Guard(f"tuple({src})", "value_eq", tuple(self.items))]
+                                       Guard(expression(f"tuple({src})"), "value_eq", tuple(self.items))]
 
     def _describe(self) -> str:
         return ", ".join(map(repr, self.items))

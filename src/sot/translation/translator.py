@@ -420,7 +420,7 @@ def _needs_loop_item(code: types.CodeType, error: NumberNeeded) -> bool:
     one of its parameters: the loop's item or a number it carries, which change in every iteration."""
     if code.co_argcount == 0 or code.co_varnames[0] != ITEM:
         return False
-    params = {LocalTracker(name).source for name in code.co_varnames[:code.co_argcount]}
+    params = {LocalTracker(name).source.text for name in code.co_varnames[:code.co_argcount]}
     return not params.isdisjoint(error.sources)
 
 
