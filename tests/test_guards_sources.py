@@ -66,7 +66,32 @@ def test_a_translation_parses_no_source_text(monkeypatch):
         args = _args(batch, s)
         assert_same_result(jit(net, *args), eager(*args))
     assert jit.sot_translator.recompiles  # the misses were explained from the guards' sources
+    assert jit.sot_translator.fallbacks == []
     assert not hasattr(source_module, "_cache")  # no table of every source text ever seen
+
+
+class Box:
+    pass
+
+
+def writes_and_reads(x, out, seen, tags, k, box, other):
+    out.append(1)  # written: guarded to be no other list read (`a is not b`)
+    box.n = len(seen)  # written: guarded against the other objects of its type (`a is b` / `a is not b`)
+    if k > 0:  # a NumPy scalar's value needed: guarded through `.item()`
+        x = x + 1
+    return x * len(tags) + other.n + seen[0]
+
+
+def test_guards_of_containers_writes_and_numpy_scalars_parse_no_text(monkeypatch):
+    jit = jit_of(writes_and_reads)
+    _no_parsing(monkeypatch)
+    for k in (np.float64(1.0), np.float64(-1.0)):
+        eager_args = [rand(2), [], [3], {"a", "b"}, k, Box(), Box()]
+        jit_args = [eager_args[0], [], [3], {"a", "b"}, k, Box(), Box()]
+        eager_args[6].n = jit_args[6].n = 2
+        assert_same_result(jit(*jit_args), writes_and_reads(*eager_args))
+        assert jit_args[1] == eager_args[1] and jit_args[5].n == eager_args[5].n
+    assert jit.sot_translator.fallbacks == []
 
 
 def test_displayed_text_of_typical_sources_is_unchanged():

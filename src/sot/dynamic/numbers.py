@@ -69,7 +69,8 @@ class NumberNeeded(Exception):
 
 
 class NumberPolicy:
-    """The dynamic numbers of one code object (by source), and those kept static with why."""
+    """The dynamic numbers of one code object (by source text, as ShapePolicy), and those kept static
+    with why."""
 
     def __init__(self) -> None:
         self.dynamic: set[str] = set()

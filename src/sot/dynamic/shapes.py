@@ -127,8 +127,9 @@ def mark_static(t: Tensor, dim: int) -> None:
 # ----- the decision per code object
 
 class ShapePolicy:
-    """The dynamic dims of one code object's tensor inputs, by (source, rank), and the dims kept
-    static because a translation needed their value (with why)."""
+    """The dynamic dims of one code object's tensor inputs, by (source text, rank), and the dims kept
+    static because a translation needed their value (with why). Keyed by text: the decisions outlive
+    the translations whose Sources named them, and read as they are shown."""
 
     def __init__(self) -> None:
         self.dynamic: dict[tuple[str, int], set[int]] = {}
