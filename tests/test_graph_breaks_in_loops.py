@@ -5,9 +5,9 @@ iteration and calls the next resume function from inside the first: one nested P
 iteration, with one resume function per entry point (reused by every iteration). That is kept for
 short loops (at most SOT_MAX_LOOP_BREAKS iterations left). A longer loop (or a `while`, whose
 count is unknown) of the translated frame runs for real in the generated code, calling its body
-as a translated function per iteration (`sot.opcode_executor.loops`); where that cannot be built
-(a local first assigned in the body is read after the loop), the rest of the frame runs eagerly
-from the break (SOT-C002). Every test compares with eager code.
+as a translated function per iteration (`sot.opcode_executor.loops`, `sot.codegen.loop_body`);
+where that cannot be built (a local first assigned in the body is read after the loop), the rest
+of the frame runs eagerly from the break (SOT-C002). Every test compares with eager code.
 """
 import sys
 
@@ -17,7 +17,7 @@ import pytest
 import runtime as paddle
 import sot
 from runtime import nn
-from sot.opcode_executor.loops import ITEM
+from sot.codegen.loop_body import ITEM
 from sot_helpers import assert_same_result, jit_of, rand, translators
 
 

@@ -4,7 +4,7 @@ When the root frame meets an instruction it cannot simulate (a decision on a ten
 call it cannot capture, an opcode without a handler, a side effect), it raises `GraphBreak` at that
 instruction, with the simulated state as it was before it. The translator then compiles what was
 recorded so far, emits code that rebuilds the frame's locals and stack, runs that instruction
-itself, and continues in a resume function per successor (see `resume`).
+itself, and continues in a resume function per successor (see sot.codegen.break_code).
 
 A break inside an inlined call resumes inside the callee: as the GraphBreak passes up through each
 caller's CALL it collects a `FrameState` per frame (innermost first), so the generated code can

@@ -19,10 +19,10 @@ path of `try`/`except`/`finally`, which is plain jumps).
 - anything else (a context manager written in C, one a generator makes with contextlib): the
   frame cannot be captured (`Unsupported`, SOT-B003).
 
-A graph break inside a `with` body resumes inside it (see `resume`): the break code enters a
-grad-mode context of the block's mode for real around the breaking instruction, and the resume
-function enters one again in its prologue, so its translation simulates the block from its start
-with the caller's mode outside it; a user context manager is passed on as its bound `__exit__`.
+A graph break inside a `with` body resumes inside it (see sot.codegen.break_code): the break
+code enters a grad-mode context of the block's mode for real around the breaking instruction, and
+the resume function enters one again in its prologue, so its translation simulates the block from
+its start with the caller's mode outside it; a user context manager is passed on as its bound `__exit__`.
 
 The grad mode of the compiled call's caller is read, and guarded, only where the translation
 depends on it (`outer_grad_mode`): `paddle.is_grad_enabled()` outside any grad-mode block,

@@ -1,4 +1,4 @@
-"""Loops whose body breaks: decide how they run, and build the body function of a loop run for real.
+"""Loops whose body breaks: decide how they run.
 
 A break in a loop body continues the loop in a resume function, which breaks again in the next
 iteration and calls the next resume function from inside it: one more nested Python call per
@@ -6,39 +6,33 @@ iteration. That is fine for a few iterations; `hot_loop` says when it is not (mo
 SOT_MAX_LOOP_BREAKS iterations left, or an unknown number).
 
 A hot loop of the translated frame is then run for real by the generated code, which calls a
-*body function* per iteration (`plan_loop`, `body_code`): the loop body as a function of its own,
-translated like a resume function (so its work is compiled and its own break resumes inside it),
-whose parameters are the item (a `for` loop's) and the locals bound at the loop head, and which
-returns `(flag, value, *changed locals)`: flag 0 at the end of an iteration or a `continue`, 1 for
-a `return value` in the body, 2 + i for leaving by the loop's i-th exit (a `break`; a `while`
-loop's failing test). A `while` loop's body includes its test. Locals first assigned in the body
-(unbound at the head) must be body temporaries: assigned before any read in every iteration and
-not read after the loop before being assigned again; otherwise, and for loops with a `try` or
-`with` inside them, `plan_loop` says no and the frame's rest runs eagerly instead (SOT-C002). A
-loop inside a `try` or `with` body is fine: what its body raises leaves the body function and goes
-to the handler from the generated code.
+*body function* per iteration (`plan_loop` here; its code: sot.codegen.loop_body): the loop body
+as a function of its own, translated like a resume function (so its work is compiled and its own
+break resumes inside it), whose parameters are the item (a `for` loop's) and the locals bound at
+the loop head, and which returns `(flag, value, *changed locals)`: flag 0 at the end of an
+iteration or a `continue`, 1 for a `return value` in the body, 2 + i for leaving by the loop's
+i-th exit (a `break`; a `while` loop's failing test). A `while` loop's body includes its test.
+Locals first assigned in the body (unbound at the head) must be body temporaries: assigned before
+any read in every iteration and not read after the loop before being assigned again; otherwise,
+and for loops with a `try` or `with` inside them, `plan_loop` says no and the frame's rest runs
+eagerly instead (SOT-C002). A loop inside a `try` or `with` body is fine: what its body raises
+leaves the body function and goes to the handler from the generated code.
 """
 from __future__ import annotations
 
-import dataclasses
-import inspect
 import operator
 from dataclasses import dataclass
 from typing import Any
 
 from sot import config
-from sot.dynamic.shapes import policy_of
-from sot.pyversion import CodeMeta, ExceptionEntry, Instruction, NormalisedCode, encode
+from sot.pyversion import ExceptionEntry, NormalisedCode
 
 from .breaks import FrameState
-from .trackers import LocalTracker
 from .variables import (IteratorVariable, LazyIteratorVariable, ObjectVariable, TensorVariable, TupleVariable,
                         Variable)
 
-__all__ = ["LoopPlan", "body_code", "enclosing", "entry_prologue", "hot_loop", "loops_around", "outermost_loop",
-           "past_unroll_limit", "plan_loop"]
+__all__ = ["LoopPlan", "enclosing", "hot_loop", "loops_around", "outermost_loop", "past_unroll_limit", "plan_loop"]
 
-ITEM = "__sot_item"  # the body function's first parameter: the loop's item
 _READS = frozenset({"LOAD_FAST", "LOAD_FAST_AND_CLEAR", "DELETE_FAST"})
 _STOPS = frozenset({"JUMP", "RETURN_VALUE", "RAISE_VARARGS", "RERAISE"})  # no fall-through
 
@@ -193,9 +187,9 @@ def enclosing(code: NormalisedCode, head: int, end: int) -> list[ExceptionEntry]
     """The exception entries of the `try` or `with` around the whole loop from `head` to `end`
     ([]: none), or None where a handler covers only part of it (a `try` in the body). What the
     body raises then leaves the body function, and the generated code running the loop sends it to
-    that handler (see `resume`). One range may be split into entries at instructions that cannot
-    raise (3.12+ leave jumps out), so it is the entries of one handler covering every other
-    instruction of the loop."""
+    that handler (see sot.codegen.break_code). One range may be split into entries at instructions
+    that cannot raise (3.12+ leave jumps out), so it is the entries of one handler covering every
+    other instruction of the loop."""
     overlapping = [e for e in code.exception_table if code.index(e.start) <= end and code.index(e.end) >= head]
     if not overlapping:
         return []
@@ -258,77 +252,3 @@ def _assigned_before_read(code: NormalisedCode, start: int, end: int, names: set
                 assigned[s] = merged
                 work.append(s)
     return True
-
-
-def entry_prologue(meta: CodeMeta) -> list[Instruction]:
-    """The first instructions of generated code entering an original code elsewhere: a closure's code
-    copies its free variables into the frame first (the original's COPY_FREE_VARS is jumped over)."""
-    free = len(meta.freevars)
-    return [*([Instruction("COPY_FREE_VARS", arg=free, argval=free)] if free else []),
-            Instruction("RESUME", arg=0, argval=0)]
-
-
-def body_code(normalised: NormalisedCode, plan: LoopPlan, depth: int) -> Any:
-    """The body function's code: the original code entered at the body's start (after a FOR_ITER,
-    with the item pushed) with `depth` placeholder stack items under it (the iterator and what lies
-    under it), its back edges, exits and `return`s turned into returns of `(flag, value, *changed)`."""
-    mapping = {id(ins): dataclasses.replace(ins) for ins in normalised.instructions}
-    for ins in mapping.values():
-        if ins.target is not None:
-            ins.target = mapping[id(ins.target)]
-    copies = [mapping[id(ins)] for ins in normalised.instructions]
-
-    def returns(flag: int, value_on_stack: bool = False) -> list[Instruction]:
-        out = [Instruction("LOAD_CONST", argval=flag)]
-        out += [Instruction("SWAP", arg=2, argval=2)] if value_on_stack else [Instruction("LOAD_CONST", argval=None)]
-        out += [Instruction("LOAD_FAST", argval=name) for name in plan.changed]
-        n = 2 + len(plan.changed)
-        return [*out, Instruction("BUILD_TUPLE", arg=n, argval=n), Instruction("RETURN_VALUE")]
-
-    tail: list[Instruction] = []
-    continue_block = returns(0)
-    tail += continue_block
-    exit_blocks = {}
-    for i, index in enumerate(plan.exits):
-        exit_blocks[index] = returns(2 + i)
-        tail += exit_blocks[index]
-    position = {id(ins): n for n, ins in enumerate(copies)}
-    first = plan.head + 1 if plan.is_for else plan.head
-    body: list[Instruction] = []
-    for n, ins in enumerate(copies):
-        if n == plan.end + 1 and plan.end + 1 in exit_blocks:  # the last test falls through: the loop ends
-            body.append(Instruction("JUMP", target=exit_blocks[plan.end + 1][0], lineno=copies[plan.end].lineno))
-        if first <= n <= plan.end and ins.opname == "RETURN_VALUE":
-            block = returns(1, value_on_stack=True)
-            # the copy itself becomes the block's first instruction, so jumps to the return still land on it
-            ins.opname, ins.arg, ins.argval = block[0].opname, block[0].arg, block[0].argval
-            body += [ins, *block[1:]]
-            continue
-        if first <= n <= plan.end and ins.target is not None:
-            target = position[id(ins.target)]
-            if target == plan.head:
-                ins.target = continue_block[0]
-            elif not plan.head <= target <= plan.end:
-                ins.target = exit_blocks[target][0]
-        body.append(ins)
-    params = [ITEM, *plan.params] if plan.is_for else list(plan.params)
-    meta = normalised.meta
-    # the body runs as the user's function: frames, tracebacks and logging name it as eager code does
-    meta = meta.replace(argcount=len(params), posonlyargcount=0, kwonlyargcount=0, docstring=None,
-                        flags=meta.flags & ~(inspect.CO_VARARGS | inspect.CO_VARKEYWORDS),
-                        varnames=(*params, *(v for v in meta.varnames if v not in params)))
-    prologue = entry_prologue(meta)
-    prologue += [Instruction("LOAD_CONST", argval=None) for _ in range(depth)]
-    prologue += [Instruction("LOAD_FAST", argval=ITEM)] if plan.is_for else []
-    prologue.append(Instruction("JUMP", target=copies[first]))
-    for ins in [*prologue, *tail]:
-        ins.lineno = normalised.instructions[plan.head].lineno
-    around = {id(e) for e in enclosing(normalised, plan.head, plan.end)}
-    table = tuple(ExceptionEntry(mapping[id(e.start)], mapping[id(e.end)], mapping[id(e.target)], e.depth, e.lasti)
-                  for e in normalised.exception_table if id(e) not in around)
-    code = encode(NormalisedCode(tuple(prologue + body + tail), table, meta))
-    # its item and the numbers the loop carries (`s += i % 3`) change in every iteration: read as dynamic
-    # numbers from its first translation, so it is not translated again per value (a number whose value
-    # the body needs is kept static by that translation, with the reason)
-    policy_of(code).numbers.make_dynamic({LocalTracker(name).source.text for name in params})
-    return code

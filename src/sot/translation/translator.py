@@ -37,14 +37,15 @@ from sot.opcode_executor import (ConstantVariable, DictVariable, FrameRaises, Li
                                  OpcodeExecutor, TensorVariable, TupleVariable, Unsupported)
 from sot.opcode_executor.breaks import GraphBreak
 from sot.opcode_executor.calls import ReadsFrames
-from sot.opcode_executor.loops import ITEM, hot_loop, loops_around, outermost_loop, plan_loop
+from sot.opcode_executor.live import frame_locals, live_values, needed_outputs
+from sot.opcode_executor.loops import hot_loop, loops_around, outermost_loop, plan_loop
 from sot.opcode_executor.trackers import LocalTracker
-from sot.opcode_executor.resume import (CodeMap, NeedsClosure, break_code, frame_locals, live_values, loop_body,
-                                        needed_outputs)
 from sot.opcode_executor.side_effects import Print, SetAttr, SetGlobal, WriteBack
 from sot.opcode_executor.variables import NumberVariable, SetVariable, Variable
 from sot.pyversion import DecodeError, Instruction, NormalisedCode, encode, with_null
 from sot.translation.reasons import REASONS, Event
+from sot.codegen.break_code import CodeMap, NeedsClosure, break_code, loop_body
+from sot.codegen.loop_body import ITEM
 from sot.codegen.rerun import guarded_call, rerun_handler
 from sot.tools import record
 

@@ -54,96 +54,27 @@ import weakref
 from typing import Any, Callable
 
 from runtime.autograd import enable_grad, no_grad
-from sot.opcode_executor.blocklist import breaks_on, is_skipped
-from sot.opcode_executor.markers import is_not_to_static
 from sot.ir import Symbol
+from sot.opcode_executor.blocklist import breaks_on, is_skipped
+from sot.opcode_executor.breaks import FrameState, GraphBreak, successors
+from sot.opcode_executor.calls import is_runtime_api
+from sot.opcode_executor.contexts import GradModeExitVariable
+from sot.opcode_executor.dispatch import Unsupported
+from sot.opcode_executor.live import GENERATED, below_call, frame_locals
+from sot.opcode_executor.loops import enclosing
+from sot.opcode_executor.markers import is_not_to_static
+from sot.opcode_executor.variables import (NULL, BoundMethodVariable, CellVariable, ConstantVariable,
+                                           ContainerMethodVariable, DictVariable, FunctionVariable, InstanceVariable,
+                                           IteratorVariable, ListVariable, NumberVariable, ObjectVariable,
+                                           SetVariable, TensorMethodVariable, TensorVariable, TupleVariable, Variable)
 from sot.pyversion import ExceptionEntry, Instruction, NormalisedCode, decode, encode, with_null
 
-from .breaks import FrameState, GraphBreak, successors
-from .calls import is_runtime_api
-from .contexts import GradModeExitVariable
-from .dispatch import Unsupported
-from .loops import body_code, enclosing, entry_prologue
-from .trackers import LocalTracker
-from .variables import (NULL, BoundMethodVariable, CellVariable, ConstantVariable, ContainerMethodVariable,
-                        DictVariable, FunctionVariable, InstanceVariable, IteratorVariable,
-                        ListVariable, NumberVariable, ObjectVariable, SetVariable, TensorMethodVariable, TensorVariable,
-                        TupleVariable, Variable)
+from .loop_body import body_code, entry_prologue
 
-__all__ = ["CodeMap", "NeedsClosure", "break_code", "live_values", "loop_body", "needed_outputs"]
+__all__ = ["CodeMap", "NeedsClosure", "break_code", "loop_body", "resume_code"]
 
 _OUT = "__sot_out"
-_GENERATED = "__sot_"  # the prefix of every name generated code adds to a frame's locals
 _resume_ids = itertools.count()
-
-
-def frame_locals(ex: Any) -> tuple[dict[str, Variable], list[str]]:
-    """A frame's locals at the break: those the generated code must set (the ones the simulation
-    changed; every local of an inlined frame, which has no real frame) and every bound local's name."""
-    root = ex.parent is None
-    changed, bound = {}, []
-    for name in ex.code.co_varnames:
-        if name.startswith(_GENERATED):
-            continue  # a resume or body function's stack or item argument: dead after its prologue
-        var = ex.locals.get(name)
-        if var is None:
-            if root and name in ex.f_locals:
-                bound.append(name)  # an argument never read: still in the real frame
-            continue
-        if var is NULL:
-            continue
-        bound.append(name)
-        if not root or not (isinstance(var.tracker, LocalTracker) and var.tracker.name == name):
-            changed[name] = var  # (else: the translated frame's argument itself)
-    return changed, bound
-
-
-def below_call(frame: FrameState) -> list[Variable]:
-    """A caller's stack under the value its CALL pushes."""
-    ((_, effect, pushed),) = successors(frame.executor.normalised, frame.instruction)
-    return frame.stack[:len(frame.stack) + effect - pushed]
-
-
-def live_values(brk: GraphBreak) -> list[Variable]:
-    """Every value the frames at the break hold (stacks, locals and the contents of the cells they
-    made): what the generated code rebuilds."""
-    values = list(brk.frames[0].stack)
-    for frame in brk.frames[1:]:
-        values += below_call(frame)
-    for frame in brk.frames:
-        values += frame_locals(frame.executor)[0].values()
-        values += [cell.content for name, cell in frame.executor.cells.items()
-                   if name in frame.executor.code.co_cellvars and cell.content is not None]
-    return values
-
-
-def needed_outputs(ex: Any, values: list[Variable]) -> list[Symbol]:
-    """The SIR symbols the rebuilt frame needs: tensors the prefix computed, found in `values`."""
-    inputs = {id(v) for v in ex.inputs}
-    found: dict[Symbol, None] = {}
-    seen: set[int] = set()
-
-    def walk(var: Any) -> None:
-        if id(var) in seen:
-            return
-        seen.add(id(var))
-        if isinstance(var, TensorVariable) and not var.bound and id(var) not in inputs:
-            found[var.symbol] = None
-        elif isinstance(var, TupleVariable):  # (an unread list is reloaded, its appends replayed: read none)
-            for item in var.appended if isinstance(var, ListVariable) and var.unread else var.items:
-                walk(item)
-        elif isinstance(var, DictVariable):
-            for item in var.items.values():
-                walk(item)
-        elif isinstance(var, IteratorVariable):
-            for item in var.items[var.position:]:
-                walk(item)
-        elif isinstance(var, BoundMethodVariable):
-            walk(var.receiver)
-
-    for value in values:
-        walk(value)
-    return list(found)
 
 
 def break_code(ex: Any, brk: GraphBreak, runner: Callable | None, outputs: list[Symbol],
@@ -285,7 +216,7 @@ class _BreakEmitter:
             self.emit("DELETE_FAST", argval=name)
         if self.loop is None:  # a resume function's stack arguments: dead once rebuilt (see frame_locals)
             for name in ex.code.co_varnames[:ex.code.co_argcount]:
-                if name.startswith(_GENERATED):
+                if name.startswith(GENERATED):
                     self.emit("DELETE_FAST", argval=name)
         first = len(self.body)
         if self.loop is not None:
@@ -726,7 +657,7 @@ def _made_from(code: types.CodeType) -> dict[tuple, types.CodeType]:
 
 
 def loop_body(code: types.CodeType, normalised: NormalisedCode, plan: Any, depth: int) -> types.CodeType:
-    """The body function's code for `plan`'s loop of `code` (see `loops.body_code`), one per loop and shape."""
+    """The body function's code for `plan`'s loop of `code` (see `loop_body.body_code`), one per loop and shape."""
     key = ("loop body", plan, depth)
     known = _made_from(code)
     if key not in known:
