@@ -140,3 +140,15 @@ def test_every_reason_code_the_docs_name_is_registered():
     named = {(page.name, code) for page in PAGES for code in re.findall(r"SOT-[A-Z]\d{3}", page.read_text())}
     assert named, "the docs name no reason code"
     assert {(page, code) for page, code in named if code not in REASONS} == set()
+
+
+SOURCE_PATH = re.compile(r"`((?:src|sot|runtime|tests|benchmarks|docs|examples)/[\w./-]*|[\w.-]+/[\w./-]+\.(?:py|c|pyi|md))`")
+
+
+def test_every_source_path_the_docs_name_exists():
+    """A module or folder named in the docs (`sot/codegen/`, `executor/gc.py`, ...) exists, from the
+    repository root, src/, src/sot/ or src/runtime/: a move that forgets the docs fails here."""
+    bases = [ROOT, ROOT / "src", ROOT / "src" / "sot", ROOT / "src" / "runtime"]
+    named = {(page.relative_to(ROOT).as_posix(), m) for page in PAGES for m in SOURCE_PATH.findall(page.read_text())}
+    assert named, "the docs name no source path"
+    assert {(page, m) for page, m in named if not any((base / m).exists() for base in bases)} == set()
