@@ -11,7 +11,7 @@ import runtime as paddle
 import runtime.nn as nn
 from runtime.nn.layer.layers import create_parameter
 from runtime.nn.param_attr import ParamAttr
-from runtime.optimizer.regularizer import L2Decay
+from runtime.regularizer import L2Decay
 
 
 class Scale(nn.Layer):

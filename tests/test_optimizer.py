@@ -9,7 +9,7 @@ import runtime as paddle
 from runtime.nn import ClipGradByGlobalNorm, ClipGradByNorm, ClipGradByValue
 from runtime.ops import optimizer_ops as oo
 from runtime.optimizer import lr as sched
-from runtime.optimizer.regularizer import L1Decay, L2Decay
+from runtime.regularizer import L1Decay, L2Decay
 
 RNG = np.random.default_rng(42)
 SHAPES = [(3, 4), (5,)]

@@ -2,8 +2,20 @@
 
 `import runtime as paddle` runs Paddle 2.x model code: tensors, autograd, layers,
 optimizers, data loading and save/load.
+
+Layers, lowest first. A module imports only its own layer or lower ones at module level
+(tests/test_import_graph.py checks it); a call upwards is a function-local import whose comment
+names the layer above. `dtypes`, `place`, `flags` and `generator` are leaves. `tensor` holds the
+Tensor data structure and imports no op: the layers above bind its computing methods onto it
+(`tensor_method`, the operator table in `ops.operators`, `backward` from the autograd engine).
+`ops` is the registry, eager dispatch and every op family; dispatch records the autograd tape as
+it runs, so the tape (`ops.tape`) and the grad mode it reads (`ops.grad_mode`) belong to this
+layer. `autograd` builds on the ops: the backward engine walks the tape and runs the gradient
+rules, which are ops; `paddle.no_grad` and friends are re-exported from it. Then `nn`, then
+`static` (programs) and `executor` (running them); `optimizer` sits on `nn`, and its static-mode
+half (`optimizer.static_mode`) is imported when a static program first needs it.
 """
-from . import device, io, linalg, nn, optimizer, static  # noqa: F401
+from . import device, io, linalg, nn, optimizer, regularizer, static  # noqa: F401
 from .autograd import enable_grad, grad, is_grad_enabled, no_grad, set_grad_enabled
 from .dtypes import (bool, complex64, complex128, dtype, float16, float32, float64, get_default_dtype,
                      int8, int16, int32, int64, is_complex, is_floating_point, is_integer,
@@ -21,7 +33,6 @@ from .ops.search import *  # noqa: F401,F403
 from .ops.shape import *  # noqa: F401,F403
 from .nn.layer.layers import create_parameter
 from .nn.param_attr import ParamAttr
-from .optimizer import regularizer  # noqa: F401
 from .parameter import Parameter
 from .place import (CPUPlace, CUDAPinnedPlace, CUDAPlace, device_count, get_device,
                     is_compiled_with_cuda, set_device)

@@ -13,7 +13,7 @@ from typing import Any, Callable
 import numpy as np
 
 from . import dtypes as _dt
-from .place import Place, array_module, place_of_array, to_place
+from .place import CUDAPlace, Place, array_module, place_of_array, to_place
 
 __all__ = ["Tensor", "to_tensor", "tensor_method", "as_tensor", "is_tensor"]
 
@@ -199,12 +199,7 @@ class Tensor:
 
     __str__ = __repr__
 
-    # ----- autograd entry points -----
-    def backward(self, grad_tensor: "Tensor | None" = None, retain_graph: bool = False) -> None:
-        """Accumulate d(self)/d(leaf) into the `.grad` of every leaf that needs it."""
-        from .autograd.engine import backward  # noqa: PLC0415 - engine imports the ops
-        backward([self], [grad_tensor], retain_graph=retain_graph)
-
+    # ----- autograd entry points (`backward` is bound by runtime.autograd.engine) -----
     def clear_gradient(self, set_to_zero: bool = True) -> None:
         """Zero the gradient in place (default, as Paddle) or drop it."""
         if self._grad is None:
@@ -265,7 +260,6 @@ class Tensor:
         return t
 
     def cuda(self, device_id: int = 0, blocking: bool = True) -> "Tensor":
-        from .place import CUDAPlace  # noqa: PLC0415
         xp = array_module(CUDAPlace(device_id))
         with xp.cuda.Device(device_id):
             t = Tensor._wrap(xp.asarray(self._data))

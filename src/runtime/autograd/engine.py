@@ -8,25 +8,11 @@ from __future__ import annotations
 
 from typing import Iterable, Sequence
 
+from ..ops import creation, math
+from ..ops.grad_mode import set_grad_enabled
 from ..tensor import Tensor
-from .grad_mode import set_grad_enabled
 
 __all__ = ["backward", "grad"]
-
-
-def _ones_like(t: Tensor) -> Tensor:
-    from ..ops import creation  # noqa: PLC0415 - ops import the engine's package
-    return creation.ones_like(t)
-
-
-def _zeros(spec) -> Tensor:
-    from ..ops import creation  # noqa: PLC0415
-    return creation.zeros(list(spec.shape), dtype=spec.dtype)
-
-
-def _add(a: Tensor, b: Tensor) -> Tensor:
-    from ..ops import math  # noqa: PLC0415
-    return math.add(a, b)
 
 
 def _collect(root_nodes: Iterable) -> dict:
@@ -61,7 +47,7 @@ def _check_grad_root(t: Tensor, g, api: str) -> Tensor:
         raise RuntimeError(f"{api}: tensor (shape {t.shape}) has stop_gradient=True, so there is "
                            "nothing to differentiate")
     if g is None:
-        return _ones_like(t)
+        return creation.ones_like(t)
     if not isinstance(g, Tensor):
         raise TypeError(f"{api}: grad_tensor must be a Tensor or None, got {type(g).__name__}")
     if g._data.shape != t._data.shape:
@@ -79,7 +65,7 @@ def _execute(roots: Sequence[Tensor], grads: Sequence[Tensor], retain_graph: boo
         e = t._edge()
         if type(e) is tuple:
             buf = buffers.setdefault(e[0], [None] * len(e[0].out_specs))
-            buf[e[1]] = g if buf[e[1]] is None else _add(buf[e[1]], g)
+            buf[e[1]] = g if buf[e[1]] is None else math.add(buf[e[1]], g)
             root_nodes.append(e[0])
         else:
             _accumulate(leaf_grads, t, g)
@@ -100,7 +86,8 @@ def _execute(roots: Sequence[Tensor], grads: Sequence[Tensor], retain_graph: boo
                         key = (node, i)
                         if key in capture and g is not None:
                             capture[key] = g
-                filled = [g if g is not None else _zeros(spec) for g, spec in zip(outs, node.out_specs)]
+                filled = [g if g is not None else creation.zeros(list(spec.shape), dtype=spec.dtype)
+                          for g, spec in zip(outs, node.out_specs)]
                 in_grads = node.op.grad(node, *filled)
                 if len(in_grads) != len(node.edges):
                     raise RuntimeError(f"gradient rule of op '{node.op.name}' returned {len(in_grads)} "
@@ -115,7 +102,7 @@ def _execute(roots: Sequence[Tensor], grads: Sequence[Tensor], retain_graph: boo
                     child, idx = e
                     if g is not None:
                         buf = buffers.setdefault(child, [None] * len(child.out_specs))
-                        buf[idx] = g if buf[idx] is None else _add(buf[idx], g)
+                        buf[idx] = g if buf[idx] is None else math.add(buf[idx], g)
                     deps[child] -= 1
                     if deps[child] == 0:
                         ready.append(child)
@@ -126,7 +113,7 @@ def _execute(roots: Sequence[Tensor], grads: Sequence[Tensor], retain_graph: boo
 
 def _accumulate(leaf_grads: dict, leaf: Tensor, g: Tensor) -> None:
     prev = leaf_grads.get(id(leaf))
-    leaf_grads[id(leaf)] = (leaf, g if prev is None else _add(prev[1], g))
+    leaf_grads[id(leaf)] = (leaf, g if prev is None else math.add(prev[1], g))
 
 
 def backward(tensors: Sequence[Tensor], grad_tensors: Sequence | None = None,
@@ -161,6 +148,16 @@ def _store_leaf_grad(leaf: Tensor, g: Tensor) -> None:
     else:
         current._data = current._data + data
         leaf._grad_owned = True
+
+
+def _tensor_backward(self: Tensor, grad_tensor: Tensor | None = None, retain_graph: bool = False) -> None:
+    """Accumulate d(self)/d(leaf) into the `.grad` of every leaf that needs it."""
+    backward([self], [grad_tensor], retain_graph=retain_graph)
+
+
+# `loss.backward()` is bound here, as the ops bind theirs: Tensor sits below the engine
+_tensor_backward.__name__ = _tensor_backward.__qualname__ = "backward"
+Tensor.backward = _tensor_backward
 
 
 def grad(outputs, inputs, grad_outputs=None, retain_graph: bool | None = None,

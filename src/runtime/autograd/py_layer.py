@@ -20,10 +20,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..ops.grad_mode import no_grad, state as _grad_state
 from ..ops.registry import TensorSpec
+from ..ops.tape import Node
 from ..tensor import Tensor
-from .grad_mode import no_grad, state as _grad_state
-from .node import Node
 
 __all__ = ["PyLayer", "PyLayerContext"]
 

@@ -10,7 +10,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from ..autograd.grad_mode import no_grad
+from ..autograd import no_grad
 from ..ops import math as _m
 from ..ops.creation import full_like
 from ..ops import reduction as _r

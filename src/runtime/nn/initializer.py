@@ -13,6 +13,11 @@ from typing import Any
 import numpy as np
 
 from .. import dtypes as _dt
+from ..ops.creation import assign, diag, full
+from ..ops.linalg import qr
+from ..ops.math import cast, clip, logical_or, scale, sign, where
+from ..ops.random import randn, uniform
+from ..ops.shape import reshape, transpose
 from ..tensor import Tensor
 
 __all__ = ["Initializer", "Constant", "Uniform", "Normal", "TruncatedNormal", "XavierUniform",
@@ -52,13 +57,10 @@ def calculate_gain(nonlinearity: str, param: float | None = None) -> float:
 
 
 def _uniform(shape: tuple, dtype: np.dtype, low: float, high: float) -> Tensor:
-    from ..ops.random import uniform  # noqa: PLC0415 - ops import nn lazily the other way round
     return uniform(list(shape), dtype=dtype, min=low, max=high)
 
 
 def _normal(shape: tuple, dtype: np.dtype, mean: float, std: float) -> Tensor:
-    from ..ops.math import scale  # noqa: PLC0415
-    from ..ops.random import randn  # noqa: PLC0415
     z = randn(list(shape), dtype=dtype)
     return z if (mean, std) == (0.0, 1.0) else scale(z, scale=std, bias=mean)
 
@@ -91,7 +93,6 @@ class Constant(Initializer):
         self._value = value
 
     def _generate(self, shape, dtype):
-        from ..ops.creation import full  # noqa: PLC0415
         return full(list(shape), self._value, dtype=dtype)
 
 
@@ -136,8 +137,6 @@ class TruncatedNormal(Initializer):
         self._b = float(b)
 
     def _generate(self, shape, dtype):
-        from ..ops.math import clip, logical_or, scale, where  # noqa: PLC0415
-        from ..ops.random import randn  # noqa: PLC0415
         lo, hi = (self._a - self._mean) / self._std, (self._b - self._mean) / self._std
         z = randn(list(shape), dtype=dtype)
         # rejection sampling: redraw the elements outside [lo, hi] (exact in distribution)
@@ -221,8 +220,6 @@ class Assign(Initializer):
         self._value = value
 
     def _generate(self, shape, dtype):
-        from ..ops.creation import assign  # noqa: PLC0415
-        from ..ops.math import cast  # noqa: PLC0415
         out = assign(self._value)
         if tuple(out.shape) != tuple(shape):
             raise ValueError(f"Assign: the value has shape {out.shape} but the parameter has shape {list(shape)}")
@@ -240,11 +237,6 @@ class Orthogonal(Initializer):
         self._gain = float(gain)
 
     def _generate(self, shape, dtype):
-        from ..ops.creation import diag  # noqa: PLC0415
-        from ..ops.linalg import qr  # noqa: PLC0415
-        from ..ops.math import scale, sign  # noqa: PLC0415
-        from ..ops.random import randn  # noqa: PLC0415
-        from ..ops.shape import reshape, transpose  # noqa: PLC0415
         if len(shape) < 2:
             raise ValueError(f"Orthogonal: only a parameter with 2 or more dimensions can be initialised, "
                              f"got shape {list(shape)}")

@@ -4,6 +4,9 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+from ..regularizer import WeightDecayRegularizer
+from .initializer import Initializer
+
 __all__ = ["ParamAttr"]
 
 
@@ -13,8 +16,6 @@ class ParamAttr:
     def __init__(self, name: str | None = None, initializer: Any = None, learning_rate: float = 1.0,
                  regularizer: Any = None, trainable: bool = True, do_model_average: bool = True,
                  need_clip: bool = True):
-        from ..optimizer.regularizer import WeightDecayRegularizer  # noqa: PLC0415 - optimizer imports nn
-        from .initializer import Initializer  # noqa: PLC0415 - initializer imports creation ops
         if name is not None and not isinstance(name, str):
             raise TypeError(f"ParamAttr: argument 'name' must be a str or None, got {type(name).__name__}")
         if isinstance(learning_rate, bool) or not isinstance(learning_rate, (int, float)):
@@ -44,8 +45,6 @@ class ParamAttr:
     @staticmethod
     def _to_attr(arg: Any) -> "ParamAttr | bool | list":
         """Normalise what `weight_attr` / `bias_attr` accept: None, str, Initializer, regularizer, bool, ParamAttr."""
-        from ..optimizer.regularizer import WeightDecayRegularizer  # noqa: PLC0415
-        from .initializer import Initializer  # noqa: PLC0415
         if arg is None:
             return ParamAttr()
         if isinstance(arg, (list, tuple)):

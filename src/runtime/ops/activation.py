@@ -15,12 +15,17 @@ from typing import Any, Callable
 import numpy as np
 
 from .. import dtypes as _dt
-from ..autograd.grad_mode import state as _grad_state
+from ..generator import default_generator
 from ..tensor import Tensor, as_tensor
 from . import math as _m
-from .operators import inplace
 from . import meta_utils as mu
+from .common import _ONE_HOT
+from .grad_mode import state as _grad_state
+from .inplace import inplace
+from .random import uniform
+from .reduction import argmax, max as _max, sum as _sum
 from .registry import Sample, TensorSpec, defop
+from .shape import reshape, split
 
 __all__ = [
     "relu", "relu6", "leaky_relu", "gelu", "silu", "swish", "elu", "selu", "celu", "softplus",
@@ -401,7 +406,6 @@ def _g_softmax(ctx, g):
     (y,) = ctx.outputs
     axis = ctx.attrs["axis"]
     if _grad_state.enabled:
-        from .reduction import sum as _sum  # noqa: PLC0415
         return (_m.multiply(y, _m.subtract(g, _sum(_m.multiply(g, y), axis=axis, keepdim=True))),)
     return (_SOFTMAX_GRAD(y, g, axis=axis),)
 
@@ -410,7 +414,6 @@ def _g_log_softmax(ctx, g):
     (y,) = ctx.outputs
     axis = ctx.attrs["axis"]
     if _grad_state.enabled:
-        from .reduction import sum as _sum  # noqa: PLC0415
         return (_m.subtract(g, _m.multiply(_m.exp(y), _sum(g, axis=axis, keepdim=True))),)
     return (_LOG_SOFTMAX_GRAD(y, g, axis=axis),)
 
@@ -484,8 +487,6 @@ def _prelu_kernel(xp, x, weight, *, channel_axis):
 
 
 def _g_prelu(ctx, g):
-    from .reduction import sum as _sum  # noqa: PLC0415
-    from .shape import reshape  # noqa: PLC0415
     x, w = ctx.inputs
     wb = reshape(w, list(_prelu_shape(len(x.shape), w.size, ctx.attrs["channel_axis"])))
     pos = _m.greater_than(x, 0.0)
@@ -523,7 +524,6 @@ def prelu(x: Tensor, weight: Tensor, data_format: str = "NCHW", name: str | None
 
 def glu(x: Tensor, axis: int = -1, name: str | None = None) -> Tensor:
     """a * sigmoid(b), where a and b are the two halves of x along `axis`."""
-    from .shape import split  # noqa: PLC0415
     x = as_tensor(x, "x", "glu")
     ax = mu.normalize_axis("glu", axis, x.ndim)
     if x.shape[ax] % 2:
@@ -534,8 +534,6 @@ def glu(x: Tensor, axis: int = -1, name: str | None = None) -> Tensor:
 
 def maxout(x: Tensor, groups: int, axis: int = 1, name: str | None = None) -> Tensor:
     """The max over each run of `groups` consecutive channels (channels on axis 1 or the last)."""
-    from .reduction import max as _max  # noqa: PLC0415
-    from .shape import reshape  # noqa: PLC0415
     x = as_tensor(x, "x", "maxout")
     if axis not in (1, -1, 3):
         raise ValueError(f"maxout: argument 'axis' must be 1, -1 or 3, got {axis}")
@@ -554,7 +552,6 @@ def _rrelu_meta(x: TensorSpec, *, lower: float, upper: float) -> tuple:
 
 def _rrelu_kernel(xp, x, *, lower, upper):
     """x * a where x < 0, a ~ U(lower, upper) per element (drawn on the host); the slopes come back too."""
-    from ..generator import default_generator  # noqa: PLC0415 - seed() may replace its state at any time
     a = default_generator().rng.uniform(lower, upper, x.shape).astype(x.dtype)
     slope = xp.where(x >= 0, 1.0, a if xp is np else xp.asarray(a)).astype(x.dtype, copy=False)
     return x * slope, slope
@@ -581,7 +578,6 @@ def rrelu(x: Tensor, lower: float = 1.0 / 8.0, upper: float = 1.0 / 3.0, trainin
 def gumbel_softmax(x: Tensor, temperature: float = 1.0, hard: bool = False, axis: int = -1,
                    name: str | None = None) -> Tensor:
     """softmax((x + Gumbel noise) / temperature); hard=True gives one-hot values with the soft gradient."""
-    from .random import uniform  # noqa: PLC0415
     x = as_tensor(x, "x", "gumbel_softmax")
     temperature = mu.number_arg("gumbel_softmax", "temperature", temperature)
     if temperature <= 0:
@@ -592,8 +588,6 @@ def gumbel_softmax(x: Tensor, temperature: float = 1.0, hard: bool = False, axis
     y = softmax(_m.divide(_m.add(x, noise), temperature), axis=ax)
     if not hard:
         return y
-    from .common import _ONE_HOT  # noqa: PLC0415
-    from .reduction import argmax  # noqa: PLC0415
     y_hard = _ONE_HOT(argmax(y, axis=ax), num_classes=x.shape[ax], axis=ax, dtype=x._data.dtype)
     return _m.add(_m.subtract(y_hard, y.detach()), y)
 

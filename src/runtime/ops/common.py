@@ -11,10 +11,13 @@ from typing import Any
 
 import numpy as np
 
+from ..generator import default_generator
 from ..tensor import Tensor, as_tensor
 from . import math as _m
 from . import meta_utils as mu
+from . import reduction as _r
 from .registry import Sample, TensorSpec, defop, normal_sampler
+from .shape import reshape
 
 __all__ = ["linear", "dropout", "dropout2d", "dropout3d", "alpha_dropout", "embedding", "one_hot",
            "cosine_similarity", "pairwise_distance", "label_smooth"]
@@ -53,16 +56,14 @@ def _linear_kernel(xp, x, weight, bias):
 
 
 def _g_linear(ctx, g):
-    from .reduction import sum as _sum  # noqa: PLC0415
     x, w, b = ctx.inputs
     need = ctx.needs_input_grad
     gx = _LINEAR_GRAD_INPUT(g, w) if need[0] else None
     gw = _LINEAR_GRAD_WEIGHT(x, g) if need[1] else None
     gb = None
     if need[2]:
-        gb = _sum(g, axis=list(range(len(g.shape) - 1))) if len(g.shape) > 1 else g
+        gb = _r.sum(g, axis=list(range(len(g.shape) - 1))) if len(g.shape) > 1 else g
         if list(b.shape) != list(gb.shape):
-            from .shape import reshape  # noqa: PLC0415
             gb = reshape(gb, list(b.shape))
     return gx, gw, gb
 
@@ -118,7 +119,6 @@ def linear(x: Tensor, weight: Tensor, bias: Tensor | None = None, name: str | No
 
 # ---------------------------------------------------------------- dropout
 def _generator():
-    from ..generator import default_generator  # noqa: PLC0415 - seed() may replace its state at any time
     return default_generator().rng
 
 
@@ -392,20 +392,18 @@ def one_hot(x: Tensor, num_classes: int, name: str | None = None) -> Tensor:
 # ---------------------------------------------------------------- similarity, distance, label smoothing
 def cosine_similarity(x1: Tensor, x2: Tensor, axis: int = 1, eps: float = 1e-8) -> Tensor:
     """<x1, x2> / sqrt(max(|x1|^2 |x2|^2, eps^2)) along `axis` (x1 and x2 broadcast)."""
-    from .reduction import sum as _sum  # noqa: PLC0415
     x1 = as_tensor(x1, "x1", "cosine_similarity")
     x2 = as_tensor(x2, "x2", "cosine_similarity")
     eps = mu.number_arg("cosine_similarity", "eps", eps)
-    w12 = _sum(_m.multiply(x1, x2), axis=axis)
-    w1 = _sum(_m.multiply(x1, x1), axis=axis)
-    w2 = _sum(_m.multiply(x2, x2), axis=axis)
+    w12 = _r.sum(_m.multiply(x1, x2), axis=axis)
+    w1 = _r.sum(_m.multiply(x1, x1), axis=axis)
+    w2 = _r.sum(_m.multiply(x2, x2), axis=axis)
     return _m.divide(w12, _m.sqrt(_m.clip(_m.multiply(w1, w2), min=eps * eps)))
 
 
 def pairwise_distance(x: Tensor, y: Tensor, p: float = 2.0, epsilon: float = 1e-6, keepdim: bool = False,
                       name: str | None = None) -> Tensor:
     """The p-norm of x - y + epsilon over the last axis."""
-    from . import reduction as _r  # noqa: PLC0415
     x = as_tensor(x, "x", "pairwise_distance")
     y = as_tensor(y, "y", "pairwise_distance")
     p = mu.number_arg("pairwise_distance", "p", p)

@@ -18,6 +18,7 @@ import numpy as np
 
 from ..tensor import Tensor, as_tensor
 from . import meta_utils as mu
+from .reduction import sum as _sum
 from .registry import Sample, TensorSpec, defop, uniform_sampler
 
 __all__ = ["conv1d", "conv2d", "conv3d", "conv1d_transpose", "conv2d_transpose", "conv3d_transpose"]
@@ -282,7 +283,6 @@ def _conv_kernel(xp, x, weight, bias, *, stride, padding, dilation, groups, chan
 
 
 def _bias_grad(g, nd: int, cl: bool):
-    from .reduction import sum as _sum  # noqa: PLC0415 - gradient rules run after import
     return _sum(g, axis=list(range(nd + 1)) if cl else [0, *range(2, nd + 2)])
 
 

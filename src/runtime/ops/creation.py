@@ -13,6 +13,7 @@ from .. import dtypes as _dt
 from ..tensor import Tensor, as_tensor, tensor_method
 from . import meta_utils as mu
 from .registry import Sample, TensorSpec, defop
+from .shape import expand, flatten, reshape
 
 __all__ = ["full", "zeros", "ones", "empty", "full_like", "zeros_like", "ones_like", "empty_like",
            "arange", "linspace", "eye", "assign", "clone", "numel", "shape", "diag", "tril", "triu",
@@ -321,7 +322,6 @@ def diag(x: Tensor, offset: int = 0, padding_value: float = 0, name: str | None 
 
 
 def diagflat(x: Tensor, offset: int = 0, name: str | None = None) -> Tensor:
-    from .shape import flatten  # noqa: PLC0415
     return diag(flatten(as_tensor(x, "x", "diagflat")), offset)
 
 
@@ -329,7 +329,6 @@ def meshgrid(*args: Tensor, name: str | None = None) -> list[Tensor]:
     """Coordinate grids from 1-D tensors ('ij' indexing, as Paddle)."""
     if len(args) == 1 and isinstance(args[0], (list, tuple)):
         args = tuple(args[0])
-    from .shape import expand, reshape  # noqa: PLC0415
     shape = [t.shape[0] for t in args]
     outs = []
     for i, t in enumerate(args):

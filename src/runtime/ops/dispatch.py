@@ -8,13 +8,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..autograd.grad_mode import state as _grad_state
-from ..autograd.node import ModifiedArray, Node
 from .. import place as _place
 from ..flags import _values as _flag_values
 from ..tensor import Tensor
 from . import registry
+from .grad_mode import state as _grad_state
 from .registry import OpDef, TensorSpec
+from .tape import ModifiedArray, Node
 
 __all__ = ["apply", "run_meta"]
 

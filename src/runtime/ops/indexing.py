@@ -1,5 +1,6 @@
-"""Tensor __getitem__ / __setitem__ and the gather/scatter family: gather, gather_nd, index_select,
-scatter, scatter_nd(_add), index_add, index_sample, masked_fill, take_along_axis, put_along_axis.
+"""Tensor __getitem__ / __setitem__, slice / strided_slice, and the gather/scatter family: gather,
+gather_nd, index_select, repeat_interleave, scatter, scatter_nd(_add), index_add, index_sample,
+masked_fill, masked_select, nonzero, take_along_axis, put_along_axis.
 
 Indexing follows NumPy (as Paddle does). An index is turned into a hashable *template*:
 ints, None and Ellipsis stand for themselves, a slice is ("slice", start, stop, step) and an
@@ -17,19 +18,23 @@ from typing import Any
 
 import numpy as np
 
-from ..autograd.grad_mode import is_grad_enabled
 from ..tensor import Tensor, as_tensor, tensor_method
-from . import creation, math, operators, search, shape
+from . import creation, math, shape
 from . import meta_utils as mu
+from .grad_mode import is_grad_enabled
 from .grad_utils import unbroadcast
+from .inplace import alias, inplace
 from .registry import Sample, TensorSpec, defop, normal_sampler
 
 __all__ = ["gather", "gather_nd", "index_select", "scatter", "scatter_", "scatter_nd", "scatter_nd_add",
            "index_add", "index_add_", "index_sample", "masked_fill", "masked_fill_", "take_along_axis",
-           "put_along_axis", "put_along_axis_", "take", "index_put", "index_put_"]
+           "put_along_axis", "put_along_axis_", "take", "index_put", "index_put_", "nonzero", "masked_select", "slice",
+           "strided_slice",
+           "repeat_interleave"]
 
 _rng = np.random.default_rng(5)
 _normal = normal_sampler(_rng)
+_I64 = np.dtype("int64")
 _ndarray = np.ndarray
 _FULL_SLICE = ("slice", None, None, None)
 _META_CACHE_LIMIT = 4096
@@ -233,7 +238,7 @@ def _int_indices(x: Tensor, template: tuple, tensors: list, api: str) -> tuple[t
     for it in template:
         if type(it) is tuple and it[0] == "tensor":
             t = tensors[it[1]]
-            for c in (shape.unbind(search.nonzero(t), axis=1) if t.dtype.np_dtype.kind == "b" else [t]):
+            for c in (shape.unbind(nonzero(t), axis=1) if t.dtype.np_dtype.kind == "b" else [t]):
                 items.append(("tensor", len(ints)))
                 ints.append(c)
         else:
@@ -245,7 +250,7 @@ def _index(x: Tensor, template: tuple, tensors: list) -> Tensor:
     """x[index] through the getitem op (a mask as big as x through masked_select)."""
     if len(template) == 1 and tensors and tensors[0].dtype.np_dtype.kind == "b" \
             and tensors[0].shape == x.shape:
-        return search.masked_select(x, tensors[0])
+        return masked_select(x, tensors[0])
     template, tensors = _int_indices(x, template, tensors, "getitem")
     return _GETITEM(x, *tensors, index=template)
 
@@ -359,20 +364,13 @@ _SETITEM = defop(
                             {"index": (("tensor", 0), 1)}, (0,))])
 
 
-def _alias(x: Tensor) -> Tensor:
-    """A second tensor over non-leaf x's array and autograd edge, with its own version counter."""
-    t = Tensor._wrap(x._data)
-    t.stop_gradient, t._node, t._oidx = x.stop_gradient, x._node, x._oidx
-    return t
-
-
 def _getitem(self: Tensor, key: Any) -> Tensor:
     """x[key] with NumPy semantics: ints, slices, None, ..., int/bool lists, arrays and tensors."""
     template, tensors = _parse(key, self._data, "__getitem__")
     if self._node is not None:
         # the gradient needs only x's shape: record an alias, so `x[i] += ...` (a later in-place
         # write to x) does not invalidate this node (leaves keep their own edge)
-        self = _alias(self)
+        self = alias(self)
     if tensors:
         return _index(self, template, tensors)
     return _GETITEM(self, index=template)
@@ -390,7 +388,7 @@ def _setitem(self: Tensor, key: Any, value: Any) -> None:
                             f"{type(value).__name__}") from None
         value = Tensor._wrap(_on_device_of(arr, a))
     if is_grad_enabled() and not (self.stop_gradient and value.stop_gradient):
-        operators.inplace(self, _SETITEM, "__setitem__", value, *tensors, index=template)
+        inplace(self, _SETITEM, "__setitem__", value, *tensors, index=template)
         return
     # nothing to record: check as the op would (memoised as eager dispatch does), then write in place
     arrays = (a, value._data, *(t._data for t in tensors))
@@ -428,6 +426,32 @@ def slice_axes(x: Tensor, axes: tuple, starts: tuple, ends: tuple, strides: tupl
             raise ValueError(f"{api}: argument 'strides' must not contain 0")
         items[mu.normalize_axis(api, a, x.ndim, "axes")] = ("slice", s, e, st)
     return _GETITEM(x, index=tuple(items))
+
+
+# ---------------------------------------------------------------- slice / strided_slice (getitem)
+def _slice_args(op: str, input: Tensor, axes: Any, pieces: dict) -> tuple:  # noqa: A002
+    axes = shape._ints(op, "axes", axes)
+    lists = {k: shape._ints(op, k, v) for k, v in pieces.items()}
+    for k, v in lists.items():
+        if len(v) != len(axes):
+            raise ValueError(f"{op}: argument '{k}' {list(v)} must have one entry per axis in 'axes' {list(axes)}")
+    return axes, lists
+
+
+@tensor_method
+def slice(input: Tensor, axes: Any, starts: Any, ends: Any) -> Tensor:  # noqa: A001,A002 - Paddle's names
+    """input[starts[i]:ends[i]] along each axes[i] (bounds clamp to the dimension, as Python slices)."""
+    input = as_tensor(input, "input", "slice")
+    axes, v = _slice_args("slice", input, axes, {"starts": starts, "ends": ends})
+    return slice_axes(input, axes, v["starts"], v["ends"], (1,) * len(axes), "slice")
+
+
+@tensor_method
+def strided_slice(x: Tensor, axes: Any, starts: Any, ends: Any, strides: Any, name: str | None = None) -> Tensor:
+    """x[starts[i]:ends[i]:strides[i]] along each axes[i] (negative strides walk backwards)."""
+    x = as_tensor(x, "x", "strided_slice")
+    axes, v = _slice_args("strided_slice", x, axes, {"starts": starts, "ends": ends, "strides": strides})
+    return slice_axes(x, axes, v["starts"], v["ends"], v["strides"], "strided_slice")
 
 
 @tensor_method
@@ -469,6 +493,57 @@ def index_put(x: Tensor, indices: Any, value: Any, accumulate: bool = False, nam
     if tuple(value.shape) != target:
         value = shape.expand(shape.reshape(value, value.shape[max(value.ndim - len(target), 0):]), list(target))
     return math.add(x, _GETITEM_GRAD(value, *tensors, index=template, shape=tuple(x.shape)))
+
+
+# ---------------------------------------------------------------- nonzero / masked_select
+_NONZERO = defop("nonzero", kernel=lambda xp, x: xp.argwhere(x).astype(_I64, copy=False),
+                 meta=lambda x: TensorSpec((-1, len(x.shape)), _I64), dynamic_shape=True,
+                 samples=lambda: [Sample((np.array([[1.0, 0.0, 2.0], [0.0, 0.0, 3.0]]),)),
+                                  Sample((_rng.random((2, 3, 2)) > 0.5,))])
+
+
+@tensor_method
+def nonzero(x: Tensor, as_tuple: bool = False) -> Tensor | tuple[Tensor, ...]:
+    """Coordinates of the non-zero elements: [z, ndim] int64, or (as_tuple) ndim tensors of shape [z, 1]."""
+    x = as_tensor(x, "x", "nonzero")
+    if x.ndim == 0:
+        x = shape.reshape(x, [1])
+    out = _NONZERO(x)
+    return tuple(shape.split(out, x.ndim, axis=1)) if as_tuple else out
+
+
+def _masked_select_meta(x: TensorSpec, mask: TensorSpec) -> TensorSpec:
+    if mask.dtype.kind != "b":
+        raise TypeError(f"masked_select: argument 'mask' must be a bool tensor, got {mask.dtype.name}")
+    mu.broadcast_shape("masked_select", x.shape, mask.shape, ("x", "mask"))
+    return TensorSpec((-1,), x.dtype)
+
+
+def _masked_select_kernel(xp, x, mask):
+    if x.shape != mask.shape:
+        x, mask = xp.broadcast_arrays(x, mask)
+    return x[mask]
+
+
+def _g_masked_select(ctx, g):
+    x, mask = ctx.inputs
+    full = mu.broadcast_shape("masked_select", tuple(x.shape), tuple(mask.shape))
+    if tuple(mask.shape) != full:
+        mask = shape.expand(mask, list(full))
+    zeros = creation.zeros(list(full), dtype=g.dtype)
+    return unbroadcast(_SETITEM(zeros, g, mask, index=(("tensor", 0),)), x), None
+
+
+_MASKED_SELECT = defop("masked_select", kernel=_masked_select_kernel, meta=_masked_select_meta,
+                       grad=_g_masked_select, inputs=("x", "mask"), dynamic_shape=True,
+                       samples=lambda: [Sample((_normal(3, 4), _rng.random((3, 4)) > 0.4)),
+                                        Sample((_normal(3, 1), _rng.random((3, 4)) > 0.4))])
+
+
+@tensor_method
+def masked_select(x: Tensor, mask: Tensor, name: str | None = None) -> Tensor:
+    """The elements of x where the bool `mask` (broadcast with x) is True, as a 1-D tensor."""
+    return _MASKED_SELECT(as_tensor(x, "x", "masked_select"), as_tensor(mask, "mask", "masked_select"))
 
 
 # ---------------------------------------------------------------- gather / index_select
@@ -520,6 +595,22 @@ def index_select(x: Tensor, index: Tensor, axis: int = 0, name: str | None = Non
     """The slices of x along `axis` at the positions in the 1-D tensor `index`."""
     return _GATHER(as_tensor(x, "x", "index_select"), as_tensor(index, "index", "index_select"),
                    axis=mu.int_arg("index_select", "axis", axis))
+
+
+@tensor_method
+def repeat_interleave(x: Tensor, repeats: Any, axis: int | None = None, name: str | None = None) -> Tensor:
+    """Repeat each element (each slice along `axis`; None: of the flattened x) `repeats` times."""
+    x = as_tensor(x, "x", "repeat_interleave")
+    if axis is None:
+        x, axis = shape.flatten(x), 0
+    a = mu.normalize_axis("repeat_interleave", mu.int_arg("repeat_interleave", "axis", axis), x.ndim)
+    n = x.shape[a]
+    reps = repeats.numpy().reshape(-1) if isinstance(repeats, Tensor) else np.asarray(repeats).reshape(-1)
+    if reps.dtype.kind not in "iu" or reps.size not in (1, n) or (reps < 0).any():
+        raise ValueError(f"repeat_interleave: argument 'repeats' must be a non-negative int or {n} ints "
+                         f"(the size of dimension {a}), got {reps.tolist()}")
+    index = np.repeat(np.arange(n, dtype=np.int64), reps)
+    return index_select(x, Tensor._wrap(_on_device_of(index, x._data)), a)
 
 
 # ---------------------------------------------------------------- gather_nd / scatter_nd_add
@@ -834,7 +925,7 @@ def masked_fill(x: Tensor, mask: Tensor, value: Any, name: str | None = None) ->
 
 def _inplace_api(fn, api: str):
     def method(x: Tensor, *args: Any, **kwargs: Any) -> Tensor:
-        return operators.inplace(as_tensor(x, "x", api), fn, api, *args, **kwargs)
+        return inplace(as_tensor(x, "x", api), fn, api, *args, **kwargs)
     method.__name__ = method.__qualname__ = api
     method.__doc__ = f"In-place `{fn.__name__}`: x itself takes the result."
     return tensor_method(method)

@@ -18,8 +18,12 @@ import numpy as np
 
 from ..tensor import Tensor, as_tensor, tensor_method
 from . import meta_utils as mu
+from .creation import eye, ones_like, tril, zeros_like
 from .grad_utils import unbroadcast
+from .math import abs as abs_, add, divide, equal, multiply, neg, pow as pow_, sign, subtract, where
+from .reduction import _expand_back
 from .registry import Sample, TensorSpec, defop, normal_sampler
+from .shape import expand, reshape, transpose
 
 __all__ = ["matmul", "mm", "bmm", "dot", "mv", "t", "einsum", "outer", "inner", "cross", "norm", "dist",
            "inverse", "cholesky"]
@@ -41,13 +45,11 @@ def _same_dtype(op: str, specs: Sequence[TensorSpec], names: Sequence[str]) -> N
 
 def _mT(a: Tensor) -> Tensor:
     """a with its last two dimensions swapped."""
-    from .shape import transpose  # noqa: PLC0415
     n = len(a.shape)
     return transpose(a, list(range(n - 2)) + [n - 1, n - 2])
 
 
 def _add_dims(t: Tensor, shape: Sequence[int]) -> Tensor:
-    from .shape import reshape  # noqa: PLC0415
     return reshape(t, list(shape))
 
 
@@ -195,7 +197,6 @@ def _dot_kernel(xp, x, y):
 
 
 def _g_dot(ctx, g):
-    from .math import multiply  # noqa: PLC0415
     x, y = ctx.inputs
     if len(x.shape) == 2:
         g = _add_dims(g, [x.shape[0], 1])
@@ -354,8 +355,6 @@ def _einsum_grad_plan(equation: str, shapes: tuple[tuple[int, ...], ...], i: int
 
 
 def _g_einsum(ctx, g):
-    from .creation import eye  # noqa: PLC0415
-    from .shape import expand, reshape  # noqa: PLC0415
     inputs = ctx.inputs
     shapes = tuple(tuple(t.shape) for t in inputs)
     equation = ctx.attrs["equation"]
@@ -411,7 +410,6 @@ def inner(x: Tensor, y: Tensor, name: str | None = None) -> Tensor:
     """Sum over the last dimension: shape x.shape[:-1] + y.shape[:-1]."""
     x, y = as_tensor(x, "x", "inner"), as_tensor(y, "y", "inner")
     if x.ndim == 0 or y.ndim == 0:
-        from .math import multiply  # noqa: PLC0415
         return multiply(x, y)
     if x.shape[-1] != y.shape[-1]:
         raise ValueError(f"inner: the last dimensions of argument 'x' {x.shape} and argument 'y' {y.shape} "
@@ -482,9 +480,6 @@ def _norm_kernel(xp, x, *, p, axis, keepdim):
 
 
 def _g_norm(ctx, g):
-    from .math import abs as abs_, divide, equal, multiply, pow as pow_, sign, where  # noqa: PLC0415
-    from .creation import ones_like, zeros_like  # noqa: PLC0415
-    from .reduction import _expand_back  # noqa: PLC0415
     (x,) = ctx.inputs
     p, axis, keepdim = ctx.attrs["p"], ctx.attrs["axis"], ctx.attrs["keepdim"]
     if p == 0.0:
@@ -538,7 +533,6 @@ def norm(x: Tensor, p: Any = "fro", axis: Any = None, keepdim: bool = False, nam
 @tensor_method
 def dist(x: Tensor, y: Tensor, p: float = 2, name: str | None = None) -> Tensor:
     """The p-norm of x - y over all elements (x and y broadcast)."""
-    from .math import subtract  # noqa: PLC0415
     diff = subtract(as_tensor(x, "x", "dist"), as_tensor(y, "y", "dist"))
     return _NORM(diff, p=_norm_p(p), axis=None, keepdim=False)
 
@@ -559,7 +553,6 @@ def _require_square(op: str, x: TensorSpec, arg: str = "x") -> None:
 
 
 def _g_inverse(ctx, g):
-    from .math import neg  # noqa: PLC0415
     inv_ = ctx.outputs[0]  # d(A^-1) = -A^-1 dA A^-1  =>  gA = -A^-T g A^-T
     return (neg(matmul(matmul(inv_, g, transpose_x=True), inv_, transpose_y=True)),)
 
@@ -588,7 +581,6 @@ def _det_meta(x: TensorSpec) -> TensorSpec:
 
 
 def _g_det(ctx, g):
-    from .math import multiply  # noqa: PLC0415
     (x,) = ctx.inputs
     scale = _add_dims(multiply(g, ctx.outputs[0]), list(x.shape[:-2]) + [1, 1])
     return (multiply(scale, _mT(inverse(x))),)  # d det = det * tr(A^-1 dA)
@@ -635,7 +627,6 @@ def _solve_kernel(xp, x, y):
 
 
 def _g_solve(ctx, g):
-    from .math import neg  # noqa: PLC0415
     x, y = ctx.inputs
     out = ctx.outputs[0]
     vec = len(y.shape) == 1
@@ -675,8 +666,6 @@ def _cholesky_kernel(xp, x, *, upper):
 
 def _g_cholesky(ctx, g):
     """gA = sym(L^-T Phi(L^T gL) L^-1), Phi = lower triangle with the diagonal halved."""
-    from .creation import eye, tril  # noqa: PLC0415
-    from .math import add, multiply, subtract  # noqa: PLC0415
     low = ctx.outputs[0]
     if ctx.attrs["upper"]:
         low, g = _mT(low), _mT(g)
@@ -757,8 +746,6 @@ def matrix_power(x: Tensor, n: int, name: str | None = None) -> Tensor:
     if isinstance(n, bool) or not isinstance(n, (int, np.integer)):
         raise TypeError(f"matrix_power: argument 'n' must be an int, got {type(n).__name__}")
     if n == 0:
-        from .creation import eye  # noqa: PLC0415
-        from .shape import expand  # noqa: PLC0415
         return expand(eye(x.shape[-1], dtype=x.dtype), x.shape)
     base = inverse(x) if n < 0 else x
     result = None

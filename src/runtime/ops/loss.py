@@ -11,15 +11,22 @@ that does not depend on the input's values (and is linear in the incoming gradie
 """
 from __future__ import annotations
 
+import inspect
 from typing import Any
 
 import numpy as np
 
-from ..autograd.grad_mode import state as _grad_state
 from ..tensor import Tensor, as_tensor
 from . import math as _m
 from . import meta_utils as mu
+from .activation import log_sigmoid, log_softmax, relu, softmax, softplus
+from .common import _ONE_HOT, one_hot, pairwise_distance
+from .creation import ones_like
+from .grad_mode import state as _grad_state
+from .grad_utils import unbroadcast
+from .reduction import mean, sum as _sum
 from .registry import Sample, TensorSpec, defop, normal_sampler
+from .shape import reshape, squeeze
 
 __all__ = ["cross_entropy", "softmax_with_cross_entropy", "nll_loss", "mse_loss", "l1_loss", "smooth_l1_loss",
            "binary_cross_entropy", "binary_cross_entropy_with_logits", "kl_div", "margin_ranking_loss",
@@ -39,7 +46,6 @@ def _check_reduction(api: str, reduction: Any, allowed: tuple = _REDUCTIONS) -> 
 
 
 def _reduce(loss: Tensor, reduction: str) -> Tensor:
-    from .reduction import mean, sum as _sum  # noqa: PLC0415
     if reduction == "mean":
         return mean(loss)
     if reduction == "sum":
@@ -160,8 +166,6 @@ def _restore_axis(xp, p, ax: int):
 
 def _linear_in_g(gg, unit, g, axis: int, reduction: str) -> Tensor:
     """Gradient w.r.t. g of an op linear in g: <gg, op(g = 1)>, summed back to g's shape."""
-    from .reduction import sum as _sum  # noqa: PLC0415
-    from .shape import reshape  # noqa: PLC0415
     prod = _m.multiply(gg, unit)
     return reshape(_sum(prod, axis=axis) if reduction == "none" else _sum(prod), list(g.shape))
 
@@ -213,8 +217,6 @@ def _g_ce(ctx, g, _stats_grad):
     logits, label, weight = ctx.inputs
     a = ctx.attrs
     if _grad_state.enabled:  # recorded backward: c * softmax - c * onehot from differentiable ops
-        from .activation import softmax  # noqa: PLC0415
-        from .reduction import sum as _sum  # noqa: PLC0415
         ax = a["axis"] % len(logits.shape)
         onehot_part = _NLL_GRAD(logits, label, weight, g, **a)  # -c * onehot
         c = _m.neg(_sum(onehot_part, axis=ax, keepdim=True))
@@ -253,7 +255,6 @@ def _g_nll(ctx, g):
 
 
 def _g_nll_grad(ctx, gg):
-    from .creation import ones_like  # noqa: PLC0415
     x, label, weight, g = ctx.inputs
     a = ctx.attrs
     gout = None
@@ -265,7 +266,6 @@ def _g_nll_grad(ctx, gg):
 
 def _signed_attrs(fn, positional=("input", "label", "weight", "out_grad")):
     """Meta functions taking the shared hard-label attributes by keyword."""
-    import inspect  # noqa: PLC0415
     params = [inspect.Parameter(n, inspect.Parameter.POSITIONAL_OR_KEYWORD) for n in positional]
     params += [inspect.Parameter(a, inspect.Parameter.KEYWORD_ONLY) for a in _HARD_ATTRS]
     fn.__signature__ = inspect.Signature(params)
@@ -337,9 +337,6 @@ def _int_arg(api: str, arg: str, v: Any) -> int:
 def _soft_cross_entropy(api: str, input: Tensor, label: Tensor, weight: Tensor | None, ax: int,  # noqa: A002
                         reduction: str, use_softmax: bool) -> Tensor:
     """-sum(label * log p) over the class axis (kept, as Paddle does), weighted by label @ weight."""
-    from .activation import log_softmax  # noqa: PLC0415
-    from .reduction import sum as _sum  # noqa: PLC0415
-    from .shape import reshape  # noqa: PLC0415
     if label.dtype.np_dtype.kind != "f":
         raise TypeError(f"{api}: with soft labels, argument 'label' must be a floating tensor of probabilities, "
                         f"got {label.dtype}")
@@ -389,8 +386,6 @@ def cross_entropy(input: Tensor, label: Tensor, weight: Tensor | None = None, ig
             return _CE(input, label, weight, **attrs)[0]
         return _NLL(_m.log(input), label, weight, **attrs)
     if not soft_label:  # label smoothing turns hard labels into soft ones
-        from .common import _ONE_HOT  # noqa: PLC0415
-        from .shape import reshape  # noqa: PLC0415
         if label.ndim == input.ndim:
             label = reshape(label, [d for i, d in enumerate(label.shape) if i != ax])
         label = _ONE_HOT(label, num_classes=input.shape[ax], axis=ax, dtype=input._data.dtype)
@@ -412,7 +407,6 @@ def softmax_with_cross_entropy(logits: Tensor, label: Tensor, soft_label: bool =
         loss = _CE(logits, label, None, axis=ax, ignore_index=_int_arg(api, "ignore_index", ignore_index),
                    reduction="none", keepdim=True, mean_over_valid=False)[0]
     if return_softmax:
-        from .activation import softmax  # noqa: PLC0415
         return loss, softmax(logits, axis=ax)
     return loss
 
@@ -552,8 +546,6 @@ def _bce_logits_kernel(xp, logit, label, pos_weight):
 
 
 def _g_bce_logits(ctx, g):
-    from .activation import softplus  # noqa: PLC0415
-    from .grad_utils import unbroadcast  # noqa: PLC0415
     x, y, pw = ctx.inputs
     need = ctx.needs_input_grad
     s = _m.sigmoid(x)
@@ -626,7 +618,6 @@ def kl_div(input: Tensor, label: Tensor, reduction: str = "mean", log_target: bo
     input = as_tensor(input, "input", api)
     out = _KLDIV(input, as_tensor(label, "label", api), log_target=bool(log_target))
     if reduction == "batchmean":
-        from .reduction import sum as _sum  # noqa: PLC0415
         return _m.divide(_sum(out), float(input.shape[0]) if input.ndim else 1.0)
     return _reduce(out, reduction)
 
@@ -635,7 +626,6 @@ def kl_div(input: Tensor, label: Tensor, reduction: str = "mean", log_target: bo
 def margin_ranking_loss(input: Tensor, other: Tensor, label: Tensor, margin: float = 0.0,  # noqa: A002
                         reduction: str = "mean", name: str | None = None) -> Tensor:
     """max(0, -label * (input - other) + margin), reduced."""
-    from .activation import relu  # noqa: PLC0415
     api = "margin_ranking_loss"
     _check_reduction(api, reduction)
     d = _m.subtract(as_tensor(input, "input", api), as_tensor(other, "other", api))
@@ -646,7 +636,6 @@ def margin_ranking_loss(input: Tensor, other: Tensor, label: Tensor, margin: flo
 def hinge_embedding_loss(input: Tensor, label: Tensor, margin: float = 1.0, reduction: str = "mean",  # noqa: A002
                          name: str | None = None) -> Tensor:
     """input where label == 1, max(0, margin - input) where label == -1, reduced."""
-    from .activation import relu  # noqa: PLC0415
     api = "hinge_embedding_loss"
     _check_reduction(api, reduction)
     input = as_tensor(input, "input", api)
@@ -658,7 +647,6 @@ def hinge_embedding_loss(input: Tensor, label: Tensor, margin: float = 1.0, redu
 
 def soft_margin_loss(input: Tensor, label: Tensor, reduction: str = "mean", name: str | None = None) -> Tensor:  # noqa: A002
     """log(1 + exp(-label * input)), reduced."""
-    from .activation import softplus  # noqa: PLC0415
     api = "soft_margin_loss"
     _check_reduction(api, reduction)
     out = softplus(_m.neg(_m.multiply(as_tensor(label, "label", api), as_tensor(input, "input", api))))
@@ -696,7 +684,6 @@ def sigmoid_focal_loss(logit: Tensor, label: Tensor, normalizer: Tensor | None =
 def cosine_embedding_loss(input1: Tensor, input2: Tensor, label: Tensor, margin: float = 0,
                           reduction: str = "mean", name: str | None = None) -> Tensor:
     """1 - cos(input1, input2) where label == 1, max(0, cos - margin) where label == -1 (last axis)."""
-    from .reduction import sum as _sum  # noqa: PLC0415
     api = "cosine_embedding_loss"
     _check_reduction(api, reduction)
     a, b = as_tensor(input1, "input1", api), as_tensor(input2, "input2", api)
@@ -713,7 +700,6 @@ def triplet_margin_loss(input: Tensor, positive: Tensor, negative: Tensor, margi
                         p: float = 2, epsilon: float = 1e-6, swap: bool = False, reduction: str = "mean",
                         name: str | None = None) -> Tensor:
     """max(0, d(input, positive) - d(input, negative) + margin), d the p-norm distance."""
-    from .common import pairwise_distance  # noqa: PLC0415
     api = "triplet_margin_loss"
     _check_reduction(api, reduction)
     a, pos, neg = (as_tensor(v, n, api) for v, n in ((input, "input"), (positive, "positive"), (negative, "negative")))
@@ -727,8 +713,6 @@ def triplet_margin_loss(input: Tensor, positive: Tensor, negative: Tensor, margi
 def multi_label_soft_margin_loss(input: Tensor, label: Tensor, weight: Tensor | None = None,  # noqa: A002
                                  reduction: str = "mean", name: str | None = None) -> Tensor:
     """Mean over classes of -(y log sigmoid(x) + (1 - y) log sigmoid(-x)), weighted, reduced."""
-    from .activation import log_sigmoid  # noqa: PLC0415
-    from .reduction import mean  # noqa: PLC0415
     api = "multi_label_soft_margin_loss"
     _check_reduction(api, reduction)
     x, y = as_tensor(input, "input", api), as_tensor(label, "label", api)
@@ -741,9 +725,6 @@ def multi_label_soft_margin_loss(input: Tensor, label: Tensor, weight: Tensor | 
 
 def dice_loss(input: Tensor, label: Tensor, epsilon: float = 0.00001, name: str | None = None) -> Tensor:  # noqa: A002
     """Mean over samples of 1 - 2 |P * Y| / (|P| + |Y|), Y the one-hot of integer labels [..., 1]."""
-    from .common import one_hot  # noqa: PLC0415
-    from .reduction import mean, sum as _sum  # noqa: PLC0415
-    from .shape import squeeze  # noqa: PLC0415
     api = "dice_loss"
     x, label = as_tensor(input, "input", api), as_tensor(label, "label", api)
     if label.ndim != x.ndim or label.shape[-1] != 1 or label.shape[:-1] != x.shape[:-1]:

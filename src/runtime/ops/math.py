@@ -13,7 +13,9 @@ import numpy as np
 from .. import dtypes as _dt
 from ..tensor import Tensor, as_tensor, tensor_method
 from . import meta_utils as mu
+from .creation import zeros_like
 from .grad_utils import unbroadcast
+from .inplace import inplace
 from .registry import Sample, TensorSpec, defop
 
 __all__ = [
@@ -24,7 +26,7 @@ __all__ = [
     "reciprocal", "clip", "where", "isnan", "isinf", "isfinite", "logical_and", "logical_or",
     "logical_xor", "logical_not", "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not",
     "equal", "not_equal", "less_than", "less_equal", "greater_than", "greater_equal",
-    "equal_all", "allclose", "isclose", "scale", "cast", "increment", "lerp", "add_n",
+    "isclose", "scale", "cast", "increment", "lerp", "add_n",
 ]
 
 _rng = np.random.default_rng(1234)
@@ -86,7 +88,7 @@ def _scalar_tensor(op: str, v: Any, like: Tensor, arg: str) -> Tensor:
     if type(a) is np.ndarray:
         t = Tensor._wrap(np.asarray(v, dtype=dt))
     else:
-        import cupy  # noqa: PLC0415
+        import cupy  # noqa: PLC0415 - only reached for CuPy arrays
         t = Tensor._wrap(cupy.asarray(v, dtype=dt))
     # NaN never hits; -0.0 would hit 0.0's entry, so zeros are not memoised
     if key is not None and len(_SCALAR_CACHE) < _SCALAR_CACHE_LIMIT and v == v and v != 0:
@@ -189,14 +191,9 @@ def _g_select(pick_x_when):
     def rule(ctx, g):
         x, y = ctx.inputs
         mask = pick_x_when(x, y)
-        zero = zeros_like_(g)
+        zero = zeros_like(g)
         return unbroadcast(where(mask, g, zero), x), unbroadcast(where(mask, zero, g), y)
     return rule
-
-
-def zeros_like_(t):
-    from .creation import zeros_like  # noqa: PLC0415
-    return zeros_like(t)
 
 
 _BINARY = {
@@ -535,15 +532,6 @@ def isfinite(x: Tensor, name: str | None = None) -> Tensor:
     return _ISFIN(as_tensor(x, "x", "isfinite"))
 
 
-def equal_all(x: Tensor, y: Tensor, name: str | None = None) -> Tensor:
-    """A 0-D bool tensor: True when x and y have the same shape and values."""
-    x, y = _operands("equal_all", x, y)
-    if x.shape != y.shape:
-        return Tensor._wrap(np.asarray(False))
-    from .reduction import all as _all  # noqa: PLC0415
-    return _all(equal(x, y))
-
-
 def isclose(x: Tensor, y: Tensor, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False,
             name: str | None = None) -> Tensor:
     """|x - y| <= atol + rtol * |y| elementwise."""
@@ -552,12 +540,6 @@ def isclose(x: Tensor, y: Tensor, rtol: float = 1e-05, atol: float = 1e-08, equa
     if equal_nan:
         close = logical_or(close, logical_and(isnan(x), isnan(y)))
     return close
-
-
-def allclose(x: Tensor, y: Tensor, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False,
-             name: str | None = None) -> Tensor:
-    from .reduction import all as _all  # noqa: PLC0415
-    return _all(isclose(x, y, rtol, atol, equal_nan))
 
 
 # ---------------------------------------------------------------- where, clip, scale, cast, lerp
@@ -575,7 +557,7 @@ def _where_kernel(xp, condition, x, y):
 
 def _g_where(ctx, g):
     c, x, y = ctx.inputs
-    zero = zeros_like_(g)
+    zero = zeros_like(g)
     return None, unbroadcast(where(c, g, zero), x), unbroadcast(where(c, zero, g), y)
 
 
@@ -588,7 +570,7 @@ def where(condition: Tensor, x: Any = None, y: Any = None, name: str | None = No
     """Pick x where condition holds, else y; `where(condition)` alone is `nonzero(as_tuple=True)`."""
     condition = as_tensor(condition, "condition", "where")
     if x is None and y is None:
-        from .search import nonzero  # noqa: PLC0415
+        from .indexing import nonzero  # noqa: PLC0415 - indexing imports math
         return nonzero(condition, as_tuple=True)
     if not isinstance(x, Tensor) and not isinstance(y, Tensor):
         raise TypeError("where: at least one of 'x' and 'y' must be a Tensor")
@@ -615,7 +597,7 @@ def _g_clip(ctx, g):
     if hi is not None:
         upper = less_equal(x, hi)
         mask = upper if mask is None else logical_and(mask, upper)
-    return (g if mask is None else where(mask, g, zeros_like_(g)),)
+    return (g if mask is None else where(mask, g, zeros_like(g)),)
 
 
 _CLIP = defop("clip", kernel=_clip_kernel, meta=_clip_meta, grad=_g_clip, attrs={"min": None, "max": None},
@@ -735,5 +717,4 @@ def increment(x: Tensor, value: float = 1.0, name: str | None = None) -> Tensor:
     x = as_tensor(x, "x", "increment")
     if x.size != 1:
         raise ValueError(f"increment: argument 'x' must have exactly one element, got shape {x.shape}")
-    from .operators import inplace  # noqa: PLC0415 - operators imports this module
     return inplace(x, add, "increment", value)

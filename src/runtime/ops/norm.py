@@ -15,11 +15,17 @@ from typing import Any, Callable
 
 import numpy as np
 
-from ..autograd.grad_mode import no_grad, state as _grad_state
 from ..tensor import Tensor, as_tensor
 from . import math as _m
 from . import meta_utils as mu
+from .activation import _signed
+from .creation import assign, zeros
+from .grad_mode import no_grad, state as _grad_state
+from .linalg import norm as _p_norm
+from .reduction import mean, sum as _sum
 from .registry import Sample, TensorSpec, defop, normal_sampler
+from .indexing import slice as _slice
+from .shape import concat, reshape
 
 __all__ = ["batch_norm", "layer_norm", "group_norm", "instance_norm", "normalize", "local_response_norm"]
 
@@ -144,8 +150,6 @@ def _backward(xp, x, weight, bias, mean, var, g, lay: _Layout, eps: float):
 
 def _composed_grad(x, w, b, g, lay: _Layout, eps: float, need) -> tuple:
     """The same gradient from public ops, so the backward pass can itself be differentiated."""
-    from .reduction import mean, sum as _sum  # noqa: PLC0415
-    from .shape import reshape  # noqa: PLC0415
     red, stat = list(lay.reduce), list(lay.stat_shape)
     xc = _m.subtract(reshape(x, stat), mean(reshape(x, stat), axis=red, keepdim=True))
     inv = _m.rsqrt(_m.add(mean(_m.multiply(xc, xc), axis=red, keepdim=True), eps))
@@ -210,7 +214,6 @@ def _make_norm(name: str, layout: Callable, check: Callable, attrs: dict, sample
             out.append(Sample((x, w, b, mean, var, _rng.normal(size=x.shape)), s.attrs))
         return out
 
-    from .activation import _signed  # noqa: PLC0415 - the same signature helper as the activations
     grad_op = defop(f"{name}_grad", kernel=_signed(grad_kernel, ("xp", "x", "weight", "bias", "mean", "variance",
                                                                 "out_grad"), attrs),
                     meta=_signed(grad_meta, ("x", "weight", "bias", "mean", "variance", "out_grad"), attrs),
@@ -289,8 +292,6 @@ def _bn_infer_kernel(xp, x, mean, variance, weight, bias, *, epsilon, channel_ax
 
 
 def _g_bn_infer(ctx, g):
-    from .reduction import sum as _sum  # noqa: PLC0415
-    from .shape import reshape  # noqa: PLC0415
     x, mean, var, w, b = ctx.inputs
     need = ctx.needs_input_grad
     c = ctx.attrs["channel_axis"]
@@ -332,7 +333,6 @@ def _opt(api: str, arg: str, t: Any) -> Tensor | None:
 
 def _update_running(running: Tensor, batch: Tensor, momentum: float) -> None:
     """running = momentum * running + (1 - momentum) * batch, written in place (no autograd)."""
-    from .creation import assign  # noqa: PLC0415
     with no_grad():
         assign(_m.lerp(running, batch, 1.0 - momentum), running)
 
@@ -419,7 +419,6 @@ def instance_norm(x: Tensor, running_mean: Tensor | None = None, running_var: Te
 
 def normalize(x: Tensor, p: float = 2, axis: int = 1, epsilon: float = 1e-12, name: str | None = None) -> Tensor:
     """x / max(||x||_p, epsilon) along `axis`."""
-    from .linalg import norm as _p_norm  # noqa: PLC0415
     api = "normalize"
     x = as_tensor(x, "x", api)
     p = mu.number_arg(api, "p", p)
@@ -434,8 +433,6 @@ def normalize(x: Tensor, p: float = 2, axis: int = 1, epsilon: float = 1e-12, na
 def local_response_norm(x: Tensor, size: int, alpha: float = 1e-4, beta: float = 0.75, k: float = 1.0,
                         data_format: str = "NCHW", name: str | None = None) -> Tensor:
     """x / (k + alpha * mean of x^2 over `size` neighbouring channels) ** beta."""
-    from .creation import zeros  # noqa: PLC0415
-    from .shape import concat, slice as _slice  # noqa: PLC0415
     api = "local_response_norm"
     x = as_tensor(x, "x", api)
     if isinstance(size, bool) or not isinstance(size, (int, np.integer)) or size < 1:

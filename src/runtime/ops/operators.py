@@ -1,5 +1,5 @@
-"""Tensor operators (`+`, `<`, `&`, `+=`...), in-place method variants (`add_`...) and the
-in-place protocol they share: one table binds the public elementwise functions to Tensor."""
+"""Tensor operators (`+`, `<`, `&`, `+=`...) and in-place method variants (`add_`...): one table
+binds the public elementwise functions to Tensor; the in-place protocol they use is in inplace.py."""
 from __future__ import annotations
 
 from typing import Any
@@ -8,43 +8,14 @@ import numpy as np
 
 from ..tensor import Tensor, tensor_method
 from . import math as m
-from .math import (abs, add, allclose, bitwise_and, bitwise_not, bitwise_or, bitwise_xor, cast,  # noqa: A004
-                   clip, divide, equal, equal_all, floor_divide, floor_mod, fmax, fmin, greater_equal,
+from .inplace import inplace
+from .math import (abs, add, bitwise_and, bitwise_not, bitwise_or, bitwise_xor, cast,  # noqa: A004
+                   clip, divide, equal, floor_divide, floor_mod, fmax, fmin, greater_equal,
                    greater_than, isclose, isfinite, isinf, isnan, lerp, less_equal, less_than, logical_and,
                    logical_not, logical_or, logical_xor, maximum, minimum, mod, multiply, neg, not_equal,
                    pow, remainder, scale, subtract, where)
 
 __all__: list[str] = []
-
-
-def inplace(self: Tensor, fn, api: str, *args: Any, **kwargs: Any) -> Tensor:
-    """Run `fn(self, *args)` and make `self` hold the result (an in-place op).
-
-    The op sees a shadow of `self` (same data and autograd edge, its own version), so the
-    node that produced the new value does not see its own input as modified.
-    """
-    from ..autograd.grad_mode import is_grad_enabled  # noqa: PLC0415
-    if self._data is None:  # a static Variable: `x += y` records a new var, as in Paddle's static mode
-        return fn(self, *args, **kwargs)
-    if is_grad_enabled() and self._node is None and not self.stop_gradient:
-        raise ValueError(f"{api}: a leaf tensor that requires grad (stop_gradient=False) cannot be "
-                         "modified in place; wrap it in paddle.no_grad() or use the out-of-place op")
-    shadow = Tensor._wrap(self._data)
-    shadow.stop_gradient, shadow._node, shadow._oidx = self.stop_gradient, self._node, self._oidx
-    result = fn(shadow, *args, **kwargs)
-    if result._data.shape != self._data.shape:
-        raise ValueError(f"{api}: the in-place result has shape {result.shape}, which differs from the "
-                         f"tensor's shape {self.shape} (broadcasting may not grow an in-place target)")
-    data = result._data if result._data.dtype == self._data.dtype else result._data.astype(self._data.dtype)
-    if self._node is None and result._node is None:
-        self._data[...] = data
-    else:
-        self._data = data
-    self._node, self._oidx = result._node, result._oidx
-    if result._node is not None:
-        self.stop_gradient = False
-    self._version += 1
-    return self
 
 
 def _reflected(fn):
@@ -87,8 +58,8 @@ Tensor.__invert__ = lambda self: logical_not(self) if self._data.dtype.kind == "
 for _fn in (add, subtract, multiply, divide, floor_divide, remainder, mod, floor_mod, pow, maximum,
             minimum, fmax, fmin, *(m._unary_apis.values()), isnan, isinf, isfinite, logical_and,
             logical_or, logical_xor, logical_not, bitwise_and, bitwise_or, bitwise_xor, bitwise_not,
-            equal, not_equal, less_than, less_equal, greater_than, greater_equal, equal_all, isclose,
-            allclose, where, clip, scale, lerp):
+            equal, not_equal, less_than, less_equal, greater_than, greater_equal, isclose,
+            where, clip, scale, lerp):
     tensor_method(_fn)
 def _static_inplace(self: Tensor, fn, api: str, *args: Any, **kwargs: Any) -> Tensor:
     """`x.add_(y)` on a static Variable: the op writes into x's own var, as Paddle's static mode

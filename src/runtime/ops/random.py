@@ -12,9 +12,11 @@ from typing import Any
 import numpy as np
 
 from .. import dtypes as _dt
+from ..generator import default_generator
 from ..tensor import Tensor, as_tensor, tensor_method
 from . import meta_utils as mu
 from .creation import _shape_arg
+from .math import add, cast, log1p, multiply, neg
 from .registry import Sample, TensorSpec, defop
 
 __all__ = ["rand", "randn", "standard_normal", "normal", "uniform", "randint", "randint_like",
@@ -29,7 +31,6 @@ def _stream(seed: int) -> np.random.Generator:
     """The generator a kernel draws from: the global one, or a private one for a fixed seed."""
     if seed:
         return np.random.default_rng(seed)
-    from ..generator import default_generator  # noqa: PLC0415 - looked up per call, as seed() may change it
     return default_generator().rng
 
 
@@ -142,7 +143,6 @@ def randn(shape: Any, dtype: Any = None, name: str | None = None) -> Tensor:
 def normal(mean: Any = 0.0, std: Any = 1.0, shape: Any = None, name: str | None = None) -> Tensor:
     """Samples of N(mean, std^2); tensor mean/std give elementwise parameters (shape ignored)."""
     if isinstance(mean, Tensor) or isinstance(std, Tensor):
-        from .math import add, multiply  # noqa: PLC0415
         like = mean if isinstance(mean, Tensor) else std
         out_shape = mu.broadcast_shape("normal", tuple(mean.shape) if isinstance(mean, Tensor) else (),
                                        tuple(std.shape) if isinstance(std, Tensor) else (), ("mean", "std"))
@@ -170,7 +170,6 @@ def randint_like(x: Tensor, low: int = 0, high: int | None = None, dtype: Any = 
     """randint with x's shape, in x's dtype unless `dtype` is given."""
     x = as_tensor(x, "x", "randint_like")
     out_dtype = x._data.dtype if dtype is None else _dt.to_np_dtype(dtype)
-    from .math import cast  # noqa: PLC0415
     out = randint(low, high, x.shape, _I64)
     return out if out_dtype == _I64 else cast(out, out_dtype)
 
@@ -319,6 +318,5 @@ def exponential_(x: Tensor, lam: float = 1.0, name: str | None = None) -> Tensor
     lam = mu.number_arg("exponential_", "lam", lam)
     if lam <= 0:
         raise ValueError(f"exponential_: argument 'lam' must be positive, got {lam}")
-    from .math import log1p, multiply, neg  # noqa: PLC0415
     u = uniform(x.shape, x._data.dtype, 0.0, 1.0)
     return _refill(x, multiply(neg(log1p(neg(u))), 1.0 / lam))

@@ -10,10 +10,15 @@ import numpy as np
 from .. import dtypes as _dt
 from ..tensor import Tensor, as_tensor, tensor_method
 from . import meta_utils as mu
+from .creation import numel, ones_like, zeros_like
+from .math import (_operands, cast, divide, equal, exp, isclose, isnan, logical_and, logical_not, multiply,
+                   subtract, where)
 from .registry import Sample, TensorSpec, defop
+from .shape import expand, expand_as, reshape, unsqueeze
 
 __all__ = ["sum", "mean", "max", "min", "amax", "amin", "prod", "argmax", "argmin", "all", "any",
-           "logsumexp", "std", "var", "median", "cumsum", "cumprod", "nansum", "nanmean", "count_nonzero"]
+           "logsumexp", "std", "var", "median", "cumsum", "cumprod", "nansum", "nanmean", "count_nonzero",
+           "equal_all", "allclose"]
 
 _rng = np.random.default_rng(7)
 _I64 = np.dtype("int64")
@@ -54,7 +59,6 @@ def _expand_back(g, x, axis, keepdim):
 
     In a static program where x has unknown (-1) dimensions the shape is taken from x at
     run time (unsqueeze, then expand_as)."""
-    from .shape import expand, expand_as, reshape, unsqueeze  # noqa: PLC0415
     shape = x.shape
     axes = mu.normalize_axes("sum", axis, len(shape))
     if -1 in shape:
@@ -104,7 +108,6 @@ def _sum_kernel(xp, x, *, axis, keepdim, dtype):
 
 
 def _cast_like(g, x):
-    from .math import cast  # noqa: PLC0415
     return cast(g, x.dtype) if g.dtype != x.dtype else g
 
 
@@ -138,14 +141,11 @@ def _reduced_count(x, axis, reduced):
     count = _count(x, axis)
     if count >= 0:
         return count
-    from .creation import numel  # noqa: PLC0415
-    from .math import cast, divide  # noqa: PLC0415
     return divide(cast(numel(x), x.dtype), cast(numel(reduced), x.dtype))
 
 
 def _g_mean(ctx, g):
     (x,) = ctx.inputs
-    from .math import divide, multiply  # noqa: PLC0415
     axis = ctx.attrs["axis"]
     spread = _expand_back(g, x, axis, ctx.attrs["keepdim"])
     count = _reduced_count(x, axis, g)
@@ -168,7 +168,6 @@ def mean(x: Tensor, axis: Any = None, keepdim: bool = False, name: str | None = 
 def _g_extreme(split: bool):
     """max/min send the whole gradient to every tied extreme; amax/amin split it evenly."""
     def rule(ctx, g):
-        from .math import cast, divide, equal, multiply  # noqa: PLC0415
         (x,) = ctx.inputs
         axis, keepdim = ctx.attrs["axis"], ctx.attrs["keepdim"]
         mask = cast(equal(x, _expand_back(ctx.outputs[0], x, axis, keepdim)), g.dtype)
@@ -231,8 +230,6 @@ def _prod_kernel(xp, x, *, axis, keepdim, dtype):
 def _g_prod(ctx, g):
     """d prod / d x_i = product of the others, exact with zeros: with no zero it is prod/x_i;
     with one zero only that element gets the product of the rest; with two or more, none."""
-    from .creation import ones_like, zeros_like  # noqa: PLC0415
-    from .math import cast, divide, equal, multiply, where  # noqa: PLC0415
     (x,) = ctx.inputs
     axis, keepdim = ctx.attrs["axis"], ctx.attrs["keepdim"]
     axes = list(mu.normalize_axes("prod", axis, len(x.shape)))
@@ -347,8 +344,23 @@ def any(x: Tensor, axis: Any = None, keepdim: bool = False, name: str | None = N
 @tensor_method
 def count_nonzero(x: Tensor, axis: Any = None, keepdim: bool = False, name: str | None = None) -> Tensor:
     """The number of non-zero elements along `axis`, as int64."""
-    from .math import cast  # noqa: PLC0415
     return sum(cast(as_tensor(x, "x", "count_nonzero"), "bool"), axis=axis, keepdim=keepdim)
+
+
+@tensor_method
+def equal_all(x: Tensor, y: Tensor, name: str | None = None) -> Tensor:
+    """A 0-D bool tensor: True when x and y have the same shape and values."""
+    x, y = _operands("equal_all", x, y)
+    if x.shape != y.shape:
+        return Tensor._wrap(np.asarray(False))
+    return all(equal(x, y))
+
+
+@tensor_method
+def allclose(x: Tensor, y: Tensor, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False,
+             name: str | None = None) -> Tensor:
+    """True when every element of x is close to y's (`isclose`)."""
+    return all(isclose(x, y, rtol, atol, equal_nan))
 
 
 # ---------------------------------------------------------------- logsumexp
@@ -369,7 +381,6 @@ def _logsumexp_kernel(xp, x, *, axis, keepdim):
 
 
 def _g_logsumexp(ctx, g):
-    from .math import exp, multiply, subtract  # noqa: PLC0415
     (x,) = ctx.inputs
     axis, keepdim = ctx.attrs["axis"], ctx.attrs["keepdim"]
     soft = exp(subtract(x, _expand_back(ctx.outputs[0], x, axis, keepdim)))
@@ -401,7 +412,6 @@ def _moment_op(name: str, take_sqrt: bool):
         return xp.sqrt(out) if take_sqrt else out
 
     def rule(ctx, g):
-        from .math import divide, multiply, subtract  # noqa: PLC0415
         (x,) = ctx.inputs
         axis, unbiased, keepdim = ctx.attrs["axis"], ctx.attrs["unbiased"], ctx.attrs["keepdim"]
         axes = list(mu.normalize_axes(name, axis, len(x.shape)))
@@ -479,7 +489,6 @@ _MEDIAN_WEIGHTS = defop("median_weights", kernel=_median_weights_kernel, meta=_m
 
 
 def _g_median(ctx, g):
-    from .math import multiply  # noqa: PLC0415
     (x,) = ctx.inputs
     axis, keepdim = ctx.attrs["axis"], ctx.attrs["keepdim"]
     return (multiply(_MEDIAN_WEIGHTS(x, axis=axis), _expand_back(g, x, axis, keepdim)),)
@@ -543,14 +552,12 @@ def _cum_samples(with_zeros: bool):
 
 def _cum_grad_axis(x, axis):
     """Gradient rules work on the flattened input when the op flattened it."""
-    from .shape import reshape  # noqa: PLC0415
     if axis is None or len(x.shape) == 0:
         return reshape(x, [-1]), 0
     return x, axis
 
 
 def _reshape_like(g, x):
-    from .shape import reshape  # noqa: PLC0415
     return reshape(g, list(x.shape)) if list(g.shape) != list(x.shape) else g
 
 
@@ -564,8 +571,6 @@ def _g_cumsum(ctx, g):
 def _g_cumprod(ctx, g):
     """Exact with zeros: before the first zero of a slice, sum_{j>=i} g_j out_j / x_i; at the
     first zero, sum_{j>=z} g_j prod_{k<=j, k!=z} x_k; after it, 0."""
-    from .math import cast, divide, equal, logical_and, multiply, where  # noqa: PLC0415
-    from .creation import ones_like, zeros_like  # noqa: PLC0415
     x0 = ctx.inputs[0]
     reverse = ctx.attrs["reverse"]
     x, axis = _cum_grad_axis(x0, ctx.attrs["axis"])
@@ -613,8 +618,6 @@ def cumprod(x: Tensor, dim: int | None = None, dtype: Any = None, name: str | No
 # ---------------------------------------------------------------- nan-ignoring reductions
 def _without_nan(x: Tensor) -> tuple[Tensor, Tensor]:
     """x with NaNs replaced by 0, and the mask of kept elements."""
-    from .creation import zeros_like  # noqa: PLC0415
-    from .math import isnan, logical_not, where  # noqa: PLC0415
     keep = logical_not(isnan(x))
     return where(keep, x, zeros_like(x)), keep
 
@@ -631,7 +634,6 @@ def nansum(x: Tensor, axis: Any = None, dtype: Any = None, keepdim: bool = False
 @tensor_method
 def nanmean(x: Tensor, axis: Any = None, keepdim: bool = False, name: str | None = None) -> Tensor:
     """Mean over `axis` of the non-NaN elements (NaN where a slice has none)."""
-    from .math import divide  # noqa: PLC0415
     x = as_tensor(x, "x", "nanmean")
     mu.require_float("nanmean", TensorSpec(x._data.shape, x._data.dtype))
     clean, keep = _without_nan(x)

@@ -1,6 +1,7 @@
-"""Search and sort: nonzero, masked_select, topk, sort, argsort, kthvalue, unique,
-unique_consecutive, searchsorted, bucketize. Ops whose output size depends on the values
-(nonzero, masked_select, unique*) are flagged dynamic_shape and report -1 for that size.
+"""Search and sort: topk, sort, argsort, kthvalue, mode, unique, unique_consecutive,
+searchsorted, bucketize (nonzero and masked_select, which boolean indexing is built on, live in
+indexing). Ops whose output size depends on the values (unique*) are flagged dynamic_shape and
+report -1 for that size.
 
 Sorting is stable throughout (ties keep index order), so indices are deterministic; a
 descending order sorts a key whose ascending order is x's descending one.
@@ -15,10 +16,9 @@ from .. import dtypes as _dt
 from ..tensor import Tensor, as_tensor, tensor_method
 from . import creation, indexing, shape
 from . import meta_utils as mu
-from .grad_utils import unbroadcast
 from .registry import Sample, TensorSpec, defop
 
-__all__ = ["nonzero", "masked_select", "topk", "sort", "argsort", "kthvalue", "mode", "unique", "unique_consecutive",
+__all__ = ["topk", "sort", "argsort", "kthvalue", "mode", "unique", "unique_consecutive",
            "searchsorted", "bucketize"]
 
 _rng = np.random.default_rng(17)
@@ -47,57 +47,6 @@ def _put_back(x: Tensor, indices: Tensor, g: Tensor, axis: int) -> Tensor:
 def _require_dim(op: str, x: TensorSpec) -> None:
     if not x.shape:
         raise ValueError(f"{op}: argument 'x' must have at least 1 dimension, got a 0-D tensor")
-
-
-# ---------------------------------------------------------------- nonzero / masked_select
-_NONZERO = defop("nonzero", kernel=lambda xp, x: xp.argwhere(x).astype(_INT64, copy=False),
-                 meta=lambda x: TensorSpec((-1, len(x.shape)), _INT64), dynamic_shape=True,
-                 samples=lambda: [Sample((np.array([[1.0, 0.0, 2.0], [0.0, 0.0, 3.0]]),)),
-                                  Sample((_rng.random((2, 3, 2)) > 0.5,))])
-
-
-@tensor_method
-def nonzero(x: Tensor, as_tuple: bool = False) -> Tensor | tuple[Tensor, ...]:
-    """Coordinates of the non-zero elements: [z, ndim] int64, or (as_tuple) ndim tensors of shape [z, 1]."""
-    x = as_tensor(x, "x", "nonzero")
-    if x.ndim == 0:
-        x = shape.reshape(x, [1])
-    out = _NONZERO(x)
-    return tuple(shape.split(out, x.ndim, axis=1)) if as_tuple else out
-
-
-def _masked_select_meta(x: TensorSpec, mask: TensorSpec) -> TensorSpec:
-    if mask.dtype.kind != "b":
-        raise TypeError(f"masked_select: argument 'mask' must be a bool tensor, got {mask.dtype.name}")
-    mu.broadcast_shape("masked_select", x.shape, mask.shape, ("x", "mask"))
-    return TensorSpec((-1,), x.dtype)
-
-
-def _masked_select_kernel(xp, x, mask):
-    if x.shape != mask.shape:
-        x, mask = xp.broadcast_arrays(x, mask)
-    return x[mask]
-
-
-def _g_masked_select(ctx, g):
-    x, mask = ctx.inputs
-    full = mu.broadcast_shape("masked_select", tuple(x.shape), tuple(mask.shape))
-    if tuple(mask.shape) != full:
-        mask = shape.expand(mask, list(full))
-    zeros = creation.zeros(list(full), dtype=g.dtype)
-    return unbroadcast(indexing._SETITEM(zeros, g, mask, index=(("tensor", 0),)), x), None
-
-
-_MASKED_SELECT = defop("masked_select", kernel=_masked_select_kernel, meta=_masked_select_meta,
-                       grad=_g_masked_select, inputs=("x", "mask"), dynamic_shape=True,
-                       samples=lambda: [Sample((_distinct(3, 4), _rng.random((3, 4)) > 0.4)),
-                                        Sample((_distinct(3, 1), _rng.random((3, 4)) > 0.4))])
-
-
-@tensor_method
-def masked_select(x: Tensor, mask: Tensor, name: str | None = None) -> Tensor:
-    """The elements of x where the bool `mask` (broadcast with x) is True, as a 1-D tensor."""
-    return _MASKED_SELECT(as_tensor(x, "x", "masked_select"), as_tensor(mask, "mask", "masked_select"))
 
 
 # ---------------------------------------------------------------- sort / argsort / topk / kthvalue

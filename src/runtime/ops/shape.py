@@ -1,5 +1,6 @@
 """Shape ops: reshape, transpose, flatten, squeeze/unsqueeze, expand, broadcast_to, tile,
-concat, stack, split, chunk, unbind, slice, strided_slice, flip, roll (cast lives in math).
+concat, stack, split, chunk, unbind, flip, roll (cast lives in math; slice, strided_slice and
+repeat_interleave, which select, live in indexing).
 
 Ops that only re-label the dimensions (reshape, squeeze, unsqueeze, flatten, transpose,
 split, unbind, flip) return NumPy views, so, as in Paddle's dygraph mode, the output
@@ -14,18 +15,17 @@ from typing import Any
 
 import numpy as np
 
-from ..autograd.grad_mode import is_grad_enabled
 from ..tensor import Tensor, as_tensor, tensor_method
-from . import indexing
 from . import meta_utils as mu
 from .grad_utils import unbroadcast
+from .inplace import inplace_view
 from .registry import Sample, TensorSpec, defop, normal_sampler
 
 __all__ = ["reshape", "expand", "transpose", "moveaxis", "flatten", "squeeze", "unsqueeze", "expand_as",
            "broadcast_to", "broadcast_tensors", "broadcast_shape", "tile", "concat", "stack", "split",
-           "chunk", "unbind", "unstack", "slice", "strided_slice", "flip", "roll", "view",
+           "chunk", "unbind", "unstack", "flip", "roll", "view",
            "reshape_", "squeeze_", "unsqueeze_", "flatten_", "transpose_", "view_as", "unflatten", "reverse",
-           "rot90", "repeat_interleave"]
+           "rot90"]
 
 _rng = np.random.default_rng(11)
 _normal = normal_sampler(_rng)
@@ -176,20 +176,6 @@ def view(x: Tensor, shape_or_dtype: Any, name: str | None = None) -> Tensor:
     return reshape(x, shape_or_dtype)
 
 
-def _inplace_view(x: Tensor, fn, api: str, *args: Any) -> Tensor:
-    """Make `x` itself hold `fn(x, *args)` (a shape-changing in-place op such as reshape_)."""
-    x = as_tensor(x, "x", api)
-    if is_grad_enabled() and x._node is None and not x.stop_gradient:
-        raise ValueError(f"{api}: a leaf tensor that requires grad (stop_gradient=False) cannot be "
-                         "modified in place; wrap it in paddle.no_grad() or use the out-of-place op")
-    result = fn(indexing._alias(x), *args)  # the op's node keeps the alias: x's new version does not flag it
-    x._data, x._node, x._oidx = result._data, result._node, result._oidx
-    if result._node is not None:
-        x.stop_gradient = False
-    x._version += 1
-    return x
-
-
 @tensor_method
 def view_as(x: Tensor, other: Tensor, name: str | None = None) -> Tensor:
     """x reshaped to the shape of `other` (sharing x's data)."""
@@ -210,31 +196,31 @@ def unflatten(x: Tensor, axis: int, shape: Any, name: str | None = None) -> Tens
 @tensor_method
 def reshape_(x: Tensor, shape: Any, name: str | None = None) -> Tensor:
     """In-place `reshape`: x itself takes the new shape."""
-    return _inplace_view(x, reshape, "reshape_", shape)
+    return inplace_view(x, reshape, "reshape_", shape)
 
 
 @tensor_method
 def squeeze_(x: Tensor, axis: Any = None, name: str | None = None) -> Tensor:
     """In-place `squeeze`: x itself takes the new shape."""
-    return _inplace_view(x, squeeze, "squeeze_", axis)
+    return inplace_view(x, squeeze, "squeeze_", axis)
 
 
 @tensor_method
 def unsqueeze_(x: Tensor, axis: Any, name: str | None = None) -> Tensor:
     """In-place `unsqueeze`: x itself takes the new shape."""
-    return _inplace_view(x, unsqueeze, "unsqueeze_", axis)
+    return inplace_view(x, unsqueeze, "unsqueeze_", axis)
 
 
 @tensor_method
 def flatten_(x: Tensor, start_axis: int = 0, stop_axis: int = -1, name: str | None = None) -> Tensor:
     """In-place `flatten`: x itself takes the new shape."""
-    return _inplace_view(x, flatten, "flatten_", start_axis, stop_axis)
+    return inplace_view(x, flatten, "flatten_", start_axis, stop_axis)
 
 
 @tensor_method
 def transpose_(x: Tensor, perm: Any, name: str | None = None) -> Tensor:
     """In-place `transpose`: x itself takes the new shape."""
-    return _inplace_view(x, transpose, "transpose_", perm)
+    return inplace_view(x, transpose, "transpose_", perm)
 
 
 # ---------------------------------------------------------------- transpose
@@ -393,7 +379,7 @@ def _tile_meta(x: TensorSpec, *, repeat_times: tuple) -> TensorSpec:
 
 
 def _g_tile(ctx, g):
-    from .reduction import sum as _sum  # noqa: PLC0415 - reduction is a sibling op family
+    from .reduction import sum as _sum  # noqa: PLC0415 - reduction imports shape (its gradients expand back)
     x = ctx.inputs[0]
     reps = ctx.attrs["repeat_times"]
     n = max(x.ndim, len(reps))
@@ -579,32 +565,6 @@ def unstack(x: Tensor, axis: int = 0, num: int | None = None) -> list[Tensor]:
     return out
 
 
-# ---------------------------------------------------------------- slice / strided_slice (getitem)
-def _slice_args(op: str, input: Tensor, axes: Any, pieces: dict) -> tuple:  # noqa: A002
-    axes = _ints(op, "axes", axes)
-    lists = {k: _ints(op, k, v) for k, v in pieces.items()}
-    for k, v in lists.items():
-        if len(v) != len(axes):
-            raise ValueError(f"{op}: argument '{k}' {list(v)} must have one entry per axis in 'axes' {list(axes)}")
-    return axes, lists
-
-
-@tensor_method
-def slice(input: Tensor, axes: Any, starts: Any, ends: Any) -> Tensor:  # noqa: A001,A002 - Paddle's names
-    """input[starts[i]:ends[i]] along each axes[i] (bounds clamp to the dimension, as Python slices)."""
-    input = as_tensor(input, "input", "slice")
-    axes, v = _slice_args("slice", input, axes, {"starts": starts, "ends": ends})
-    return indexing.slice_axes(input, axes, v["starts"], v["ends"], (1,) * len(axes), "slice")
-
-
-@tensor_method
-def strided_slice(x: Tensor, axes: Any, starts: Any, ends: Any, strides: Any, name: str | None = None) -> Tensor:
-    """x[starts[i]:ends[i]:strides[i]] along each axes[i] (negative strides walk backwards)."""
-    x = as_tensor(x, "x", "strided_slice")
-    axes, v = _slice_args("strided_slice", x, axes, {"starts": starts, "ends": ends, "strides": strides})
-    return indexing.slice_axes(x, axes, v["starts"], v["ends"], v["strides"], "strided_slice")
-
-
 # ---------------------------------------------------------------- flip / roll
 def _flip_meta(x: TensorSpec, *, axis: tuple) -> TensorSpec:
     mu.normalize_axes("flip", axis, len(x.shape))
@@ -643,22 +603,6 @@ def rot90(x: Tensor, k: int = 1, axes: Any = (0, 1), name: str | None = None) ->
     if k == 3:
         return flip(transpose(x, perm), [axes[1]])
     return reshape(x, x.shape)
-
-
-@tensor_method
-def repeat_interleave(x: Tensor, repeats: Any, axis: int | None = None, name: str | None = None) -> Tensor:
-    """Repeat each element (each slice along `axis`; None: of the flattened x) `repeats` times."""
-    x = as_tensor(x, "x", "repeat_interleave")
-    if axis is None:
-        x, axis = flatten(x), 0
-    a = mu.normalize_axis("repeat_interleave", mu.int_arg("repeat_interleave", "axis", axis), x.ndim)
-    n = x.shape[a]
-    reps = repeats.numpy().reshape(-1) if isinstance(repeats, Tensor) else np.asarray(repeats).reshape(-1)
-    if reps.dtype.kind not in "iu" or reps.size not in (1, n) or (reps < 0).any():
-        raise ValueError(f"repeat_interleave: argument 'repeats' must be a non-negative int or {n} ints "
-                         f"(the size of dimension {a}), got {reps.tolist()}")
-    index = np.repeat(np.arange(n, dtype=np.int64), reps)
-    return indexing.index_select(x, Tensor._wrap(indexing._on_device_of(index, x._data)), a)
 
 
 def _roll_meta(x: TensorSpec, *, shifts: tuple, axis: tuple | None) -> TensorSpec:

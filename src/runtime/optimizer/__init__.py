@@ -1,5 +1,5 @@
 """`paddle.optimizer`: SGD, Momentum, Adam, AdamW, RMSProp and `lr` schedulers."""
-from . import lr, regularizer  # noqa: F401
+from . import lr  # noqa: F401
 from .optimizer import Optimizer
 from .optimizers import SGD, Adam, AdamW, Momentum, RMSProp
 

@@ -71,7 +71,7 @@ class LRScheduler:
         """Set the rate; for a scheduler driving a static program, also its lr var in the global scope."""
         self._last_lr = value
         if getattr(self, "_var_name", None) is not None:
-            from .static_mode import set_lr_var  # noqa: PLC0415
+            from .static_mode import set_lr_var  # noqa: PLC0415 - static_mode needs static and executor, layers above us
             set_lr_var(self._var_name, value)
 
     def step(self, epoch: int | None = None) -> None:

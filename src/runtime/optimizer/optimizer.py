@@ -21,14 +21,14 @@ from typing import Any, Callable, Iterable
 
 import numpy as np
 
-from ..autograd.grad_mode import no_grad
+from ..autograd import no_grad
 from ..mode import in_dynamic_mode
 from ..nn.clip import ClipGradBase
 from ..ops import optimizer_ops
 from ..ops.registry import OpDef
+from ..regularizer import L2Decay, WeightDecayRegularizer
 from ..tensor import Tensor
 from .lr import LRScheduler
-from .regularizer import L2Decay, WeightDecayRegularizer
 
 __all__ = ["Optimizer"]
 
@@ -195,7 +195,7 @@ class Optimizer:
                                "this will lead to conflict")
         self._learning_rate = float(value)
         if self._static_lr_var is not None:
-            from .static_mode import set_lr_var  # noqa: PLC0415
+            from .static_mode import set_lr_var  # noqa: PLC0415 - static_mode needs static and executor, layers above us
             set_lr_var(self._static_lr_var, self._learning_rate)
 
     def set_lr_scheduler(self, scheduler: LRScheduler) -> None:
@@ -252,7 +252,7 @@ class Optimizer:
         and returns (optimize_ops, params_grads) (see `static_mode`).
         """
         if not in_dynamic_mode():
-            from .static_mode import minimize_static  # noqa: PLC0415 - static sits above optimizers
+            from .static_mode import minimize_static  # noqa: PLC0415 - static_mode needs static and executor, layers above us
             return minimize_static(self, loss, startup_program, parameters, no_grad_set)
         if not isinstance(loss, Tensor):
             raise TypeError(f"{type(self).__name__}.minimize: 'loss' must be a Tensor, got {type(loss).__name__}")

@@ -20,8 +20,13 @@ from typing import Any
 
 import numpy as np
 
+from ..executor.scope import global_scope
 from ..ops import math as _math
+from ..regularizer import L1Decay
+from ..static.backward import append_backward
+from ..static.framework import Variable, default_startup_program, program_guard, unique_name
 from .lr import LRScheduler
+from .optimizer import _Group
 
 __all__ = ["minimize_static", "set_lr_var"]
 
@@ -30,7 +35,6 @@ _LR_DTYPE = np.dtype("float32")
 
 def set_lr_var(name: str, value: float) -> None:
     """Write a learning rate into the lr var `name` of the global scope (what the Executor reads)."""
-    from ..executor.scope import global_scope  # noqa: PLC0415 - the executor sits above optimizers
     global_scope().var(name).set(np.array([value], dtype=_LR_DTYPE))
 
 
@@ -45,7 +49,6 @@ def _persistable(main, startup, name: str, shape: tuple, dtype: np.dtype, fill: 
 
 def _regularized(reg: Any, param, grad):
     """grad + the decay term of `reg` (L2: coeff * param, L1: coeff * sign(param)), as ops."""
-    from .regularizer import L1Decay  # noqa: PLC0415
     base = _math.sign(param) if isinstance(reg, L1Decay) else param
     return _math.add(grad, _math.scale(base, reg.coeff))
 
@@ -53,9 +56,6 @@ def _regularized(reg: Any, param, grad):
 def minimize_static(opt, loss, startup_program: Any = None, parameters: Any = None,
                     no_grad_set: Any = None) -> tuple[list, list]:
     """Append backward and update ops for `loss`; returns (optimize_ops, params_grads)."""
-    from ..static.backward import append_backward  # noqa: PLC0415
-    from ..static.framework import Variable, default_startup_program, program_guard, unique_name  # noqa: PLC0415
-    from .optimizer import _Group  # noqa: PLC0415
 
     api = f"{type(opt).__name__}.minimize"
     if not isinstance(loss, Variable):

@@ -13,18 +13,28 @@ When `SOT_LOG` is set and nothing handles the `sot` logger yet, a stderr handler
 """
 from __future__ import annotations
 
+import dis
+import io
 import logging
+import re
 import sys
+import types
 from dataclasses import dataclass
 from typing import Any
 
 from sot import config
 
-from .report import disassembly
-
-__all__ = ["LOGGER", "Snapshot", "emit"]
+__all__ = ["LOGGER", "Snapshot", "emit", "disassembly"]
 
 LOGGER = logging.getLogger("sot")
+_ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
+
+
+def disassembly(code: types.CodeType) -> str:
+    """`dis` of generated code without memory addresses (two runs' outputs diff cleanly)."""
+    out = io.StringIO()
+    dis.dis(code, file=out)
+    return _ADDRESS.sub("", out.getvalue())
 
 
 @dataclass(frozen=True)

@@ -37,11 +37,8 @@ after it; the unit "an eager frame or a break"), `captured_ratio` = ops_captured
 from __future__ import annotations
 
 import dataclasses
-import dis
-import io
 import json
 import linecache
-import re
 import sys
 import types
 from dataclasses import dataclass, field
@@ -52,12 +49,12 @@ from sot.ir import SirStatement, StatementIR, lower
 from sot.translation.reasons import REASONS
 
 from . import record
+from .log import disassembly
 
 __all__ = ["SCHEMA", "Event", "Graph", "Entry", "MissedGuard", "Cache", "FunctionReport", "Report", "report",
            "load", "disassembly"]
 
 SCHEMA = "sot-report/1"
-_ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
 
 
 @dataclass
@@ -231,13 +228,6 @@ def report(details: bool = False) -> Report:
     functions = [_collect(code, ts, parents.get(code), details) for code, ts in by_code.items()]
     functions.sort(key=lambda f: (f.file, f.line, f.qualname))
     return Report(functions)
-
-
-def disassembly(code: types.CodeType) -> str:
-    """`dis` of generated code without memory addresses (two runs' outputs diff cleanly)."""
-    out = io.StringIO()
-    dis.dis(code, file=out)
-    return _ADDRESS.sub("", out.getvalue())
 
 
 def _collect(code: types.CodeType, translators: list[Any], resume_of: str | None, details: bool) -> FunctionReport:

@@ -1,4 +1,5 @@
-"""One recorded op on the eager tape.
+"""The eager tape: one `Node` per recorded op call, written by eager dispatch, walked by the
+autograd engine.
 
 A node keeps what its op's gradient rule needs (the input tensors, the output arrays
 when the rule reads outputs, the attributes) and one edge per input to where that
@@ -9,6 +10,8 @@ input versions are recorded so such writes are detected instead of giving wrong 
 from __future__ import annotations
 
 from typing import Any
+
+from ..tensor import Tensor
 
 __all__ = ["Node", "ModifiedArray"]
 
@@ -90,7 +93,6 @@ class Node:
         self._check_alive()
         if self._out_arrays is None:
             raise RuntimeError(f"op '{self.op.name}' did not save its outputs (save_outputs=False)")
-        from ..tensor import Tensor  # noqa: PLC0415 - Tensor imports the ops that import us
         return tuple(Tensor._from_node(a, self, i) for i, a in enumerate(self._out_arrays))
 
     def _check_alive(self) -> None:

@@ -1,4 +1,7 @@
-"""Whether eager ops record autograd nodes: `no_grad`, `enable_grad`, `set_grad_enabled`."""
+"""Whether eager ops record autograd nodes: `no_grad`, `enable_grad`, `set_grad_enabled`.
+
+It lives with the ops because eager dispatch reads it on every call; `runtime.autograd` re-exports
+the public names."""
 from __future__ import annotations
 
 import functools
