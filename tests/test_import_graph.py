@@ -1,16 +1,20 @@
-"""The module-level import graph of src/ has no cycle, and `runtime` never imports `sot`.
+"""The module-level import graph of src/ has no cycle, runtime's layers import only downward, and
+`runtime` never imports `sot`.
 
 A module-level cycle makes a module's import succeed or fail depending on which module of the
-cycle was imported first, and it hides the layering (`ops -> autograd -> nn -> static -> executor`
-in runtime) that a maintainer relies on. Imports inside functions, classes and `if TYPE_CHECKING:`
-blocks run later (or never), so they are not edges; an import inside a top-level `try`/`if`/`with`
-runs at import time, so it is.
+cycle was imported first, and it hides the layering (`tensor -> ops -> autograd -> nn -> static
+-> executor` in runtime) that a maintainer relies on. An import inside a top-level `try`/`if`/`with`
+runs at import time, so it is an edge; one inside a function runs later and one under
+`if TYPE_CHECKING:` never, so they are not; class bodies are left out as well (a deliberate
+upward import belongs in the function that needs it).
 
-`import_graph(SRC)` is the reusable part: other layering rules are checks on its edges.
+`import_graph(src, packages)` is the reusable part (`src_graph()` for src/): other layering rules
+are checks on its edges.
 """
 from __future__ import annotations
 
 import ast
+import functools
 import pathlib
 from typing import Iterator
 
@@ -21,6 +25,7 @@ PACKAGES = ("runtime", "sot")
 RUNTIME_LAYERS = ("tensor", "ops", "autograd", "nn", "static", "executor")
 # upward edges of another change in progress: static/__init__ re-exports the Executor façade
 _UPWARD_EDGES_OWNED_ELSEWHERE = {("runtime.static", "runtime.executor")}
+
 
 def module_names(src: pathlib.Path = SRC, packages: tuple[str, ...] = PACKAGES) -> dict[str, pathlib.Path]:
     """Every importable module under `packages`, by dotted name. A stub (.pyi) names an extension
@@ -94,6 +99,12 @@ def import_graph(src: pathlib.Path = SRC, packages: tuple[str, ...] = PACKAGES) 
             for name, path in known.items()}
 
 
+@functools.cache
+def src_graph() -> dict[str, set[str]]:
+    """The graph of src/ (built once per test session)."""
+    return import_graph()
+
+
 def _strongly_connected(graph: dict[str, set[str]]) -> list[list[str]]:
     """Tarjan's strongly connected components, iteratively (the graph has hundreds of nodes)."""
     index: dict[str, int] = {}
@@ -143,11 +154,11 @@ def _shortest_cycle_through(start: str, members: set[str], graph: dict[str, set[
         following = []
         for node in frontier:
             for child in sorted(graph[node] & members):
-                if child == start:
+                if child == start:  # walk back from node to start, then close the loop
                     path = [node]
                     while path[-1] != start:
                         path.append(parents[path[-1]])
-                    return [start] + path[::-1][1:] + [start] if len(path) > 1 else [start, start]
+                    return path[::-1] + [start]
                 if child not in parents:
                     parents[child] = node
                     following.append(child)
@@ -200,7 +211,7 @@ def test_find_cycles_reports_a_cycle_as_a_path():
 
 
 def test_no_module_level_import_cycle():
-    cycles = find_cycles(import_graph())
+    cycles = find_cycles(src_graph())
     assert not cycles, "module-level import cycles:\n" + "\n".join(" -> ".join(c) for c in cycles)
 
 
@@ -212,7 +223,7 @@ def _runtime_layer(module: str) -> int | None:
 
 
 def test_runtime_layers_import_only_downward():
-    graph = import_graph()
+    graph = src_graph()
     upward = sorted(f"{module} -> {target}" for module, targets in graph.items() for target in targets
                     if (module, target) not in _UPWARD_EDGES_OWNED_ELSEWHERE
                     and None not in (_runtime_layer(module), _runtime_layer(target))
@@ -221,7 +232,7 @@ def test_runtime_layers_import_only_downward():
 
 
 def test_runtime_never_imports_sot_at_module_level():
-    graph = import_graph()
+    graph = src_graph()
     offenders = sorted(f"{module} -> {target}" for module, targets in graph.items()
                        if module.split(".")[0] == "runtime"
                        for target in targets if target.split(".")[0] == "sot")
