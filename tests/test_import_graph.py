@@ -2,10 +2,10 @@
 `runtime` never imports `sot`.
 
 A module-level cycle makes a module's import succeed or fail depending on which module of the
-cycle was imported first, and it hides the layering (`tensor -> ops -> autograd -> nn -> static
--> executor` in runtime) that a maintainer relies on. An import inside a top-level `try`/`if`/`with`
-runs at import time, so it is an edge; one inside a function runs later and one under
-`if TYPE_CHECKING:` never, so they are not; class bodies are left out as well (a deliberate
+cycle was imported first, and it hides the layering that a maintainer relies on (in runtime:
+`tensor -> ops -> autograd -> nn -> executor -> static`). An import inside a top-level
+`try`/`if`/`with` runs at import time, so it is an edge; one inside a function runs later and one
+under `if TYPE_CHECKING:` never, so they are not; class bodies are left out as well (a deliberate
 upward import belongs in the function that needs it).
 
 `import_graph(src, packages)` is the reusable part (`src_graph()` for src/): other layering rules
@@ -22,9 +22,7 @@ SRC = pathlib.Path(__file__).resolve().parents[1] / "src"
 PACKAGES = ("runtime", "sot")
 
 # runtime's layers, lowest first: a module may import its own layer or a lower one at module level
-RUNTIME_LAYERS = ("tensor", "ops", "autograd", "nn", "static", "executor")
-# upward edges of another change in progress: static/__init__ re-exports the Executor façade
-_UPWARD_EDGES_OWNED_ELSEWHERE = {("runtime.static", "runtime.executor")}
+RUNTIME_LAYERS = ("tensor", "ops", "autograd", "nn", "executor", "static")
 
 
 def module_names(src: pathlib.Path = SRC, packages: tuple[str, ...] = PACKAGES) -> dict[str, pathlib.Path]:
@@ -225,8 +223,7 @@ def _runtime_layer(module: str) -> int | None:
 def test_runtime_layers_import_only_downward():
     graph = src_graph()
     upward = sorted(f"{module} -> {target}" for module, targets in graph.items() for target in targets
-                    if (module, target) not in _UPWARD_EDGES_OWNED_ELSEWHERE
-                    and None not in (_runtime_layer(module), _runtime_layer(target))
+                    if None not in (_runtime_layer(module), _runtime_layer(target))
                     and _runtime_layer(target) > _runtime_layer(module))
     assert not upward, "imports from a lower runtime layer to a higher one:\n" + "\n".join(upward)
 

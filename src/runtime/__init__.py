@@ -11,9 +11,10 @@ Tensor data structure and imports no op: the layers above bind its computing met
 `ops` is the registry, eager dispatch and every op family; dispatch records the autograd tape as
 it runs, so the tape (`ops.tape`) and the grad mode it reads (`ops.grad_mode`) belong to this
 layer. `autograd` builds on the ops: the backward engine walks the tape and runs the gradient
-rules, which are ops; `paddle.no_grad` and friends are re-exported from it. Then `nn`, then
-`static` (programs) and `executor` (running them); `optimizer` sits on `nn`, and its static-mode
-half (`optimizer.static_mode`) is imported when a static program first needs it.
+rules, which are ops; `paddle.no_grad` and friends are re-exported from it. Then `nn`; then
+`executor`, which runs programs it reads through its own Protocols; then `static`, which builds
+them and installs itself into the layers below through hooks. `optimizer` sits on `nn`, and its
+static-mode half (`optimizer.static_mode`) is imported when a static program first needs it.
 """
 from . import device, io, linalg, nn, optimizer, regularizer, static  # noqa: F401
 from .autograd import enable_grad, grad, is_grad_enabled, no_grad, set_grad_enabled
