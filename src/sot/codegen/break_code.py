@@ -1,10 +1,11 @@
 """Code for a graph break: rebuild the frame, run the breaking instruction, go on in resume functions.
 
-`break_code(ex, brk, compile_outputs, translated, make_resume)` returns the code object that
+`break_code(ex, brk, runner, outputs, translated, make_resume, ...)` returns the code object that
 replaces the frame of `ex.code` for this translation:
 
     RESUME
-    __sot_out = <compiled prefix>(*tensor inputs)   # the SIR recorded before the break
+    __sot_t<i> = <each tensor input, from where it is read>
+    __sot_out = <compiled prefix>(*tensor inputs, ...)  # the SIR recorded before the break
     __sot_t<i> = <each value the frames hold>       # from the outputs, the inputs, constants, ...
     <locals changed by the prefix> = __sot_t<i>
     <the temporaries, saved as one tuple at the bottom of the stack, and deleted>
@@ -18,7 +19,7 @@ replaces the frame of `ex.code` for this translation:
 With one frame (the break is in the translated frame itself) the tail is one resume call. Each
 resume function is the original code of its frame with a prologue that pushes its stack arguments
 and jumps to the successor (after a caller's CALL: the callee's result on top); its parameters
-are the stack items and the frame's bound locals. The translator makes it a translated function
+are the stack items and the frame's bound locals (see `resume_code`). The translator makes it a translated function
 (`make_resume`), so the rest of every frame is captured again when it runs; a caller whose CALL is
 followed by RETURN_VALUE needs none (the callee's result is its own). At a breaking CALL whose
 callee is Python code, the callee is replaced by its translated version (`translated(fn)`).
@@ -27,8 +28,9 @@ the resume function entered at the handler. In a `with` block over a grad-mode c
 context is entered for real around the instruction and left before each tail; the resume function
 enters it again in its prologue (`with no_grad():` from its start), so its translation simulates
 the block with the caller's grad mode outside it, as a compiled subgraph needs. A break at the
-head of a loop that runs for real (see `loops`) emits the loop instead of the instruction: it
-calls the loop's body function per iteration and its tails continue where the loop exits.
+head of a loop that runs for real (see sot.opcode_executor.loops) emits the loop instead of the
+instruction: it calls the loop's body function (see `loop_body`) per iteration and its tails
+continue where the loop exits.
 
 What runs in the frame looks like the user's own frame: the generated code and every resume
 function keep the original's name, qualified name and file, each generated instruction has the line
@@ -37,44 +39,31 @@ resumed instruction's), and no temporary is bound while the user's code runs (`l
 `frame.f_locals` and debuggers see the user's locals only): the break code's are held on the value
 stack across the breaking instruction, a resume function's stack arguments are deleted once pushed.
 A call of a function that reads the frames it is called from (`sys._getframe`, `locals()`,
-`warnings.warn`: `calls.ReadsFrames`) never breaks inside an inlined callee, whose frame does not
+`warnings.warn`: `sot.opcode_executor.calls.ReadsFrames`) never breaks inside an inlined callee, whose frame does not
 exist: the translated frame breaks at its call instead (the translator sees to it), so the callee
 runs as a real frame.
 
-A value that cannot be rebuilt (a function made by the frame, a closure cell, an object with no
-reloadable source) makes the break impossible: `Unsupported` (the frame then runs eagerly).
+How each value is rebuilt is `rebuild`'s; a value that cannot be rebuilt (a closure cell of an
+inlined call, an object with no reloadable source) makes the break impossible: `Unsupported`
+(the frame then runs eagerly).
 """
 from __future__ import annotations
 
 import dataclasses
-import inspect
-import itertools
 import types
-import weakref
 from typing import Any, Callable
 
-from runtime.autograd import enable_grad, no_grad
 from sot.ir import Symbol
-from sot.opcode_executor.blocklist import breaks_on, is_skipped
 from sot.opcode_executor.breaks import FrameState, GraphBreak, successors
-from sot.opcode_executor.calls import is_runtime_api
-from sot.opcode_executor.contexts import GradModeExitVariable
-from sot.opcode_executor.dispatch import Unsupported
 from sot.opcode_executor.live import GENERATED, below_call, frame_locals
 from sot.opcode_executor.loops import enclosing
-from sot.opcode_executor.markers import is_not_to_static
-from sot.opcode_executor.variables import (NULL, BoundMethodVariable, CellVariable, ConstantVariable,
-                                           ContainerMethodVariable, DictVariable, FunctionVariable, InstanceVariable,
-                                           IteratorVariable, ListVariable, NumberVariable, ObjectVariable,
-                                           SetVariable, TensorMethodVariable, TensorVariable, TupleVariable, Variable)
-from sot.pyversion import ExceptionEntry, Instruction, NormalisedCode, decode, encode, with_null
+from sot.opcode_executor.variables import NULL, Variable
+from sot.pyversion import ExceptionEntry, Instruction, NormalisedCode, encode, with_null
 
-from .loop_body import body_code, entry_prologue
+from .rebuild import OUT, Rebuilder
+from .resume_code import resume_code
 
-__all__ = ["CodeMap", "NeedsClosure", "break_code", "loop_body", "resume_code"]
-
-_OUT = "__sot_out"
-_resume_ids = itertools.count()
+__all__ = ["NeedsClosure", "break_code"]
 
 
 def break_code(ex: Any, brk: GraphBreak, runner: Callable | None, outputs: list[Symbol],
@@ -84,22 +73,17 @@ def break_code(ex: Any, brk: GraphBreak, runner: Callable | None, outputs: list[
                loop: tuple | None = None, rerun: Callable | None = None,
                view_of: Callable[[Symbol], tuple | None] = lambda symbol: None) -> types.CodeType:
     """The code object of a translation that breaks at `brk.instruction` (see the module docstring);
-    `runner` is called with the tensor inputs and then what the side effects load (`targets`: the objects
-    they write, then the dynamic numbers they store); the resume
-    functions of the frames at the indices `eager` (in `brk.frames`) run eagerly; `loop`: (a
-    `loops.LoopPlan`, its body function) when the break is at that loop's FOR_ITER, run for real;
-    `rerun(call)`: the handler (and its exception entry) that runs the frame again eagerly when the
-    runner's call raises (see sot.codegen.rerun), None: what the runner raises goes on as it is; `view_of(symbol)`:
-    `(make, source)` for a tensor the prefix made from an input (a Variable) or a bound tensor by ops that
-    may return a view, which the generated code makes again as `make(source)` so that it is the view
-    eager code has (None: the prefix's output is passed on)."""
-    emitter = _BreakEmitter(ex, brk, runner, outputs, translated, make_resume)
-    emitter.targets = list(targets)
-    emitter.eager = eager
-    emitter.loop = loop
-    emitter.rerun = rerun
-    emitter.view_of = view_of
-    return emitter.run()
+    `runner` is called with the tensor inputs and then what the side effects load (`targets`: the
+    objects they write, then the dynamic numbers they store); the resume functions of the frames at
+    the indices `eager` (in `brk.frames`) run eagerly; `loop`: (a `sot.opcode_executor.loops.LoopPlan`,
+    its body function) when the break is at that loop's FOR_ITER, run for real; `rerun(call)`: the
+    handler (and its exception entry) that runs the frame again eagerly when the runner's call raises
+    (see `rerun`), None: what the runner raises goes on as it is; `view_of(symbol)`: `(make, source)`
+    for a tensor the prefix made from an input (a Variable) or a bound tensor by ops that may return
+    a view, which the generated code makes again as `make(source)` so that it is the view eager code
+    has (None: the prefix's output is passed on)."""
+    return _BreakEmitter(ex, brk, runner, outputs, translated, make_resume, list(targets), eager, loop, rerun,
+                         view_of).run()
 
 
 class NeedsClosure:
@@ -115,53 +99,23 @@ class NeedsClosure:
         return self.make(cells)
 
 
-class _BreakEmitter:
-    """Emits the instructions of one break's code, with temporaries for the rebuilt values."""
+class _BreakEmitter(Rebuilder):
+    """Emits the instructions of one break's code: the values rebuilt (see `Rebuilder`), the
+    breaking instruction (or the loop) run for real, and the tails calling the resume functions."""
 
     def __init__(self, ex: Any, brk: GraphBreak, runner: Callable | None, outputs: list[Symbol],
-                 translated: Callable, make_resume: Callable):
-        self.ex, self.brk, self.runner = ex, brk, runner
-        self.out_index = {sym: i for i, sym in enumerate(outputs)}
-        self.inputs = {id(v): v for v in ex.inputs}
-        self.input_temps: dict[int, str] = {}  # id of an input -> the temporary holding it (see run)
-        self.translated, self.make_resume = translated, make_resume
-        self.body: list[Instruction] = []
-        self.targets: list[Variable] = []
-        self.temps: dict[tuple, str] = {}
-        self.building: set[tuple] = set()  # the values being rebuilt now (a container rebuilding its items)
-        self.names: list[str] = []
-        self.root_stores: list[tuple[str, str]] = []  # (local, temporary) set before the breaking instruction
-        self.eager: frozenset[int] = frozenset()  # indices of the frames whose resume functions run eagerly
-        self.loop: tuple | None = None  # (LoopPlan, body function): the breaking FOR_ITER's loop runs for real
+                 translated: Callable, make_resume: Callable, targets: list[Variable], eager: frozenset[int],
+                 loop: tuple | None, rerun: Callable | None, view_of: Callable[[Symbol], tuple | None]):
+        super().__init__(ex, brk, outputs, translated, view_of)
+        self.runner, self.make_resume, self.targets = runner, make_resume, targets
+        self.eager = eager  # indices of the frames whose resume functions run eagerly
+        self.loop = loop  # (LoopPlan, body function): the breaking FOR_ITER's loop runs for real
+        self.rerun = rerun  # makes the handler re-running the frame when the runner raises
         self.table: tuple[ExceptionEntry, ...] = ()  # the breaking instruction's handler, under a `try`/`with`
-        self.contexts: dict[str, type] = {}  # temporary holding the `__exit__` of a grad-mode context entered
-        #                                      for real around the breaking instruction -> the context's type
         self.saved: list[str] = []  # the temporaries held at the bottom of the stack across the instruction
-        self.rerun: Callable | None = None  # makes the handler re-running the frame when the runner raises
-        self.view_of: Callable[[Symbol], tuple | None] = lambda symbol: None  # see break_code
 
-    def fail(self, detail: str) -> None:
-        raise Unsupported(self.brk.instruction.opname, self.brk.cause.where, f"cannot break here: {detail}")
-
-    def emit(self, opname: str, **fields: Any) -> Instruction:
-        ins = Instruction(opname, **fields)
-        self.body.append(ins)
-        return ins
-
-    def temp(self) -> str:
-        name = f"__sot_t{len(self.names)}"
-        self.names.append(name)
-        return name
-
-    def call(self, n: int) -> None:
-        self.emit("CALL", arg=n, argval=n)
-
-    def callable_const(self, fn: Any) -> None:
-        """Push `fn` with its NULL slot, ready for CALL."""
-        self.body += with_null([Instruction("LOAD_CONST", argval=fn)])
-
-    # ------------------------------------------------------------ the code
     def run(self) -> types.CodeType:
+        """The break's code (see the module docstring)."""
         ex, ins = self.ex, self.brk.instruction
         inner, callers = self.brk.frames[0], self.brk.frames[1:]
         for frame in callers:  # the translated frame's cells go on in its resume functions (see resume_code)
@@ -170,32 +124,12 @@ class _BreakEmitter:
                 self.fail(f"{code.co_qualname} has closure cells, which a resume function cannot share")
         if ex.code.co_cellvars and self.loop is not None:
             self.fail(f"{ex.code.co_qualname} has closure cells, which a loop's body function cannot share")
-        if ex.code.co_freevars:
-            self.emit("COPY_FREE_VARS", arg=len(ex.code.co_freevars), argval=len(ex.code.co_freevars))
-        for name in ex.code.co_cellvars:  # the frame's cells, as its own code makes them (an argument's: around it)
-            self.emit("MAKE_CELL", argval=name)
-        self.emit("RESUME", arg=0, argval=0)
-        rerun = None
-        for var in ex.inputs:  # read before the replayed writes (`d.pop(k)`) can change where they are read from
-            self.body += var.tracker.load()
-            self.input_temps[id(var)] = self.temp()
-            self.emit("STORE_FAST", argval=self.input_temps[id(var)])
-        if self.runner is not None:
-            start = len(self.body)
-            self.callable_const(self.runner)
-            for var in ex.inputs:
-                self.emit("LOAD_FAST", argval=self.input_temps[id(var)])
-            for var in self.targets:
-                self.body += var.tracker.load()
-            self.call(len(ex.inputs) + len(self.targets))
-            if self.rerun is not None:  # the first thing the frame does: nothing has happened if it raises
-                rerun = self.rerun(self.body[start:])
-            self.emit("STORE_FAST", argval=_OUT)
+        rerun = self.call_prefix()
         callee = _callee_slot(inner.stack, ins)
         stack_temps = [None if v is NULL else self.materialise(v, translate_callee=(i == callee))
                        for i, v in enumerate(inner.stack)]
         below = [[None if v is NULL else self.materialise(v) for v in below_call(frame)] for frame in callers]
-        loads = [self.frame_locals(frame) for frame in self.brk.frames]  # every value is built before a local is set
+        loads = [self.locals_to_pass(frame) for frame in self.brk.frames]  # every value is built before a local is set
         cells = self.cell_contents()
         for name, temp in self.root_stores:
             self.emit("LOAD_FAST", argval=temp)
@@ -209,12 +143,12 @@ class _BreakEmitter:
         returns = [self.caller_resume(frame, items, names, i + 1 in self.eager) for i, (frame, items, (names, _))
                    in enumerate(zip(callers, below, loads[1:]))]
         if self.loop is None:
-            self.save([*([_OUT] if self.runner is not None else []), *self.names])
+            self.save([*([OUT] if self.runner is not None else []), *self.names])
         for temp in stack_temps:
             self.emit("PUSH_NULL") if temp is None else self.emit("LOAD_FAST", argval=temp)
         for name in self.saved:
             self.emit("DELETE_FAST", argval=name)
-        if self.loop is None:  # a resume function's stack arguments: dead once rebuilt (see frame_locals)
+        if self.loop is None:  # a resume function's stack arguments: dead once rebuilt (see live.frame_locals)
             for name in ex.code.co_varnames[:ex.code.co_argcount]:
                 if name.startswith(GENERATED):
                     self.emit("DELETE_FAST", argval=name)
@@ -238,6 +172,37 @@ class _BreakEmitter:
             handler = self.tail(inner, entry.target, stack_temps[:entry.depth], 1, loads[0], returns,
                                 lasti=entry.lasti)
             self.table = (ExceptionEntry(start, last, handler, entry.depth + bool(self.saved), False),)
+        return self.assemble(rerun)
+
+    def call_prefix(self) -> tuple | None:
+        """The frame's entry (its cells made as its own code makes them), the tensor inputs read, and
+        the compiled prefix called into `__sot_out`; the handler re-running the frame when that call
+        raises, with its exception entry (None: no handler)."""
+        ex = self.ex
+        rerun = None
+        if ex.code.co_freevars:
+            self.emit("COPY_FREE_VARS", arg=len(ex.code.co_freevars), argval=len(ex.code.co_freevars))
+        for name in ex.code.co_cellvars:  # the frame's cells, as its own code makes them (an argument's: around it)
+            self.emit("MAKE_CELL", argval=name)
+        self.emit("RESUME", arg=0, argval=0)
+        self.read_inputs()
+        if self.runner is not None:
+            start = len(self.body)
+            self.callable_const(self.runner)
+            for var in ex.inputs:
+                self.emit("LOAD_FAST", argval=self.input_temps[id(var)])
+            for var in self.targets:
+                self.body += var.tracker.load()
+            self.call(len(ex.inputs) + len(self.targets))
+            if self.rerun is not None:  # the first thing the frame does: nothing has happened if it raises
+                rerun = self.rerun(self.body[start:])
+            self.emit("STORE_FAST", argval=OUT)
+        return rerun
+
+    def assemble(self, rerun: tuple | None) -> types.CodeType:
+        """The code object of the instructions emitted, with the re-run handler `rerun` (see
+        `call_prefix`) at its end."""
+        ex, ins = self.ex, self.brk.instruction
         if rerun is not None:
             handler, rerun_entry = rerun
             self.body += handler
@@ -249,7 +214,7 @@ class _BreakEmitter:
         for item in body:
             item.lineno = item.lineno or ins.lineno
         body[0].starts_line = True
-        meta = ex.normalised.meta.replace(varnames=(*ex.code.co_varnames, _OUT, *self.names))
+        meta = ex.normalised.meta.replace(varnames=(*ex.code.co_varnames, OUT, *self.names))
         return encode(NormalisedCode(body, self.table, meta))
 
     def save(self, names: list[str]) -> None:
@@ -275,7 +240,7 @@ class _BreakEmitter:
                  loads: tuple[list[str], list[str]]) -> Instruction:
         """The loop whose head the break is at, run for real: each iteration calls the body function
         (with a `for` loop's item), whose flag says go on (0), return its value (1) or leave by the
-        i-th exit (2 + i); the loop's exits continue in resume functions (see `loops`). Returns the
+        i-th exit (2 + i); the loop's exits continue in resume functions (see `loop_body`). Returns the
         last instruction of the loop itself (the tails follow it)."""
         plan, body = self.loop
         code = frame.executor.normalised
@@ -319,51 +284,6 @@ class _BreakEmitter:
         if plan.is_for:  # the iterator runs out
             head.target = self.tail(frame, code.instructions[plan.head].target, below, 0, loads, [])
         return last
-
-    def frame_locals(self, frame: FrameState) -> tuple[list[str], list[str]]:
-        """What the generated code loads as a frame's locals when it calls the frame's resume
-        function, and their names there. The translated frame's changed locals are stored into
-        its own (`root_stores`); an inlined frame's live in temporaries."""
-        changed, bound = frame_locals(frame.executor)
-        temps = {name: self.materialise(var) for name, var in changed.items()}
-        if frame.executor is self.ex:
-            self.root_stores = list(temps.items())
-            return bound, bound
-        return [temps[name] for name in bound], bound
-
-    def cell_contents(self) -> list[tuple[str, str | None]]:
-        """The translated frame's own cells the simulation set or emptied, each with the temporary
-        holding its content (None: emptied): stored into the real cells before the frame goes on."""
-        out = []
-        for name in self.ex.code.co_cellvars:
-            cell = self.ex.cells.get(name)
-            if cell is None:
-                continue
-            if cell.content is not None:
-                out.append((name, self.materialise(cell.content)))
-            elif name in self.ex.f_locals:  # an argument's cell, emptied by `del`
-                out.append((name, None))
-        return out
-
-    def make_function(self, fn: FunctionVariable) -> None:
-        """Push a new function of the code, defaults and closure a MAKE_FUNCTION of the simulation made;
-        its closure holds the translated frame's own cells (so writes through them are shared)."""
-        defaults = [self.materialise(v) for v in fn.defaults]
-        kwdefaults = [(k, self.materialise(v)) for k, v in fn.kwdefaults.items()]
-        self.callable_const(_function)
-        self.emit("LOAD_CONST", argval=fn.code)
-        self.emit("LOAD_CONST", argval=fn.f_globals)
-        for temp in defaults:
-            self.emit("LOAD_FAST", argval=temp)
-        self.emit("BUILD_TUPLE", arg=len(defaults), argval=len(defaults))
-        for key, temp in kwdefaults:
-            self.emit("LOAD_CONST", argval=key)
-            self.emit("LOAD_FAST", argval=temp)
-        self.emit("BUILD_MAP", arg=len(kwdefaults), argval=len(kwdefaults))
-        for cell in fn.closure:
-            self.push(cell)
-        self.emit("BUILD_TUPLE", arg=len(fn.closure), argval=len(fn.closure))
-        self.call(5)
 
     def caller_resume(self, frame: FrameState, below: list[str | None], locals_: list[str],
                       eager: bool) -> tuple | None:
@@ -431,165 +351,6 @@ class _BreakEmitter:
         self.emit("RETURN_VALUE")
         return self.body[first]
 
-    # ------------------------------------------------------------ rebuilding values
-    def materialise(self, var: Variable, translate_callee: bool = False) -> str:
-        """A temporary holding the value `var` stands for (each Variable built once: aliases stay aliases)."""
-        key = (id(var), translate_callee)
-        if key not in self.temps:
-            if key in self.building:
-                self.fail(f"{var!r} contains itself")
-            self.building.add(key)
-            kind = None
-            if translate_callee:
-                self.push_translated(var)
-            elif isinstance(var, GradModeExitVariable):
-                kind = self.enter(var)
-            else:
-                self.push(var)
-            self.temps[key] = self.temp()
-            self.emit("STORE_FAST", argval=self.temps[key])
-            if kind is not None:
-                self.contexts[self.temps[key]] = kind
-            self.building.discard(key)
-        return self.temps[key]
-
-    def load(self, var: Variable) -> bool:
-        """Push `var` from its tracker when it can be reloaded; False if it cannot."""
-        try:
-            self.body += var.tracker.load()
-        except NotImplementedError:
-            return False
-        return True
-
-    def push(self, var: Variable) -> None:
-        if isinstance(var, TensorVariable):
-            if var.bound:
-                self.emit("LOAD_CONST", argval=var.value)
-            elif id(var) in self.inputs:
-                self.emit("LOAD_FAST", argval=self.input_temps[id(var)])
-            elif (view := self.view_of(var.symbol)) is not None:  # made again from the real input: eager's view
-                make, source = view
-                self.callable_const(make)
-                if isinstance(source, Variable):
-                    self.push(source)
-                else:
-                    self.emit("LOAD_CONST", argval=source)
-                self.call(1)
-            else:
-                self.emit("LOAD_FAST", argval=_OUT)
-                self.emit("LOAD_CONST", argval=self.out_index[var.symbol])
-                self.emit("BINARY_SUBSCR")
-        elif isinstance(var, NumberVariable):  # a dynamic number: this call's value, from the frame
-            self.body += var.tracker.load()
-        elif isinstance(var, ConstantVariable):
-            self.emit("LOAD_CONST", argval=var.value)
-        elif isinstance(var, (TupleVariable, DictVariable)):
-            if var.tracker.source is not None and getattr(var.tracker, "reloadable", False) and self.load(var):
-                return  # the very container the frame was given
-            if isinstance(var, DictVariable):
-                if var.kind is not dict:
-                    self.fail(f"rebuilding a {var.kind.__name__}")
-                temps = [(k, self.materialise(v)) for k, v in var.items.items()]
-                for key, temp in temps:
-                    self.emit("LOAD_CONST", argval=key)
-                    self.emit("LOAD_FAST", argval=temp)
-                self.emit("BUILD_MAP", arg=len(temps), argval=len(temps))
-            else:
-                temps = [self.materialise(v) for v in var.items]
-                for temp in temps:
-                    self.emit("LOAD_FAST", argval=temp)
-                kind = "BUILD_LIST" if isinstance(var, ListVariable) else "BUILD_TUPLE"
-                self.emit(kind, arg=len(temps), argval=len(temps))
-        elif isinstance(var, SetVariable):
-            if var.tracker.source is not None and self.load(var):
-                return  # the very set the frame was given (never changed by the simulation)
-            if not var.copied_in_order():
-                self.fail(f"rebuilding {var!r} in its iteration order")
-            self.callable_const(var.kind.copy)  # a copy of the simulated set: its iteration order
-            self.emit("LOAD_CONST", argval=var.items)
-            self.call(1)
-        elif isinstance(var, IteratorVariable):
-            temps = [self.materialise(v) for v in var.items[var.position:]]
-            self.callable_const(iter)
-            for temp in temps:
-                self.emit("LOAD_FAST", argval=temp)
-            self.emit("BUILD_TUPLE", arg=len(temps), argval=len(temps))
-            self.call(1)
-        elif isinstance(var, CellVariable):  # one of the translated frame's cells: the real cell
-            name = next((n for n, c in self.ex.cells.items() if c is var), None)
-            if name is None:
-                self.fail(f"a closure cell of an inlined call ({var!r})")
-            self.emit("LOAD_CLOSURE", argval=name)
-        elif isinstance(var, FunctionVariable) and var.value is None:
-            self.make_function(var)
-        elif isinstance(var, ContainerMethodVariable):  # the unbound method LOAD_ATTR pushed below its container
-            self.emit("LOAD_CONST", argval=getattr(var.kind, var.name))
-        elif isinstance(var, BoundMethodVariable) and isinstance(var.function, TensorMethodVariable):
-            self.emit("LOAD_FAST", argval=self.materialise(var.receiver))
-            self.emit("LOAD_ATTR", argval=var.function.name)
-        elif isinstance(var, BoundMethodVariable) and isinstance(var.function, ObjectVariable) and \
-                var.function.value is not None:  # a Python function, or a C type's method descriptor
-            self.bind(var.function.value, var.receiver)
-        elif isinstance(var, InstanceVariable):
-            if var.tracker.source is None or not self.load(var):
-                self.fail(f"{var!r} has no source to reload it from")
-        elif isinstance(var, ObjectVariable) and (not isinstance(var, FunctionVariable) or var.value is not None):
-            self.emit("LOAD_CONST", argval=var.value)  # pinned by identity (or made by the translation)
-        else:
-            self.fail(f"rebuilding {var!r}")
-
-    def enter(self, exit_: GradModeExitVariable) -> type:
-        """Push the `__exit__` of a fresh grad-mode context of `exit_`'s mode, entered for real: the
-        breaking instruction runs in that mode. The stack's contexts are entered from the bottom up,
-        as the frame entered them, so each one's exit restores the mode its block was entered in (the
-        enclosing block's, or the caller's); the context's type."""
-        kind = enable_grad if exit_.context.mode else no_grad
-        self.callable_const(_entered)
-        self.emit("LOAD_CONST", argval=kind)
-        self.call(1)
-        return kind
-
-    def bind(self, function: Any, receiver: Variable) -> None:
-        """Push `types.MethodType(function, receiver)`."""
-        temp = self.materialise(receiver)
-        self.callable_const(types.MethodType)
-        self.emit("LOAD_CONST", argval=function)
-        self.emit("LOAD_FAST", argval=temp)
-        self.call(2)
-
-    def push_translated(self, var: Variable) -> None:
-        """The callee of the breaking CALL, translated as a frame of its own when it is Python code."""
-        if isinstance(var, FunctionVariable) and var.value is not None and _translatable(var.value):
-            self.emit("LOAD_CONST", argval=self.translated(var.value))
-        elif isinstance(var, BoundMethodVariable) and isinstance(var.function, FunctionVariable) and \
-                var.function.value is not None:
-            self.bind(self.translated(var.function.value), var.receiver)
-        elif isinstance(var, InstanceVariable) and isinstance(getattr(type(var.value), "__call__", None),
-                                                              types.FunctionType):
-            self.bind(self.translated(type(var.value).__call__), var)
-        else:
-            self.push(var)
-
-
-def _function(code: types.CodeType, f_globals: dict, defaults: tuple, kwdefaults: dict, closure: tuple) -> Callable:
-    """A function as MAKE_FUNCTION makes it."""
-    fn = types.FunctionType(code, f_globals, code.co_name, defaults or None, closure or None)
-    fn.__kwdefaults__ = kwdefaults or None
-    return fn
-
-
-def _entered(kind: type) -> Callable:
-    """The `__exit__` of a new grad-mode context of `kind`, entered."""
-    context = kind()
-    context.__enter__()
-    return context.__exit__
-
-
-def _translatable(fn: Any) -> bool:
-    """Whether a callee run for real at a break is worth translating as a frame of its own: Python
-    code of the user or a Layer's __call__, not a runtime public function nor a blocked one."""
-    return not (is_runtime_api(fn) or is_skipped(fn) or breaks_on(fn) or is_not_to_static(fn))
-
 
 def _callee_slot(stack: list[Variable], ins: Instruction) -> int | None:
     """Index of the callable of a breaking CALL / CALL_FUNCTION_EX on the stack (None for other instructions)."""
@@ -600,106 +361,3 @@ def _callee_slot(stack: list[Variable], ins: Instruction) -> int | None:
     else:
         return None
     return first + 1 if stack[first] is NULL else first
-
-
-class CodeMap:
-    """A map keyed by code objects' identity, forgetting a code when it dies. (Code objects compare
-    by value: a copy made by `code.replace()` must not share what the original maps to.)"""
-
-    def __init__(self) -> None:
-        self._items: dict[int, tuple[weakref.ref, Any]] = {}
-
-    def get(self, code: types.CodeType) -> Any:
-        item = self._items.get(id(code))
-        return item[1] if item is not None and item[0]() is code else None
-
-    def set(self, code: types.CodeType, value: Any) -> None:
-        key = id(code)
-        self._items[key] = (weakref.ref(code, lambda _: self._items.pop(key, None)), value)
-
-
-_ORIGINS = CodeMap()  # a resume function's code -> (a weak ref to the code it continues, its decoded form, the prologue's length)
-_RESUMES = CodeMap()  # an original code -> its resume codes by (target index, stack depth, NULL slots, bound
-#                       locals) and its loops' body codes by ("loop body", plan, stack depth)
-
-
-def resume_code(code: types.CodeType, normalised: NormalisedCode, target: Instruction, depth: int,
-                made: dict[int, type | None], bound: list[str]) -> types.CodeType:
-    """The code of `code` (decoded: `normalised`) entered at `target` with `depth` stack items passed in
-    as arguments before the bound locals, except those its prologue makes (`made`: index -> None for
-    a NULL slot, or the type of a grad-mode context it enters, leaving that context's `__exit__`). A
-    resume function's own resume enters the original code, and each entry point has one code object:
-    a loop that breaks in every iteration reuses one resume function (translated once), where fresh
-    code per iteration would translate again in every iteration."""
-    origin = _ORIGINS.get(code)
-    if origin is not None and origin[0]() is not None:
-        code, original, offset = origin[0](), origin[1], origin[2]
-        target = original.instructions[normalised.index(target) - offset]
-        normalised = original
-    key = (normalised.index(target), depth, frozenset(made.items()), tuple(bound))
-    known = _made_from(code)
-    if key not in known:
-        entered, offset = _enter_at(normalised, target, depth, made, bound)
-        decoded = decode(entered)
-        if [i.opname for i in decoded.instructions[offset:]] == [i.opname for i in normalised.instructions]:
-            _ORIGINS.set(entered, (weakref.ref(code), normalised, offset))
-        known[key] = entered
-    return known[key]
-
-
-def _made_from(code: types.CodeType) -> dict[tuple, types.CodeType]:
-    """The resume and body codes made from `code` so far, by entry point."""
-    known = _RESUMES.get(code)
-    if known is None:
-        known = {}
-        _RESUMES.set(code, known)
-    return known
-
-
-def loop_body(code: types.CodeType, normalised: NormalisedCode, plan: Any, depth: int) -> types.CodeType:
-    """The body function's code for `plan`'s loop of `code` (see `loop_body.body_code`), one per loop and shape."""
-    key = ("loop body", plan, depth)
-    known = _made_from(code)
-    if key not in known:
-        known[key] = body_code(normalised, plan, depth)
-    return known[key]
-
-
-def _enter_at(normalised: NormalisedCode, target: Instruction, depth: int, made: dict[int, type | None],
-              bound: list[str]) -> tuple[types.CodeType, int]:
-    """A new code object: `normalised` with a prologue that pushes its stack arguments (or makes them:
-    see `resume_code`) and jumps to `target`; and the prologue's length."""
-    mapping = {id(ins): dataclasses.replace(ins) for ins in normalised.instructions}
-    for ins in mapping.values():
-        if ins.target is not None:
-            ins.target = mapping[id(ins.target)]
-    copies = [mapping[id(ins)] for ins in normalised.instructions]
-    table = tuple(ExceptionEntry(mapping[id(e.start)], mapping[id(e.end)], mapping[id(e.target)], e.depth, e.lasti)
-                  for e in normalised.exception_table)
-    meta = normalised.meta  # its name, qualified name and file: the user's, as tracebacks and loggers show
-    if meta.cellvars:  # its cells are the frame's, passed in as free variables, as CPython closures share them
-        for ins in copies:
-            if ins.opname in ("MAKE_CELL", "COPY_FREE_VARS"):  # (the original's entry: jumped over)
-                ins.opname, ins.arg, ins.argval = "NOP", None, None
-        meta = meta.replace(freevars=(*meta.freevars, *meta.cellvars), cellvars=(),
-                            varnames=tuple(v for v in meta.varnames if v not in meta.cellvars))
-    n = next(_resume_ids)
-    stack_names = {i: f"__sot_s{n}_{i}" for i in range(depth) if i not in made}  # unique: never a local's name
-    params = [*stack_names.values(), *bound]
-    meta = meta.replace(argcount=len(params), posonlyargcount=0, kwonlyargcount=0, docstring=None,
-                        flags=meta.flags & ~(inspect.CO_VARARGS | inspect.CO_VARKEYWORDS),
-                        varnames=(*params, *(v for v in meta.varnames if v not in params)))
-    prologue = entry_prologue(meta)
-    for i in range(depth):
-        if i in stack_names:  # pushed, then unbound: the frame's locals are the user's only
-            prologue += [Instruction("LOAD_FAST", argval=stack_names[i]),
-                         Instruction("DELETE_FAST", argval=stack_names[i])]
-        elif made[i] is None:
-            prologue.append(Instruction("PUSH_NULL"))
-        else:  # `with <context type>():` entered again, its __exit__ left on the stack
-            prologue += [*with_null([Instruction("LOAD_CONST", argval=made[i])]), Instruction("CALL", arg=0, argval=0),
-                         Instruction("BEFORE_WITH"), Instruction("POP_TOP")]
-    prologue.append(Instruction("JUMP", target=mapping[id(target)]))
-    for ins in prologue:
-        ins.lineno = target.lineno
-    return encode(NormalisedCode(tuple(prologue + copies), table, meta)), len(prologue)

@@ -1,41 +1,44 @@
 """The body function of a loop run for real (see sot.opcode_executor.loops): its code.
 
-`body_code(normalised, plan, depth)` is the original code entered at the loop body's start, its
-back edges, exits and `return`s turned into returns of `(flag, value, *changed locals)`, which the
-break code's loop (see `break_code`) reads to go on, return or leave by an exit.
+`loop_body(code, normalised, plan, depth)` is the original code entered at the loop body's start
+(after a `for` loop's FOR_ITER, with the item pushed), its back edges, exits and `return`s turned
+into returns of `(flag, value, *changed locals)`, which the break code's loop (see `break_code`)
+reads to go on, return or leave by an exit. One code object per loop and stack depth, so the body
+function is translated once however many times the loop is entered.
 """
 from __future__ import annotations
 
-import dataclasses
-import inspect
-from typing import Any
+import types
 
 from sot.dynamic.shapes import policy_of
+from sot.opcode_executor.live import GENERATED
 from sot.opcode_executor.loops import LoopPlan, enclosing
 from sot.opcode_executor.trackers import LocalTracker
-from sot.pyversion import CodeMeta, ExceptionEntry, Instruction, NormalisedCode, encode
+from sot.pyversion import Instruction, NormalisedCode, encode
 
-__all__ = ["ITEM", "body_code", "entry_prologue"]
+from .entry import copy_entry, copy_instructions, entry_prologue, with_params
+from .resume_code import CodeMap
 
-ITEM = "__sot_item"  # the body function's first parameter: the loop's item
+__all__ = ["ITEM", "body_code", "loop_body"]
 
-
-def entry_prologue(meta: CodeMeta) -> list[Instruction]:
-    """The first instructions of generated code entering an original code elsewhere: a closure's code
-    copies its free variables into the frame first (the original's COPY_FREE_VARS is jumped over)."""
-    free = len(meta.freevars)
-    return [*([Instruction("COPY_FREE_VARS", arg=free, argval=free)] if free else []),
-            Instruction("RESUME", arg=0, argval=0)]
+ITEM = f"{GENERATED}item"  # the body function's first parameter: the loop's item
+_BODIES = CodeMap()  # an original code -> its loops' body codes by (plan, stack depth)
 
 
-def body_code(normalised: NormalisedCode, plan: LoopPlan, depth: int) -> Any:
+def loop_body(code: types.CodeType, normalised: NormalisedCode, plan: LoopPlan, depth: int) -> types.CodeType:
+    """The body function's code for `plan`'s loop of `code` (see `body_code`), one per loop and shape."""
+    key = (plan, depth)
+    known = _BODIES.setdefault(code, {})
+    if key not in known:
+        known[key] = body_code(normalised, plan, depth)
+    return known[key]
+
+
+def body_code(normalised: NormalisedCode, plan: LoopPlan, depth: int) -> types.CodeType:
     """The body function's code: the original code entered at the body's start (after a FOR_ITER,
     with the item pushed) with `depth` placeholder stack items under it (the iterator and what lies
     under it), its back edges, exits and `return`s turned into returns of `(flag, value, *changed)`."""
-    mapping = {id(ins): dataclasses.replace(ins) for ins in normalised.instructions}
-    for ins in mapping.values():
-        if ins.target is not None:
-            ins.target = mapping[id(ins.target)]
+    mapping = copy_instructions(normalised)
     copies = [mapping[id(ins)] for ins in normalised.instructions]
 
     def returns(flag: int, value_on_stack: bool = False) -> list[Instruction]:
@@ -72,11 +75,7 @@ def body_code(normalised: NormalisedCode, plan: LoopPlan, depth: int) -> Any:
                 ins.target = exit_blocks[target][0]
         body.append(ins)
     params = [ITEM, *plan.params] if plan.is_for else list(plan.params)
-    meta = normalised.meta
-    # the body runs as the user's function: frames, tracebacks and logging name it as eager code does
-    meta = meta.replace(argcount=len(params), posonlyargcount=0, kwonlyargcount=0, docstring=None,
-                        flags=meta.flags & ~(inspect.CO_VARARGS | inspect.CO_VARKEYWORDS),
-                        varnames=(*params, *(v for v in meta.varnames if v not in params)))
+    meta = with_params(normalised.meta, params)  # the user's function's name: see `with_params`
     prologue = entry_prologue(meta)
     prologue += [Instruction("LOAD_CONST", argval=None) for _ in range(depth)]
     prologue += [Instruction("LOAD_FAST", argval=ITEM)] if plan.is_for else []
@@ -84,8 +83,7 @@ def body_code(normalised: NormalisedCode, plan: LoopPlan, depth: int) -> Any:
     for ins in [*prologue, *tail]:
         ins.lineno = normalised.instructions[plan.head].lineno
     around = {id(e) for e in enclosing(normalised, plan.head, plan.end)}
-    table = tuple(ExceptionEntry(mapping[id(e.start)], mapping[id(e.end)], mapping[id(e.target)], e.depth, e.lasti)
-                  for e in normalised.exception_table if id(e) not in around)
+    table = tuple(copy_entry(e, mapping) for e in normalised.exception_table if id(e) not in around)
     code = encode(NormalisedCode(tuple(prologue + body + tail), table, meta))
     # its item and the numbers the loop carries (`s += i % 3`) change in every iteration: read as dynamic
     # numbers from its first translation, so it is not translated again per value (a number whose value

@@ -44,8 +44,9 @@ from sot.opcode_executor.side_effects import Print, SetAttr, SetGlobal, WriteBac
 from sot.opcode_executor.variables import NumberVariable, SetVariable, Variable
 from sot.pyversion import DecodeError, Instruction, NormalisedCode, encode, with_null
 from sot.translation.reasons import REASONS, Event
-from sot.codegen.break_code import CodeMap, NeedsClosure, break_code, loop_body
-from sot.codegen.loop_body import ITEM
+from sot.codegen.break_code import NeedsClosure, break_code
+from sot.codegen.loop_body import ITEM, loop_body
+from sot.codegen.resume_code import CodeMap
 from sot.codegen.rerun import guarded_call, rerun_handler
 from sot.tools import record
 
