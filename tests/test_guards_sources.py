@@ -122,6 +122,7 @@ def test_shared_prefixes_are_read_once_in_the_generated_guards():
     # each prefix bound to one local once, which every other guard on it reads
     assert text.count(":= f_locals['self'])") == 1 and text.count(":= L_self.fc1)") == 1, text
     assert text.count("L_self_fc1.") >= 2, text
+    assert "type(f_locals" not in text and "type(L_self_fc1)" in text, text  # where methods are looked up
 
 
 # ----- sources no literal text could name -----

@@ -35,9 +35,10 @@ class Source:
     """One source expression: its text, the prefix it reads from (`parent`) and the step from there.
 
     `kind` says what the step does to its parent's value: "attr" reads attribute `key`, "item" item
-    `key` (a constant), "call" calls method `key` with no arguments (a NumPy scalar's `.item()`). A
-    root (`f_locals`, kind "root") and an atomic expression ("expr") have no parent: `step` is their
-    whole text and `key` the stem of the generated code's locals that read from them.
+    `key` (a constant), "call" calls method `key` with no arguments (a NumPy scalar's `.item()`),
+    "type" takes its exact type (where a method or class attribute is looked up). A root
+    (`f_locals`, kind "root") and an atomic expression ("expr") have no parent: `step` is their whole
+    text and `key` the stem of the generated code's locals that read from them.
     """
 
     __slots__ = ("text", "parent", "step", "kind", "key", "is_root", "_stem", "_code")
@@ -71,6 +72,11 @@ class Source:
         """The source of `value.method()`, a method that takes no arguments and changes nothing."""
         step = f"{PLACEHOLDER}.{method}()"
         return Source(step.replace(PLACEHOLDER, self.text), self, step, "call", method)
+
+    def type(self) -> "Source":
+        """The source of `type(value)`."""
+        step = f"type({PLACEHOLDER})"
+        return Source(step.replace(PLACEHOLDER, self.text), self, step, "type", "type")
 
     @property
     def stem(self) -> str:
@@ -116,8 +122,8 @@ _ROOT_SOURCES = {s.text: s for s in (F_LOCALS, F_GLOBALS, F_BUILTINS)}
 
 def expression(text: str) -> Source:
     """An atomic source: Python expression `text` over `f_locals`, `f_globals`, `f_builtins` and builtins,
-    evaluated whole (written by the executor from other sources' text, e.g. `f"type({src})"`). One used as
-    a prefix of `.attr`/`.item` must be a call or otherwise bind tighter than them."""
+    evaluated whole (written by the executor from other sources' text, e.g. `f"hasattr({src}, 'k')"`). One
+    used as a prefix of `.attr`/`.item` must be a call or otherwise bind tighter than them."""
     return Source(text, None, text, "expr", "E")
 
 
@@ -150,6 +156,9 @@ def _build(node: ast.expr) -> Source:
         return _build(node.value).attr(node.attr)
     if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant):
         return _build(node.value).item(node.slice.value)
+    if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "type"
+            and len(node.args) == 1 and not node.keywords and not isinstance(node.args[0], ast.Starred)):
+        return _build(node.args[0]).type()
     return expression(ast.unparse(node))
 
 
@@ -194,10 +203,13 @@ class Scope:
 
 
 def _step(parent: Any, src: Source) -> Any:
-    """What the generated code's step (`parent.key`, `parent[key]`, `parent.key()`) gives, or `Raised`."""
+    """What the generated code's step (`parent.key`, `parent[key]`, `parent.key()`, `type(parent)`) gives,
+    or `Raised`."""
     try:
         if src.kind == "item":
             return parent[src.key]
+        if src.kind == "type":
+            return type(parent)
         value = getattr(parent, src.key)
         return value() if src.kind == "call" else value
     except Exception as e:  # noqa: BLE001 - a source that cannot be read fails its guard

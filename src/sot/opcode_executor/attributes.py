@@ -140,7 +140,7 @@ class AttributeMixin:
             return
         if not instance:
             for j in range(first, k):
-                self.guard_lacks(expression(f"type({src})").attr("__mro__").item(j).attr("__dict__"), name)
+                self.guard_lacks(src.type().attr("__mro__").item(j).attr("__dict__"), name)
         elif hasattr(obj.value, "__dict__") and not (name.startswith("__") and name.endswith("__")):
             self.guard_lacks(src.attr("__dict__"), name)
 

@@ -133,7 +133,7 @@ class TypeTracker(Tracker):
 
     def __init__(self, base: Tracker):
         self.base = base
-        self.source = None if base.source is None else expression(f"type({base.source})")
+        self.source = None if base.source is None else base.source.type()
 
 
 class ExpressionTracker(Tracker):
