@@ -1,5 +1,5 @@
-"""The module-level import graph of src/ has no cycle, runtime's layers import only downward, and
-`runtime` never imports `sot`.
+"""The module-level import graph of src/ has no cycle, runtime's layers import only downward,
+`runtime` never imports `sot`, and sot's opcode executor never imports its code generation.
 
 A module-level cycle makes a module's import succeed or fail depending on which module of the
 cycle was imported first, and it hides the layering that a maintainer relies on (in runtime:
@@ -233,4 +233,14 @@ def test_runtime_never_imports_sot_at_module_level():
     offenders = sorted(f"{module} -> {target}" for module, targets in graph.items()
                        if module.split(".")[0] == "runtime"
                        for target in targets if target.split(".")[0] == "sot")
+    assert not offenders
+
+
+def test_the_opcode_executor_never_imports_codegen():
+    # data flows frame -> executor -> SIR -> codegen: generated code reads the simulated frames, never
+    # the other way round
+    graph = src_graph()
+    offenders = sorted(f"{module} -> {target}" for module, targets in graph.items()
+                       if module.startswith("sot.opcode_executor")
+                       for target in targets if target == "sot.codegen" or target.startswith("sot.codegen."))
     assert not offenders
