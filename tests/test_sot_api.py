@@ -13,6 +13,7 @@ import pytest
 
 import runtime as paddle
 import sot
+import sot.codegen.frame
 import sot.translation.translator
 from sot.hook.eval_frame import set_eval_frame
 from sot.testing import assert_same
@@ -267,13 +268,13 @@ def test_assert_same_compares_exceptions():
 
 
 def test_assert_same_fails_on_a_wrong_result(monkeypatch):
-    real = sot.translation.translator._runner
+    real = sot.codegen.frame.runner
 
     def off_by_one(compiled, template, *rest):
         run = real(compiled, template, *rest)
         return lambda *tensors: run(*tensors) + 1
 
-    monkeypatch.setattr(sot.translation.translator, "_runner", off_by_one)
+    monkeypatch.setattr(sot.codegen.frame, "runner", off_by_one)
     with pytest.raises(AssertionError, match="values differ"):
         assert_same(fresh(add_one), rand(3))
 

@@ -174,7 +174,7 @@ class ListVariable(TupleVariable):
 
     A list from the frame is read lazily, because a translation must guard only what it read: its items
     are wrapped (and so guarded) when the simulation first reads `items`; appends made before that are
-    kept apart (`appended`) and replayed as appends (translate's `_effects_plan`), so a list the frame
+    kept apart (`appended`) and replayed as appends (sot.codegen.effects.effects_plan), so a list the frame
     only appends to (`losses.append(loss)`) is guarded by its type alone and one that grows every call
     still hits the cache. Once read, its length is guarded as it was when the frame was entered
     (`entry_len`: the frame's own appends are simulated, not assumed)."""

@@ -24,30 +24,27 @@ import weakref
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from runtime import Tensor
 from sot import config
+from sot.codegen.effects import raised_while_applying
+from sot.codegen.frame import broken_frame, whole_frame
 from sot.translation.dump import dump_translation
-from sot.dynamic.shapes import Recompile, StaticDimNeeded, check_gradient, policy_of, with_eager_errors
+from sot.dynamic.shapes import Recompile, StaticDimNeeded, policy_of
 from sot.dynamic.numbers import NumberNeeded
 from sot.hook.eval_frame import CallWithCallback, CustomCode, get_code_cache, set_code_cache
 from sot.guards import CodeCache
-from sot.ir import ApiStatement, CompiledSIR, EagerSIR, MethodStatement, Statement, StatementIR, Symbol
-from sot.ir.eager import run_eagerly
-from sot.opcode_executor import (ConstantVariable, DictVariable, FrameRaises, ListVariable, ObjectVariable,
-                                 OpcodeExecutor, TensorVariable, TupleVariable, Unsupported)
+from sot.ir import CompiledSIR, EagerSIR
+from sot.opcode_executor import FrameRaises, OpcodeExecutor, Unsupported
 from sot.opcode_executor.breaks import GraphBreak
 from sot.opcode_executor.calls import ReadsFrames
-from sot.opcode_executor.live import frame_locals, live_values, needed_outputs
+from sot.opcode_executor.live import frame_locals
 from sot.opcode_executor.loops import hot_loop, loops_around, outermost_loop, plan_loop
 from sot.opcode_executor.trackers import LocalTracker
-from sot.opcode_executor.side_effects import Print, SetAttr, SetGlobal, WriteBack
-from sot.opcode_executor.variables import NumberVariable, SetVariable, Variable
-from sot.pyversion import DecodeError, Instruction, NormalisedCode, encode, with_null
+from sot.opcode_executor.variables import Variable
+from sot.pyversion import DecodeError
 from sot.translation.reasons import REASONS, Event
-from sot.codegen.break_code import NeedsClosure, break_code
+from sot.codegen.break_code import NeedsClosure
 from sot.codegen.loop_body import ITEM, loop_body
 from sot.codegen.resume_code import CodeMap
-from sot.codegen.rerun import guarded_call, rerun_handler
 from sot.tools import record
 
 __all__ = ["GraphBreakError", "Fallback", "Translator"]
@@ -61,8 +58,6 @@ _RESUMABLE = inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ASYNC_GENE
 # what an op's meta function raises for a bad call (as eager code does); any other exception
 # during translation is a gap of the JIT, which fallback=False must report, never hide
 _USER_ERRORS = (ValueError, TypeError, IndexError, KeyError, ZeroDivisionError, OverflowError)
-# Tensor methods / runtime functions whose eager result may share memory with their tensor argument
-_VIEWS = frozenset({"reshape", "flatten", "squeeze", "unsqueeze", "transpose", "detach"})
 
 
 class GraphBreakError(RuntimeError):
@@ -241,27 +236,11 @@ class Translator:
         if len(brk.frames) > 1 and options.resume_inside and isinstance(brk.cause, ReadsFrames):
             raise _Retranslate(resume_inside=False)
         loop, hot = self._loops_of(ex, brk, options)
-        outputs = needed_outputs(ex, live_values(brk))
-        passed: list[Variable] = []  # dynamic numbers the side effects store (loaded after their targets)
-        plan, targets = _effects_plan(ex, outputs, brk.barrier, passed)
-        ex.builder.set_outputs(outputs)
-        compiled = self._compile(ex) if outputs else None
-        if isinstance(compiled, CompiledSIR):
-            check_gradient(compiled, ex.inputs)
-        prefix = compiled.tuple_runner() if isinstance(compiled, CompiledSIR) else compiled.run_checked if compiled \
-            else None
-        run_prefix = with_eager_errors(prefix, compiled.sir) if compiled else None
-        # a Program that fails at run time: the call runs again eagerly (as in `_codegen`), so the user's
-        # own `except` around the failing op sees eager's exception
-        guarded = isinstance(compiled, CompiledSIR)
-        if plan:
-            run_prefix = _with_effects(run_prefix, plan, len(ex.inputs), len(targets), reprint=not guarded)
-        rerun = (lambda call: rerun_handler(call, self.code, _rerun_after(self))) if guarded else None
         try:
             # a callee that reads its caller's frame runs as it is: eager frames are what it must see
             translated = _as_it_is if isinstance(brk.cause, ReadsFrames) else self._translated
-            code = break_code(ex, brk, run_prefix, outputs, translated, self._resume, [*targets, *passed],
-                              frozenset(hot), loop, rerun, lambda symbol: _view_maker(ex, symbol))
+            code = broken_frame(ex, brk, self._compile, _rerun_after(self), translated, self._resume,
+                                frozenset(hot), loop)
         except Unsupported as e:
             if len(brk.frames) > 1:  # a frame inside could not be rebuilt: break at the outermost call instead
                 raise _Retranslate(resume_inside=False) from e
@@ -380,37 +359,8 @@ class Translator:
         return _EAGER
 
     def _codegen(self, ex: OpcodeExecutor, returned: Variable) -> types.CodeType:
-        """A code object with the original layout: load the tensor inputs, call the SIR runner, return."""
-        outputs: list[Symbol] = []
-        passed: list[Variable] = []  # dynamic numbers returned or stored as they came in
-        template = _template(ex, returned, outputs, passed)
-        plan, targets = _effects_plan(ex, outputs, passed=passed)
-        ex.builder.set_outputs(outputs)
-        compiled = self._compile(ex) if outputs else None
-        if isinstance(compiled, CompiledSIR):  # with dynamic dims: gradient rules that need sizes specialise
-            check_gradient(compiled, ex.inputs)
-        runner = _runner(compiled, template, len(ex.inputs)) if not plan else \
-            _runner_with_effects(compiled, template, plan, len(ex.inputs), len(targets))
-        if compiled is not None:  # with dynamic dims, a size eager code rejects raises eager's error
-            runner = with_eager_errors(runner, compiled.sir)
-        line = self.code.co_firstlineno
-        free = self.code.co_freevars  # a closure's tensors are loaded with LOAD_DEREF: copy the cells in first
-        body = [Instruction("COPY_FREE_VARS", arg=len(free), argval=len(free))] if free else []
-        body += [Instruction("RESUME", arg=0, argval=0)]
-        call = with_null([Instruction("LOAD_CONST", argval=runner)])
-        loaded = [*ex.inputs, *targets, *passed]  # the side effects' targets after the tensor inputs, then numbers
-        for var in loaded:
-            call += var.tracker.load()
-        call += [Instruction("CALL", arg=len(loaded), argval=len(loaded))]
-        if isinstance(compiled, CompiledSIR):  # a Program that fails at run time: the call runs again eagerly
-            guarded, table = guarded_call(call, self.code, _rerun_after(self))
-        else:  # ops run eagerly one by one (EagerSIR) may have updated bound tensors: no second run
-            guarded, table = [*call, Instruction("RETURN_VALUE")], ()
-        body += guarded
-        for ins in body:
-            ins.lineno = line
-        body[0].starts_line = True
-        generated = encode(NormalisedCode(tuple(body), table, ex.normalised.meta), template=self.code)
+        """The code object of a frame simulated to its return (see sot.codegen.frame), dumped for SOT_DUMP."""
+        generated, compiled = whole_frame(ex, returned, self._compile, _rerun_after(self))
         dump_translation(self.code, ex.builder.build(),
                          compiled.lowered.program if isinstance(compiled, CompiledSIR) else None, generated,
                          ex.guards())
@@ -438,11 +388,8 @@ def _rerun_after(translator: Translator) -> Callable[[Exception], bool]:
     ref = weakref.ref(translator)
 
     def rerun_after(error: Exception) -> bool:
-        tb = error.__traceback__
-        while tb is not None:
-            if tb.tb_frame.f_code is _apply.__code__:
-                return False
-            tb = tb.tb_next
+        if raised_while_applying(error):
+            return False
         translator = ref()
         if translator is not None:
             fallback = Fallback(f"{type(error).__name__}: {error} (raised by the compiled graph at run time: the "
@@ -456,279 +403,3 @@ def _rerun_after(translator: Translator) -> Callable[[Exception], bool]:
 def _where(code: types.CodeType) -> str:
     """file:line of a code object's definition."""
     return f"{code.co_filename}:{code.co_firstlineno}"
-
-
-def _template(ex: OpcodeExecutor, var: Variable, outputs: list[Symbol], passed: list[Variable] | None = None) -> Any:
-    """The returned value's shape: an index into the SIR outputs per tensor, tuples, lists, dicts, constants.
-    A dynamic number is an index into `passed`, the values the generated code loads for the runner (None:
-    it cannot load them, so the number's value is read: NumberNeeded keeps it static); so is a list or dict
-    from the frame, returned or stored as the very object eager code would (its own writes are replayed
-    into it; with `passed` None a copy of its items)."""
-    if passed is not None and (isinstance(var, NumberVariable) or (
-            isinstance(var, (ListVariable, DictVariable)) and ex.reloadable(var))):
-        if all(var is not p for p in passed):
-            passed.append(var)
-        return _Passed(next(i for i, p in enumerate(passed) if p is var))
-    if isinstance(var, TensorVariable) and var.bound:
-        return var.value  # a parameter returned as is
-    if isinstance(var, TensorVariable) and any(var is v for v in ex.inputs):
-        return _In(next(i for i, v in enumerate(ex.inputs) if v is var))  # returned as is, like eager
-    if isinstance(var, TensorVariable) and (view := _view_of_input(ex, var.symbol)) is not None:
-        return view
-    if isinstance(var, TensorVariable):
-        if var.symbol not in outputs:  # a tensor returned twice is one object twice, as in eager
-            outputs.append(var.symbol)
-        return _Out(outputs.index(var.symbol))
-    if isinstance(var, TupleVariable):
-        items = [_template(ex, v, outputs, passed) for v in var.items]
-        return items if isinstance(var, ListVariable) else tuple(items)
-    if isinstance(var, DictVariable):
-        return {k: _template(ex, v, outputs, passed) for k, v in var.items.items()}
-    if isinstance(var, SetVariable) and var.copied_in_order():
-        return _NewSet(var.items)
-    if isinstance(var, ConstantVariable) or (isinstance(var, ObjectVariable) and var.tracker.source is None
-                                             and type(var.value).__module__ == "runtime.dtypes"):
-        return var.value
-    ex.unsupported(f"returning {var!r}")
-
-
-@dataclass(frozen=True)
-class _Out:
-    """Position of a returned tensor among the SIR's outputs."""
-
-    index: int
-
-
-@dataclass(frozen=True)
-class _In:
-    """Position of a returned tensor among the inputs (returned itself, not a copy)."""
-
-    index: int
-
-
-@dataclass(frozen=True)
-class _View:
-    """A returned tensor made from an input by ops that may return a view (`x.reshape(...)`): made again
-    by the same op on the eager input after the graph ran, so it shares memory with the input exactly
-    where eager's does (a later in-place write through either is seen through the other)."""
-
-    source: Any  # the template of its tensor argument: an `_In`, another `_View`, or a bound tensor itself
-    statement: Statement
-
-    def make(self, source: Any) -> Any:
-        st = self.statement
-        if isinstance(st, MethodStatement):
-            return getattr(source, st.method)(*st.args[1:], **st.kwargs)
-        return st.fn(source, *st.args[1:], **st.kwargs)
-
-
-def _view_of_input(ex: OpcodeExecutor, symbol: Symbol) -> _View | None:
-    """The `_View` of `symbol` if the SIR makes it from an input or a bound tensor (a parameter) by a chain
-    of `_VIEWS` ops with constant arguments, recorded in the caller's grad mode (None otherwise: the
-    graph's output is returned)."""
-    made = next((st for st in ex.builder.build().statements if symbol in st.output_symbols()), None)
-    if not isinstance(made, (MethodStatement, ApiStatement)) or made.grad is not None or not made.args:
-        return None
-    name = made.method if isinstance(made, MethodStatement) else getattr(made.fn, "__name__", "")
-    if name not in _VIEWS or len(made.output_symbols()) != 1 or not isinstance(made.args[0], (Symbol, Tensor)):
-        return None
-    if not all(_is_constant(a) for a in (*made.args[1:], *made.kwargs.values())):
-        return None
-    if isinstance(made.args[0], Tensor):  # a bound tensor: pinned by the translation's guards
-        return _View(made.args[0], made)
-    inputs = [i for i, v in enumerate(ex.inputs) if v.symbol is made.args[0]]
-    source = _In(inputs[0]) if inputs else _view_of_input(ex, made.args[0])
-    return None if source is None else _View(source, made)
-
-
-def _view_maker(ex: OpcodeExecutor, symbol: Symbol) -> tuple[Callable, Any] | None:
-    """`(make, source)` if `symbol` is a `_View`: `make(source)` makes it from the input's Variable or the
-    bound tensor `source` (for a break's generated code, which passes it on as eager's view)."""
-    chain, node = [], _view_of_input(ex, symbol)
-    while isinstance(node, _View):
-        chain.append(node)
-        node = node.source
-    if not chain:
-        return None
-
-    def make(source: Any) -> Any:
-        for view in reversed(chain):
-            source = view.make(source)
-        return source
-    return make, ex.inputs[node.index] if isinstance(node, _In) else node
-
-
-def _is_constant(value: Any) -> bool:
-    """A plain Python constant argument (numbers, strings, None, and tuples/lists of them)."""
-    if isinstance(value, (tuple, list)):
-        return all(_is_constant(v) for v in value)
-    return value is None or type(value) in (int, float, bool, str)
-
-
-@dataclass(frozen=True)
-class _Passed:
-    """Position of a dynamic number among the numbers the generated code passes in (returned as it is)."""
-
-    index: int
-
-
-@dataclass(frozen=True)
-class _NewSet:
-    """A set (or frozenset) the frame made: a copy of the simulated one per call (its iteration order)."""
-
-    items: set | frozenset
-
-
-def _runner(compiled: CompiledSIR | EagerSIR | None, template: Any, n_inputs: int) -> Callable:
-    """The function the generated code calls (with the tensor inputs, then the passed numbers): run the
-    SIR and rebuild the returned structure."""
-    # the cache's guards already checked every input's shape, dtype and stop_gradient
-    if isinstance(template, _Out):  # one tensor returned: the common case, one Python frame per call
-        return compiled.output_runner(template.index)
-
-    def run(*args: Any) -> Any:
-        tensors = args[:n_inputs]
-        return _fill(template, compiled.run_checked(*tensors) if compiled is not None else (), tensors,
-                     args[n_inputs:])
-    return run
-
-
-def _fill(node: Any, values: tuple, inputs: tuple, passed: tuple = ()) -> Any:
-    """A template (see `_template`) with the run's outputs, inputs and passed numbers in place."""
-    if isinstance(node, _Out):
-        return values[node.index]
-    if isinstance(node, _In):
-        return inputs[node.index]
-    if isinstance(node, _Passed):
-        return passed[node.index]
-    if isinstance(node, _View):
-        return node.make(_fill(node.source, values, inputs, passed))
-    if isinstance(node, _NewSet):
-        return node.items.copy()
-    if isinstance(node, (tuple, list)):
-        return type(node)(_fill(n, values, inputs, passed) for n in node)
-    if isinstance(node, dict):
-        return {k: _fill(n, values, inputs, passed) for k, n in node.items()}
-    return node
-
-
-def _effects_plan(ex: OpcodeExecutor, outputs: list[Symbol], barrier: int | None = None,
-                  passed: list[Variable] | None = None) -> tuple[list[tuple], list[Variable]]:
-    """The recorded side effects as (kind, target index or globals or `_Reprint`, name or print
-    options, value template), and the targets the generated code loads for them (tensors they write
-    or print join the SIR's `outputs`, dynamic numbers `passed`: see `_template`). At a break, the
-    prints the breaking instruction's own simulation recorded (from `barrier` on) are left out: that
-    instruction runs for real after the replay."""
-    effects = ex.translation.effects
-    targets = effects.targets()
-    index = {id(t): i for i, t in enumerate(targets)}
-    plan = []
-    for effect in effects.settled(barrier) if barrier is not None else effects.records:
-        if isinstance(effect, Print):
-            args = TupleVariable(effect.args)
-            plan.append(("print", _reprint(ex, args, effect.position), effect.options,
-                         _template(ex, args, outputs, passed)))
-        elif isinstance(effect, SetGlobal):
-            plan.append(("global", effect.f_globals, effect.name, _template(ex, effect.value, outputs, passed)))
-        elif isinstance(effect, SetAttr):
-            plan.append(("attr", index[id(effect.target)], effect.name, _template(ex, effect.value, outputs, passed)))
-        elif isinstance(effect, WriteBack):
-            plan.append(("write", index[id(effect.target)], effect.count, _template(ex, effect.value, outputs, passed)))
-        elif isinstance(effect.target, ListVariable) and effect.target.unread:  # it only appended: append
-            plan.append(("extend", index[id(effect.target)], None,
-                         _template(ex, ListVariable(effect.target.appended), outputs, passed)))
-        else:
-            contents = effect.target.items
-            value = _template(ex, DictVariable(contents) if isinstance(contents, dict) else ListVariable(contents),
-                              outputs, passed)
-            plan.append(("refill", index[id(effect.target)], None, value))
-    return plan, targets
-
-
-@dataclass(frozen=True)
-class _Reprint:
-    """How a deferred print is made when the run of its subgraph raises: `sir` is the statements
-    recorded before the print, with the tensors it prints as outputs, `template` its arguments."""
-
-    sir: StatementIR
-    template: Any
-
-
-def _reprint(ex: OpcodeExecutor, args: Variable, position: int) -> _Reprint:
-    """The `_Reprint` of a print of `args` made after the first `position` statements of the SIR."""
-    printed: list[Symbol] = []
-    template = _template(ex, args, printed)
-    sir = ex.builder.build()
-    return _Reprint(StatementIR(sir.name, sir.inputs, printed, sir.statements[:position]), template)
-
-
-def _apply(plan: list[tuple], values: tuple, inputs: tuple, targets: tuple, passed: tuple = ()) -> None:
-    """Make the recorded writes and prints, in order, with the values of this run."""
-    for kind, where, name, template in plan:
-        value = _fill(template, values, inputs, passed)
-        if kind == "print":
-            print(*value, **name)
-        elif kind == "global":
-            where[name] = value
-        elif kind == "attr":
-            setattr(targets[where], name, value)
-        elif kind == "write":  # (`name`: how many in-place updates eager makes, each a version step)
-            targets[where].set_value(value)
-            targets[where]._version += name - 1
-        elif kind == "extend":
-            targets[where].extend(value)
-        elif isinstance(targets[where], dict):
-            targets[where].clear()
-            targets[where].update(value)
-        else:
-            targets[where][:] = value
-
-
-def _print_before_failure(plan: list[tuple], inputs: tuple) -> None:
-    """The subgraph's run raised: make the prints eager code makes before it fails. Each print's
-    statements run again through the eager API; the first print that comes after the failing op
-    raises that op's eager error instead. The other recorded effects are not made."""
-    for kind, reprint, options, _ in plan:
-        if kind == "print":
-            values = run_eagerly(reprint.sir, inputs)
-            print(*_fill(reprint.template, values, inputs), **options)
-
-
-def _run_and_apply(run: Callable | None, plan: list[tuple], args: tuple, n_inputs: int,
-                   n_targets: int | None = None, reprint: bool = True) -> tuple:
-    """`run` on the tensor inputs, then the side effects of `plan` (in `args`: the inputs, the
-    effects' targets (`n_targets`; None: all the rest), then the passed numbers). `reprint`: if
-    `run` raises, make the prints eager makes before the failure (not where the whole call then
-    runs again eagerly, see sot.codegen.rerun, which prints them itself)."""
-    tensors = args[:n_inputs]
-    end = len(args) if n_targets is None else n_inputs + n_targets
-    try:
-        values = run(*tensors) if run is not None else ()
-    except Exception:
-        if reprint:
-            _print_before_failure(plan, tensors)
-        raise
-    _apply(plan, values, tensors, args[n_inputs:end], args[end:])
-    return values
-
-
-def _with_effects(run_prefix: Callable | None, plan: list[tuple], n_inputs: int, n_targets: int,
-                  reprint: bool = True) -> Callable:
-    """A break's prefix runner that also makes the side effects recorded before the break (arguments: the
-    tensor inputs, the effects' targets, the passed numbers; `reprint`: see `_run_and_apply`)."""
-    def run(*args: Any) -> tuple:
-        return _run_and_apply(run_prefix, plan, args, n_inputs, n_targets, reprint=reprint)
-    return run
-
-
-def _runner_with_effects(compiled: CompiledSIR | EagerSIR | None, template: Any, plan: list[tuple],
-                         n_inputs: int, n_targets: int) -> Callable:
-    """Run the SIR, make the recorded side effects, rebuild the returned structure (arguments: the tensor
-    inputs, the effects' targets, the passed numbers)."""
-    run_sir = compiled.run_checked if compiled is not None else None
-    reprint = not isinstance(compiled, CompiledSIR)  # a failing Program's call runs again eagerly (_codegen)
-
-    def run(*args: Any) -> Any:
-        values = _run_and_apply(run_sir, plan, args, n_inputs, n_targets, reprint)
-        return _fill(template, values, args[:n_inputs], args[n_inputs + n_targets:])
-    return run

@@ -1,0 +1,178 @@
+"""The return path of a translated frame: what the generated code's one call rebuilds and returns.
+
+The simulation ends with the returned Variable; the generated code calls a runner that runs the
+SIR and must give back the very structure eager code returns. `template` describes that structure
+once, at translation time, with placeholders for what only the run knows (`Out`: a SIR output,
+`In`: an input tensor returned as it is, `Passed`: a number or container the generated code passes
+in, `View`: a view of an input made again by its op, `NewSet`: a fresh copy of a set); `fill`
+puts a run's values in place, and `runner` is the function the generated code calls.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from runtime import Tensor
+from sot.ir import ApiStatement, CompiledSIR, EagerSIR, MethodStatement, Statement, Symbol
+from sot.opcode_executor import (ConstantVariable, DictVariable, ListVariable, ObjectVariable, OpcodeExecutor,
+                                 TensorVariable, TupleVariable)
+from sot.opcode_executor.variables import NumberVariable, SetVariable, Variable
+
+__all__ = ["Out", "In", "View", "Passed", "NewSet", "template", "fill", "runner", "view_maker"]
+
+# Tensor methods / runtime functions whose eager result may share memory with their tensor argument
+_VIEWS = frozenset({"reshape", "flatten", "squeeze", "unsqueeze", "transpose", "detach"})
+
+
+@dataclass(frozen=True)
+class Out:
+    """Position of a returned tensor among the SIR's outputs."""
+
+    index: int
+
+
+@dataclass(frozen=True)
+class In:
+    """Position of a returned tensor among the inputs (returned itself, not a copy)."""
+
+    index: int
+
+
+@dataclass(frozen=True)
+class View:
+    """A returned tensor made from an input by ops that may return a view (`x.reshape(...)`): made again
+    by the same op on the eager input after the graph ran, so it shares memory with the input exactly
+    where eager's does (a later in-place write through either is seen through the other)."""
+
+    source: Any  # the template of its tensor argument: an `In`, another `View`, or a bound tensor itself
+    statement: Statement
+
+    def make(self, source: Any) -> Any:
+        """The view, made by the recorded op on `source` as eager code made it."""
+        st = self.statement
+        if isinstance(st, MethodStatement):
+            return getattr(source, st.method)(*st.args[1:], **st.kwargs)
+        return st.fn(source, *st.args[1:], **st.kwargs)
+
+
+@dataclass(frozen=True)
+class Passed:
+    """Position of a dynamic number among the numbers the generated code passes in (returned as it is)."""
+
+    index: int
+
+
+@dataclass(frozen=True)
+class NewSet:
+    """A set (or frozenset) the frame made: a copy of the simulated one per call (its iteration order)."""
+
+    items: set | frozenset
+
+
+def template(ex: OpcodeExecutor, var: Variable, outputs: list[Symbol], passed: list[Variable] | None = None) -> Any:
+    """The returned value's shape: an index into the SIR outputs per tensor, tuples, lists, dicts, constants.
+    A dynamic number is an index into `passed`, the values the generated code loads for the runner (None:
+    it cannot load them, so the number's value is read: NumberNeeded keeps it static); so is a list or dict
+    from the frame, returned or stored as the very object eager code would (its own writes are replayed
+    into it; with `passed` None a copy of its items)."""
+    if passed is not None and (isinstance(var, NumberVariable) or (
+            isinstance(var, (ListVariable, DictVariable)) and ex.reloadable(var))):
+        if all(var is not p for p in passed):
+            passed.append(var)
+        return Passed(next(i for i, p in enumerate(passed) if p is var))
+    if isinstance(var, TensorVariable) and var.bound:
+        return var.value  # a parameter returned as is
+    if isinstance(var, TensorVariable) and any(var is v for v in ex.inputs):
+        return In(next(i for i, v in enumerate(ex.inputs) if v is var))  # returned as is, like eager
+    if isinstance(var, TensorVariable) and (view := _view_of_input(ex, var.symbol)) is not None:
+        return view
+    if isinstance(var, TensorVariable):
+        if var.symbol not in outputs:  # a tensor returned twice is one object twice, as in eager
+            outputs.append(var.symbol)
+        return Out(outputs.index(var.symbol))
+    if isinstance(var, TupleVariable):
+        items = [template(ex, v, outputs, passed) for v in var.items]
+        return items if isinstance(var, ListVariable) else tuple(items)
+    if isinstance(var, DictVariable):
+        return {k: template(ex, v, outputs, passed) for k, v in var.items.items()}
+    if isinstance(var, SetVariable) and var.copied_in_order():
+        return NewSet(var.items)
+    if isinstance(var, ConstantVariable) or (isinstance(var, ObjectVariable) and var.tracker.source is None
+                                             and type(var.value).__module__ == "runtime.dtypes"):
+        return var.value
+    ex.unsupported(f"returning {var!r}")
+
+
+def _view_of_input(ex: OpcodeExecutor, symbol: Symbol) -> View | None:
+    """The `View` of `symbol` if the SIR makes it from an input or a bound tensor (a parameter) by a chain
+    of `_VIEWS` ops with constant arguments, recorded in the caller's grad mode (None otherwise: the
+    graph's output is returned)."""
+    made = next((st for st in ex.builder.build().statements if symbol in st.output_symbols()), None)
+    if not isinstance(made, (MethodStatement, ApiStatement)) or made.grad is not None or not made.args:
+        return None
+    name = made.method if isinstance(made, MethodStatement) else getattr(made.fn, "__name__", "")
+    if name not in _VIEWS or len(made.output_symbols()) != 1 or not isinstance(made.args[0], (Symbol, Tensor)):
+        return None
+    if not all(_is_constant(a) for a in (*made.args[1:], *made.kwargs.values())):
+        return None
+    if isinstance(made.args[0], Tensor):  # a bound tensor: pinned by the translation's guards
+        return View(made.args[0], made)
+    inputs = [i for i, v in enumerate(ex.inputs) if v.symbol is made.args[0]]
+    source = In(inputs[0]) if inputs else _view_of_input(ex, made.args[0])
+    return None if source is None else View(source, made)
+
+
+def view_maker(ex: OpcodeExecutor, symbol: Symbol) -> tuple[Callable, Any] | None:
+    """`(make, source)` if `symbol` is a `View`: `make(source)` makes it from the input's Variable or the
+    bound tensor `source` (for a break's generated code, which passes it on as eager's view)."""
+    chain, node = [], _view_of_input(ex, symbol)
+    while isinstance(node, View):
+        chain.append(node)
+        node = node.source
+    if not chain:
+        return None
+
+    def make(source: Any) -> Any:
+        for view in reversed(chain):
+            source = view.make(source)
+        return source
+    return make, ex.inputs[node.index] if isinstance(node, In) else node
+
+
+def _is_constant(value: Any) -> bool:
+    """A plain Python constant argument (numbers, strings, None, and tuples/lists of them)."""
+    if isinstance(value, (tuple, list)):
+        return all(_is_constant(v) for v in value)
+    return value is None or type(value) in (int, float, bool, str)
+
+
+def runner(compiled: CompiledSIR | EagerSIR | None, shape: Any, n_inputs: int) -> Callable:
+    """The function the generated code calls (with the tensor inputs, then the passed numbers): run the
+    SIR and rebuild the returned structure (`shape`: its `template`)."""
+    # the cache's guards already checked every input's shape, dtype and stop_gradient
+    if isinstance(shape, Out):  # one tensor returned: the common case, one Python frame per call
+        return compiled.output_runner(shape.index)
+
+    def run(*args: Any) -> Any:
+        tensors = args[:n_inputs]
+        return fill(shape, compiled.run_checked(*tensors) if compiled is not None else (), tensors, args[n_inputs:])
+    return run
+
+
+def fill(node: Any, values: tuple, inputs: tuple, passed: tuple = ()) -> Any:
+    """A template (see `template`) with the run's outputs, inputs and passed numbers in place."""
+    if isinstance(node, Out):
+        return values[node.index]
+    if isinstance(node, In):
+        return inputs[node.index]
+    if isinstance(node, Passed):
+        return passed[node.index]
+    if isinstance(node, View):
+        return node.make(fill(node.source, values, inputs, passed))
+    if isinstance(node, NewSet):
+        return node.items.copy()
+    if isinstance(node, (tuple, list)):
+        return type(node)(fill(n, values, inputs, passed) for n in node)
+    if isinstance(node, dict):
+        return {k: fill(n, values, inputs, passed) for k, n in node.items()}
+    return node
