@@ -4,9 +4,10 @@
 `.builder` (the SIRBuilder holding the recorded tensor work), `.inputs` (tensor inputs in SIR
 order, each with a reloadable Tracker) and `.guards()`; `Unsupported(opname, where, detail)` when
 the frame uses something not simulated yet; `FrameRaises` when it raises an exception of its own.
-Calls of Python functions are inlined by `OpcodeInlineExecutor`. Variables, Trackers, attribute
-lookups (`attributes`), call dispatch (`calls`), `with` blocks and the grad-mode API (`contexts`), builtins
-and argument binding are in their own modules.
+Calls of Python functions are inlined by `OpcodeInlineExecutor`. Variables, Trackers, the handler
+families (`wrapping`, `names`, `operators`, `iteration`, `building`, attribute lookups in `attributes`,
+call dispatch in `calls`, `with` blocks and the grad-mode API in `contexts`), builtins and argument
+binding are in their own modules.
 """
 from .dispatch import HANDLERS, FrameRaises, Unsupported
 from .executor import OpcodeExecutor, OpcodeInlineExecutor

@@ -36,7 +36,7 @@ _RESOLVED_ON_THE_TYPE = (property, types.FunctionType, staticmethod, classmethod
 
 
 class AttributeMixin:
-    """LOAD_ATTR / LOAD_SUPER_ATTR and the lookups `getattr`/`hasattr` share (part of OpcodeExecutor)."""
+    """LOAD_ATTR / LOAD_SUPER_ATTR / STORE_ATTR and the lookups `getattr`/`hasattr` share (part of OpcodeExecutor)."""
 
     def load_attr(self, base: Variable, name: str) -> Variable:
         """`base.name` as a Variable (a bound method for a method)."""
@@ -166,6 +166,19 @@ class AttributeMixin:
             self.push_call_slots(found)
         else:
             self.stack.append(found)
+
+    @handles("STORE_ATTR")
+    def _store_attr(self, ins: Instruction) -> None:
+        target, value = self.stack.pop(), self.stack.pop()
+        name = ins.argval
+        kind = type(getattr(target, "value", None))
+        setter = getattr(kind, "__setattr__", object.__setattr__)
+        if not isinstance(target, InstanceVariable) or not self.reloadable(target) or hasattr(
+                getattr(kind, name, None), "__set__") or (setter is not object.__setattr__ and getattr(
+                    setter, "__module__", "").split(".")[0] != "runtime"):
+            self.unsupported(f"{target!r}.{name} = ...: a write the replay cannot make", "SOT-S001")
+        self.record_write()
+        self.translation.effects.set_attr(target, name, value)
 
 
 def _product(shape: tuple[int, ...]) -> int:

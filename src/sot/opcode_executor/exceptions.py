@@ -26,7 +26,8 @@ class _HandledBefore(Variable):
 
 
 class ExceptionMixin:
-    """RAISE_VARARGS, PUSH_EXC_INFO, CHECK_EXC_MATCH, POP_EXCEPT, RERAISE (part of OpcodeExecutor)."""
+    """LOAD_ASSERTION_ERROR, RAISE_VARARGS, PUSH_EXC_INFO, CHECK_EXC_MATCH, POP_EXCEPT, RERAISE (part of
+    OpcodeExecutor)."""
 
     def make_exception(self, kind: type, args: list[Variable], kwargs: dict[str, Variable]) -> Variable:
         """`kind(*args)` for a builtin exception class (no Python `__init__` of the user's to run) with
@@ -35,6 +36,10 @@ class ExceptionMixin:
                 any(c.__module__ != "builtins" for c in kind.__mro__):
             raise FrameRaises("CALL", self.where(), f"the frame makes a {kind.__name__} (to raise it)")
         return ExceptionVariable(kind, list(args))
+
+    @handles("LOAD_ASSERTION_ERROR")
+    def _load_assertion_error(self, ins: Instruction) -> None:
+        self.stack.append(ObjectVariable(AssertionError))
 
     @handles("RAISE_VARARGS")
     def _raise_varargs(self, ins: Instruction) -> None:

@@ -1,0 +1,194 @@
+"""Building containers and strings, and reading and writing their items.
+
+BUILD_* make frame-owned Variables (a write into one is simulated only); a write into a list or
+dict from outside the frame is written back after the graph (`write_into`). Indexing a tensor is a
+recorded `__getitem__`, a store into it an out-of-place `static.setitem` (see `update_in_place`);
+indexing a container known at translation time is folded. f-strings are folded on constants.
+"""
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import numpy as np
+
+from runtime import static
+from sot.pyversion import Instruction
+
+from .containers import call_container_method, set_of
+from .dispatch import FrameRaises, handles
+from .variables import (ConstantVariable, DictVariable, InstanceVariable, ListVariable, ObjectVariable, SetVariable,
+                        TensorVariable, TupleVariable, Variable)
+
+__all__ = ["BuildMixin"]
+
+# FORMAT conversions (CONVERT_VALUE's argval)
+_CONVERSIONS: dict[Any, Callable[[Any], str]] = {"str": str, "repr": repr, "ascii": ascii}
+
+
+class BuildMixin:
+    """BUILD_*, subscripts, LIST_/SET_/MAP_/DICT_ updates and string formatting (part of OpcodeExecutor)."""
+
+    @handles("BUILD_TUPLE", "BUILD_LIST")
+    def _build_sequence(self, ins: Instruction) -> None:
+        self.stack.append((ListVariable if ins.opname == "BUILD_LIST" else TupleVariable)(self.pop(ins.arg)))
+
+    @handles("BUILD_SET")
+    def _build_set(self, ins: Instruction) -> None:
+        self.stack.append(SetVariable(set_of(self, self.pop(ins.arg))))
+
+    @handles("SET_ADD", "SET_UPDATE")
+    def _set_add_update(self, ins: Instruction) -> None:
+        value = self.stack.pop()
+        self.container_method("add" if ins.opname == "SET_ADD" else "update", self.stack[-ins.arg], value)
+
+    @handles("BUILD_MAP", "BUILD_CONST_KEY_MAP")
+    def _build_map(self, ins: Instruction) -> None:
+        if ins.opname == "BUILD_CONST_KEY_MAP":
+            keys = self.python_value(self.stack.pop())
+            values = self.pop(ins.arg)
+        else:
+            flat = self.pop(2 * ins.arg)
+            keys = [self.python_value(k) for k in flat[::2]]
+            values = flat[1::2]
+        self.stack.append(DictVariable(dict(zip(keys, values))))
+
+    @handles("MAP_ADD")
+    def _map_add(self, ins: Instruction) -> None:
+        key, value = self.pop(2)
+        target = self.stack[-ins.arg]
+        self.write_into(target)  # a dict passed to a resume function is the caller's: written back
+        target.items[self.python_value(key)] = value
+
+    @handles("DICT_UPDATE", "DICT_MERGE")
+    def _dict_update(self, ins: Instruction) -> None:
+        other = self.stack.pop()
+        target = self.stack[-ins.arg]
+        if not isinstance(other, DictVariable):
+            self.unsupported(f"**{other!r}")
+        if ins.opname == "DICT_MERGE" and set(other.items) & set(target.items):
+            raise FrameRaises(ins.opname, self.where(), "a keyword argument given twice")
+        self.write_into(target)
+        target.items.update(other.items)
+
+    @handles("BUILD_SLICE")
+    def _build_slice(self, ins: Instruction) -> None:
+        self.stack.append(ConstantVariable(slice(*(self.python_value(v) for v in self.pop(ins.arg)))))
+
+    @handles("BINARY_SUBSCR", "BINARY_SLICE")
+    def _subscript(self, ins: Instruction) -> None:
+        if ins.opname == "BINARY_SLICE":
+            start, end = self.pop(2)
+            index: Any = slice(self.python_value(start), self.python_value(end))
+        else:
+            index = self.stack.pop()
+            index = index if isinstance(index, TensorVariable) else self.python_value(index)
+        base = self.stack.pop()
+        if isinstance(base, TensorVariable):
+            self._check_tensor_index(index)
+        if isinstance(base, InstanceVariable):
+            self.stack.append(self.protocol(base, "__getitem__", index if isinstance(index, Variable) else
+                                            ConstantVariable(index)))
+        elif isinstance(base, TensorVariable):
+            self.stack.append(self._record_method("__getitem__", base, [
+                index if isinstance(index, TensorVariable) else ConstantVariable(index)], {}))
+        elif isinstance(base, TupleVariable) and isinstance(index, slice):
+            self.stack.append(type(base)(base.items[index]))
+        elif isinstance(base, (TupleVariable, DictVariable)) and not isinstance(index, Variable):
+            try:
+                self.stack.append(base.items[index])
+            except (IndexError, KeyError) as e:
+                raise FrameRaises(ins.opname, self.where(), f"{type(e).__name__}: {e}") from None
+        elif isinstance(base, ConstantVariable) and not isinstance(index, Variable):
+            self.stack.append(ConstantVariable(base.value[index]))
+        else:
+            self.unsupported(f"{base!r}[{index!r}]")
+
+    def _check_tensor_index(self, index: Any) -> None:
+        """Indexing a tensor by a tensor, a list or an array (advanced indexing) is not recorded: a bool
+        mask gives a shape known only at run time, and the static replay has no gather by an index tensor."""
+        items = index if type(index) is tuple else (index,)
+        for item in items:
+            if isinstance(item, TensorVariable) and item.meta.dtype == "bool":
+                self.unsupported(f"indexing by the bool mask {item!r}", "SOT-B005")
+            if isinstance(item, (TensorVariable, list, np.ndarray)):
+                self.unsupported(f"advanced indexing by {type(item).__name__}")
+
+    @handles("STORE_SUBSCR")
+    def _store_subscr(self, ins: Instruction) -> None:
+        index, base, value = self.stack.pop(), self.stack.pop(), self.stack.pop()
+        key = self.python_value(index)
+        if isinstance(base, TensorVariable):  # `t[k] = v` in place: recorded as `t = static.setitem(t, k, v)`
+            setitem = ObjectVariable(static.setitem)
+            self.update_in_place(base, lambda: self.call(setitem, [base, ConstantVariable(key), value], {}))
+            return
+        if not isinstance(base, (ListVariable, DictVariable)):
+            self.unsupported(f"{base!r}[{key!r}] = ...: a write into an object from outside the frame", "SOT-S001")
+        if isinstance(base, ListVariable):
+            if not isinstance(key, int) or not -len(base.items) <= key < len(base.items):
+                self.unsupported(f"list assignment at {key!r}")
+        self.write_into(base)
+        base.items[key] = value
+
+    @handles("DELETE_SUBSCR")
+    def _delete_subscr(self, ins: Instruction) -> None:
+        index, base = self.stack.pop(), self.stack.pop()
+        if not isinstance(base, (ListVariable, DictVariable)):
+            self.unsupported(f"del {base!r}[...]: a write into an object from outside the frame", "SOT-S001")
+        key = self.python_value(index)
+        try:
+            base.items[key]
+        except (IndexError, KeyError, TypeError) as e:
+            raise FrameRaises(ins.opname, self.where(), f"{type(e).__name__}: {e}") from None
+        self.write_into(base)
+        del base.items[key]
+
+    @handles("STORE_SLICE")
+    def _store_slice(self, ins: Instruction) -> None:
+        start, end = (self.python_value(v) for v in self.pop(2))
+        base, value = self.stack.pop(), self.stack.pop()
+        if not isinstance(base, ListVariable):
+            self.unsupported(f"{base!r}[{start}:{end}] = ...: a write into an object from outside the frame",
+                             "SOT-S001")
+        items = self.elements(value)  # (before the write: `xs[1:] = xs` assigns the items it had)
+        self.write_into(base)
+        base.items[start:end] = items
+
+    def write_into(self, container: Variable) -> None:
+        """A mutation of `container`: one from outside the frame is written back after the graph."""
+        if container.tracker.source is not None:
+            if not self.reloadable(container) or isinstance(container, SetVariable) or (
+                    isinstance(container, DictVariable) and container.kind is not dict):
+                self.unsupported(f"mutating {container!r}", "SOT-S001")
+            self.record_write()
+            self.translation.effects.refill(container)
+        self.touch(container)
+
+    def container_method(self, name: str, container: Variable, *args: Variable, **kwargs: Variable) -> Variable:
+        """`container.name(*args, **kwargs)` on a list, tuple, dict or set Variable (see `containers`)."""
+        return call_container_method(self, name, container, list(args), kwargs)
+
+    @handles("LIST_APPEND", "LIST_EXTEND")
+    def _list_append_extend(self, ins: Instruction) -> None:
+        value = self.stack.pop()
+        self.container_method("append" if ins.opname == "LIST_APPEND" else "extend", self.stack[-ins.arg], value)
+
+    # ------------------------------------------------------------ strings
+    @handles("CONVERT_VALUE")
+    def _convert_value(self, ins: Instruction) -> None:
+        self.stack.append(ConstantVariable(_CONVERSIONS[ins.argval](self.python_value(self.stack.pop()))))
+
+    @handles("FORMAT_SIMPLE")
+    def _format_simple(self, ins: Instruction) -> None:
+        self.stack.append(ConstantVariable(format(self.python_value(self.stack.pop()))))
+
+    @handles("FORMAT_WITH_SPEC")
+    def _format_with_spec(self, ins: Instruction) -> None:
+        spec = self.python_value(self.stack.pop())
+        value = self.python_value(self.stack.pop())
+        if ins.argval:
+            value = _CONVERSIONS[ins.argval](value)
+        self.stack.append(ConstantVariable(format(value, spec)))
+
+    @handles("BUILD_STRING")
+    def _build_string(self, ins: Instruction) -> None:
+        self.stack.append(ConstantVariable("".join(self.python_value(v) for v in self.pop(ins.arg))))
