@@ -25,6 +25,7 @@ from .flags import get_flags, set_flags
 from .mode import in_dynamic_mode
 from .generator import *  # noqa: F401,F403
 from .ops.creation import *  # noqa: F401,F403
+from .ops.gather import *  # noqa: F401,F403
 from .ops.indexing import *  # noqa: F401,F403
 from .ops.linalg import *  # noqa: F401,F403
 from .ops.math import *  # noqa: F401,F403

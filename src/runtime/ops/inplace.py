@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..tensor import Tensor, as_tensor
+from ..tensor import Tensor, as_tensor, tensor_method
 from .grad_mode import is_grad_enabled
 
-__all__ = ["alias", "inplace", "inplace_view"]
+__all__ = ["alias", "inplace", "inplace_api", "inplace_view"]
 
 
 def alias(x: Tensor) -> Tensor:
@@ -66,3 +66,12 @@ def inplace_view(x: Tensor, fn, api: str, *args: Any) -> Tensor:
     x._data = result._data
     _take_over(x, result)
     return x
+
+
+def inplace_api(fn, api: str):
+    """The Tensor method and function `api` (`scatter_`): `fn` applied to x in place."""
+    def method(x: Tensor, *args: Any, **kwargs: Any) -> Tensor:
+        return inplace(as_tensor(x, "x", api), fn, api, *args, **kwargs)
+    method.__name__ = method.__qualname__ = api
+    method.__doc__ = f"In-place `{fn.__name__}`: x itself takes the result."
+    return tensor_method(method)

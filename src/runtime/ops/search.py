@@ -14,7 +14,7 @@ import numpy as np
 
 from .. import dtypes as _dt
 from ..tensor import Tensor, as_tensor, tensor_method
-from . import creation, indexing, shape
+from . import creation, gather, indexing, shape
 from . import meta_utils as mu
 from .registry import Sample, TensorSpec, defop
 
@@ -41,7 +41,7 @@ def _sort_key(xp, x, descending: bool):
 
 def _put_back(x: Tensor, indices: Tensor, g: Tensor, axis: int) -> Tensor:
     """Gradient of values taken from x at `indices` along `axis`: scattered back into zeros."""
-    return indexing.put_along_axis(creation.zeros_like(x), indices, g, axis, reduce="add", broadcast=False)
+    return gather.put_along_axis(creation.zeros_like(x), indices, g, axis, reduce="add", broadcast=False)
 
 
 def _require_dim(op: str, x: TensorSpec) -> None:
