@@ -355,11 +355,10 @@ def test_in_place_update_of_a_fed_var_never_writes_the_callers_array(no_passes):
 
 
 def test_error_type_is_kept_for_exceptions_needing_more_arguments():
-    from runtime.executor.interpreter import InterpreterCore
-    core = InterpreterCore.__new__(InterpreterCore)
-    core._instrs = [type("I", (), {"type": "t", "index": 0, "inputs": (), "callsite": "here"})()]
+    from runtime.executor.errors import op_error
+    instrs = [type("I", (), {"type": "t", "index": 0, "inputs": (), "callsite": "here"})()]
     e = UnicodeDecodeError("utf-8", b"\xff", 0, 1, "bad")
-    assert core._op_error(e, 0, lambda s: None) is e and "operator 't'" in e.__notes__[0]
+    assert op_error(instrs, e, 0, lambda s: None) is e and "operator 't'" in e.__notes__[0]
 
 
 # ---------------------------------------------------------------- training on this core

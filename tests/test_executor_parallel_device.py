@@ -13,7 +13,7 @@ from executor_helpers import Recorder, default_executor_flags, no_passes, op, ra
 
 import runtime as paddle
 from runtime import static
-from runtime.executor import interpreter
+from runtime.executor import analysis
 from runtime.executor.gc import Lifetimes
 
 pytestmark = pytest.mark.usefixtures("default_executor_flags")
@@ -370,7 +370,7 @@ def test_poison_catches_a_gc_plan_that_frees_too_early(no_passes, flags, monkeyp
     xs = np.linspace(-1, 1, N)
     want = np.exp(xs) * np.sin(np.tanh(np.exp(xs)))
     good = _core(_mixed(streams=False), ["x"], ["d"])
-    monkeypatch.setattr(interpreter, "analyse_lifetimes", _first_user_frees)
+    monkeypatch.setattr(analysis, "analyse_lifetimes", _first_user_frees)
     broken = _core(_mixed(streams=False), ["x"], ["d"])
     for seed in range(10):
         (d,) = good.run([xs], parallel=True, hook=Recorder(seed=seed))

@@ -455,7 +455,7 @@ def test_training_with_passes_equals_training_without(static_mode):
 def _folded_types(main, feed, fetch, passes):
     only(*(PASS_FLAGS if passes else ()))
     core = static.Executor().core_for(main, list(feed), fetch, scope=static.Scope())
-    return core, sorted(core.plan.instructions[i].type for i in core._folded)
+    return core, sorted(core.plan.instructions[i].type for i in core._code.folded)
 
 
 @pytest.mark.parametrize("passes", [True, False])
