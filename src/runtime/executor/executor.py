@@ -87,6 +87,7 @@ class Executor:
 
     def __init__(self, place: Any = None):
         self.place = CPUPlace() if place is None else place
+        self._frontend = frontend()   # bound once: every run reads it
         self.cache_capacity = CACHE_CAPACITY
         self.stats = {"builds": 0, "hits": 0, "evictions": 0}
         self._cores: OrderedDict[tuple, tuple[InterpreterCore, _FeedChecker]] = OrderedDict()
@@ -136,7 +137,7 @@ class Executor:
 
     def _core(self, program: Program | None, feed: dict, fetch_list: Any, scope: Scope | None,
               feed_var_name: str, fetch_var_name: str) -> tuple[InterpreterCore, _FeedChecker]:
-        fe = frontend()
+        fe = self._frontend
         program = fe.default_program() if program is None else program
         if not isinstance(program, fe.program_type):
             raise TypeError(f"Executor.run: argument 'program' must be a Program, got {type(program).__name__}")
