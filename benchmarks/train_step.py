@@ -8,8 +8,8 @@ One step = forward + loss + backward + optimizer step + clear_grad. "compiled" i
 with the model's forward under `sot.to_static`: backward and the optimizer run
 as eager code, the forward's gradient Program runs as one node of the tape. "step jit" puts the
 whole step function under `to_static`: it breaks at `loss.backward()` (the forward and the loss
-compiled as one graph, autograd run for real) and the rest of the step runs eagerly; its breaks
-and fallbacks are printed, which measures what a break costs over "compiled". "compiled seq"
+compiled as one graph, autograd run for real), and the optimizer's step and clear_grad run for
+real at breaks of their own; its breaks and fallbacks are printed, which measures what a break costs over "compiled". "compiled seq"
 is "compiled" with the executor's parallel runner off (FLAGS_executor_parallel="never" while its
 Programs are built): the difference between the two is the executor's choice, not the JIT's.
 Before timing, the compiled models are checked to give eager's loss and parameters after a step.

@@ -124,14 +124,17 @@ def default_float() -> np.dtype:
 
 
 def is_floating_point(x) -> builtins.bool:
-    return x._data.dtype.kind == "f"
+    """By `x.dtype`, which a static Variable has too (it holds no array)."""
+    return x.dtype.np_dtype.kind == "f"
 
 
 def is_integer(x) -> builtins.bool:
-    return x._data.dtype.kind in "iu"
+    """By `x.dtype`, which a static Variable has too (it holds no array)."""
+    return x.dtype.np_dtype.kind in "iu"
 
 
 def is_complex(x) -> builtins.bool:
-    return x._data.dtype.kind == "c"
+    """By `x.dtype`, which a static Variable has too (it holds no array)."""
+    return x.dtype.np_dtype.kind == "c"
 
 

@@ -18,7 +18,7 @@ from runtime.autograd import enable_grad, no_grad
 from sot.ir import Symbol
 from sot.opcode_executor.blocklist import breaks_on, is_skipped
 from sot.opcode_executor.breaks import FrameState, GraphBreak
-from sot.opcode_executor.calls import is_runtime_api
+from sot.opcode_executor.calls import is_optimizer_code, is_runtime_api
 from sot.opcode_executor.contexts import GradModeExitVariable
 from sot.opcode_executor.dispatch import Unsupported
 from sot.opcode_executor.live import GENERATED, frame_locals
@@ -211,7 +211,7 @@ class Rebuilder:
         if isinstance(var, FunctionVariable) and var.value is not None and _translatable(var.value):
             self.emit("LOAD_CONST", argval=self.translated(var.value))
         elif isinstance(var, BoundMethodVariable) and isinstance(var.function, FunctionVariable) and \
-                var.function.value is not None:
+                var.function.value is not None and _translatable(var.function.value):
             self.bind(self.translated(var.function.value), var.receiver)
         elif isinstance(var, InstanceVariable) and isinstance(getattr(type(var.value), "__call__", None),
                                                               types.FunctionType):
@@ -281,5 +281,7 @@ def _entered(kind: type) -> Callable:
 
 def _translatable(fn: Any) -> bool:
     """Whether a callee run for real at a break is worth translating as a frame of its own: Python
-    code of the user or a Layer's __call__, not a runtime public function nor a blocked one."""
-    return not (is_runtime_api(fn) or is_skipped(fn) or breaks_on(fn) or is_not_to_static(fn))
+    code of the user or a Layer's __call__, not a runtime public function, an optimizer's method nor a
+    blocked one."""
+    return not (is_runtime_api(fn) or is_optimizer_code(fn) or is_skipped(fn) or breaks_on(fn)
+                or is_not_to_static(fn))

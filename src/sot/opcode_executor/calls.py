@@ -5,6 +5,11 @@ function, bound method, lambda, closure or comprehension is inlined (`OpcodeExec
 and so is the function a nested `to_static` wrapper wraps;
 a callable object (an nn.Layer) is called through its type's `__call__`, inlined the same way;
 the grad-mode API (`no_grad()`, `is_grad_enabled()`, ...) is simulated (see `contexts`);
+a runtime function that reads or sets the runtime's own state rather than computing on tensors
+(`in_dynamic_mode()`, `get_default_dtype()`, `set_default_dtype(...)`) is never recorded, since a
+recorded call runs in static mode, once, at translation time: a query of that state is read for
+real and guarded (`_STATE_QUERIES`), anything else of those modules breaks the graph and runs for real,
+as do the optimizers' methods (`opt.step()` writes parameters in place);
 builtins and `math` functions on values known at translation time are simulated (see
 `builtins`). Anything else cannot be captured.
 """
@@ -15,21 +20,33 @@ import sys
 import warnings
 from typing import Any, Iterator
 
+import runtime
 from runtime import Tensor
 from sot.opcode_executor.blocklist import allows_dynamic_shape, breaks_on, is_skipped
+from sot.guards.source import expression
 from sot.ir import DynamicShapeOp, NeedsTensorValue, WritesSymbol
 from sot.opcode_executor.markers import is_to_static_wrapper
 from sot.pyversion import Instruction
 
 from .builtins import builtin_of
 from .dispatch import InPlaceUpdate, Unsupported, handles
-from .trackers import GetAttrTracker
+from .trackers import ExpressionTracker, GetAttrTracker
 from .variables import (NULL, BoundMethodVariable, ContainerMethodVariable, DictVariable, FunctionVariable,
                         InstanceVariable, ObjectVariable, TensorMethodVariable, TensorVariable, Variable)
 
-__all__ = ["CallMixin", "MAX_INLINE_DEPTH", "ReadsFrames", "is_runtime_api"]
+__all__ = ["CallMixin", "MAX_INLINE_DEPTH", "ReadsFrames", "is_optimizer_code", "is_runtime_api"]
 
 MAX_INLINE_DEPTH = 32  # nested inline calls
+
+# modules of runtime whose public functions read or change the runtime's state, not tensors
+_STATE_MODULES = frozenset({"runtime.mode", "runtime.dtypes", "runtime.flags", "runtime.place", "runtime.generator",
+                            "runtime.static.builder", "runtime.serialization"})
+# functions of those modules that only read state: called with no arguments, read for real at translation time
+# and guarded by calling them again (exported at the top of `runtime` under these names)
+_STATE_QUERIES = frozenset({"in_dynamic_mode", "get_default_dtype", "get_device", "is_compiled_with_cuda",
+                            "device_count"})
+# functions of those modules that compute on their arguments alone (a tensor's dtype): recorded as usual
+_STATE_FREE = frozenset({"is_complex", "is_floating_point", "is_integer"})
 
 # builtins whose result depends on the frame calling them (or its callers), with how many positional
 # arguments make them stop reading it (None: always read it): `vars(obj)`, `eval(src, namespace)` do not
@@ -69,6 +86,17 @@ def _mutates(method: str) -> bool:
     return method in _SIDE_EFFECT_METHODS or (method.endswith("_") and not method.startswith("_"))
 
 
+def is_optimizer_code(fn: Any) -> bool:
+    """A function or method of runtime's optimizers and LR schedulers (`opt.step()`, `opt.clear_grad()`):
+    they write parameters, gradients and accumulators in place, which a graph cannot capture."""
+    return (getattr(fn, "__module__", None) or "").startswith("runtime.optimizer")
+
+
+def _reads_or_sets_state(fn: Any) -> bool:
+    """Whether a runtime public function is about the runtime's state rather than a computation."""
+    return fn.__module__ in _STATE_MODULES and fn.__name__ not in _STATE_FREE
+
+
 class CallMixin:
     """CALL / CALL_FUNCTION_EX and the call dispatch builtins share (part of OpcodeExecutor)."""
 
@@ -88,6 +116,8 @@ class CallMixin:
         grad_mode = self.grad_mode_call(fn, args, kwargs)  # no_grad(), is_grad_enabled(), a with's exit
         if grad_mode is not None:
             return grad_mode
+        if isinstance(fn, ObjectVariable) and is_runtime_api(fn.value) and _reads_or_sets_state(fn.value):
+            return self._runtime_state_call(fn.value, args, kwargs)
         if isinstance(fn, ObjectVariable) and is_runtime_api(fn.value):
             if fn.value.__name__.endswith("_"):
                 raise InPlaceUpdate("CALL", self.where(), f"{fn.value.__name__} changes its argument in place")
@@ -99,6 +129,9 @@ class CallMixin:
         if isinstance(fn, ObjectVariable) and is_to_static_wrapper(fn.value):  # inline what it wraps
             return self.call(self.wrap(fn.value.__wrapped__, GetAttrTracker(fn.tracker, "__wrapped__")), args, kwargs,
                              direct)
+        if isinstance(fn, FunctionVariable) and is_optimizer_code(fn.value):
+            self.unsupported(f"{fn.value.__qualname__} updates parameters and gradients in place: it runs for real",
+                             "SOT-B003")
         if isinstance(fn, FunctionVariable):
             try:
                 return self.inline(fn, args, kwargs, direct)
@@ -120,6 +153,14 @@ class CallMixin:
             if any(fn.value is reader and (n is None or len(args) < n) for reader, n in _FRAME_READERS):
                 raise ReadsFrames("CALL", self.where(), f"calling {fn!r}, which reads its caller's frame")
         self.unsupported(f"calling {fn!r}", "SOT-B003")
+
+    def _runtime_state_call(self, fn: Any, args: list[Variable], kwargs: dict[str, Variable]) -> Variable:
+        """A query of the runtime's state, read now and guarded; a call that changes it breaks the graph."""
+        name = fn.__name__
+        if name in _STATE_QUERIES and not args and not kwargs and getattr(runtime, name, None) is fn:
+            return self.wrap(fn(), ExpressionTracker(expression(f"__import__('runtime').{name}()")))
+        self.unsupported(f"runtime.{name} reads or changes the runtime's global state: it runs for real",
+                         "SOT-S001")
 
     def too_deep(self, fn: FunctionVariable) -> None:
         """An inline call nested deeper than MAX_INLINE_DEPTH cannot be simulated. A recursion that deep
