@@ -137,7 +137,7 @@ class Recorder:
         return [(e, i) for e, i, _, _ in self.log].index((event, index))
 
 
-def seed_training_program(n_feeds: int):
+def linear_mse_training_program(n_feeds: int):
     """The training example: Linear(16->1) + MSELoss + Adam on batches of 8;
     returns (main, startup, loss, feeds) with `n_feeds` seeded batches."""
     import runtime.static as static  # noqa: PLC0415

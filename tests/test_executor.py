@@ -12,7 +12,7 @@ from runtime.executor import Scope
 from runtime.ops import registry
 
 
-def _seed_example(batch=None):
+def _linear_mse_example(batch=None):
     main, startup = static.Program(), static.Program()
     with static.program_guard(main, startup):
         x = static.data(shape=[batch, 16], name="x")
@@ -35,7 +35,7 @@ def _feed(batch, seed=0):
 # ---------------------------------------------------------------- the Linear + MSELoss example
 def test_first_run_is_correct_and_startup_starts_no_threads(static_mode):
     # Executor(place) builds nothing; the first run of a fresh core is right
-    main, startup, out, loss = _seed_example(16)
+    main, startup, out, loss = _linear_mse_example(16)
     exe = static.Executor(paddle.CPUPlace())
     assert exe.stats["builds"] == 0
     scope = Scope()
@@ -55,7 +55,7 @@ def test_first_run_is_correct_and_startup_starts_no_threads(static_mode):
 def test_build_once_run_many(static_mode):
     # after 10 runs one build and one kernel lookup per op; another fetch
     # list, another scope or an appended op make exactly one new core each
-    main, startup, out, loss = _seed_example()
+    main, startup, out, loss = _linear_mse_example()
     exe, scope = static.Executor(), Scope()
     exe.run(startup, scope=scope)
     ops_before = [o.type for o in main.global_block().ops]
@@ -83,7 +83,7 @@ def test_build_once_run_many(static_mode):
 
 
 def test_lru_evicts_the_oldest_core(static_mode):
-    main, startup, out, loss = _seed_example()
+    main, startup, out, loss = _linear_mse_example()
     exe, scope = static.Executor(), Scope()
     exe.cache_capacity = 2
     exe.run(startup, scope=scope)                                           # core 1
@@ -98,7 +98,7 @@ def test_lru_evicts_the_oldest_core(static_mode):
 
 def test_build_then_run_equals_build_by_running(static_mode):
     # build() without executing, then run(), gives what the first run gives
-    main, startup, out, loss = _seed_example()
+    main, startup, out, loss = _linear_mse_example()
     exe, scope = static.Executor(), Scope()
     exe.run(startup, scope=scope)
     from runtime.executor import InterpreterCore
@@ -116,7 +116,7 @@ def test_build_then_run_equals_build_by_running(static_mode):
 
 def test_dynamic_batch_runs_on_the_same_core(static_mode):
     # a None batch dim fed 4 then 16 rows: one core, both results right
-    main, startup, out, loss = _seed_example()
+    main, startup, out, loss = _linear_mse_example()
     exe, scope = static.Executor(), Scope()
     exe.run(startup, scope=scope)
     w, b = _params(main, scope)
@@ -130,7 +130,7 @@ def test_dynamic_batch_runs_on_the_same_core(static_mode):
 
 def test_no_registry_or_scope_lookups_after_the_build(static_mode, monkeypatch):
     # run 2 looks up no kernel in the registry and no name in a scope
-    main, startup, out, loss = _seed_example()
+    main, startup, out, loss = _linear_mse_example()
     exe, scope = static.Executor(), Scope()
     exe.run(startup, scope=scope)
     exe.run(main, feed=_feed(4), fetch_list=[loss], scope=scope)
@@ -146,7 +146,7 @@ def test_no_registry_or_scope_lookups_after_the_build(static_mode, monkeypatch):
 def test_persistables_in_the_scope_temporaries_in_the_local_scope(static_mode):
     # a Program holds no arrays; parameters live in the run's scope, temporaries are
     # declared in the core's local child scope and hold nothing after a run
-    main, startup, out, loss = _seed_example()
+    main, startup, out, loss = _linear_mse_example()
     exe, scope = static.Executor(), Scope()
     exe.run(startup, scope=scope)
     exe.run(main, feed=_feed(4), fetch_list=[loss], scope=scope)
@@ -160,7 +160,7 @@ def test_persistables_in_the_scope_temporaries_in_the_local_scope(static_mode):
 
 
 def test_one_program_runs_in_two_scopes_independently(static_mode):
-    main, startup, out, loss = _seed_example()
+    main, startup, out, loss = _linear_mse_example()
     exe, s1, s2 = static.Executor(), Scope(), Scope()
     exe.run(startup, scope=s1)
     exe.run(startup, scope=s2)
@@ -174,7 +174,7 @@ def test_one_program_runs_in_two_scopes_independently(static_mode):
 
 
 def test_scope_guard_switches_the_default_scope(static_mode):
-    main, startup, out, loss = _seed_example()
+    main, startup, out, loss = _linear_mse_example()
     exe, scope = static.Executor(), Scope()
     with static.scope_guard(scope):
         exe.run(startup)
@@ -185,7 +185,7 @@ def test_scope_guard_switches_the_default_scope(static_mode):
 
 # ---------------------------------------------------------------- feeds and fetches
 def test_fetch_order_duplicates_names_and_empty_program(static_mode):
-    main, startup, out, loss = _seed_example()
+    main, startup, out, loss = _linear_mse_example()
     exe, scope = static.Executor(), Scope()
     exe.run(startup, scope=scope)
     feed = _feed(4)
@@ -200,7 +200,7 @@ def test_fetch_order_duplicates_names_and_empty_program(static_mode):
 
 
 def test_fetched_parameter_is_a_copy(static_mode):
-    main, startup, out, loss = _seed_example()
+    main, startup, out, loss = _linear_mse_example()
     exe, scope = static.Executor(), Scope()
     exe.run(startup, scope=scope)
     w_name = main.global_block().all_parameters()[0].name
@@ -211,7 +211,7 @@ def test_fetched_parameter_is_a_copy(static_mode):
 
 def test_bad_feeds_and_fetches_name_the_var_and_change_nothing(static_mode):
     # each a ValueError naming the var, raised before anything runs
-    main, startup, out, loss = _seed_example(16)
+    main, startup, out, loss = _linear_mse_example(16)
     exe, scope = static.Executor(), Scope()
     exe.run(startup, scope=scope)
     snapshot = {n: v.value.copy() for n, v in scope.vars.items()}

@@ -90,7 +90,7 @@ def test_diamond_peak_and_ref_count(no_passes, scheduler):
     assert log.count(("free", "a")) == 1 and log.index(("free", "a")) > log.index(("end", c))
 
 
-def test_seed_gc_table_shape(host_placement, no_passes, static_mode):
+def test_gc_table_shape(host_placement, no_passes, static_mode):
     # the shrunk last-live table of the Linear + MSELoss example's forward part (on CPU there is
     # no memcpy_d2h, so the loss is checked at the fetch op; feed ops and producers drop out)
     main, startup = static.Program(), static.Program()

@@ -14,7 +14,7 @@ import threading
 import numpy as np
 import pytest
 from executor_helpers import (Recorder, chain_program, default_executor_flags, no_passes, op,  # noqa: F401
-                              random_dag, seed_training_program, var, writer)
+                              random_dag, linear_mse_training_program, var, writer)
 
 import runtime as paddle
 from runtime import static
@@ -388,10 +388,10 @@ def test_the_first_run_of_an_auto_parallel_core_stays_on_the_callers_thread(no_p
     assert threading.get_ident() not in {th for _, th in rec.entries("start").values()}
 
 
-def test_the_seed_training_example_trains_identically_threaded_and_sequential(static_mode):
+def test_the_linear_mse_training_example_trains_identically_threaded_and_sequential(static_mode):
     # Linear(16->1) + MSELoss + Adam, 10 steps forced parallel (on two
     # emulated-stream policies) and sequential from the same start: losses and parameters equal
-    main, startup, loss, feeds = seed_training_program(10)
+    main, startup, loss, feeds = linear_mse_training_program(10)
     params = [p.name for p in main.global_block().all_parameters()]
     saved = paddle.get_flags(["FLAGS_executor_parallel", "FLAGS_executor_stream_policy"])
     results = []

@@ -9,7 +9,7 @@ import threading
 
 import numpy as np
 import pytest
-from executor_helpers import Recorder, default_executor_flags, no_passes, op, random_dag, seed_training_program, var, writer  # noqa: F401,E501
+from executor_helpers import Recorder, default_executor_flags, no_passes, op, random_dag, linear_mse_training_program, var, writer  # noqa: F401,E501
 
 import runtime as paddle
 from runtime import static
@@ -86,7 +86,7 @@ def test_a_cpu_kernel_inside_a_device_program_gets_an_h2d_d2h_pair_and_values_eq
     np.testing.assert_array_equal(core.run([xs], parallel=False)[0], want)
 
 
-def test_edge_kinds_of_a_device_program_follow_the_seed_table(no_passes):
+def test_edge_kinds_of_a_device_program_follow_the_dependency_table(no_passes):
     # stream classification on a whole program: each of the seven producer/consumer pairs
     # appears, with the kind Paddle's StreamAnalyzer gives it, and events exist exactly for the
     # vars a non-direct edge carries
@@ -125,7 +125,7 @@ def _abc_single_stream():
     return prog
 
 
-def test_seed_gc_table_on_a_device_has_the_d2h_copy_before_the_fetch(no_passes, static_mode, flags):
+def test_gc_table_on_a_device_has_the_d2h_copy_before_the_fetch(no_passes, static_mode, flags):
     # the shrunk GC table in its GPU shape: the loss is checked at memcpy_d2h, its host copy at
     # the fetch; the fed vars reach the device through h2d copies, which their readers check
     flags(executor_stream_policy="single")
@@ -149,7 +149,7 @@ def test_seed_gc_table_on_a_device_has_the_d2h_copy_before_the_fetch(no_passes, 
 
 def test_a_training_step_on_the_emulated_device_equals_the_cpu_run(static_mode, flags):
     # copies of fed values and results, parameters updated in place on the device side
-    main, startup, loss, feeds = seed_training_program(5)
+    main, startup, loss, feeds = linear_mse_training_program(5)
     results = []
     for mode, policy in (("never", "host"), ("always", "single"), ("always", "auto")):
         flags(executor_parallel=mode, executor_stream_policy=policy)

@@ -33,7 +33,7 @@ from test_executor_plan import (test_random_ops_are_chained_and_seeded_runs_agre
 from test_static_backward import (test_grad_accumulation_is_one_add_n_and_matches_finite_differences,  # noqa: F401
                                   test_ops_off_the_loss_path_and_stop_gradient_inputs_get_no_grad_ops)
 from test_static_training import (test_b4_optimizer_ops_in_param_name_order_after_clip_ops,  # noqa: F401
-                                  test_scenario_1_seed_example_matches_numpy_adam_and_loss_falls,
+                                  test_linear_mse_example_matches_numpy_adam_and_loss_falls,
                                   test_scenario_22_accumulators_are_persistable_and_reset_by_startup)
 from test_static_passes import (static_mode,  # noqa: F401 - conftest's, and it restores the pass flags
                                 test_executor_results_are_bit_identical_with_passes_on_and_off,

@@ -64,7 +64,7 @@ def test_a_stream_runs_in_order_and_a_wait_holds_it_until_the_event_is_recorded(
     (CPU, CPU, "direct"), (CPU, H2D, "direct"), (D2H, CPU, "direct"), (S1, S1, "direct"),
     (S1, S2, "event"), (H2D, S1, "event"), (S1, D2H, "sync"), (S1, CPU, "sync"), (CPU, S1, "direct"),
 ])
-def test_edge_kinds_follow_the_seed_table(producer, consumer, kind):
+def test_edge_kinds_follow_the_dependency_table(producer, consumer, kind):
     assert edge_kind(producer, consumer) == kind
 
 

@@ -37,7 +37,7 @@ def fn(x):  # a graph break at a `print` between tensor ops
     return x * 2
 
 
-def test_the_seed_examples_break_once_and_capture_both_sides():
+def test_the_data_dependent_if_breaks_once_and_captures_both_sides():
     x = paddle.to_tensor(np.array([1.0, -2.0, 3.0], "float32"))
     y = paddle.zeros([3])
     jit = jit_of(foo)
@@ -50,7 +50,7 @@ def test_the_seed_examples_break_once_and_capture_both_sides():
     assert [t.translations for t in translators(jit)] == [1, 1, 1]  # foo and one resume per branch
 
 
-def test_the_seed_print_is_deferred_after_one_graph_and_prints_what_eager_prints(capsys):
+def test_a_print_is_deferred_after_one_graph_and_prints_what_eager_prints(capsys):
     x = rand(3)
     want = fn(x)
     eager_out = capsys.readouterr().out
@@ -62,7 +62,7 @@ def test_the_seed_print_is_deferred_after_one_graph_and_prints_what_eager_prints
     assert f"print deferred to after its graph ({__file__}:" in str(report)
 
 
-def test_with_print_deferral_off_the_seed_print_breaks_between_two_graphs(monkeypatch, capsys):
+def test_with_print_deferral_off_a_print_breaks_between_two_graphs(monkeypatch, capsys):
     monkeypatch.setenv("SOT_DEFER_PRINT", "0")
     x = rand(3)
     want = fn(x)

@@ -6,7 +6,7 @@ import runtime as paddle
 from runtime import static
 
 
-def _seed_example():
+def _linear_mse_example():
     main, startup = static.Program(), static.Program()
     with static.program_guard(main, startup):
         x = static.data(shape=[16, 16], name="x")
@@ -24,8 +24,8 @@ def test_mode_switch(static_mode):
     paddle.enable_static()
 
 
-def test_seed_example_structure(static_mode):
-    main, startup, x, label, out, loss = _seed_example()
+def test_linear_mse_example_structure(static_mode):
+    main, startup, x, label, out, loss = _linear_mse_example()
     block = main.global_block()
     assert [op.type for op in block.ops] == ["linear", "subtract", "square", "mean"]
     for op in block.ops:
@@ -66,7 +66,7 @@ def test_program_guard_restores_defaults_even_on_error(static_mode):
 
 
 def test_clone_keeps_hash_and_changes_change_it(static_mode):
-    main, startup, x, label, out, loss = _seed_example()
+    main, startup, x, label, out, loss = _linear_mse_example()
     h = main.structural_hash()
     clone = main.clone()
     assert clone.structural_hash() == h
@@ -90,8 +90,8 @@ def test_static_variables_have_no_values(static_mode):
         assert y is not x and x.name == "x"
 
 
-def test_seed_example_forward_runs_and_matches_numpy(static_mode):
-    main, startup, x, label, out, loss = _seed_example()
+def test_linear_mse_example_forward_runs_and_matches_numpy(static_mode):
+    main, startup, x, label, out, loss = _linear_mse_example()
     exe = static.Executor(paddle.CPUPlace())
     scope = static.Scope()
     exe.run(startup, scope=scope)

@@ -28,7 +28,7 @@ def _eager(fn):
 
 
 # ---------------------------------------------------------------- Linear + MSELoss + Adam
-def _seed_example(opt_factory=paddle.optimizer.Adam):
+def _linear_mse_example(opt_factory=paddle.optimizer.Adam):
     main, startup = static.Program(), static.Program()
     with static.program_guard(main, startup):
         x = static.data(shape=[16, 16], name="x")
@@ -42,8 +42,8 @@ def _seed_example(opt_factory=paddle.optimizer.Adam):
     return main, startup, linear, loss, n_forward, result
 
 
-def test_seed_example_trains_like_eager_for_ten_steps(static_mode):
-    main, startup, linear, loss, _, _ = _seed_example()
+def test_linear_mse_example_trains_like_eager_for_ten_steps(static_mode):
+    main, startup, linear, loss, _, _ = _linear_mse_example()
     exe = static.Executor(paddle.CPUPlace())
     scope = static.Scope()
     exe.run(startup, scope=scope)
@@ -73,8 +73,8 @@ def test_seed_example_trains_like_eager_for_ten_steps(static_mode):
     np.testing.assert_allclose(_value(scope, linear.bias.name), b, rtol=1e-5, atol=1e-7)
 
 
-def test_scenario_1_seed_example_matches_numpy_adam_and_loss_falls(static_mode):
-    main, startup, linear, loss, _, _ = _seed_example()
+def test_linear_mse_example_matches_numpy_adam_and_loss_falls(static_mode):
+    main, startup, linear, loss, _, _ = _linear_mse_example()
     exe = static.Executor(paddle.CPUPlace())
     scope = static.Scope()
     exe.run(startup, scope=scope)
@@ -100,7 +100,7 @@ def test_scenario_1_seed_example_matches_numpy_adam_and_loss_falls(static_mode):
 
 
 # ---------------------------------------------------------------- fc, mean, SGD
-def test_seed_003_fc_mean_sgd_trains_like_eager(static_mode):
+def test_fc_mean_sgd_trains_like_eager(static_mode):
     exe = static.Executor()
     train_program, startup_program = static.Program(), static.Program()
     with static.program_guard(train_program, startup_program):
@@ -141,7 +141,7 @@ def test_seed_003_fc_mean_sgd_trains_like_eager(static_mode):
 
 # ---------------------------------------------------------------- optimizer ops and their state
 def test_b1_minimize_returns_ops_and_params_grads_after_the_forward_ops(static_mode):
-    main, startup, linear, loss, n_forward, (ops, params_grads) = _seed_example()
+    main, startup, linear, loss, n_forward, (ops, params_grads) = _linear_mse_example()
     block_ops = main.global_block().ops
     assert [p.name for p, _ in params_grads] == sorted([linear.weight.name, linear.bias.name])
     assert all(g.name == p.name + "@GRAD" for p, g in params_grads)
@@ -197,7 +197,7 @@ def test_b4_optimizer_ops_in_param_name_order_after_clip_ops(static_mode):
 
 
 def test_scenario_22_accumulators_are_persistable_and_reset_by_startup(static_mode):
-    main, startup, linear, loss, _, (ops, _) = _seed_example()
+    main, startup, linear, loss, _, (ops, _) = _linear_mse_example()
     acc_names = [n for op in ops for n in op.inputs[3:]]
     assert len(acc_names) == 8 and any(n.endswith("beta1_pow_acc_0") for n in acc_names)
     lr_names = {op.inputs[2] for op in ops}

@@ -1,4 +1,4 @@
-"""Program passes run before the InterpreterCore builds its plan (issue 4, build step 5).
+"""Program passes run before the InterpreterCore builds its plan.
 
 `apply_passes(program, protected)` clones `program` (the user's Program is never changed) and
 runs on the copy's global block, each behind a flag of `runtime.flags`:
