@@ -17,7 +17,8 @@ from typing import Any, Callable, Iterator
 
 from .api import to_static
 from .translation.reasons import Event
-from .translation.translator import LIVE_CACHES, Fallback, Translator
+from .translation.hook_cache import LIVE_CACHES
+from .translation.translator import Fallback, Translator
 
 __all__ = ["Explanation", "explain"]
 
