@@ -9,7 +9,8 @@ under `if TYPE_CHECKING:` never, so they are not; class bodies are left out as w
 upward import belongs in the function that needs it).
 
 `import_graph(src, packages)` is the reusable part (`src_graph()` for src/): other layering rules
-are checks on its edges.
+are checks on its edges. One rule reads every import, functions included: no stage of sot imports
+`sot.tools` (the tools watch the pipeline through sot.translation.events).
 """
 from __future__ import annotations
 
@@ -17,6 +18,8 @@ import ast
 import functools
 import pathlib
 from typing import Iterator
+
+import pytest
 
 SRC = pathlib.Path(__file__).resolve().parents[1] / "src"
 PACKAGES = ("runtime", "sot")
@@ -244,3 +247,50 @@ def test_the_opcode_executor_never_imports_codegen():
                        if module.startswith("sot.opcode_executor")
                        for target in targets if target == "sot.codegen" or target.startswith("sot.codegen."))
     assert not offenders
+
+
+# the stages of sot's pipeline: they never import sot.tools, not even inside a function; only sot.tools
+# itself and the public face (sot/__init__.py, api.py, explain.py, testing.py) do
+SOT_STAGES = ("hook", "translation", "opcode_executor", "ir", "guards", "dynamic", "codegen", "pyversion")
+
+
+def all_imports(source: str, module: str, is_package: bool = False) -> set[str]:
+    """Every module name `source` imports anywhere, functions and classes included (`from a import b`
+    gives `a` and `a.b`), and the constant names it gives to importlib.import_module or __import__."""
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = _resolve_base(node, module, is_package)
+            found.add(base)
+            found.update(f"{base}.{alias.name}" for alias in node.names)
+        elif isinstance(node, ast.Call) and node.args and isinstance(node.args[0], ast.Constant):
+            called = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
+            if called in ("import_module", "__import__") and isinstance(node.args[0].value, str):
+                found.add(node.args[0].value)
+    return found
+
+
+def _names_the_tools(names: set[str]) -> bool:
+    return any(name == "sot.tools" or name.startswith("sot.tools.") for name in names)
+
+
+def test_no_sot_stage_imports_the_tools():
+    stages = {f"sot.{stage}" for stage in SOT_STAGES}
+    offenders = sorted(module for module, path in module_names().items()
+                       if ".".join(module.split(".")[:2]) in stages and path.suffix == ".py"
+                       and _names_the_tools(all_imports(path.read_text(), module, path.stem == "__init__")))
+    assert offenders == [], "stages of sot that import sot.tools (they should emit into sot.translation.events)"
+
+
+@pytest.mark.parametrize("source", ["from sot.tools import record", "import sot.tools.log", "from sot import tools",
+                                    "def f():\n    from ..tools import record\n",
+                                    "import importlib\nimportlib.import_module('sot.tools.report')"])
+def test_the_tools_rule_sees_every_form_of_the_import(source):
+    assert _names_the_tools(all_imports(source, "sot.translation.translator"))
+
+
+def test_the_tools_rule_leaves_other_imports_alone():
+    source = "from sot.translation import events\nfrom . import dump\nimport sot.toolsmith\n"
+    assert not _names_the_tools(all_imports(source, "sot.translation.translator"))

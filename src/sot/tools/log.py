@@ -19,12 +19,12 @@ import logging
 import re
 import sys
 import types
-from dataclasses import dataclass
 from typing import Any
 
 from sot import config
+from sot.translation import events
 
-__all__ = ["LOGGER", "Snapshot", "emit", "disassembly"]
+__all__ = ["LOGGER", "emit", "disassembly"]
 
 LOGGER = logging.getLogger("sot")
 _ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
@@ -37,37 +37,22 @@ def disassembly(code: types.CodeType) -> str:
     return _ADDRESS.sub("", out.getvalue())
 
 
-@dataclass(frozen=True)
-class Snapshot:
-    """How much a translator had recorded before a translation, to log only what it added."""
-
-    fallbacks: int
-    breaks: int
-    entries: frozenset[int]
-
-    @classmethod
-    def of(cls, translator: Any) -> "Snapshot":
-        """The translator's record counts now."""
-        return cls(len(translator.fallbacks), len(translator.breaks),
-                   frozenset(id(e) for e in translator.cache.entries))
-
-
-def emit(translator: Any, before: Snapshot) -> None:
-    """Log what `translator` recorded since `before`, for the topics `SOT_LOG` names."""
+def emit(translation: events.Translation) -> None:
+    """Log what one translation added, for the topics `SOT_LOG` names."""
     topics = config.log_topics()
     if not topics:
         return
     _ensure_handler()
+    translator = translation.translator
     code = translator.code
     name = f"{code.co_qualname} ({code.co_filename}:{code.co_firstlineno})"
     if "breaks" in topics:
-        for event in translator.breaks[before.breaks:]:
+        for event in translation.breaks:
             LOGGER.info("break %s in %s", event, name)
-        for fallback in translator.fallbacks[before.fallbacks:]:
+        for fallback in translation.fallbacks:
             LOGGER.info("eager [%s] %s (%s) in %s", fallback.code, fallback.reason, fallback.where, name)
-    new = [e for e in translator.cache.entries if id(e) not in before.entries]
-    for entry in new:
-        _entry(translator, entry, name, topics, recompile=bool(before.entries))
+    for entry in translation.entries:
+        _entry(translator, entry, name, topics, recompile=translation.recompile)
 
 
 def _entry(translator: Any, entry: Any, name: str, topics: frozenset[str], recompile: bool) -> None:

@@ -1,22 +1,23 @@
-"""The registry of live translators, and the one wrapper that watches each translation.
+"""The registry of live translators, and the time each spent translating, from the pipeline's events.
 
-Every `Translator` registers itself here when made (`register`); reports (`sot.report()`, the
-`sot` command) read the translators' own records (translations, fallbacks, breaks, code caches)
-through `translators()`. `Translator._translate` is wrapped by `observed`: it adds the time spent to
-`translate_seconds(translator)` and hands what the call added (fallbacks, breaks, a cache entry)
-to the `SOT_LOG` logger. Only translations (cache misses) pass through it; a cache hit is served
-in C and only bumps its entry's hit counter, so recording costs nothing on the hot path.
+Reports (`sot.report()`, the `sot` command) read the translators' own records (translations,
+fallbacks, breaks, code caches) through `translators()`. This module subscribes to
+sot.translation.events when imported (`sot.tools` imports it, and the package root imports
+`sot.tools`, so every translator is seen from the first): a translator made is registered, a
+translation's wall time is added to `translate_seconds(translator)` and what it added goes to the
+`SOT_LOG` logger. Only translations (cache misses) emit events; a cache hit is served in C and only
+bumps its entry's hit counter, so recording costs nothing on the hot path.
 """
 from __future__ import annotations
 
-import functools
-import time
 import weakref
-from typing import Any, Callable
+from typing import Any
+
+from sot.translation import events
 
 from . import log
 
-__all__ = ["register", "translators", "retain", "observed", "translate_seconds"]
+__all__ = ["register", "translators", "retain", "translate_seconds"]
 
 _live: "weakref.WeakSet[Any]" = weakref.WeakSet()
 _kept: list[Any] = []  # strong references while `retain()` is on
@@ -48,17 +49,11 @@ def translate_seconds(translator: Any) -> float:
     return _seconds.get(translator, 0.0)
 
 
-def observed(call: Callable[[Any, Any], Any]) -> Callable[[Any, Any], Any]:
-    """Wrap `Translator.__call__`: time each translation of its own code, then log what it added."""
-    @functools.wraps(call)
-    def wrapper(translator: Any, frame: Any) -> Any:
-        if frame.f_code is not translator.code:  # not our frame: the callback leaves it alone
-            return call(translator, frame)
-        before = log.Snapshot.of(translator)
-        start = time.perf_counter()
-        try:
-            return call(translator, frame)
-        finally:
-            _seconds[translator] = _seconds.get(translator, 0.0) + time.perf_counter() - start
-            log.emit(translator, before)
-    return wrapper
+def _translated(translation: events.Translation) -> None:
+    """Count the translation's time, then log what it added."""
+    translator = translation.translator
+    _seconds[translator] = _seconds.get(translator, 0.0) + translation.seconds
+    log.emit(translation)
+
+
+events.subscribe(on_made=register, on_translated=_translated)

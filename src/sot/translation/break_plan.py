@@ -11,21 +11,24 @@ runs eagerly: frames as eager code has them are what such a call must see.
 """
 from __future__ import annotations
 
+import types
 from dataclasses import dataclass
 from typing import Any, Callable
 
 from sot import config
-from sot.codegen.loop_body import loop_body
+from sot.codegen.loop_body import ITEM, loop_body
+from sot.dynamic.numbers import NumberNeeded
 from sot.opcode_executor import OpcodeExecutor, Unsupported
 from sot.opcode_executor.breaks import GraphBreak
 from sot.opcode_executor.calls import ReadsFrames
-from sot.opcode_executor.loops import hot_loop, loops_around, outermost_loop, plan_loop
 from sot.opcode_executor.live import frame_locals
+from sot.opcode_executor.loops import hot_loop, loops_around, outermost_loop, plan_loop
+from sot.opcode_executor.trackers import LocalTracker
 from sot.translation.outcomes import Fallback
 from sot.translation.reasons import Event
 
 __all__ = ["BreakOptions", "Retranslate", "check_frames", "loops_of", "unbuildable", "break_event",
-           "eager_rests"]
+           "eager_rests", "needs_loop_item"]
 
 
 @dataclass(frozen=True)
@@ -114,3 +117,12 @@ def eager_rests(brk: GraphBreak, hot: dict[int, str]) -> list[Fallback]:
     """The SOT-C002 decisions of a break: the frames (by index) in hot loops whose rest runs eagerly."""
     return [Fallback(f"a break inside {why} (more than SOT_MAX_LOOP_BREAKS={config.max_loop_breaks()}): the rest "
                      "of the frame runs eagerly", brk.frames[i].executor.where(), "SOT-C002") for i, why in hot.items()]
+
+
+def needs_loop_item(code: types.CodeType, error: NumberNeeded) -> bool:
+    """Whether `code` is a loop's body function (see opcode_executor.loops) and `error` needs the value of
+    one of its parameters: the loop's item or a number it carries, which change in every iteration."""
+    if code.co_argcount == 0 or code.co_varnames[0] != ITEM:
+        return False
+    params = {LocalTracker(name).source.text for name in code.co_varnames[:code.co_argcount]}
+    return not params.isdisjoint(error.sources)

@@ -9,6 +9,8 @@ next call with matching inputs is served in C without calling back. A simulation
 run again with other options (a break built another way, a dynamic dim or number kept static):
 `_translate` loops until one succeeds or gives up. A frame that cannot be captured runs eagerly
 (`fallbacks` records why) or, with `fallback=False`, raises `GraphBreakError(reason, where)`.
+Whoever watches (reports, SOT_LOG) hears of translators and translations through
+sot.translation.events.
 
 Threads: a code object is translated by one thread at a time (its cache's `translating` lock); a
 thread that missed meanwhile waits, then looks in the cache again and translates only if the entry
@@ -19,15 +21,12 @@ from __future__ import annotations
 import dataclasses
 import inspect
 import types
-import weakref
 from dataclasses import dataclass
 from functools import partial
-from typing import Any, Callable
+from typing import Any
 
 from sot import config
-from sot.codegen.effects import raised_while_applying
 from sot.codegen.frame import broken_frame, whole_frame
-from sot.codegen.loop_body import ITEM
 from sot.dynamic.numbers import NumberNeeded
 from sot.dynamic.shapes import Recompile, StaticDimNeeded, policy_of
 from sot.hook.eval_frame import CustomCode
@@ -35,16 +34,15 @@ from sot.ir import CompiledSIR, EagerSIR
 from sot.opcode_executor import FrameRaises, OpcodeExecutor, Unsupported
 from sot.opcode_executor.breaks import GraphBreak
 from sot.opcode_executor.calls import ReadsFrames
-from sot.opcode_executor.trackers import LocalTracker
 from sot.opcode_executor.variables import Variable
 from sot.pyversion import DecodeError
-from sot.tools import record
-from sot.translation.break_plan import BreakOptions, Retranslate, break_event, check_frames, eager_rests, loops_of, \
-    unbuildable
+from sot.translation import events
+from sot.translation.break_plan import (BreakOptions, Retranslate, break_event, check_frames, eager_rests, loops_of,
+                                       needs_loop_item, unbuildable)
 from sot.translation.children import as_it_is, resume_function, translated_callee
 from sot.translation.dump import dump_translation
 from sot.translation.hook_cache import EAGER, cache_of
-from sot.translation.outcomes import Fallback, GraphBreakError
+from sot.translation.outcomes import Fallback, GraphBreakError, rerun_after, where_defined
 from sot.translation.reasons import Event
 
 __all__ = ["GraphBreakError", "Fallback", "Translator"]
@@ -84,12 +82,12 @@ class Translator:
         self.translations = 0
         self.shapes = policy_of(code)  # which input dims its translations leave dynamic (shared per code)
         self.recompiles: list[Recompile] = []  # why each translation after the first was needed
-        record.register(self)
+        events.made(self)  # (reports and SOT_LOG watch the pipeline's events)
         if code.co_flags & _RESUMABLE:
             reason = "a generator or coroutine function runs eagerly (a generator it calls is inlined)"
             if not fallback:
-                raise GraphBreakError(reason, _where(code))
-            self.fallbacks.append(Fallback(reason, _where(code)))
+                raise GraphBreakError(reason, where_defined(code))
+            self.fallbacks.append(Fallback(reason, where_defined(code)))
 
     def __call__(self, frame: Any) -> Any:
         """Translates a frame of our code on a cache miss; other frames run untouched. One thread at a
@@ -100,9 +98,9 @@ class Translator:
             cached = self.cache.lookup_quietly(frame)
             if cached is not None:
                 return cached
-            return self._translate(frame)
+            with events.translating(self):  # its time and what it added, to whoever watches
+                return self._translate(frame)
 
-    @record.observed  # time spent translating, SOT_LOG events
     def _translate(self, frame: Any) -> CustomCode:
         """Translate a frame of our code, under the code's lock: simulate it, and again while a simulation
         asks for other options. Each try must change what the next one sees (its options or the dims and
@@ -142,7 +140,7 @@ class Translator:
         except Retranslate as e:
             return _Again(dataclasses.replace(options, **e.changes), f"a break built with {e}", ex)
         except (StaticDimNeeded, NumberNeeded) as e:  # a dynamic dim or number's value was needed: keep it static
-            if isinstance(e, NumberNeeded) and _needs_loop_item(self.code, e):
+            if isinstance(e, NumberNeeded) and needs_loop_item(self.code, e):
                 # kept static, they would make one translation per iteration's values: the body runs eagerly
                 return self._run_eagerly(ex, Fallback(f"the loop body needs the value of its item or of a number "
                                                       f"it carries at translation time "
@@ -182,7 +180,7 @@ class Translator:
 
     def _codegen(self, ex: OpcodeExecutor, returned: Variable) -> types.CodeType:
         """The code object of a frame simulated to its return (see sot.codegen.frame), dumped for SOT_DUMP."""
-        generated, compiled = whole_frame(ex, returned, self._compile, _rerun_after(self))
+        generated, compiled = whole_frame(ex, returned, self._compile, rerun_after(self))
         dump_translation(self.code, ex.builder.build(),
                          compiled.lowered.program if isinstance(compiled, CompiledSIR) else None, generated,
                          ex.guards())
@@ -197,7 +195,7 @@ class Translator:
         # a callee that reads its caller's frame runs as it is: eager frames are what it must see
         translated = as_it_is if isinstance(brk.cause, ReadsFrames) else partial(translated_callee, self)
         try:
-            code = broken_frame(ex, brk, self._compile, _rerun_after(self), translated, make_resume,
+            code = broken_frame(ex, brk, self._compile, rerun_after(self), translated, make_resume,
                                 frozenset(hot), loop)
         except Unsupported as e:
             raise unbuildable(brk, loop, e) from e
@@ -230,7 +228,7 @@ class Translator:
 
     def _where(self, ex: OpcodeExecutor | None) -> str:
         """file:line of the instruction the simulation stopped at (the definition before it started)."""
-        return ex.where() if ex is not None else _where(self.code)
+        return ex.where() if ex is not None else where_defined(self.code)
 
     def _run_eagerly(self, ex: OpcodeExecutor | None, fallback: Fallback) -> CustomCode:
         """Record why the frame runs eagerly, and cache that decision under the guards the simulation
@@ -238,36 +236,3 @@ class Translator:
         self.fallbacks.append(fallback)
         self.cache.insert(ex.guards() if ex is not None else (), EAGER, payload=fallback)
         return EAGER
-
-
-def _needs_loop_item(code: types.CodeType, error: NumberNeeded) -> bool:
-    """Whether `code` is a loop's body function (see opcode_executor.loops) and `error` needs the value of
-    one of its parameters: the loop's item or a number it carries, which change in every iteration."""
-    if code.co_argcount == 0 or code.co_varnames[0] != ITEM:
-        return False
-    params = {LocalTracker(name).source.text for name in code.co_varnames[:code.co_argcount]}
-    return not params.isdisjoint(error.sources)
-
-
-def _rerun_after(translator: Translator) -> Callable[[Exception], bool]:
-    """Whether a compiled call that raised runs again eagerly: yes, unless the recorded side effects were
-    being made (some may be made already); a re-run is recorded on the translator (held weakly: the
-    generated code lives in its cache), once for a failure repeated call after call."""
-    ref = weakref.ref(translator)
-
-    def rerun_after(error: Exception) -> bool:
-        if raised_while_applying(error):
-            return False
-        translator = ref()
-        if translator is not None:
-            fallback = Fallback(f"{type(error).__name__}: {error} (raised by the compiled graph at run time: the "
-                                "call ran again eagerly)", _where(translator.code), "SOT-R001")
-            if not translator.fallbacks or translator.fallbacks[-1] != fallback:
-                translator.fallbacks.append(fallback)
-        return True
-    return rerun_after
-
-
-def _where(code: types.CodeType) -> str:
-    """file:line of a code object's definition."""
-    return f"{code.co_filename}:{code.co_firstlineno}"
