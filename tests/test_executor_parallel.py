@@ -211,6 +211,15 @@ def test_two_failures_at_once_raise_exactly_one_error_and_leave_no_work(no_passe
         assert streams.host_pool().pending() == 0
 
 
+def _run_of_this_worker():
+    """The parallel run whose op the calling worker thread is running (its `run` local)."""
+    frame = sys._getframe(1)
+    while frame is not None and not hasattr(frame.f_locals.get("run"), "cancel"):
+        frame = frame.f_back
+    assert frame is not None, "not called from a parallel run's worker"
+    return frame.f_locals["run"]
+
+
 def test_keyboard_interrupt_in_the_caller_cancels_the_run_cleanly(no_passes):
     # SIGINT reaches the waiting caller; no new op starts after the cancel, the core still works
     prog, last = chain_program(60)
@@ -223,12 +232,20 @@ def test_keyboard_interrupt_in_the_caller_cancels_the_run_cleanly(no_passes):
             raise KeyboardInterrupt
 
     def on_start(i):
-        if i == 5:   # hold op 5 until the caller took the signal (sent again if it was lost)
+        if i == 5:   # hold op 5 until the caller took the signal (sent again if it was lost) and cancelled
             for _ in range(50):
                 signal.pthread_kill(threading.main_thread().ident, signal.SIGINT)
                 if interrupted.wait(0.1):
                     break
             assert interrupted.is_set()
+            # the handler ran, but the caller may not have reached its cancel yet: were op 5 let go now,
+            # the next op could start in between (the worker can take the GIL first on a loaded machine)
+            run, pause = _run_of_this_worker(), threading.Event()
+            for _ in range(5000):
+                if run.cancel:
+                    break
+                pause.wait(0.001)
+            assert run.cancel
     previous = signal.signal(signal.SIGINT, on_sigint)
     try:
         rec, op5_ended = Recorder(on_start=on_start), threading.Event()
@@ -242,8 +259,7 @@ def test_keyboard_interrupt_in_the_caller_cancels_the_run_cleanly(no_passes):
             core.run([np.ones(4)], parallel=True, hook=hook)
     finally:
         signal.signal(signal.SIGINT, previous)
-    # the caller returns at the interrupt while op 5 is still held: its start and end are logged by the
-    # worker afterwards, so wait for op 5's end before reading what started
+    # op 5's end is logged by its worker, which may still be in the hook when the caller returns
     assert op5_ended.wait(5)
     (out,) = core.run([np.ones(4)], parallel=True)
     (want,) = core.run([np.ones(4)], parallel=False)
