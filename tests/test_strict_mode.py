@@ -57,6 +57,29 @@ def test_by_default_an_internal_error_runs_the_frame_eagerly_as_a_gap(monkeypatc
     assert fallback.code == "SOT-G001" and "AttributeError" in fallback.reason
 
 
+@pytest.fixture
+def broken_codegen(monkeypatch):
+    """A bug planted in the code generation: it raises an error of a type meta functions raise too."""
+    def broken(*args, **kwargs):
+        raise KeyError("a slot the code generator lost")
+    monkeypatch.setattr("sot.translation.translator.whole_frame", broken)
+
+
+def test_strict_raises_a_code_generation_error_even_of_a_user_error_type(monkeypatch, broken_codegen):
+    monkeypatch.setenv("SOT_STRICT", "1")
+    with pytest.raises(KeyError, match="code generator"):
+        sot.to_static(fresh(doubled))(tensor(1.0))
+
+
+def test_by_default_a_code_generation_error_is_a_gap_not_the_users_error(monkeypatch, broken_codegen):
+    monkeypatch.setenv("SOT_STRICT", "0")
+    jit = sot.to_static(fresh(doubled))
+    x = tensor(1.0, 2.0)
+    np.testing.assert_array_equal(jit(x).numpy(), doubled(x).numpy())
+    (fallback,) = jit.sot_translator.fallbacks
+    assert fallback.code == "SOT-G001" and "KeyError" in fallback.reason
+
+
 def test_strict_leaves_deliberate_fallbacks_alone(monkeypatch):
     monkeypatch.setenv("SOT_STRICT", "1")
 

@@ -49,8 +49,9 @@ __all__ = ["GraphBreakError", "Fallback", "Translator"]
 
 # code whose frames next()/send() resume: the hook leaves them alone
 _RESUMABLE = inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR | inspect.CO_ITERABLE_COROUTINE
-# what an op's meta function raises for a bad call (as eager code does); any other exception
-# during translation is a gap of the JIT, which fallback=False must report, never hide
+# what an op's meta function raises for a bad call (as eager code does) during the simulation; any
+# other exception, and any raised while generating code, is a gap of the JIT, which fallback=False
+# and SOT_STRICT must report, never hide
 _USER_ERRORS = (ValueError, TypeError, IndexError, KeyError, ZeroDivisionError, OverflowError)
 
 
@@ -122,7 +123,8 @@ class Translator:
 
     def _attempt(self, frame: Any, options: BreakOptions) -> CustomCode | _Again:
         """One simulation of the frame with `options`, and the code it generates, cached; or why not."""
-        ex = None
+        ex = brk = None
+        simulated = False  # past the simulation: an error now is the code generation's, never the user's
         self._eager_graph = False
         n_fallbacks = len(self.fallbacks)
         try:
@@ -131,12 +133,13 @@ class Translator:
             ex.may_break = self.fallback
             ex.translation.virtual_frames = options.resume_inside
             ex.translation.loop_head = options.loop_head
-            brk = None
             try:
-                custom = CustomCode(self._codegen(ex, ex.run()), True)
+                returned = ex.run()
             except GraphBreak as graph_break:  # its resume functions switch the hook on for themselves
                 brk = graph_break
-                custom = CustomCode(self._codegen_break(ex, brk, options), True)
+            simulated = True
+            custom = CustomCode(self._codegen(ex, returned) if brk is None else self._codegen_break(ex, brk, options),
+                                True)
         except Retranslate as e:
             return _Again(dataclasses.replace(options, **e.changes), f"a break built with {e}", ex)
         except (StaticDimNeeded, NumberNeeded) as e:  # a dynamic dim or number's value was needed: keep it static
@@ -155,6 +158,10 @@ class Translator:
         except _USER_ERRORS as e:  # a meta function rejected the user's call: eager code raises it as it should
             if self.shapes.keep_static_after(ex.inputs if ex is not None else (), e):  # or a dynamic dim's -1 did
                 return _Again(options, f"{type(e).__name__}: {e}", ex)
+            if simulated:  # raised while generating code: a gap of the JIT, as below
+                if config.strict():
+                    raise
+                return self._cannot_capture(ex, e)
             return self._run_eagerly(ex, Fallback(f"{type(e).__name__}: {e}", self._where(ex), "SOT-E001"))
         except Exception as e:  # noqa: BLE001 - a gap of the translation itself (NotImplementedError, ...)
             if config.strict():  # a bug of the JIT: shown where it happened, not hidden as an eager fallback
