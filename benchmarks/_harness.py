@@ -1,10 +1,12 @@
 """Timing harness for benchmarks: round-robin blocks, median of means.
 
 BLAS/OpenMP threads are pinned to one (override with BENCH_THREADS) BEFORE NumPy loads, so
-the NumPy floor and `runtime` use the same number of threads; the setting is printed.
+the NumPy floor and `runtime` use the same number of threads, and glibc's allocator keeps freed
+arrays (see `_steady_allocator`); both settings are printed.
 """
 from __future__ import annotations
 
+import ctypes
 import os
 import statistics
 import time
@@ -15,12 +17,35 @@ for _var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
     os.environ[_var] = THREADS
 
 
+def _steady_allocator() -> str:
+    """Keep glibc from handing freed arrays back to the OS (BENCH_MALLOC=default leaves it alone).
+
+    By default glibc returns a large freed block (at the top of the heap, or mmapped) to the OS,
+    so the next array of that size page-faults on every call. Whether that happens depends on the
+    heap's layout left by everything the process did before, so one workload could measure 2x
+    apart between two builds whose code for it is the same. Fixed thresholds make a figure measure
+    the code, the same for every system in the process."""
+    if os.environ.get("BENCH_MALLOC") == "default":
+        return "glibc malloc defaults"
+    try:
+        libc = ctypes.CDLL("libc.so.6")
+    except OSError:
+        return "malloc defaults (not glibc)"
+    m_trim_threshold, m_mmap_threshold = -1, -3
+    libc.mallopt(m_trim_threshold, 1 << 30)
+    libc.mallopt(m_mmap_threshold, 1 << 30)
+    return "glibc trim/mmap thresholds 1 GiB (BENCH_MALLOC=default: off)"
+
+
+_ALLOCATOR = _steady_allocator()
+
+
 def describe() -> str:
     """A line naming the thread settings and library versions used for the run."""
     import numpy as np  # noqa: PLC0415 - must load after the thread variables are set
     import platform  # noqa: PLC0415
     return (f"python {platform.python_version()}, numpy {np.__version__}, "
-            f"BLAS/OMP threads = {THREADS} (OMP/MKL/OPENBLAS_NUM_THREADS)")
+            f"BLAS/OMP threads = {THREADS} (OMP/MKL/OPENBLAS_NUM_THREADS), {_ALLOCATOR}")
 
 
 def _calls_per_block(fn: Callable[[], object], block_s: float) -> int:
