@@ -13,28 +13,17 @@ When `SOT_LOG` is set and nothing handles the `sot` logger yet, a stderr handler
 """
 from __future__ import annotations
 
-import dis
-import io
 import logging
-import re
 import sys
-import types
 from typing import Any
 
 from sot import config
 from sot.translation import events
+from sot.translation.dump import disassembly
 
-__all__ = ["LOGGER", "emit", "disassembly"]
+__all__ = ["LOGGER", "emit"]
 
 LOGGER = logging.getLogger("sot")
-_ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
-
-
-def disassembly(code: types.CodeType) -> str:
-    """`dis` of generated code without memory addresses (two runs' outputs diff cleanly)."""
-    out = io.StringIO()
-    dis.dis(code, file=out)
-    return _ADDRESS.sub("", out.getvalue())
 
 
 def emit(translation: events.Translation) -> None:

@@ -46,10 +46,10 @@ from pathlib import Path
 from typing import Any
 
 from sot.ir import SirStatement, StatementIR, lower
+from sot.translation.dump import disassembly
 from sot.translation.reasons import REASONS
 
 from . import record
-from .log import disassembly
 
 __all__ = ["SCHEMA", "Event", "Graph", "Entry", "MissedGuard", "Cache", "FunctionReport", "Report", "report",
            "load", "disassembly"]

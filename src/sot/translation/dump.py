@@ -32,7 +32,7 @@ from sot import config
 from sot.guards import Guard
 from sot.ir import StatementIR
 
-__all__ = ["dump_translation"]
+__all__ = ["dump_translation", "disassembly"]
 
 _counts: dict[Path, int] = {}
 _ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
@@ -81,10 +81,14 @@ def _source(code: types.CodeType) -> str:
         return header + f"# source not available: {e}\n"
 
 
-def _disassembly(generated: types.CodeType) -> str:
-    """`dis` of the generated code, without memory addresses (so dumps of two runs diff cleanly)."""
+def disassembly(code: types.CodeType) -> str:
+    """`dis` of generated code, without memory addresses (so two runs' outputs diff cleanly)."""
     out = io.StringIO()
-    out.write(f"# generated code {generated.co_name} ({_where(generated)}), "
-              f"{generated.co_argcount} positional argument(s)\n")
-    dis.dis(generated, file=out)
+    dis.dis(code, file=out)
     return _ADDRESS.sub("", out.getvalue())
+
+
+def _disassembly(generated: types.CodeType) -> str:
+    """The dump's bytecode.txt: a header naming the generated code, then its `disassembly`."""
+    return (f"# generated code {generated.co_name} ({_where(generated)}), "
+            f"{generated.co_argcount} positional argument(s)\n" + disassembly(generated))
