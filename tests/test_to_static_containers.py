@@ -227,3 +227,42 @@ def test_a_tensor_read_before_a_write_into_its_dict_keeps_its_value_after_a_brea
     report = explained_like_eager(reads_then_replaces_then_breaks,
                                   lambda: (tensor(1.0, 2.0), {"a": tensor(5.0, 6.0), "b": tensor(7.0, 8.0)}))
     assert [e.code for e in report.breaks] == ["SOT-B002"]
+
+
+def repeat_a_list(x):
+    ts = [x * 2] * 3
+    return paddle.concat(ts)
+
+
+def repeat_a_tuple_from_the_left(x):
+    pair = 2 * (x, x + 1)
+    return paddle.stack(list(pair))
+
+
+def repeat_a_nested_list(x):
+    rows = [[x]] * 2  # one inner list, twice: appending to it shows in both rows, as eagerly
+    rows[0].append(x + 1)
+    return [len(r) for r in rows], paddle.concat(rows[1])
+
+
+def repeat_by_zero_and_a_negative_count(x):
+    return [x] * 0, (x,) * -1, [x * 2] * True
+
+
+@pytest.mark.parametrize("fn", [repeat_a_list, repeat_a_tuple_from_the_left, repeat_a_nested_list,
+                                repeat_by_zero_and_a_negative_count])
+def test_a_sequence_of_tensors_repeated_by_a_constant_is_captured(fn):
+    report = explained_like_eager(fn, lambda: (paddle.to_tensor(np.array([1.0, 2.0], "float32")),))
+    assert report.break_count == 0, str(report)
+
+
+def test_a_list_repeated_in_place_is_still_eager_correct():
+    def f(x, lst):
+        lst *= 2
+        return x * len(lst)
+
+    jit = sot.to_static(fresh(f))
+    x = paddle.ones([2])
+    lst_eager, lst_jit = [1, 2], [1, 2]
+    np.testing.assert_array_equal(jit(x, lst_jit).numpy(), f(x, lst_eager).numpy())
+    assert lst_jit == lst_eager

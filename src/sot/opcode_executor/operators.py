@@ -87,6 +87,15 @@ def _may_overflow(left: Variable, right: Variable) -> bool:
     return False
 
 
+
+def _repeated(sequence: Variable, count: Variable) -> Variable | None:
+    """`sequence * count` for a tuple or list of Variables and a constant int: the same items repeated
+    (one object several times, as in eager code); None for anything else."""
+    if not isinstance(sequence, TupleVariable) or not isinstance(count, ConstantVariable) or \
+            type(count.value) not in (int, bool):
+        return None
+    return type(sequence)(list(sequence.items) * count.value)
+
 class OperatorMixin:
     """BINARY_OP, UNARY_*, COMPARE_OP, IS_OP, CONTAINS_OP, TO_BOOL, UNARY_NOT (part of OpcodeExecutor)."""
 
@@ -110,6 +119,10 @@ class OperatorMixin:
             return type(left)([*left.items, *right.items])
         if isinstance(left, SetVariable) and isinstance(right, SetVariable):
             return self._set_operator(fold, left, right, in_place)
+        if op == "*" and not (in_place and isinstance(left, ListVariable)):  # (`lst *= n` changes lst: below)
+            repeated = _repeated(left, right) or _repeated(right, left)
+            if repeated is not None:
+                return repeated
         if in_place and not isinstance(left, (ConstantVariable, TensorVariable)) and not (
                 isinstance(left, TupleVariable) and not isinstance(left, ListVariable)):
             self.unsupported(f"in-place {op}= on {left!r}", "SOT-S001")  # mutates the object
