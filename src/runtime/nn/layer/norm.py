@@ -86,7 +86,11 @@ class _BatchNormBase(Layer):
         self._check_input_dim(input)
         return F.batch_norm(input, self._mean, self._variance, weight=self.weight, bias=self.bias,
                             training=self.training, momentum=self._momentum, epsilon=self._epsilon,
-                            data_format=self._data_format, use_global_stats=self._use_global_stats)
+                            data_format=self._data_format, use_global_stats=self._global_stats())
+
+    def _global_stats(self) -> bool | None:
+        """`use_global_stats` for `F.batch_norm`; None lets it follow `self.training`."""
+        return self._use_global_stats
 
     def extra_repr(self) -> str:
         text = f"num_features={self._num_features}, momentum={self._momentum}, epsilon={self._epsilon}"
@@ -162,6 +166,14 @@ class BatchNorm(_BatchNormBase):
             if name is not None:
                 getattr(self, stat).name = name
         self._act = act
+        self._trainable_statistics = trainable_statistics
+        # as Paddle: is_test only sets the initial mode; train()/eval() switch it later
+        self.training = not is_test
+
+    def _global_stats(self) -> bool:
+        """Paddle's batch_norm kernel rule: the running statistics are used in eval mode unless
+        trainable_statistics asks for the batch ones, and always with use_global_stats."""
+        return (not self.training and not self._trainable_statistics) or bool(self._use_global_stats)
 
     def forward(self, input: Tensor) -> Tensor:  # noqa: A002
         out = super().forward(input)
