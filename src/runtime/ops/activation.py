@@ -371,15 +371,28 @@ def log_sigmoid(x: Tensor, name: str | None = None) -> Tensor:
 
 
 # ---------------------------------------------------------------- softmax, log_softmax
+# Paddle's CPU softmax kernels clip the max-shifted logits at -64 before exp (ValueClip in
+# phi/kernels/funcs/softmax_impl.h), so a probability never drops below about exp(-64) and a log-probability
+# (hence a softmax cross-entropy) never below about -64. Matching it keeps losses on extreme logits equal.
+SOFTMAX_SHIFT_FLOOR = -64.0
+
+
+def shifted_logits(xp: Any, x: Any, *, axis: int, shift: Any = None) -> Any:
+    """max(x - max(x), -64) along `axis` (or x - `shift` when the max is already known), as Paddle feeds exp."""
+    z = x - (x.max(axis=axis, keepdims=True) if shift is None else shift)
+    xp.maximum(z, SOFTMAX_SHIFT_FLOOR, out=z)
+    return z
+
+
 def _softmax_np(xp, x, *, axis):
-    z = x - x.max(axis=axis, keepdims=True)
+    z = shifted_logits(xp, x, axis=axis)
     xp.exp(z, out=z)
     z /= z.sum(axis=axis, keepdims=True)
     return z
 
 
 def _log_softmax_np(xp, x, *, axis):
-    z = x - x.max(axis=axis, keepdims=True)
+    z = shifted_logits(xp, x, axis=axis)
     z -= xp.log(xp.exp(z).sum(axis=axis, keepdims=True))
     return z
 
@@ -447,12 +460,12 @@ def _softmax_input(x: Any, dtype: Any, api: str) -> Tensor:
 
 
 def softmax(x: Tensor, axis: int = -1, dtype: Any = None, name: str | None = None) -> Tensor:
-    """exp(x) / sum(exp(x)) along `axis` (max-subtracted, so it never overflows)."""
+    """exp(x) / sum(exp(x)) along `axis`, max-subtracted and floored at exp(-64) relative to the max, as Paddle."""
     return _SOFTMAX(_softmax_input(x, dtype, "softmax"), axis=int(axis))
 
 
 def log_softmax(x: Tensor, axis: int = -1, dtype: Any = None, name: str | None = None) -> Tensor:
-    """x - logsumexp(x) along `axis`, computed stably."""
+    """x - logsumexp(x) along `axis`, computed stably and bounded below by about -64, as Paddle."""
     return _LOG_SOFTMAX(_softmax_input(x, dtype, "log_softmax"), axis=int(axis))
 
 

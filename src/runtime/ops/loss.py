@@ -19,7 +19,7 @@ import numpy as np
 from ..tensor import Tensor, as_tensor
 from . import math as _m
 from . import meta_utils as mu
-from .activation import log_sigmoid, log_softmax, relu, softmax, softplus
+from .activation import log_sigmoid, log_softmax, relu, shifted_logits, softmax, softplus
 from .common import _ONE_HOT, one_hot, pairwise_distance
 from .creation import ones_like
 from .grad_mode import state as _grad_state
@@ -178,12 +178,15 @@ def _ce_meta(logits, label, weight, *, axis, ignore_index, reduction, keepdim, m
 
 
 def _ce_kernel(xp, logits, label, weight, *, axis, ignore_index, reduction, keepdim, mean_over_valid):
-    """(loss, per-sample [max, sum of exp(x - max)]); the backward reads those instead of recomputing."""
+    """(loss, per-sample [max, sum of exp(x - max)]); the backward reads those instead of recomputing.
+
+    The shifted logits are floored at -64 like softmax's, so the loss is Paddle's -log(softmax[label]).
+    """
     x, ax = _classes_last(xp, logits, axis)
     lab, sample_w, denom = _hard_labels(xp, "cross_entropy", label, weight, x, ignore_index, reduction,
                                         mean_over_valid)
     m = x.max(axis=-1, keepdims=True)
-    z = x - m
+    z = shifted_logits(xp, x, axis=-1, shift=m)
     picked = xp.take_along_axis(z, lab[..., None], axis=-1)[..., 0]
     xp.exp(z, out=z)
     total = z.sum(axis=-1)
@@ -194,11 +197,12 @@ def _ce_kernel(xp, logits, label, weight, *, axis, ignore_index, reduction, keep
 
 def _ce_grad_kernel(xp, logits, label, weight, stats, out_grad, *, axis, ignore_index, reduction, keepdim,
                     mean_over_valid):
-    """(softmax(logits) - onehot(label)) * coefficient, softmax = exp(x - max) / sum as the forward had it."""
+    """(softmax(logits) - onehot(label)) * coefficient, softmax = exp(x - max) / sum as the forward had it
+    (floored shift included)."""
     x, ax = _classes_last(xp, logits, axis)
     lab, sample_w, denom = _hard_labels(xp, "cross_entropy", label, weight, x, ignore_index, reduction,
                                         mean_over_valid)
-    p = x - stats[..., :1]
+    p = shifted_logits(xp, x, axis=-1, shift=stats[..., :1])
     xp.exp(p, out=p)
     p /= stats[..., 1:]
     p = _sub_at_labels(xp, p, lab, 1.0)
