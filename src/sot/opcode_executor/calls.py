@@ -116,9 +116,9 @@ class CallMixin:
         grad_mode = self.grad_mode_call(fn, args, kwargs)  # no_grad(), is_grad_enabled(), a with's exit
         if grad_mode is not None:
             return grad_mode
-        if isinstance(fn, ObjectVariable) and is_runtime_api(fn.value) and _reads_or_sets_state(fn.value):
-            return self._runtime_state_call(fn.value, args, kwargs)
         if isinstance(fn, ObjectVariable) and is_runtime_api(fn.value):
+            if _reads_or_sets_state(fn.value):
+                return self._runtime_state_call(fn.value, args, kwargs)
             if fn.value.__name__.endswith("_"):
                 raise InPlaceUpdate("CALL", self.where(), f"{fn.value.__name__} changes its argument in place")
             pos = [self.as_arg(a) for a in args]
