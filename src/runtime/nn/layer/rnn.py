@@ -3,8 +3,9 @@
 The time loop is a Python loop over the steps calling the cell, so autograd needs no rule of its
 own and the JIT unrolls it into one graph. With `sequence_length`, a sequence's states stop
 changing past its length (reversed runs start at its last valid step), as in Paddle. SimpleRNN,
-LSTM and GRU also zero the outputs past each length, as Paddle's fused rnn kernel does; RNN and
-BiRNN leave them as the cell computed them, as Paddle's `paddle.nn.RNN` does.
+LSTM and GRU also zero the outputs past each length, as Paddle's fused rnn kernel does; RNN, BiRNN
+and an LSTM with proj_size (which Paddle runs without that kernel) leave them as the cell computed
+them, as Paddle does.
 """
 from __future__ import annotations
 
@@ -51,9 +52,10 @@ def _step_mask(sequence_length: Tensor, time_steps: int, time_major: bool, dtype
     return _shape.unsqueeze(mask, -1)
 
 
-def _keep_past_length(state: Tensor, new_state: Tensor, step_mask: Tensor) -> Tensor:
-    """new_state where the step is inside the sequence, the previous state past its end."""
-    return new_state * step_mask + state * (1 - step_mask)
+def _keep_past_length(state: Tensor, new_state: Tensor, step_mask: Tensor, past_end: Tensor) -> Tensor:
+    """new_state where the step is inside the sequence, the previous state past its end (past_end = 1 - mask);
+    a blend, as Paddle computes it."""
+    return new_state * step_mask + state * past_end
 
 
 def _rnn(cell: Layer, inputs: Tensor, initial_states: Any, sequence_length: Tensor | None, time_major: bool,
@@ -79,7 +81,9 @@ def _rnn(cell: Layer, inputs: Tensor, initial_states: Any, sequence_length: Tens
         step_output, new_states = cell(inputs[i], states, **kwargs)
         if mask is not None:
             step_mask = mask[i]
-            new_states = _map_structure(lambda old, new: _keep_past_length(old, new, step_mask), states, new_states)
+            past_end = 1 - step_mask
+            new_states = _map_structure(lambda old, new: _keep_past_length(old, new, step_mask, past_end), states,
+                                        new_states)
         states = new_states
         outputs.append(step_output)
     if is_reverse:
@@ -248,7 +252,7 @@ class RNNBase(LayerList):
                 outputs = _common.dropout(outputs, self.dropout, training=self.training, mode="upscale_in_train")
             outputs, final_state = rnn_layer(outputs, states[i], sequence_length)
             final_states.append(final_state)
-        if sequence_length is not None:
+        if sequence_length is not None and not self.proj_size:
             outputs = outputs * _step_mask(sequence_length, inputs.shape[0 if self.time_major else 1],
                                            self.time_major, outputs.dtype)
         return outputs, _concat_states(final_states, self.num_directions == 2, self.state_components)
