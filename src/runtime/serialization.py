@@ -5,8 +5,9 @@ A saved file is one NumPy .npz archive: every array of the object is a member ("
 lists, tuples, numbers, strings, None, and for each array whether it was a Tensor or a
 Parameter, and its name). Loading reads the archive with `allow_pickle=False` and
 rebuilds only those types, so a file can never make `load` run code. Loaded tensors are
-Tensors with stop_gradient=True, as Paddle returns them. Anything else (a pickle,
-a truncated or foreign file) is rejected with a ValueError naming the path.
+Tensors with stop_gradient=True, as Paddle returns them. `load` also reads the pickles real
+Paddle writes (.pdparams, .pdopt), through the restricted unpickler of `pickle_load`. Anything
+else (a truncated or foreign file) is rejected with a ValueError naming the path.
 """
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ from typing import Any
 import numpy as np
 
 from .parameter import Parameter
+from .pickle_load import is_pickle, load_pickle
 from .tensor import Tensor
 
 __all__ = ["save", "load"]
@@ -197,13 +199,17 @@ def _read_bytes(path: Any) -> tuple[bytes, str]:
 
 
 def load(path: Any, **configs: Any) -> Any:
-    """Load what `save` wrote: Tensors (or NumPy arrays with return_numpy=True) in the saved structure."""
+    """Load what `save` wrote, or a pickle real Paddle's paddle.save wrote (told apart by content):
+    Tensors (or NumPy arrays with return_numpy=True) in the saved structure."""
     _check_configs("load", configs, _LOAD_CONFIGS)
     data, where = _read_bytes(path)
-    expected = "expected a paddle.save file (a NumPy .npz archive with a JSON manifest)"
+    return_numpy = bool(configs.get("return_numpy", False))
+    if is_pickle(data):
+        return load_pickle(data, where, return_numpy, bool(configs.get("keep_name_table", False)))
+    expected = ("expected a paddle.save file (runtime's .npz archive with a JSON manifest, or a pickle "
+                "written by Paddle's paddle.save)")
     if not data.startswith(_ZIP_MAGIC):
-        hint = " (pickle files are not loaded: unpickling can run arbitrary code)" if data[:1] == b"\x80" else ""
-        raise ValueError(f"load: {where} is not a paddle.save file: {expected}{hint}")
+        raise ValueError(f"load: {where} is not a paddle.save file: {expected}")
     try:
         archive = np.load(io.BytesIO(data), allow_pickle=False)
     except (ValueError, OSError, EOFError, zipfile.BadZipFile) as e:
@@ -211,7 +217,7 @@ def load(path: Any, **configs: Any) -> Any:
     with archive:
         if not hasattr(archive, "files") or _MANIFEST not in archive.files:
             raise ValueError(f"load: {where} has no {_MANIFEST!r} entry; {expected}")
-        decoder = _Decoder(archive, where, bool(configs.get("return_numpy", False)))
+        decoder = _Decoder(archive, where, return_numpy)
         try:
             raw = archive[_MANIFEST]
             manifest = json.loads(raw.tobytes().decode("utf-8"))
