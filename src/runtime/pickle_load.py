@@ -22,7 +22,7 @@ import numpy as np
 
 from .tensor import Tensor
 
-__all__ = ["PaddlePickleError", "is_pickle", "load_pickle"]
+__all__ = ["PaddlePickleError", "is_pickle", "load_pickle", "load_plain"]
 
 _NAME_TABLE = "StructuredToParameterName@@"
 _BIG_PARAMS = "UnpackBigParamInfor@@"  # Paddle's spelling: protocol 2/3 split arrays over 1 GiB into slices
@@ -97,6 +97,12 @@ class _RestrictedUnpickler(pickle.Unpickler):
 
     def persistent_load(self, pid: Any) -> Any:
         raise PaddlePickleError(f"load: {self.where} holds a persistent id ({pid!r}); Paddle never writes one")
+
+
+def load_plain(data: bytes, where: str) -> Any:
+    """Unpickle `data` with the same allowed globals, as plain data and NumPy arrays (no Tensors):
+    for other pickled files Paddle reads, such as the Cifar batches."""
+    return _RestrictedUnpickler(io.BytesIO(data), where).load()
 
 
 def is_pickle(data: bytes) -> bool:

@@ -1,5 +1,4 @@
-"""What the datasets share: where files live, the image backends, and a pickle reader that
-rebuilds only plain data.
+"""What the datasets share: where files live and the image backends.
 
 Nothing is downloaded: a dataset reads local files. A missing default file raises
 `FileNotFoundError` naming the file, the address to fetch it from and where to put it.
@@ -7,8 +6,7 @@ Nothing is downloaded: a dataset reads local files. A missing default file raise
 from __future__ import annotations
 
 import os
-import pickle
-from typing import IO, Any
+from typing import Any
 
 import numpy as np
 
@@ -55,35 +53,3 @@ def local_file(path: str | None, arg: str, name: str, url: str, download: bool) 
 def pil_image(arr: np.ndarray) -> Any:
     """A PIL image of a uint8 array when Pillow is installed, else the array itself."""
     return arr if PILImage is None else PILImage.fromarray(arr)
-
-
-def _array_rebuilders() -> dict[tuple[str, str], Any]:
-    """The functions NumPy names when it pickles an array, under every module path it uses."""
-    sample = np.zeros(1)
-    rebuild = sample.__reduce__()[0]
-    frombuffer = sample.__reduce_ex__(5)[0]
-    allowed = {("numpy", "ndarray"): np.ndarray, ("numpy", "dtype"): np.dtype}
-    for module in ("numpy.core.multiarray", "numpy._core.multiarray"):
-        allowed[(module, "_reconstruct")] = rebuild
-    for module in ("numpy.core.numeric", "numpy._core.numeric"):
-        allowed[(module, "_frombuffer")] = frombuffer
-    return allowed
-
-
-class _PlainDataUnpickler(pickle.Unpickler):
-    """Rebuilds builtin containers, strings, bytes, numbers and NumPy arrays; any other global
-    (a class or a function a file could use to run code) is refused."""
-
-    _ALLOWED = _array_rebuilders()
-
-    def find_class(self, module: str, name: str) -> Any:
-        found = self._ALLOWED.get((module, name))
-        if found is None:
-            raise pickle.UnpicklingError(f"refusing to load {module}.{name}: only plain data and numpy arrays "
-                                         "are read from dataset files")
-        return found
-
-
-def load_plain_pickle(f: IO[bytes]) -> Any:
-    """Unpickle a Python 2 style batch file (byte-string keys) allowing only plain data."""
-    return _PlainDataUnpickler(f, encoding="bytes").load()

@@ -8,16 +8,28 @@ import numpy as np
 
 from ...dtypes import get_default_dtype
 from ...io.dataset import Dataset
-from ._common import check_backend, check_mode, load_plain_pickle, local_file, pil_image
+from ...pickle_load import load_plain
+from ._common import check_backend, check_mode, local_file, pil_image
 
 __all__ = ["Cifar10", "Cifar100"]
+
+
+def _entry(batch: Any, *keys: str) -> Any:
+    """The first of `keys` in a batch dict; Python 2 pickles give str keys, Python 3 ones bytes."""
+    if not isinstance(batch, dict):
+        return None
+    for key in keys:
+        for k in (key, key.encode()):
+            if k in batch:
+                return batch[k]
+    return None
 
 
 class Cifar10(Dataset):
     """32x32 colour images in 10 classes: items are (image, label) with label an int64 scalar
     array. The batches inside `data_file` (members whose name contains 'data_batch' for
-    training, 'test_batch' for testing) are pickles; they are read with an unpickler that
-    rebuilds only plain data and NumPy arrays. Images are HWC; backend as in `MNIST`."""
+    training, 'test_batch' for testing) are pickles; they are read with paddle.load's restricted
+    unpickler, which rebuilds only plain data and NumPy arrays. Images are HWC; backend as in `MNIST`."""
 
     URL = "https://dataset.bj.bcebos.com/cifar/cifar-10-python.tar.gz"
     FLAGS = {"train": "data_batch", "test": "test_batch"}
@@ -38,12 +50,12 @@ class Cifar10(Dataset):
         with tarfile.open(self.data_file, mode="r") as f:
             names = sorted(m.name for m in f if m.isfile() and self.flag in m.name)
             for name in names:
-                batch = load_plain_pickle(f.extractfile(name))
-                labels = batch.get(b"labels", batch.get(b"fine_labels"))
-                if b"data" not in batch or labels is None:
-                    raise ValueError(f"{self.data_file}: member {name} has no b'data' and b'labels' "
-                                     "(or b'fine_labels') entries")
-                data.extend(zip(np.asarray(batch[b"data"], dtype=np.uint8), labels))
+                batch = load_plain(f.extractfile(name).read(), f"{self.data_file}:{name}")
+                images, labels = _entry(batch, "data"), _entry(batch, "labels", "fine_labels")
+                if images is None or labels is None:
+                    raise ValueError(f"{self.data_file}: member {name} has no 'data' and 'labels' "
+                                     "(or 'fine_labels') entries")
+                data.extend(zip(np.asarray(images, dtype=np.uint8), labels))
         return data
 
     def __getitem__(self, idx: int) -> tuple[Any, np.ndarray]:

@@ -69,7 +69,8 @@ def _hwc(arr: np.ndarray) -> np.ndarray:
 
 
 def _on_tensor_host(img: Tensor, fn: Callable[[np.ndarray], np.ndarray]) -> Tensor:
-    """Apply an HWC NumPy kernel to a CHW (or NCHW) tensor's values; the result keeps the dtype."""
+    """Apply an HWC NumPy kernel to a CHW (or NCHW) tensor's values; the result keeps the dtype.
+    Like Paddle's image transforms, these are data preparation: no gradient flows through them."""
     arr = np.asarray(img.numpy())
     if arr.ndim == 4:
         out = np.stack([fn(a.transpose(1, 2, 0)).transpose(2, 0, 1) for a in arr])
@@ -79,9 +80,18 @@ def _on_tensor_host(img: Tensor, fn: Callable[[np.ndarray], np.ndarray]) -> Tens
 
 
 def _pil_from(arr: np.ndarray, like: Any) -> Any:
-    """A PIL image of `arr` in the mode of `like` when the shapes allow it."""
+    """A PIL image of `arr`, in the mode of `like` when both have the same number of bands."""
     arr = arr[:, :, 0] if arr.ndim == 3 and arr.shape[2] == 1 else arr
-    return _PIL.fromarray(np.ascontiguousarray(arr), like.mode if np.asarray(like).ndim == arr.ndim else None)
+    same_bands = _channels(arr) == len(like.getbands())
+    return _PIL.fromarray(np.ascontiguousarray(arr), like.mode if same_bands else None)
+
+
+def _pil_resampling(interpolation: Any) -> Any:
+    """Pillow's resampling filter named `interpolation`."""
+    if interpolation not in _kernels.INTERPOLATIONS:
+        raise ValueError(f"argument 'interpolation' must be one of {list(_kernels.INTERPOLATIONS)} for PIL images, "
+                         f"got {interpolation!r}")
+    return getattr(_PIL.Resampling, interpolation.upper())
 
 
 # ---------------------------------------------------------------- conversion
@@ -127,7 +137,7 @@ def resize(img: Any, size: int | Sequence[int], interpolation: str = "bilinear")
         target = _target_size(img.size[1], img.size[0], size, "resize")
         if target is None:
             return img
-        return img.resize((target[1], target[0]), getattr(_PIL.Resampling, str(interpolation).upper()))
+        return img.resize((target[1], target[0]), _pil_resampling(interpolation))
     if kind == "tensor":
         _check_chw(img, "resize")
         h, w = img.shape[-2:]
@@ -281,11 +291,12 @@ def _check_factor(value: Any, arg: str, api: str) -> float:
     return float(value)
 
 
-def _tensor_blend(img: Tensor, degenerate: np.ndarray, factor: float) -> Tensor:
+def _tensor_blend(img: Tensor, degenerate: Callable[[np.ndarray], np.ndarray], factor: float) -> Tensor:
     """Paddle's tensor blend: lerp towards `img`, clipped to [0, 1] (floats) or [0, 255], same dtype."""
     def blend(arr: np.ndarray) -> np.ndarray:
         top = 1.0 if np.issubdtype(arr.dtype, np.floating) else 255.0
-        mixed = degenerate(arr) + factor * (arr.astype(np.float64) - degenerate(arr))
+        target = degenerate(arr)
+        mixed = target + factor * (arr.astype(np.float64) - target)
         return np.clip(mixed, 0, top).astype(arr.dtype)
     return _on_tensor_host(img, blend)
 
@@ -538,8 +549,8 @@ def rotate(img: Any, angle: float, interpolation: str = "nearest", expand: bool 
         raise TypeError(f"rotate: argument 'center' must be None or an (x, y) pair, got {center!r}")
     if kind == "pil":
         fill = tuple([fill] * 3) if isinstance(fill, int) else tuple(fill) if isinstance(fill, list) else fill
-        resample = getattr(_PIL.Resampling, str(interpolation).upper())
-        return img.rotate(angle, resample, expand, tuple(center) if center else None, fillcolor=fill)
+        return img.rotate(angle, _pil_resampling(interpolation), expand, tuple(center) if center else None,
+                          fillcolor=fill)
     if interpolation != "nearest":
         raise NotImplementedError(f"rotate: interpolation {interpolation!r} is not supported for numpy and tensor "
                                   "images; use 'nearest'")

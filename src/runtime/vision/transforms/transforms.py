@@ -412,7 +412,8 @@ class RandomRotation(BaseTransform):
             self.degrees = (-degrees, degrees)
         else:
             if not isinstance(degrees, (list, tuple)) or len(degrees) != 2:
-                raise ValueError(f"If degrees is a sequence, it must be of len 2 (argument 'degrees', got {degrees!r}).")
+                raise ValueError(f"If degrees is a sequence, it must be of len 2 (argument 'degrees', "
+                                 f"got {degrees!r}).")
             self.degrees = tuple(degrees)
         super().__init__(keys)
         self.interpolation = interpolation
