@@ -120,9 +120,10 @@ def test_shared_prefixes_are_read_once_in_the_generated_guards():
     assert_same_result(jit(net, *args), net.forward(*args))
     text = jit.sot_translator.cache.guard_source()
     # each prefix bound to one local once, which every other guard on it reads
-    assert text.count(":= f_locals['self'])") == 1 and text.count(":= L_self.fc1)") == 1, text
-    assert text.count("L_self_fc1.") >= 2, text
-    assert "type(f_locals" not in text and "type(L_self_fc1)" in text, text  # where methods are looked up
+    assert text.count(":= f_locals['self'])") == 1 and text.count(":= f_locals['pair'])") == 1, text
+    assert text.count("L_pair[") >= 2 and "len(L_pair)" in text, text
+    # what the Layer tree determines (fc1, its parameters, the methods on its class) is one guard on its root
+    assert "TREE.holds(L_self" in text and "fc1" not in text, text
 
 
 # ----- sources no literal text could name -----

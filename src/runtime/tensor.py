@@ -13,6 +13,7 @@ from typing import Any, Callable
 import numpy as np
 
 from . import dtypes as _dt
+from . import structure
 from .place import CUDAPlace, Place, array_module, place_of_array, to_place
 
 __all__ = ["Tensor", "to_tensor", "tensor_method", "as_tensor", "is_tensor"]
@@ -27,7 +28,7 @@ class Tensor:
     # _grad_owned: the grad array belongs to this tensor alone (may be updated in place);
     # _grad_zero: clear_grad() zeroed it lazily (materialised on read, replaced on the next
     # backward), so a training step pays no pass over the gradients to zero them.
-    __slots__ = ("_data", "stop_gradient", "_node", "_oidx", "_grad", "_grad_owned", "_grad_zero",
+    __slots__ = ("_data", "_stop_gradient", "_node", "_oidx", "_grad", "_grad_owned", "_grad_zero",
                  "_name", "_version", "_hooks", "persistable", "__weakref__")
     # numpy must defer to our reflected operators (np.float32(2) * t -> t.__rmul__)
     __array_ufunc__ = None
@@ -40,7 +41,7 @@ class Tensor:
 
     def _init(self, arr, stop_gradient: bool = True) -> None:
         self._data = arr
-        self.stop_gradient = stop_gradient
+        self._stop_gradient = stop_gradient
         self._node = None
         self._oidx = 0
         self._grad = None
@@ -73,6 +74,19 @@ class Tensor:
         return self if node is None else (node, self._oidx)
 
     # ----- metadata -----
+    @property
+    def stop_gradient(self) -> bool:
+        """Whether autograd stops here (no gradient flows to or through this tensor)."""
+        return self._stop_gradient
+
+    @stop_gradient.setter
+    def stop_gradient(self, value: bool) -> None:
+        # a persistable tensor's flag is part of the structure a compiled Layer forward relies on
+        changed = value != self._stop_gradient
+        self._stop_gradient = value
+        if changed and self.persistable:
+            structure.bump()
+
     @property
     def shape(self) -> list[int]:
         return list(self._data.shape)
@@ -248,9 +262,12 @@ class Tensor:
         self._version += 1
 
     def _replace_data(self, arr) -> None:
-        """Swap in a new array of the same shape (optimizer / in-place op writes)."""
+        """Swap in a new array (optimizer and in-place writes; `Layer.to` casts and moves)."""
+        old = self._data
         self._data = arr
         self._version += 1
+        if self.persistable and (arr.shape != old.shape or arr.dtype != old.dtype):
+            structure.bump()
 
     def cpu(self) -> "Tensor":
         if type(self._data) is _ndarray:
@@ -356,7 +373,7 @@ def _nested_numpy(seq):
 def to_tensor(data: Any, dtype: Any = None, place: Any = None, stop_gradient: bool = True) -> Tensor:
     """Create a tensor from Python data, a NumPy array or a Tensor (always copies)."""
     t = Tensor._wrap(_to_array(data, dtype, place, "to_tensor"))
-    t.stop_gradient = stop_gradient
+    t._stop_gradient = stop_gradient
     return t
 
 

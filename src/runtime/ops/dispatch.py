@@ -48,7 +48,7 @@ def apply(op: OpDef, inputs: tuple, attrs: dict):
         arrays.append(a)
         key.append(a.shape)
         key.append(a.dtype)
-        if not t.stop_gradient:
+        if not t._stop_gradient:
             requires_grad = True
         if type(a) is not _ndarray:
             xp = _cupy_of(a)
@@ -84,7 +84,7 @@ def apply(op: OpDef, inputs: tuple, attrs: dict):
             versions.append(0)
             specs.append(None)
             continue
-        edges.append(None if t.stop_gradient else (t if t._node is None else (t._node, t._oidx)))
+        edges.append(None if t._stop_gradient else (t if t._node is None else (t._node, t._oidx)))
         versions.append(t._version)
         specs.append((t._data.shape, t._data.dtype))
     multi = type(out_meta) is tuple

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from .. import structure
 from ..tensor import Tensor, as_tensor, tensor_method
 from .grad_mode import is_grad_enabled
 
@@ -18,7 +19,7 @@ def alias(x: Tensor) -> Tensor:
     """A second tensor over x's array and autograd edge, with its own version counter: a node
     that records the alias is not flagged by x's next in-place write."""
     t = Tensor._wrap(x._data)
-    t.stop_gradient, t._node, t._oidx = x.stop_gradient, x._node, x._oidx
+    t._stop_gradient, t._node, t._oidx = x._stop_gradient, x._node, x._oidx
     return t
 
 
@@ -65,6 +66,8 @@ def inplace_view(x: Tensor, fn, api: str, *args: Any) -> Tensor:
     result = fn(alias(x), *args)  # the op's node keeps the alias: x's new version does not flag it
     x._data = result._data
     _take_over(x, result)
+    if x.persistable:  # a parameter's shape is part of its Layer's structure (runtime.structure)
+        structure.bump()
     return x
 
 

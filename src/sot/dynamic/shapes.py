@@ -37,6 +37,7 @@ from runtime import Tensor
 from sot.dynamic.numbers import NumberNeeded, NumberPolicy, changed_number
 from sot.guards import Guard, tensor_guards
 from sot.guards.checks import TensorMeta
+from sot.guards.layer_tree import leaf_guards
 from sot.guards.source import Scope, Source, expression
 from sot.ir import Meta, StatementIR, Symbol, lower
 
@@ -157,7 +158,7 @@ class ShapePolicy:
         changed: dict[tuple[Source, int], set[int]] = {}
         numbers: set[str] = set()
         for entry in cache.entries:
-            found = _dims_or_numbers_miss(entry.guards, scope)
+            found = _dims_or_numbers_miss(list(leaf_guards(entry.guards)), scope)
             if found is None:
                 continue
             dims, entry_numbers = found

@@ -44,6 +44,7 @@ from sot.hook.eval_frame import CacheBase
 
 from .codegen import UNBOUND, Generated, generate
 from .checks import Held
+from .layer_tree import leaf_guards
 from .guard import Guard, exclusive
 from .source import Scope
 
@@ -265,7 +266,7 @@ class CodeCache(CacheBase):
             alive = cache()
             if alive is not None:
                 alive._retire(eid, owner=True)
-        held = [g.expected for g in entry.guards if isinstance(g.expected, Held)]
+        held = [g.expected for g in leaf_guards(entry.guards) if isinstance(g.expected, Held)]
         watched = [weakref.ref(h.get(), died) for h in held if h.ref is not None and h.get() is not None]
         owners = {id(o): o for h in held if h.owner is not None and (o := h.owner()) is not None}
         return (*watched, *(weakref.ref(o, owner_died) for o in owners.values()))
@@ -384,6 +385,8 @@ class CodeCache(CacheBase):
         for e in state.order:
             for g in state.check_order[e.id]:
                 if not g.holds_in(scope):
+                    if g.kind == "layer_tree":  # report the folded guard that failed, as if it stood alone
+                        g = next((inner for inner in leaf_guards([g]) if not inner.holds_in(scope)), g)
                     actual = g.actual(scope)
                     reasons.append(MissReason(e.id, g, str(g), actual))
                     self._fails[g] += 1

@@ -269,9 +269,10 @@ def _meta_holds(v: Any, e: TensorMeta) -> bool:
 def _meta_code(e: TensorMeta, ns: Namer) -> str:
     # The runtime keeps a tensor's array in `_data`; its shape tuple and NumPy dtype (a singleton
     # per builtin dtype, so `is` is exact) are read directly: the public `shape` property builds a
-    # list and `dtype` maps the NumPy dtype, three times the cost for the same facts.
+    # list and `dtype` maps the NumPy dtype, three times the cost for the same facts; the flag is read
+    # from its slot, not through the property that watches writes (runtime.structure).
     dt = ns.name(e.dtype.np_dtype, f"D_{e.dtype.name}")
-    code = f"{VALUE}.stop_gradient is {e.stop_gradient!r} and (_a := {VALUE}._data).dtype is {dt}"
+    code = f"{VALUE}._stop_gradient is {e.stop_gradient!r} and (_a := {VALUE}._data).dtype is {dt}"
     if -1 not in e.shape:
         return f"{code} and _a.shape == {e.shape!r}"
     fixed = [f"_s[{i}] == {d}" for i, d in enumerate(e.shape) if d != -1]
@@ -397,8 +398,26 @@ DISJOINT_MEMORY = Check(
     exclusive=lambda a, b: False,
 )
 
+# ----- layer_tree: the guards about one Layer tree, checked again only after it changed (guards.layer_tree) -----
+
+
+def _validate_tree(e: Any) -> Any:
+    if not callable(getattr(e, "holds", None)) or not hasattr(e, "guards"):
+        raise TypeError(f"layer_tree expects a LayerTree, got {e!r}")
+    return e
+
+
+LAYER_TREE = Check(
+    "layer_tree", 3, _validate_tree, id,
+    holds=lambda v, e: e.holds(v),
+    code=lambda e, ns: f"{ns.name(e, 'TREE')}.holds({VALUE})",
+    text=lambda s, e: f"the Layer tree at {s} is as translated ({len(e)} guards, checked again when it changes)",
+    show=describe,
+    exclusive=lambda a, b: False,
+)
+
 CHECKS: dict[str, Check] = {c.name: c for c in (
-    TYPE_IS, ID_IS, VALUE_EQ, TENSOR_META, LEN_EQ, KEYS_EQ, IS_NONE, NOT_NONE, LACKS, DISJOINT_MEMORY)}
+    TYPE_IS, ID_IS, VALUE_EQ, TENSOR_META, LEN_EQ, KEYS_EQ, IS_NONE, NOT_NONE, LACKS, DISJOINT_MEMORY, LAYER_TREE)}
 
 BUILTIN_TYPES = {t: t.__name__ for t in vars(builtins).values()
                  if isinstance(t, type) and getattr(builtins, t.__name__, None) is t}

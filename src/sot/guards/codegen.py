@@ -30,7 +30,7 @@ from .checks import BUILTIN_TYPES, VALUE, describe
 from .guard import Guard
 from .source import Source
 
-__all__ = ["UNBOUND", "Generated", "generate"]
+__all__ = ["UNBOUND", "Generated", "Namespace", "generate"]
 
 _INDENT = "    "
 _MAX_DEPTH = 48  # nested ifs before the rest of a branch is written path by path
@@ -118,7 +118,7 @@ def _paths(node: _Node) -> list[tuple[list[Guard], int]]:
     return out
 
 
-class _Namespace:
+class Namespace:
     """The generated function's globals: constants under stable, readable names."""
 
     def __init__(self) -> None:
@@ -147,7 +147,7 @@ class _Namespace:
 class _Writer:
     """Renders the statement tree, tracking which locals are bound on each path."""
 
-    def __init__(self, var_names: dict[Source, str], ns: _Namespace):
+    def __init__(self, var_names: dict[Source, str], ns: Namespace):
         self.var_names = var_names
         self.ns = ns
         self.lines: list[str] = []
@@ -225,7 +225,7 @@ def generate(entries: list[tuple[int, list[Guard]]], overlaps: Callable[[int, in
     """The guard function of `entries` ((id, guards in check order), most recent hit first)."""
     var_names = _var_names(entries)
     blocks = _blocks(_build_tree(entries, overlaps))
-    ns = _Namespace()
+    ns = Namespace()
     writer = _Writer(var_names, ns)
     always = writer.block(blocks, _INDENT * 2, set(), set())
     fname = "guard_" + re.sub(r"\W", "_", name)

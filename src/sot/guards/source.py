@@ -22,7 +22,7 @@ import re
 from typing import Any, Mapping
 
 __all__ = ["ROOTS", "PLACEHOLDER", "Source", "F_LOCALS", "F_GLOBALS", "F_BUILTINS", "expression", "parse_source",
-           "Scope", "Raised"]
+           "Scope", "Raised", "step_value"]
 
 ROOTS = ("f_locals", "f_globals", "f_builtins")
 # Marks where a step's parent value goes in its text; never valid Python, never in a repr.
@@ -197,12 +197,12 @@ class Scope:
             val = _eval(src._code, {**self.roots, "__builtins__": builtins})
         else:
             parent = self.value(src.parent)
-            val = parent if isinstance(parent, Raised) else _step(parent, src)
+            val = parent if isinstance(parent, Raised) else step_value(parent, src)
         memo[src.text] = val
         return val
 
 
-def _step(parent: Any, src: Source) -> Any:
+def step_value(parent: Any, src: Source) -> Any:
     """What the generated code's step (`parent.key`, `parent[key]`, `parent.key()`, `type(parent)`) gives,
     or `Raised`."""
     try:

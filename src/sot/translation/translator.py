@@ -29,6 +29,9 @@ from sot import config
 from sot.codegen.frame import broken_frame, whole_frame
 from sot.dynamic.numbers import NumberNeeded
 from sot.dynamic.shapes import Recompile, StaticDimNeeded, policy_of
+from sot.guards import Guard
+from sot.guards.layer_tree import fold_layer_guards
+from sot.guards.source import Scope
 from sot.hook.eval_frame import CustomCode
 from sot.ir import CompiledSIR, EagerSIR
 from sot.opcode_executor import FrameRaises, OpcodeExecutor, Unsupported
@@ -173,7 +176,7 @@ class Translator:
                 eager_rest: list[Fallback]) -> CustomCode:
         """Cache the generated code under the simulation's guards, with what reports say of its entry."""
         self.translations += 1
-        entry = self.cache.insert(ex.guards(), custom, payload=ex.builder.build())
+        entry = self.cache.insert(_cached_guards(ex), custom, payload=ex.builder.build())
         if brk is not None:
             self.entry_breaks[entry.id] = self.breaks[-1]
             if eager_rest:
@@ -241,5 +244,10 @@ class Translator:
         """Record why the frame runs eagerly, and cache that decision under the guards the simulation
         relied on up to its failure, so the next such call is not simulated again."""
         self.fallbacks.append(fallback)
-        self.cache.insert(ex.guards() if ex is not None else (), EAGER, payload=fallback)
+        self.cache.insert(_cached_guards(ex) if ex is not None else (), EAGER, payload=fallback)
         return EAGER
+
+
+def _cached_guards(ex: OpcodeExecutor) -> list[Guard]:
+    """The simulation's guards, with those about each Layer tree it read folded into one (`guards.layer_tree`)."""
+    return fold_layer_guards(ex.guards(), Scope(ex.f_locals, ex.f_globals, ex.f_builtins))

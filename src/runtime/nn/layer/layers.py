@@ -19,8 +19,10 @@ import numpy as np
 
 from ... import dtypes as _dt
 from ... import mode as _mode
+from ... import structure
 from ...parameter import Parameter, is_parameter
 from ...place import array_module, to_place
+from ...structure import TrackedDict
 from ...tensor import Tensor
 from .. import functional as F
 from .. import initializer as _init
@@ -145,13 +147,13 @@ class Layer:
             name_scope = _convert_camel_to_snake(type(self).__name__)
         self._full_name = _unique_name(name_scope)
         self._dtype = dtype
-        self._buffers: OrderedDict[str, Tensor | None] = OrderedDict()
+        self._buffers: OrderedDict[str, Tensor | None] = TrackedDict()
         self._non_persistable_buffer_names_set: set[str] = set()
-        self._sub_layers: OrderedDict[str, Layer | None] = OrderedDict()
-        self._forward_pre_hooks: OrderedDict[int, Callable] = OrderedDict()
-        self._forward_post_hooks: OrderedDict[int, Callable] = OrderedDict()
-        self._state_dict_hooks: OrderedDict[int, Callable] = OrderedDict()
-        self._parameters: OrderedDict[str, Parameter | None] = OrderedDict()  # last: it switches on the routing
+        self._sub_layers: OrderedDict[str, Layer | None] = TrackedDict()
+        self._forward_pre_hooks: OrderedDict[int, Callable] = TrackedDict()
+        self._forward_post_hooks: OrderedDict[int, Callable] = TrackedDict()
+        self._state_dict_hooks: OrderedDict[int, Callable] = TrackedDict()
+        self._parameters: OrderedDict[str, Parameter | None] = TrackedDict()  # last: it switches on the routing
 
     # ----- calling
     def forward(self, *inputs: Any, **kwargs: Any) -> Any:
@@ -208,6 +210,12 @@ class Layer:
         raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
 
     def __setattr__(self, name: str, value: Any) -> None:
+        try:
+            self._set_attribute(name, value)
+        finally:
+            structure.bump()  # any attribute may be something a compiled forward relied on
+
+    def _set_attribute(self, name: str, value: Any) -> None:
         d = self.__dict__
         params = d.get("_parameters")
         if params is None or isinstance(getattr(type(self), name, None), property):
@@ -240,6 +248,12 @@ class Layer:
             object.__setattr__(self, name, value)
 
     def __delattr__(self, name: str) -> None:
+        try:
+            self._delete_attribute(name)
+        finally:
+            structure.bump()
+
+    def _delete_attribute(self, name: str) -> None:
         d = self.__dict__
         if name in d.get("_parameters", ()):
             del d["_parameters"][name]
@@ -567,7 +581,7 @@ def _functional_layer(cls_name: str, fn_name: str, settings: list[tuple[str, Any
         self._name = values.pop("name")
         for key, value in values.items():
             object.__setattr__(self, "_" + key, value)
-        self._settings = values
+        self._settings = TrackedDict(values)  # read by compiled forwards: changes must move the structure epoch
 
     def forward(self, x: Tensor) -> Tensor:
         return getattr(F, fn_name)(x, **self._settings)
