@@ -329,6 +329,28 @@ def test_explain_a_captured_call():
     assert again.graph_count == 1 and again.translations == 0
 
 
+class _Explained(paddle.nn.Layer):
+    def __init__(self):
+        super().__init__()
+        self.fc = paddle.nn.Linear(3, 2)
+
+    def forward(self, x):
+        return paddle.nn.functional.relu(self.fc(x)) * 2.0
+
+
+def test_explain_a_layer_as_its_forward_without_changing_the_layer():
+    layer, x = _Explained(), rand(4, 3)
+    want = layer(x)
+    report = sot.explain(layer, x)
+    np.testing.assert_array_equal(report.result.numpy(), want.numpy())
+    assert (report.graph_count, report.break_count, report.fallbacks) == (1, 0, [])
+    assert report.name == "_Explained.forward"
+    assert "forward" not in layer.__dict__  # no compiled forward was installed on the layer
+    compiled = sot.to_static(layer)  # a converted layer is explained through its own wrapper
+    again = sot.explain(compiled, x)
+    assert again.graph_count == 1 and again.translations == 0 and compiled.forward is layer.forward
+
+
 def forgets_a_global(x):
     global G_TEMPORARY
     G_TEMPORARY = 1

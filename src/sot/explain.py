@@ -9,11 +9,18 @@ adds its break (`break_count`, `breaks`, each an `Event` with code, detail and f
 holding a `Fallback` is a frame that ran eagerly, just translated or served from the cache
 (`fallbacks`, each with reason, file:line and code). A `print` made right after its graph instead
 of breaking it is listed by file:line (`deferred_prints`).
+
+A Layer is explained as its forward, called on the layer (its hooks are left out: they run eagerly
+around a compiled forward anyway). The layer is not changed: a forward `to_static` did not
+already convert is translated through a wrapper made for the call, not installed on the layer.
 """
 from __future__ import annotations
 
+import types
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator
+
+from runtime.nn import Layer
 
 from .api import to_static
 from .translation.reasons import Event
@@ -51,6 +58,16 @@ class Explanation:
         return "\n".join(lines)
 
 
+def _jit_of(fn: Callable) -> tuple[Callable, str]:
+    """What to call under the JIT for `fn`, and the name the report gives it."""
+    if isinstance(fn, Layer):
+        forward = fn.forward
+        if not hasattr(forward, "sot_translator"):  # (a bound method reads its function's attributes)
+            forward = types.MethodType(to_static(type(fn).forward), fn)
+        return forward, f"{type(fn).__qualname__}.forward"
+    return (fn if hasattr(fn, "sot_translator") else to_static(fn)), getattr(fn, "__qualname__", repr(fn))
+
+
 def _tree(translator: Translator) -> Iterator[Translator]:
     """The translator and, depth first, those of its resume functions and translated callees."""
     seen: set[int] = set()
@@ -64,10 +81,10 @@ def _tree(translator: Translator) -> Iterator[Translator]:
 
 
 def explain(fn: Callable, *args: Any, **kwargs: Any) -> Explanation:
-    """Call `fn(*args, **kwargs)` once under `to_static` and say what was compiled, broken and run eagerly."""
-    jit = fn if hasattr(fn, "sot_translator") else to_static(fn)
+    """Call `fn(*args, **kwargs)` once under `to_static` and say what was compiled, broken and run eagerly;
+    `fn` may be a function, a to_static wrapper or a Layer (its forward)."""
+    jit, name = _jit_of(fn)
     translator = getattr(jit, "sot_translator", None)
-    name = getattr(fn, "__qualname__", repr(fn))
     if translator is None:  # SOT_DISABLE or not_to_static: nothing is translated
         return Explanation(name, jit(*args, **kwargs))
     # every code cache, not only this function's: a translator made during the call (a resume function,
