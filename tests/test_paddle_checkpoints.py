@@ -7,6 +7,7 @@ paddle.load returned for each (structure, types, dtypes, Tensor names); expected
 the model's eval output for one input, and the parameters after a second training step. Hostile
 pickles are crafted here: each is shown to run its payload under plain pickle, then paddle.load
 must refuse it, by name, without running it."""
+import codecs
 import collections
 import io
 import json
@@ -250,11 +251,26 @@ def test_a_numpy_global_outside_the_reconstructors_is_refused(tmp_path):
         paddle.load(str(path))
 
 
-def test_codecs_encode_is_limited_to_latin1(tmp_path):
-    import codecs
-    path = tmp_path / "rot.pdparams"
-    path.write_bytes(pickle.dumps([_Reduce(codecs.encode, "abc", "rot13")], protocol=2))
-    with pytest.raises(pickle.UnpicklingError, match="latin-1.*rot13"):
+@pytest.mark.parametrize("protocol", [2, 3, 4])
+def test_plain_data_loads_as_plain_unpickling_gives_it(tmp_path, protocol):
+    data = {"empty": b"", "bytes": b"\x00\xffxy", "z": 1 + 2j, "frozen": frozenset({1}), "set": {2, 3},
+            "od": collections.OrderedDict(b=1, a=2), "t": (1, "a", None), "big": 2 ** 70, "f": np.float64(1.5),
+            "text": "\u00e9t\u00e9", "nested": [[{"k": (True, 0.5)}]]}
+    path = tmp_path / "plain.pdobj"
+    path.write_bytes(pickle.dumps(data, protocol=protocol))
+    out = paddle.load(str(path))
+    assert out == pickle.loads(path.read_bytes()) == data
+    assert type(out["od"]) is collections.OrderedDict and type(out["f"]) is np.float64
+
+
+@pytest.mark.parametrize("payload,what", [
+    (_Reduce(codecs.encode, "abc", "rot13"), "latin-1 text, not 'rot13'"),
+    (_Reduce(bytes, 10 ** 6), "builtins.bytes is only allowed without arguments"),
+])
+def test_allowed_globals_refuse_arguments_a_checkpoint_never_needs(tmp_path, payload, what):
+    path = tmp_path / "args.pdparams"
+    path.write_bytes(pickle.dumps([payload], protocol=2))
+    with pytest.raises(pickle.UnpicklingError, match=f"args.pdparams.*{what}"):
         paddle.load(str(path))
 
 

@@ -33,18 +33,19 @@ class PaddlePickleError(pickle.UnpicklingError, ValueError):
     malformed. A ValueError too, as for every other file paddle.load cannot parse."""
 
 
+# The two wrappers below raise ValueError; load_pickle reports it with the file's path.
 def _latin1_encode(text: str, encoding: str = "utf-8", errors: str = "strict") -> bytes:
     """`_codecs.encode` as protocol 2 uses it for bytes (latin-1 only: other codecs are code paths
     a checkpoint never needs)."""
-    if codecs.lookup(encoding).name != "iso8859-1" or not isinstance(text, str):
-        raise PaddlePickleError(f"_codecs.encode is only allowed for latin-1 text, not {encoding!r}")
+    if not isinstance(encoding, str) or codecs.lookup(encoding).name != "iso8859-1" or not isinstance(text, str):
+        raise ValueError(f"_codecs.encode is only allowed for latin-1 text, not {encoding!r}")
     return codecs.encode(text, encoding, errors)
 
 
 def _empty_bytes(*args: Any) -> bytes:
     """`bytes()` as protocol 2 writes b''; bytes(n) could allocate any size, so no arguments."""
     if args:
-        raise PaddlePickleError("builtins.bytes is only allowed without arguments (protocol 2's b'')")
+        raise ValueError("builtins.bytes is only allowed without arguments (protocol 2's b'')")
     return b""
 
 
