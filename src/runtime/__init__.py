@@ -17,7 +17,9 @@ them and installs itself into the layers below through hooks. `optimizer` sits o
 static-mode half (`optimizer.static_mode`) is imported when a static program first needs it.
 """
 from . import device, io, linalg, nn, optimizer, regularizer, static, utils  # noqa: F401
+from . import base, distributed, incubate, metric, tensor_api  # noqa: F401
 from .autograd import enable_grad, grad, is_grad_enabled, no_grad, set_grad_enabled
+from .distributed import DataParallel
 from .dtypes import (bool, complex64, complex128, dtype, float16, float32, float64, get_default_dtype,
                      int8, int16, int32, int64, is_complex, is_floating_point, is_integer,
                      set_default_dtype, uint8)

@@ -37,10 +37,16 @@ def _require_shape(op: str, arg: str, spec: TensorSpec, expected: tuple, how: st
 
 def _gather_meta(x: TensorSpec, index: TensorSpec, *, axis: int) -> TensorSpec:
     _require_int("gather", index)
-    if len(index.shape) > 1:
-        raise ValueError(f"gather: argument 'index' must be 0-D or 1-D, got shape {mu.shape_str(index.shape)}")
+    if len(index.shape) > 2 or (len(index.shape) == 2 and index.shape[1] != 1):
+        raise ValueError(f"gather: argument 'index' must be 0-D, 1-D or [N, 1], got shape "
+                         f"{mu.shape_str(index.shape)}")
     a = mu.normalize_axis("gather", axis, len(x.shape))
-    return TensorSpec(x.shape[:a] + tuple(index.shape) + x.shape[a + 1:], x.dtype)
+    return TensorSpec(x.shape[:a] + tuple(index.shape[:1]) + x.shape[a + 1:], x.dtype)
+
+
+def _flat_index(index):
+    """An [N, 1] index counts as its N entries, as in Paddle (older model code builds indices that way)."""
+    return index.reshape(-1) if index.ndim == 2 else index
 
 
 def _axis_template(axis: int, ndim: int) -> tuple:
@@ -51,13 +57,14 @@ def _axis_template(axis: int, ndim: int) -> tuple:
 def _g_gather(ctx, g):
     x, index = ctx.inputs
     template = _axis_template(ctx.attrs["axis"], x.ndim)
-    return GETITEM_GRAD(g, index, index=template, shape=tuple(x.shape)), None
+    return GETITEM_GRAD(g, _flat_index(index), index=template, shape=tuple(x.shape)), None
 
 
-_GATHER = defop("gather", kernel=lambda xp, x, index, *, axis: xp.take(x, index, axis=axis), meta=_gather_meta,
-                grad=_g_gather, inputs=("x", "index"), attrs={"axis": 0},
+_GATHER = defop("gather", kernel=lambda xp, x, index, *, axis: xp.take(x, _flat_index(index), axis=axis),
+                meta=_gather_meta, grad=_g_gather, inputs=("x", "index"), attrs={"axis": 0},
                 samples=lambda: [Sample((_normal(4, 3), int64_array(3, 0, 3)), {"axis": 0}),
-                                 Sample((_normal(2, 4, 3), int64_array(1, 2)), {"axis": -2})])
+                                 Sample((_normal(2, 4, 3), int64_array(1, 2)), {"axis": -2}),
+                                 Sample((_normal(4, 3), int64_array(2, 0, 2).reshape(3, 1)), {"axis": 1})])
 
 
 @tensor_method
