@@ -191,20 +191,12 @@ def test_jitter_factors_stay_in_range(monkeypatch):
 X = REF["tensor_x"]
 
 
-@pytest.mark.parametrize("angle", [30, 90, 137.5])
+@pytest.mark.parametrize("angle", [30, -45, 90, 137.5])
 @pytest.mark.parametrize("expand", [False, True])
 def test_tensor_rotate_matches_paddle(angle, expand):
+    # at -45 degrees some pixels sit within float32 noise of a half-pixel tie: only a float32
+    # grid, as Paddle's, picks the same neighbour
     _close(F.rotate(paddle.to_tensor(X), angle, expand=expand, fill=0.5).numpy(), f"trotate/{angle}/{int(expand)}")
-
-
-@pytest.mark.parametrize("expand", [False, True])
-def test_tensor_rotate_minus_45_matches_paddle_off_the_sampling_ties(expand):
-    # Paddle samples in float32; at -45 degrees a few pixels sit within float32 noise of a
-    # half-pixel tie and round to the neighbour. Elsewhere the pixels match exactly.
-    out = F.rotate(paddle.to_tensor(X), -45, expand=expand, fill=0.5).numpy()
-    ref = REF[f"trotate/-45/{int(expand)}"]
-    assert out.shape == ref.shape
-    assert (out != ref).mean() < 0.05
 
 
 def test_tensor_rotate_about_a_center_matches_paddle():

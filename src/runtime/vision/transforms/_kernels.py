@@ -130,31 +130,26 @@ def _cast_like(arr: np.ndarray, dtype: np.dtype) -> np.ndarray:
     return arr.astype(dtype)
 
 
-def affine_nearest(img: np.ndarray, matrix: list[float], oh: int, ow: int, fill: np.ndarray,
-                   half_even: bool = False) -> np.ndarray:
-    """Sample an HWC array through the inverse affine `matrix` (output pixel centre -> input
-    coordinate) with nearest neighbours; pixels that land outside take `fill`.
-
-    Pillow floors the input coordinate (accumulating along each row); Paddle's tensor backend
-    (grid_sample, align_corners=False) rounds half to even the coordinate minus one half."""
-    a, b, c, d, e, f = matrix
+def sample_nearest(img: np.ndarray, xin: np.ndarray, yin: np.ndarray, fill: np.ndarray) -> np.ndarray:
+    """Gather the pixels of an HWC array at integer coordinates (xin, yin); those outside take `fill`."""
     h, w = img.shape[:2]
-    ys = np.arange(oh, dtype=np.float64)[:, None] + 0.5
-    if half_even:
-        xs = np.arange(ow, dtype=np.float64)[None, :] + 0.5
-        xin = np.rint(a * xs + b * ys + c - 0.5)
-        yin = np.rint(d * xs + e * ys + f - 0.5)
-    else:
-        row_x = np.cumsum(np.concatenate([[0.0], np.full(ow - 1, a)]))[None, :]
-        row_y = np.cumsum(np.concatenate([[0.0], np.full(ow - 1, d)]))[None, :]
-        xin = np.floor((c + b * ys + a * 0.5) + row_x)
-        yin = np.floor((f + e * ys + d * 0.5) + row_y)
     inside = (xin >= 0) & (xin < w) & (yin >= 0) & (yin < h)
-    xi = np.where(inside, xin, 0).astype(np.int64)
-    yi = np.where(inside, yin, 0).astype(np.int64)
-    out = img[yi, xi]
+    out = img[np.where(inside, yin, 0).astype(np.int64), np.where(inside, xin, 0).astype(np.int64)]
     out[~inside] = fill
     return out
+
+
+def affine_nearest(img: np.ndarray, matrix: list[float], oh: int, ow: int, fill: np.ndarray) -> np.ndarray:
+    """Pillow's nearest affine transform of an HWC array: `matrix` maps an output pixel centre
+    to an input coordinate, which is floored; Pillow accumulates the coordinate along each row,
+    and so does this (the sums round the same way)."""
+    a, b, c, d, e, f = matrix
+    ys = np.arange(oh, dtype=np.float64)[:, None] + 0.5
+    row_x = np.cumsum(np.concatenate([[0.0], np.full(ow - 1, a)]))[None, :]
+    row_y = np.cumsum(np.concatenate([[0.0], np.full(ow - 1, d)]))[None, :]
+    xin = np.floor((c + b * ys + a * 0.5) + row_x)
+    yin = np.floor((f + e * ys + d * 0.5) + row_y)
+    return sample_nearest(img, xin, yin, fill)
 
 
 def rgb_to_gray(img: np.ndarray) -> np.ndarray:

@@ -516,25 +516,30 @@ def _rotate_array(arr: np.ndarray, angle: float, expand: bool, center: Any, fill
 
 
 def _rotate_tensor_array(arr: np.ndarray, angle: float, expand: bool, center: Any, fill: np.ndarray) -> np.ndarray:
-    """Rotate an HWC array as Paddle's tensor backend does (grid_sample, nearest, align_corners=False)."""
+    """Rotate an HWC array as Paddle's tensor backend does: an affine grid in float32 (centred
+    pixel coordinates), unnormalised as `grid_sample(align_corners=False)` does and rounded half
+    to even. Float32 matters: at some angles pixels sit within float32 noise of a tie."""
+    f32 = np.float32
     h, w = arr.shape[:2]
     rad = math.radians(-angle % 360)
-    rc = (0.0, 0.0) if center is None else (center[0] - w * 0.5, center[1] - h * 0.5)
-    a, b, d, e = math.cos(rad), math.sin(rad), -math.sin(rad), math.cos(rad)
-    c = a * -rc[0] + b * -rc[1] + rc[0]
-    f = d * -rc[0] + e * -rc[1] + rc[1]
+    m = np.array([math.cos(rad), math.sin(rad), 0.0, -math.sin(rad), math.cos(rad), 0.0], f32).reshape(2, 3)
+    if center is not None:
+        rc = np.array([center[0] - w * 0.5, center[1] - h * 0.5], f32)
+        m[:, 2] += m[:, 0] * -rc[0] + m[:, 1] * -rc[1] + rc
     ow, oh = w, h
     if expand:
-        corners = np.array([[-0.5 * w, -0.5 * h], [-0.5 * w, 0.5 * h], [0.5 * w, 0.5 * h], [0.5 * w, -0.5 * h]])
-        px = corners[:, 0] * a + corners[:, 1] * b + c
-        py = corners[:, 0] * d + corners[:, 1] * e + f
-        # snap away float noise (cos 90 deg is 6e-17) so that a quarter turn does not grow by a pixel
-        px, py = np.round(px, 9), np.round(py, 9)
-        ow = int(math.ceil(px.max()) - math.floor(px.min()))
-        oh = int(math.ceil(py.max()) - math.floor(py.min()))
-    # centred output coordinates -> uncentred input coordinates
-    m = [a, b, c - a * ow / 2 - b * oh / 2 + w / 2, d, e, f - d * ow / 2 - e * oh / 2 + h / 2]
-    return _kernels.affine_nearest(arr, m, oh, ow, fill, half_even=True)
+        corners = np.array([[-0.5 * w, -0.5 * h, 1.0], [-0.5 * w, 0.5 * h, 1.0],
+                            [0.5 * w, 0.5 * h, 1.0], [0.5 * w, -0.5 * h, 1.0]], f32)
+        pos = corners @ m.T
+        ow, oh = (int(v) for v in np.ceil(pos.max(axis=0)) - np.floor(pos.min(axis=0)))
+    xs = np.linspace(-ow * 0.5 + 0.5, ow * 0.5 - 0.5, ow).astype(f32)[None, :]
+    ys = np.linspace(-oh * 0.5 + 0.5, oh * 0.5 - 0.5, oh).astype(f32)[:, None]
+    theta = (m.T / np.array([0.5 * w, 0.5 * h], f32)).astype(f32)  # maps to [-1, 1] grid units
+    gx = xs * theta[0, 0] + ys * theta[1, 0] + theta[2, 0]
+    gy = xs * theta[0, 1] + ys * theta[1, 1] + theta[2, 1]
+    ix = np.rint((gx + f32(1)) * f32(w * 0.5) - f32(0.5))
+    iy = np.rint((gy + f32(1)) * f32(h * 0.5) - f32(0.5))
+    return _kernels.sample_nearest(arr, ix, iy, fill)
 
 
 def rotate(img: Any, angle: float, interpolation: str = "nearest", expand: bool = False,
