@@ -106,6 +106,16 @@ def test_rotate_about_a_center_matches_paddle():
     _close(F.rotate(RGB, 20, center=(2, 3)), "rotate_center/rgb")
 
 
+@pytest.mark.parametrize("expand", [False, True])
+def test_rotate_45_degrees_picks_paddles_pixels_at_exact_ties(expand):
+    # Pillow walks the output in 16.16 fixed point; floating point rounds some ties the other way
+    _close(F.rotate(REF["wide"], 45, expand=expand, fill=7), f"rotate45/{int(expand)}")
+
+
+def test_rotate_about_a_center_with_expand_matches_paddle():
+    _close(F.rotate(RGB, -33, expand=True, center=(2.5, 7.25), fill=7), "rotate_center_expand/rgb")
+
+
 def test_rotate_keeps_a_2d_image_2d():
     out = F.rotate(GRAY, 90, expand=True)
     np.testing.assert_array_equal(out, np.rot90(GRAY))

@@ -141,14 +141,17 @@ def sample_nearest(img: np.ndarray, xin: np.ndarray, yin: np.ndarray, fill: np.n
 
 def affine_nearest(img: np.ndarray, matrix: list[float], oh: int, ow: int, fill: np.ndarray) -> np.ndarray:
     """Pillow's nearest affine transform of an HWC array: `matrix` maps an output pixel centre
-    to an input coordinate, which is floored; Pillow accumulates the coordinate along each row,
-    and so does this (the sums round the same way)."""
+    to an input coordinate. Pillow steps through the output in 16.16 fixed point, rounding the
+    coefficients once, so the same integer arithmetic picks the same pixels at exact ties."""
     a, b, c, d, e, f = matrix
-    ys = np.arange(oh, dtype=np.float64)[:, None] + 0.5
-    row_x = np.cumsum(np.concatenate([[0.0], np.full(ow - 1, a)]))[None, :]
-    row_y = np.cumsum(np.concatenate([[0.0], np.full(ow - 1, d)]))[None, :]
-    xin = np.floor((c + b * ys + a * 0.5) + row_x)
-    yin = np.floor((f + e * ys + d * 0.5) + row_y)
+
+    def fix(v: float) -> int:
+        return math.floor(v * 65536.0 + 0.5)
+
+    ys = np.arange(oh, dtype=np.int64)[:, None]
+    xs = np.arange(ow, dtype=np.int64)[None, :]
+    xin = (fix(c + a * 0.5 + b * 0.5) + ys * fix(b) + xs * fix(a)) >> 16
+    yin = (fix(f + d * 0.5 + e * 0.5) + ys * fix(e) + xs * fix(d)) >> 16
     return sample_nearest(img, xin, yin, fill)
 
 

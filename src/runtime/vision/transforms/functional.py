@@ -485,7 +485,8 @@ def _rotation_matrix(angle: float, cx: float, cy: float) -> list[float]:
 
 
 def _expanded_size(m: list[float], w: int, h: int) -> tuple[int, int]:
-    """Width and height of the box holding the whole rotated image."""
+    """Width and height of the box holding the image's corners mapped by `m` (Pillow maps them
+    with the inverse rotation; the box has the same size, but its rounding follows these values)."""
     xs, ys = [], []
     for x, y in ((0, 0), (w, 0), (w, h), (0, h)):
         xs.append(m[0] * x + m[1] * y + m[2])
@@ -507,8 +508,7 @@ def _rotate_array(arr: np.ndarray, angle: float, expand: bool, center: Any, fill
     cx, cy = (w / 2.0, h / 2.0) if center is None else (float(center[0]), float(center[1]))
     m = _rotation_matrix(angle, cx, cy)
     if expand:
-        forward = _rotation_matrix(-angle, cx, cy)
-        nw, nh = _expanded_size(forward, w, h)
+        nw, nh = _expanded_size(m, w, h)
         m[2] += m[0] * -(nw - w) / 2.0 + m[1] * -(nh - h) / 2.0
         m[5] += m[3] * -(nw - w) / 2.0 + m[4] * -(nh - h) / 2.0
         w, h = nw, nh
