@@ -149,14 +149,14 @@ def test_cell_gradients_match_finite_differences(name):
 NETS = {"tanh": paddle.nn.SimpleRNN, "lstm": paddle.nn.LSTM, "gru": paddle.nn.GRU}
 
 
-def net_case(kind, rng, time_major, batch=3, steps=4):
+def net_case(kind, rng, time_major, batch=3, steps=4, hidden=4):
     """A float64 2-layer bidirectional net, inputs [batch, steps, 3], initial states and lengths."""
     paddle.set_default_dtype("float64")
-    net = NETS[kind](3, 4, num_layers=2, direction="bidirectional", time_major=time_major)
+    net = NETS[kind](3, hidden, num_layers=2, direction="bidirectional", time_major=time_major)
     for p in net.parameters():
         p.set_value(rng.uniform(-0.9, 0.9, p.shape))
     x = rng.normal(size=(batch, steps, 3))
-    states = [rng.normal(size=(4, batch, 4)) for _ in range(2 if kind == "lstm" else 1)]
+    states = [rng.normal(size=(4, batch, hidden)) for _ in range(2 if kind == "lstm" else 1)]
     lengths = np.array([steps, 2, 1][:batch], dtype="int64")
     return net, x, states, lengths
 
@@ -188,8 +188,8 @@ def test_stacked_bidirectional_net_matches_numpy_reference(kind, time_major):
 @pytest.mark.parametrize("kind", ["lstm", "gru"])
 def test_stacked_net_gradients_with_lengths_match_finite_differences(kind):
     rng = np.random.default_rng(3)
-    net, x, states, lengths = net_case(kind, rng, False, batch=2, steps=3)
-    out_w, h_w = rng.normal(size=(2, 3, 8)), rng.normal(size=(4, 2, 4))
+    net, x, states, lengths = net_case(kind, rng, False, batch=2, steps=3, hidden=2)
+    out_w, h_w = rng.normal(size=(2, 3, 4)), rng.normal(size=(4, 2, 2))
     params = dict(net.named_parameters())
     checked = ["weight_ih_l0", "weight_hh_l1_reverse", "bias_hh_l0_reverse"]
 
@@ -423,3 +423,35 @@ def test_lstm_language_model_forward_and_backward_under_to_static_match_eager():
         np.testing.assert_allclose(p.grad.numpy(), want_grads[n], rtol=1e-6, atol=1e-7, err_msg=n)
     assert report.fallbacks == [] and report.graph_count == 1
     assert [b.code for b in report.breaks] == ["SOT-B003"]  # only loss.backward(), which runs for real
+
+
+def run_rnn(net, x, states, lengths):
+    return net(x, states, lengths)
+
+
+@pytest.mark.parametrize("make, width", [
+    (lambda: paddle.nn.SimpleRNN(3, 4, num_layers=2, time_major=True, activation="relu"), 1),
+    (lambda: paddle.nn.GRU(3, 4, direction="bidirect", time_major=True), 1),
+    (lambda: paddle.nn.LSTM(3, 4, num_layers=2, proj_size=2), 2),
+])
+def test_stacked_nets_under_to_static_are_captured_and_match_eager(make, width):
+    paddle.seed(9)
+    net = make()
+    rng = np.random.default_rng(9)
+    x = t(rng.normal(size=(3, 3, 3)).astype("float32"))
+    rows = net.num_layers * net.num_directions
+    states = tuple(t(rng.normal(size=(rows, 3, w)).astype("float32")) for w in ((net.proj_size or 4), 4)[:width])
+    report = sot.explain(fresh(run_rnn), net, x, states[0] if width == 1 else states, t(np.array([3, 1, 2])))
+    assert_same_result(report.result, run_rnn(net, x, states[0] if width == 1 else states, t(np.array([3, 1, 2]))))
+    assert report.fallbacks == [] and report.graph_count == 1 and report.break_count == 0
+
+
+def test_rnn_under_to_static_follows_new_sequence_lengths_and_batch_sizes():
+    paddle.seed(10)
+    net = paddle.nn.RNN(paddle.nn.GRUCell(3, 4))
+    jit = sot.to_static(fresh(run_rnn))
+    rng = np.random.default_rng(10)
+    for batch, steps in [(2, 3), (2, 5), (4, 5), (3, 2)]:
+        x = t(rng.normal(size=(batch, steps, 3)).astype("float32"))
+        lengths = t(rng.integers(1, steps + 1, size=batch))
+        assert_same_result(jit(net, x, None, lengths), run_rnn(net, x, None, lengths))
