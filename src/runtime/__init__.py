@@ -18,6 +18,7 @@ static-mode half (`optimizer.static_mode`) is imported when a static program fir
 """
 from . import device, io, linalg, nn, optimizer, regularizer, static, utils  # noqa: F401
 from . import base, distributed, incubate, metric, tensor_api  # noqa: F401
+from . import vision  # noqa: F401
 from .autograd import enable_grad, grad, is_grad_enabled, no_grad, set_grad_enabled
 from .distributed import DataParallel
 from .dtypes import (bool, complex64, complex128, dtype, float16, float32, float64, get_default_dtype,

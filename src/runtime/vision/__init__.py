@@ -1,2 +1,3 @@
-"""`paddle.vision`: image transforms and datasets."""
-from . import datasets, transforms  # noqa: F401
+"""`paddle.vision`: ready-made image models (`models`), their building blocks (`ops`), image
+`transforms` and `datasets`."""
+from . import datasets, models, ops, transforms  # noqa: F401
