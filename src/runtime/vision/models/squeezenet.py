@@ -74,7 +74,8 @@ class SqueezeNet(nn.Layer):
             self._fires.append(self.add_sublayer(f"_conv{i}", MakeFire(in_channels, squeeze_c, e1, e3)))
             in_channels = e1 + e3
         self._drop = nn.Dropout(p=0.5, mode="downscale_in_infer")
-        self._conv9 = nn.Conv2D(512, num_classes, 1)
+        if num_classes > 0:  # Paddle builds an empty [0, 512, 1, 1] conv here; runtime has no empty parameters
+            self._conv9 = nn.Conv2D(512, num_classes, 1)
         self._avg_pool = nn.AdaptiveAvgPool2D(1)
 
     def forward(self, inputs: Tensor) -> Tensor:
