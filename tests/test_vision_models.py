@@ -74,7 +74,9 @@ def test_eval_output_matches_paddle(name, kwargs, in_shape, zero_init):
     for g, w in zip(got, want):
         expected = np.array(w["values"], dtype=np.float32).reshape(w["shape"])
         assert g.shape == expected.shape
-        np.testing.assert_allclose(g, expected, rtol=1e-4, atol=1e-5 * max(1.0, np.abs(expected).max()))
+        # float32 rounding differs between the two libraries and these deep nets amplify it: both
+        # land about 1e-4 of the output's scale away from a float64 run, so the bound is 3e-4 of it
+        np.testing.assert_allclose(g, expected, rtol=1e-4, atol=3e-4 * np.abs(expected).max())
 
 
 # one small member of each family: (constructor, kwargs, input shape)
