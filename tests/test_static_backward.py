@@ -221,3 +221,70 @@ def test_none_batch_dim_grads_match_eager_for_two_batch_sizes(static_mode):
                                            err_msg=f"{p.name} at batch {batch}")
     finally:
         paddle.enable_static()
+
+
+def _sized_program():
+    """x [None, 6] reshaped to [B, 2, 3] with B = paddle.shape(x)[0], a [1, 3] weight expanded to
+    [B, 2, -1], zeros([B, 1]) and ones([B, 1]) added: shape lists holding run-time sizes."""
+    main = static.Program()
+    with static.program_guard(main, static.Program()):
+        x = _data("x", [None, 6])
+        w = _data("w", [1, 3])
+        b = paddle.shape(x)[0]
+        y = x.reshape([b, 2, 3]) * paddle.expand(w, [b, 2, -1]) + paddle.zeros([b, 2, 1], "float64")
+        out = y.reshape([b * 2, -1]) + paddle.full([b * 2, 1], 0.5, "float64") + paddle.ones([b * 2, 3], "float64")
+        static.append_backward(paddle.sum(out * out))
+    return main, x, w, out
+
+
+def test_shape_lists_with_run_time_sizes_run_and_differentiate_for_each_batch(static_mode):
+    main, x, w, out = _sized_program()
+    types = [op.type for op in main.global_block().ops]
+    assert {"reshape_sizes", "expand_sizes", "full_sizes"} <= set(types)
+    assert out.shape == [-1, 3]
+    rng = np.random.default_rng(3)
+    wv = rng.normal(size=(1, 3))
+    for n in (2, 5):
+        xv = rng.normal(size=(n, 6))
+        got, gx, gw = _run(main, {"x": xv, "w": wv}, [out, "x@GRAD", "w@GRAD"])
+        paddle.disable_static()
+        try:
+            xe, we = paddle.to_tensor(xv, stop_gradient=False), paddle.to_tensor(wv, stop_gradient=False)
+            b = paddle.shape(xe)[0]  # eagerly a tensor in a shape list is read as its value
+            ye = xe.reshape([b, 2, 3]) * paddle.expand(we, [b, 2, -1]) + paddle.zeros([b, 2, 1], "float64")
+            oute = ye.reshape([b * 2, -1]) + paddle.full([b * 2, 1], 0.5, "float64") + paddle.ones([b * 2, 3],
+                                                                                                 "float64")
+            paddle.sum(oute * oute).backward()
+        finally:
+            paddle.enable_static()
+        want = (xv.reshape(n * 2, 3) * wv + 1.5)
+        np.testing.assert_allclose(oute.numpy(), want, rtol=1e-12)
+        np.testing.assert_allclose(got, want, rtol=1e-12)
+        np.testing.assert_allclose(gx, xe.grad.numpy(), rtol=1e-12)
+        np.testing.assert_allclose(gw, we.grad.numpy(), rtol=1e-12)
+
+
+def test_a_run_time_size_must_be_one_integer(static_mode):
+    with static.program_guard(static.Program(), static.Program()):
+        x = _data("x", [None, 6])
+        with pytest.raises(TypeError, match="reshape: argument 'shape' must hold ints or 1-element int tensors"):
+            x.reshape([paddle.shape(x), -1])
+        with pytest.raises(TypeError, match="zeros: argument 'shape' must hold ints or 1-element int tensors"):
+            paddle.zeros([paddle.sum(x), 2])
+        with pytest.raises(ValueError, match="full: argument 'shape' must hold non-negative ints, got -2"):
+            paddle.full([paddle.shape(x)[0], -2], 1.0)
+
+
+def test_the_gradient_of_basic_indexing_with_an_unknown_batch(static_mode):
+    """x[:, 0] of x with an unknown batch: the gradient is written into zeros of x's run-time shape."""
+    main = static.Program()
+    with static.program_guard(main, static.Program()):
+        x = _data("x", [None, 3, 2])
+        static.append_backward(paddle.sum(x[:, 0] * x[:, 0]))
+    rng = np.random.default_rng(4)
+    for n in (2, 5):
+        xv = rng.normal(size=(n, 3, 2))
+        (gx,) = _run(main, {"x": xv}, ["x@GRAD"])
+        want = np.zeros_like(xv)
+        want[:, 0] = 2 * xv[:, 0]
+        np.testing.assert_allclose(gx, want, rtol=1e-12)

@@ -11,7 +11,7 @@ from sot_helpers import assert_same_result, jit_of, rand
 
 
 def reshape_by_first_dim(x):
-    return x.reshape([x.shape[0], 2, 2]) + 1
+    return x.reshape([int(x.shape[0]), 2, 2]) + 1  # int(): the size's value, read while translating
 
 
 def test_a_retranslation_that_changes_nothing_runs_the_frame_eagerly(monkeypatch):
@@ -20,7 +20,7 @@ def test_a_retranslation_that_changes_nothing_runs_the_frame_eagerly(monkeypatch
     first = rand(2, 4)
     assert_same_result(jit(first), reshape_by_first_dim(first))
     monkeypatch.setattr(translator.shapes, "keep_static", lambda error: None)  # the dim stays dynamic
-    x = rand(3, 4)  # a second size makes dim 0 dynamic; the reshape then reads it as an int
+    x = rand(3, 4)  # a second size makes dim 0 dynamic; int() then reads it
     assert_same_result(jit(x), reshape_by_first_dim(x))
     (fallback,) = translator.fallbacks
     assert fallback.code == "SOT-G001"

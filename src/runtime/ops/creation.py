@@ -1,7 +1,9 @@
 """Tensor creation: full/zeros/ones (and *_like), arange, linspace, eye, empty, assign/clone.
 
 Creation ops have no tensor inputs (except *_like, which read only shape and dtype), so
-the static graph can record them as ops (Paddle's fill_constant and friends).
+the static graph can record them as ops (Paddle's fill_constant and friends); a shape holding a
+size known only at run time (a static Variable) makes full/zeros/ones/empty record `full_sizes`,
+whose input is those sizes (see `shape.sizes_input`).
 """
 from __future__ import annotations
 
@@ -13,7 +15,7 @@ from .. import dtypes as _dt
 from ..tensor import Tensor, as_tensor, tensor_method
 from . import meta_utils as mu
 from .registry import Sample, TensorSpec, defop
-from .shape import expand, flatten, reshape
+from .shape import expand, fill_sizes, flatten, reshape, run_time_sizes, sizes_input
 
 __all__ = ["full", "zeros", "ones", "empty", "full_like", "zeros_like", "ones_like", "empty_like",
            "arange", "linspace", "eye", "assign", "clone", "numel", "shape", "diag", "tril", "triu",
@@ -43,12 +45,32 @@ def _dtype_arg(dtype: Any, default: np.dtype) -> np.dtype:
 
 
 def _full_meta(*, shape: tuple, fill_value: Any, dtype: np.dtype) -> TensorSpec:
-    return TensorSpec(tuple(shape), dtype)
+    return TensorSpec(tuple(-1 if d is None else d for d in shape), dtype)
 
 
 _FULL = defop("full", kernel=lambda xp, *, shape, fill_value, dtype: xp.full(shape, fill_value, dtype=dtype),
               meta=_full_meta, inputs=(), attrs={"shape": (), "fill_value": 0.0, "dtype": np.dtype("float32")},
               samples=lambda: [Sample((), {"shape": (2, 3), "fill_value": 1.5, "dtype": np.dtype("float32")})])
+
+
+_FULL_SIZES = defop("full_sizes", kernel=lambda xp, sizes, *, shape, fill_value, dtype: xp.full(
+                        fill_sizes(shape, sizes), fill_value, dtype=dtype),
+                    meta=lambda sizes, *, shape, fill_value, dtype: _full_meta(shape=shape, fill_value=fill_value,
+                                                                               dtype=dtype),
+                    inputs=("sizes",), attrs={"shape": (), "fill_value": 0.0, "dtype": np.dtype("float32")},
+                    samples=lambda: [Sample((np.zeros(0, np.int64),), {"shape": (2, 3), "fill_value": 1.5,
+                                                                        "dtype": np.dtype("float32")})])
+
+
+def _full(op: str, shape: Any, fill_value: Any, dtype: Any, default: np.dtype | None) -> Tensor:
+    """full, zeros and ones (shape checked first, then dtype): `full_sizes` for sizes known at run time."""
+    if not run_time_sizes(shape):
+        return _FULL(shape=_shape_arg(op, shape), fill_value=fill_value, dtype=_dtype_arg(dtype, default))
+    sizes, template = sizes_input(op, "shape", shape)
+    for i, d in enumerate(template):
+        if d is not None and d < 0:
+            raise ValueError(f"{op}: argument 'shape' must hold non-negative ints, got {d!r} at index {i}")
+    return _FULL_SIZES(sizes, shape=template, fill_value=fill_value, dtype=_dtype_arg(dtype, default))
 
 
 def full(shape: Any, fill_value: Any, dtype: Any = None, name: str | None = None) -> Tensor:
@@ -62,16 +84,15 @@ def full(shape: Any, fill_value: Any, dtype: Any = None, name: str | None = None
             default = np.dtype("int64")
         else:
             default = _dt.default_float()
-    return _FULL(shape=_shape_arg("full", shape), fill_value=fill_value,
-                 dtype=_dtype_arg(dtype, default if dtype is None else None))
+    return _full("full", shape, fill_value, dtype, default if dtype is None else None)
 
 
 def zeros(shape: Any, dtype: Any = None, name: str | None = None) -> Tensor:
-    return _FULL(shape=_shape_arg("zeros", shape), fill_value=0, dtype=_dtype_arg(dtype, _dt.default_float()))
+    return _full("zeros", shape, 0, dtype, _dt.default_float())
 
 
 def ones(shape: Any, dtype: Any = None, name: str | None = None) -> Tensor:
-    return _FULL(shape=_shape_arg("ones", shape), fill_value=1, dtype=_dtype_arg(dtype, _dt.default_float()))
+    return _full("ones", shape, 1, dtype, _dt.default_float())
 
 
 def empty(shape: Any, dtype: Any = None, name: str | None = None) -> Tensor:

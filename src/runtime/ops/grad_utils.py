@@ -20,7 +20,7 @@ def unbroadcast(g, like):
         if axes:
             g = reduction.sum(g, axis=axes, keepdim=False)
         if list(g.shape) != tshape:
-            g = shape.reshape(g, tshape)
+            g = shape.reshape_like(g, like)
     if g.dtype != like.dtype and like.dtype.is_floating:
         g = math.cast(g, like.dtype)
     return g

@@ -283,6 +283,8 @@ def _getitem_grad_kernel(xp, g, *indices, index, shape):
 
 def _g_getitem(ctx, g):
     x, *indices = ctx.inputs
+    if -1 in x.shape and not indices:  # a static program's unknown sizes: g written into zeros of x's run-time shape
+        return (SETITEM(creation.zeros_like(x), g, index=ctx.attrs["index"]),)
     return (GETITEM_GRAD(g, *indices, index=ctx.attrs["index"], shape=tuple(x.shape)),) + (None,) * len(indices)
 
 

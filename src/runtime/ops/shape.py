@@ -5,6 +5,14 @@ repeat_interleave, which select, live in indexing).
 Ops that only re-label the dimensions (reshape, squeeze, unsqueeze, flatten, transpose,
 split, unbind, flip) return NumPy views, so, as in Paddle's dygraph mode, the output
 shares data with the input.
+
+A shape list may hold 0-D int tensors (Paddle's `x.reshape([n, -1])` with `n` a tensor). Eagerly
+their values are read; in a static program a Variable's value exists only at run time, so
+reshape, expand/broadcast_to and full/zeros/ones record a `*_sizes` op instead: the Variables
+stacked into one int64 input (`sizes_input`), the list kept as a template with None in their
+places, the kernel filling them in (`fill_sizes`) and the meta function giving -1 there (so
+their registry samples, checked against the kernel's shapes, have no None;
+tests/test_static_backward.py runs them with sizes known at run time).
 """
 from __future__ import annotations
 
@@ -19,7 +27,7 @@ from ..tensor import Tensor, as_tensor, tensor_method
 from . import meta_utils as mu
 from .grad_utils import unbroadcast
 from .inplace import inplace_view
-from .registry import Sample, TensorSpec, defop, normal_sampler
+from .registry import OpDef, Sample, TensorSpec, defop, normal_sampler
 
 __all__ = ["reshape", "expand", "transpose", "moveaxis", "flatten", "squeeze", "unsqueeze", "expand_as",
            "broadcast_to", "broadcast_tensors", "broadcast_shape", "tile", "concat", "stack", "split",
@@ -48,27 +56,58 @@ def _ints(op: str, arg: str, value: Any) -> tuple[int, ...]:
     return tuple(out)
 
 
+def run_time_sizes(value: Any) -> bool:
+    """Whether a list/tuple of sizes holds a static Variable: a size the program knows only when it runs."""
+    return isinstance(value, (list, tuple)) and any(isinstance(v, Tensor) and v._data is None for v in value)
+
+
+def sizes_input(op: str, arg: str, value: Any) -> tuple[Tensor, tuple]:
+    """The static Variables of the sizes `value` as one 1-D int64 tensor, and `value` as a template:
+    its ints, None where the tensor gives the size (in order). Each Variable holds one integer."""
+    from .math import cast  # noqa: PLC0415 - math imports this module
+    template, run_time = [], []
+    for i, v in enumerate(value):
+        if isinstance(v, Tensor) and v._data is None:
+            spec = v.spec()
+            if spec.dtype.kind not in "iu" or spec.shape not in ((), (1,)):
+                raise TypeError(f"{op}: argument '{arg}' must hold ints or 1-element int tensors, got a "
+                                f"{spec.dtype} tensor of shape {mu.shape_str(spec.shape)} at index {i}")
+            run_time.append(cast(reshape(v, []), "int64"))
+            template.append(None)
+        else:
+            template.append(_ints(op, arg, [v])[0])
+    return stack(run_time), tuple(template)
+
+
+def fill_sizes(template: tuple, sizes: Any) -> tuple[int, ...]:
+    """The template of a `*_sizes` op with its None entries taken, in order, from the array `sizes`."""
+    run_time = iter(sizes.tolist())
+    return tuple(next(run_time) if d is None else d for d in template)
+
+
 def _numel(shape) -> int:
     """Element count, -1 when any dimension is unknown."""
     return -1 if -1 in shape else _pymath.prod(shape)
 
 
-def _g_reshape_back(ctx, g):
-    """Gradient of every op that only re-labels dimensions: reshape back to the input.
+def reshape_like(g: Tensor, like: Tensor) -> Tensor:
+    """g reshaped to the shape of `like`: in a static program with more than one unknown (-1)
+    dimension the target shape is taken from `like` at run time (reshape_as)."""
+    shape = like.shape
+    return reshape(g, shape) if shape.count(-1) <= 1 else _RESHAPE_AS(g, like)
 
-    In a static program with more than one unknown (-1) dimension the target shape is
-    taken from the input at run time (reshape_as)."""
-    x = ctx.inputs[0]
-    shape = x.shape
-    return (reshape(g, shape) if shape.count(-1) <= 1 else _RESHAPE_AS(g, x),)
+
+def _g_reshape_back(ctx, g):
+    """Gradient of every op that only re-labels dimensions: reshape back to the input."""
+    return (reshape_like(g, ctx.inputs[0]),)
 
 
 # ---------------------------------------------------------------- reshape family (views)
 def _reshape_meta(x: TensorSpec, *, shape: tuple) -> TensorSpec:
-    out = [x.shape[i] if d == 0 else d for i, d in enumerate(shape)]
+    out = [-1 if d is None else x.shape[i] if d == 0 else d for i, d in enumerate(shape)]
     if list(shape).count(-1) > 1:
         raise ValueError(f"reshape: argument 'shape' {list(shape)} may contain -1 at most once")
-    if -1 in x.shape:  # a static input of unknown size: the inferred dimension is unknown too
+    if -1 in x.shape or None in shape:  # a size unknown until run time: the inferred dimension is unknown too
         return TensorSpec(tuple(out), x.dtype)
     known = _pymath.prod(d for d in out if d != -1)
     total = _pymath.prod(x.shape)
@@ -94,10 +133,26 @@ _RESHAPE = defop("reshape", kernel=_reshape_kernel, meta=_reshape_meta, grad=_g_
                                   Sample((_normal(2, 3, 4),), {"shape": (0, -1)})])
 
 
+_RESHAPE_SIZES = defop("reshape_sizes", kernel=lambda xp, x, sizes, *, shape: _reshape_kernel(
+                           xp, x, shape=fill_sizes(shape, sizes)),
+                       meta=lambda x, sizes, *, shape: _reshape_meta(x, shape=shape),
+                       grad=lambda ctx, g: (*_g_reshape_back(ctx, g), None), inputs=("x", "sizes"),
+                       attrs={"shape": ()},
+                       samples=lambda: [Sample((_normal(2, 6), np.zeros(0, np.int64)), {"shape": (-1, 3)})])
+
+
+def _sized(op: OpDef, name: str, x: Tensor, shape: Any) -> Tensor:
+    """`op` (reshape or expand) of x to `shape`, through its `*_sizes` twin when sizes are known only at run time."""
+    if run_time_sizes(shape):
+        sizes, template = sizes_input(name, "shape", shape)
+        return _SIZED[op](x, sizes, shape=template)
+    return op(x, shape=_ints(name, "shape", shape))
+
+
 @tensor_method
 def reshape(x: Tensor, shape: Any, name: str | None = None) -> Tensor:
     """New shape with the same elements; 0 copies the input dim, -1 is inferred."""
-    return _RESHAPE(as_tensor(x, "x", "reshape"), shape=_ints("reshape", "shape", shape))
+    return _sized(_RESHAPE, "reshape", as_tensor(x, "x", "reshape"), shape)
 
 
 def _squeeze_meta(x: TensorSpec, *, axis: tuple | None) -> TensorSpec:
@@ -279,6 +334,9 @@ def _expand_meta(x: TensorSpec, *, shape: tuple) -> TensorSpec:
     out = []
     for i, d in enumerate(shape):
         src = x.shape[i - lead] if i >= lead else 1
+        if d is None:  # a size known at run time: x's own unless x broadcasts there
+            out.append(-1 if src in (1, -1) else src)
+            continue
         if d == -1:
             if i < lead:
                 raise ValueError(f"expand: -1 is not allowed for the new leading dimension {i}")
@@ -299,16 +357,25 @@ _EXPAND = defop("expand", kernel=_expand_kernel, meta=_expand_meta,
                 samples=lambda: [Sample((_normal(3, 1),), {"shape": (2, 3, 4)})])
 
 
+_EXPAND_SIZES = defop("expand_sizes", kernel=lambda xp, x, sizes, *, shape: _expand_kernel(
+                          xp, x, shape=fill_sizes(shape, sizes)),
+                      meta=lambda x, sizes, *, shape: _expand_meta(x, shape=shape),
+                      grad=lambda ctx, g: (unbroadcast(g, ctx.inputs[0]), None), inputs=("x", "sizes"),
+                      attrs={"shape": ()},
+                      samples=lambda: [Sample((_normal(3, 1), np.zeros(0, np.int64)), {"shape": (2, 3, 4)})])
+_SIZED = {_RESHAPE: _RESHAPE_SIZES, _EXPAND: _EXPAND_SIZES}
+
+
 @tensor_method
 def expand(x: Tensor, shape: Any, name: str | None = None) -> Tensor:
     """Broadcast x to `shape` (-1 keeps a dimension)."""
-    return _EXPAND(as_tensor(x, "x", "expand"), shape=_ints("expand", "shape", shape))
+    return _sized(_EXPAND, "expand", as_tensor(x, "x", "expand"), shape)
 
 
 @tensor_method
 def broadcast_to(x: Tensor, shape: Any, name: str | None = None) -> Tensor:
     """Broadcast x to `shape` (same as expand)."""
-    return _EXPAND(as_tensor(x, "x", "broadcast_to"), shape=_ints("broadcast_to", "shape", shape))
+    return _sized(_EXPAND, "broadcast_to", as_tensor(x, "x", "broadcast_to"), shape)
 
 
 def _expand_as_meta(x: TensorSpec, y: TensorSpec) -> TensorSpec:

@@ -15,11 +15,13 @@ apart, and a Program built for a dim of unknown size assumes no broadcasting alo
 gradient of `a * b` would not be summed back to a size-1 dim). A size-1 call gets a translation
 of its own.
 
-A translation that needs a dynamic dim as a Python int (`x.shape[0]` for a reshape, `len(x)`)
-raises `StaticDimNeeded`; the translator keeps those dims static for this code object, with the
-reason (`ShapePolicy.static`), and simulates again: never a result computed from a wrong size.
-A dim of a tensor computed in the frame cannot be traced back to one input dim, so reading it
-specialises every dynamic dim of that translation.
+`x.shape` gives a dynamic dim as a `DimVariable` (`sot.opcode_executor.dims`): a size the graph
+computes at run time, which shape arguments (`x.reshape([B, -1])`, `paddle.zeros([B, n])`) take
+as it is, and `+`/`*` keep. A translation that needs its value as a Python int (a condition,
+`range`, a print, `len(x)`, `x.size`) raises `StaticDimNeeded`; the translator keeps those dims
+static for this code object, with the reason (`ShapePolicy.static`), and simulates again: never
+a result computed from a wrong size. A dim of a tensor computed in the frame cannot be traced
+back to one input dim, so needing its value specialises every dynamic dim of that translation.
 
 Where -1 hides what sizes would show, the translation specialises rather than guess: a
 differentiable translation builds its gradient Program while translating (`check_gradient`; a
@@ -42,7 +44,7 @@ from sot.guards.source import Scope, Source, expression
 from sot.ir import Meta, StatementIR, Symbol, lower
 
 __all__ = ["mark_dynamic", "mark_static", "ShapePolicy", "StaticDimNeeded", "Recompile", "policy_of",
-           "input_meta", "dynamic_tensor_guards", "specialise", "check_gradient", "with_eager_errors"]
+           "input_meta", "dynamic_tensor_guards", "dims_behind", "specialise", "check_gradient", "with_eager_errors"]
 
 _MIN_DYNAMIC = 2  # sizes 0 and 1 are specialised (see the module docstring)
 
@@ -272,21 +274,27 @@ def check_gradient(compiled: Any, inputs: Iterable[Any]) -> None:
         raise StaticDimNeeded(found, f"the gradient cannot be built for dynamic dims ({type(e).__name__}: {e})") from e
 
 
-def specialise(tensor: Any, inputs: Iterable[Any], dims: Iterable[int] | None, why: str) -> None:
-    """Raise StaticDimNeeded for the input dims behind the dynamic `dims` (None: all) of `tensor`
-    (a TensorVariable), read as Python ints; return if none of them is dynamic."""
+def dims_behind(tensor: Any, inputs: Iterable[Any], dims: Iterable[int] | None) -> tuple[tuple[str, int, int], ...]:
+    """(source, rank, dim) of the input dims behind the dynamic `dims` (None: all) of `tensor` (a
+    TensorVariable): its own for an input; every dynamic input dim for a tensor computed in the frame
+    (which one it came from is unknown)."""
     inputs = list(inputs)
     shape = tensor.meta.shape
     wanted = [d for d in (range(len(shape)) if dims is None else dims) if shape[d] == -1]
     if not wanted:
-        return
+        return ()
     own = next((v for v in inputs if v.symbol is tensor.symbol), None)
     if own is not None:
-        found = [(own.tracker.source.text, len(shape), d) for d in wanted]
-    else:  # computed in the frame: which input dim it came from is unknown, so specialise them all
-        found = _dynamic_input_dims(inputs)
+        return tuple((own.tracker.source.text, len(shape), d) for d in wanted)
+    return _dynamic_input_dims(inputs)
+
+
+def specialise(tensor: Any, inputs: Iterable[Any], dims: Iterable[int] | None, why: str) -> None:
+    """Raise StaticDimNeeded for the input dims behind the dynamic `dims` (None: all) of `tensor`
+    (a TensorVariable), read as Python ints; return if none of them is dynamic."""
+    found = dims_behind(tensor, inputs, dims)
     if found:
-        raise StaticDimNeeded(tuple(found), why)
+        raise StaticDimNeeded(found, why)
 
 
 def with_eager_errors(runner: Callable, sir: StatementIR) -> Callable:

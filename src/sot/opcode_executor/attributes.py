@@ -18,6 +18,7 @@ from sot.guards.source import expression
 from sot.pyversion import Instruction
 
 from .containers import CONTAINER_METHODS
+from .dims import run_time_shape
 from .dispatch import handles
 from .trackers import ExpressionTracker, GetAttrTracker, GetItemTracker, TypeTracker
 from .variables import (BoundMethodVariable, ConstantVariable, ContainerMethodVariable, FunctionVariable,
@@ -75,7 +76,10 @@ class AttributeMixin:
     def _tensor_attr(self, tensor: TensorVariable, name: str) -> Variable:
         """Shape, dtype, ndim, size, stop_gradient from the tensor's meta (its guard pins them)."""
         meta = tensor.meta
-        if -1 in meta.shape and name in ("shape", "size"):  # needed as ints: keep those dims static, or break
+        if -1 in meta.shape and name in ("shape", "size"):  # sizes known at run time, or keep those dims static
+            shape = run_time_shape(self, tensor) if name == "shape" else None
+            if shape is not None:
+                return shape
             specialise(tensor, self.inputs, None, f"`.{name}` read at {self.where()}")
             self.unsupported(f"{name} of {tensor!r} has sizes known only at run time")
         values = {

@@ -29,6 +29,7 @@ from sot.opcode_executor.markers import is_to_static_wrapper
 from sot.pyversion import Instruction
 
 from .builtins import builtin_of
+from .dims import call_arguments
 from .dispatch import InPlaceUpdate, Unsupported, handles
 from .trackers import ExpressionTracker, GetAttrTracker
 from .variables import (NULL, BoundMethodVariable, ContainerMethodVariable, DictVariable, FunctionVariable,
@@ -121,10 +122,9 @@ class CallMixin:
                 return self._runtime_state_call(fn.value, args, kwargs)
             if fn.value.__name__.endswith("_"):
                 raise InPlaceUpdate("CALL", self.where(), f"{fn.value.__name__} changes its argument in place")
-            pos = [self.as_arg(a) for a in args]
+            pos, kw = call_arguments(self, fn.value, args, kwargs)
             with self.recording():
-                return self.from_result(self.builder.call_api(fn.value, pos, {k: self.as_arg(v) for k, v in
-                                                                              kwargs.items()},
+                return self.from_result(self.builder.call_api(fn.value, pos, kw,
                                                               allow_dynamic_shape=allows_dynamic_shape(fn.value)))
         if isinstance(fn, ObjectVariable) and is_to_static_wrapper(fn.value):  # inline what it wraps
             return self.call(self.wrap(fn.value.__wrapped__, GetAttrTracker(fn.tracker, "__wrapped__")), args, kwargs,
@@ -195,10 +195,10 @@ class CallMixin:
         method = getattr(Tensor, name, None)
         if breaks_on(method):
             self.unsupported(f"Tensor.{name} is on the block list", "SOT-B004")
+        pos, kw = call_arguments(self, method, args, kwargs, method=True)
         with self.recording():
             return self.from_result(self.builder.call_method(
-                name, self_sym, [self.as_arg(a) for a in args], {k: self.as_arg(v) for k, v in kwargs.items()},
-                allow_dynamic_shape=allows_dynamic_shape(method) or name.startswith("__")))
+                name, self_sym, pos, kw, allow_dynamic_shape=allows_dynamic_shape(method) or name.startswith("__")))
 
     @contextlib.contextmanager
     def recording(self) -> Iterator[None]:

@@ -17,11 +17,12 @@ from sot.pyversion import Instruction
 from sot.pyversion.instruction import BINARY_OPERATORS as _BINARY_OPERATORS
 
 from .aliasing import shares_memory
+from .dims import size_arithmetic
 from .dispatch import FrameRaises, InPlaceUpdate, handles
 from .trackers import ComputedTracker, ConstTracker
-from .variables import (BoundMethodVariable, ConstantVariable, DictVariable, FunctionVariable, InstanceVariable,
-                        ListVariable, NumberVariable, NumpyScalarVariable, ObjectVariable, SetVariable, TensorVariable,
-                        TupleVariable, Variable)
+from .variables import (BoundMethodVariable, ConstantVariable, DictVariable, DimVariable, FunctionVariable,
+                        InstanceVariable, ListVariable, NumberVariable, NumpyScalarVariable, ObjectVariable,
+                        SetVariable, TensorVariable, TupleVariable, Variable)
 
 __all__ = ["OperatorMixin"]
 
@@ -132,6 +133,10 @@ class OperatorMixin:
             return self._operator(reflected, right, left)
         if isinstance(right, TensorVariable):
             self.unsupported(f"{left!r} {op} {right!r}")
+        size = size_arithmetic(self, op, left, right) if isinstance(left, DimVariable) or isinstance(
+            right, DimVariable) else None  # (None: folded below, which reads the size's value and specialises)
+        if size is not None:
+            return size
         dynamic = isinstance(left, NumberVariable) or isinstance(right, NumberVariable)
         if dynamic and _is_number(left) and _is_number(right) and not _may_overflow(left, right) and (
                 op in _NUMBER_ARITHMETIC or (op in _NUMBER_DIVISION and not isinstance(right, NumberVariable)

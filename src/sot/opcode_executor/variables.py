@@ -13,7 +13,7 @@ import types
 from typing import Any, Callable
 
 from runtime import Tensor
-from sot.dynamic.shapes import dynamic_tensor_guards
+from sot.dynamic.shapes import StaticDimNeeded, dynamic_tensor_guards
 from sot.dynamic.numbers import NumberNeeded, numpy_value_source
 from sot.guards import Guard, tensor_guards
 from sot.guards.checks import Held
@@ -25,9 +25,9 @@ from .trackers import DummyTracker, GetItemTracker, Tracker
 __all__ = ["Variable", "ConstantVariable", "TensorVariable", "TupleVariable", "ListVariable", "DictVariable",
            "IteratorVariable", "DictViewVariable", "LazyIteratorVariable", "GeneratorVariable", "ZipVariable",
            "EnumerateVariable", "SetVariable", "ExceptionVariable", "NumberVariable", "NumpyScalarVariable",
-           "ObjectVariable", "FunctionVariable", "BoundMethodVariable", "CellVariable", "InstanceVariable",
-           "SuperVariable", "TensorMethodVariable", "ContainerMethodVariable", "NULL", "SUSPENDED", "CONSTANT_TYPES",
-           "ITERATOR_TYPES", "OBJECT_TYPES", "python_type"]
+           "DimVariable", "ObjectVariable", "FunctionVariable", "BoundMethodVariable", "CellVariable",
+           "InstanceVariable", "SuperVariable", "TensorMethodVariable", "ContainerMethodVariable", "NULL", "SUSPENDED",
+           "CONSTANT_TYPES", "ITERATOR_TYPES", "OBJECT_TYPES", "python_type"]
 
 CONSTANT_TYPES = (type(None), bool, int, float, str, type(Ellipsis))
 
@@ -100,6 +100,29 @@ class NumberVariable(ConstantVariable):
 
     def _describe(self) -> str:
         return f"dynamic {type(self.number).__name__} from {', '.join(self.sources)}"
+
+
+class DimVariable(ConstantVariable):
+    """A size known only at run time: a dynamic dim read from `x.shape`, or `+`/`*` of such sizes
+    (`sot.opcode_executor.dims`). `symbol` is the 0-D int tensor the graph computes for it, which a
+    shape argument (`reshape([B, -1])`) takes as it is; anything that reads `value` (a condition,
+    `range`, a print, an operator with a tensor) raises StaticDimNeeded for the input dims `dims`
+    it comes from, so the translation specialises them and simulates again."""
+
+    def __init__(self, symbol: Any, dims: tuple[tuple[str, int, int], ...], read_at: str):
+        Variable.__init__(self)
+        self.symbol = symbol
+        self.dims = dims
+        self.read_at = read_at  # file:line of the `.shape` read it comes from
+
+    @property
+    def value(self) -> Any:
+        """Not known at translation time: the reader is named in StaticDimNeeded's reason."""
+        raise StaticDimNeeded(self.dims, f"`.shape` read at {self.read_at}, its value needed at translation time "
+                                         f"(by {sys._getframe(1).f_code.co_name})")
+
+    def _describe(self) -> str:
+        return f"size known at run time ({self.symbol.name})"
 
 
 class NumpyScalarVariable(ConstantVariable):

@@ -1,0 +1,99 @@
+"""Sizes known only at run time: a dynamic dim read from `x.shape` stays symbolic while it only
+flows into shape arguments of tensor ops.
+
+`x.shape` of a tensor with dynamic (-1) dims is a list whose static dims are constants and whose
+dynamic dims are `DimVariable`s: the SIR computes each with `runtime.shape(x)[i]` (valid for a
+tensor computed in the frame as for an input: nothing is traced back). `+` and `*` of such sizes
+with each other or with non-negative int constants give new ones, computed by the graph the same
+way. Passed as an item of the shape argument of reshape/view, expand/broadcast_to or
+zeros/ones/full/empty, the size's tensor is the argument (runtime records a `*_sizes` op whose
+shape the Program reads at run time, and meta functions give -1 there).
+
+Everything else reads `DimVariable.value`, which raises `StaticDimNeeded`: the dims it comes
+from are specialised and the frame is simulated again. So are `-`, `//` and `%`: their result may
+be 0 or 1, and a -1 dim is assumed to be at least 2 (broadcasting treats size 1 apart, see
+`sot.dynamic.shapes`).
+"""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import runtime
+from sot.dynamic.shapes import dims_behind
+
+from .variables import ConstantVariable, DimVariable, ListVariable, NumberVariable, TensorVariable, TupleVariable, \
+    Variable
+
+if TYPE_CHECKING:
+    from .executor import OpcodeExecutor
+
+__all__ = ["run_time_shape", "size_arithmetic", "call_arguments"]
+
+# runtime functions (by name, in runtime.ops) whose argument at this position, or of this name, takes
+# a list of sizes that may be known only at run time (a Tensor method's positions count after self)
+_SIZES_ARGUMENTS = {"reshape": (1, "shape"), "view": (1, "shape_or_dtype"), "expand": (1, "shape"),
+                    "broadcast_to": (1, "shape"), "zeros": (0, "shape"), "ones": (0, "shape"),
+                    "full": (0, "shape"), "empty": (0, "shape")}
+_SIZES_MODULES = ("runtime.ops.shape", "runtime.ops.creation")
+# BINARY_OP operators that keep a size at least 2 (what a -1 dim is assumed to be), with the smallest
+# constant that may meet it, and the Tensor dunder that computes it (both commute on ints)
+_SIZE_OPERATORS = {"+": (0, "__add__"), "*": (1, "__mul__")}
+
+
+def run_time_shape(ex: "OpcodeExecutor", tensor: TensorVariable) -> ListVariable | None:
+    """`tensor.shape` with its dynamic dims as DimVariables computed by the graph; None where no
+    dynamic input dim is behind them (sizes made by a value-dependent op: nothing to specialise)."""
+    shape = tensor.meta.shape
+    if not dims_behind(tensor, ex.inputs, None):
+        return None
+    read_at = ex.where()
+    with ex.recording():
+        sizes = ex.builder.call_api(runtime.shape, [tensor.symbol])
+        items: list[Variable] = [
+            ConstantVariable(d) if d != -1 else
+            DimVariable(ex.builder.call_method("__getitem__", sizes, [i]), dims_behind(tensor, ex.inputs, (i,)),
+                        read_at)
+            for i, d in enumerate(shape)]
+    return ListVariable(items)
+
+
+def _size_operand(var: Variable, smallest: int) -> bool:
+    return isinstance(var, DimVariable) or (isinstance(var, ConstantVariable) and not isinstance(
+        var, NumberVariable) and type(var.value) is int and var.value >= smallest)
+
+
+def size_arithmetic(ex: "OpcodeExecutor", op: str, left: Variable, right: Variable) -> DimVariable | None:
+    """`left op right` with a DimVariable among them, as a DimVariable the graph computes; None where
+    the result needs the value (the caller folds it, which reads the value and specialises)."""
+    if op not in _SIZE_OPERATORS:
+        return None
+    smallest, dunder = _SIZE_OPERATORS[op]
+    if not (_size_operand(left, smallest) and _size_operand(right, smallest)):
+        return None
+    size, other = (left, right) if isinstance(left, DimVariable) else (right, left)
+    with ex.recording():
+        symbol = ex.builder.call_method(dunder, size.symbol, [other.symbol if isinstance(other, DimVariable)
+                                                              else other.value])
+    dims = tuple(dict.fromkeys(size.dims + (other.dims if isinstance(other, DimVariable) else ())))
+    return DimVariable(symbol, dims, size.read_at)
+
+
+def _sizes(ex: "OpcodeExecutor", var: Variable) -> Any:
+    """A list/tuple of sizes as a recorded call's argument: a DimVariable item as its tensor."""
+    if isinstance(var, TupleVariable) and any(isinstance(v, DimVariable) for v in var.items):
+        items = [v.symbol if isinstance(v, DimVariable) else ex.as_arg(v) for v in var.items]
+        return items if isinstance(var, ListVariable) else tuple(items)
+    return ex.as_arg(var)
+
+
+def call_arguments(ex: "OpcodeExecutor", fn: Any, args: list[Variable], kwargs: dict[str, Variable],
+                   method: bool = False) -> tuple[list[Any], dict[str, Any]]:
+    """The arguments of a recorded call of runtime function `fn` (a Tensor method's, after self, when
+    `method`): its sizes argument may hold DimVariables, every other argument is `ex.as_arg`'s."""
+    found = _SIZES_ARGUMENTS.get(getattr(fn, "__name__", None)) if getattr(fn, "__module__", None) in \
+        _SIZES_MODULES else None
+    position, name = found if found is not None else (None, None)
+    if position is not None and method:
+        position -= 1
+    pos = [_sizes(ex, a) if i == position else ex.as_arg(a) for i, a in enumerate(args)]
+    return pos, {k: _sizes(ex, v) if k == name else ex.as_arg(v) for k, v in kwargs.items()}
