@@ -264,6 +264,34 @@ def test_shape_lists_with_run_time_sizes_run_and_differentiate_for_each_batch(st
         np.testing.assert_allclose(gw, we.grad.numpy(), rtol=1e-12)
 
 
+def test_tile_and_split_with_run_time_sizes_run_and_differentiate(static_mode):
+    main = static.Program()
+    with static.program_guard(main, static.Program()):
+        x = _data("x", [None, 4])
+        b = paddle.shape(x)[0]
+        tiled = paddle.tile(x[:1], [b, 2])  # [B, 8]
+        first, rest = paddle.split(tiled * x.tile([1, 2]), [b, -1], axis=1)
+        static.append_backward(paddle.sum(first * first) + paddle.sum(rest))
+    assert {"tile_sizes", "split_sizes"} <= {op.type for op in main.global_block().ops}
+    rng = np.random.default_rng(5)
+    for n in (2, 3):
+        xv = rng.normal(size=(n, 4))
+        got_first, got_rest, gx = _run(main, {"x": xv}, [first, rest, "x@GRAD"])
+        paddle.disable_static()
+        try:
+            xe = paddle.to_tensor(xv, stop_gradient=False)
+            be = paddle.shape(xe)[0]
+            fe, re = paddle.split(paddle.tile(xe[:1], [be, 2]) * xe.tile([1, 2]), [be, -1], axis=1)
+            (paddle.sum(fe * fe) + paddle.sum(re)).backward()
+        finally:
+            paddle.enable_static()
+        product = np.tile(xv[:1], (n, 2)) * np.tile(xv, (1, 2))
+        np.testing.assert_allclose(fe.numpy(), product[:, :n], rtol=1e-12)
+        np.testing.assert_allclose(got_first, product[:, :n], rtol=1e-12)
+        np.testing.assert_allclose(got_rest, re.numpy(), rtol=1e-12)
+        np.testing.assert_allclose(gx, xe.grad.numpy(), rtol=1e-12)
+
+
 def test_a_run_time_size_must_be_one_integer(static_mode):
     with static.program_guard(static.Program(), static.Program()):
         x = _data("x", [None, 6])

@@ -1,7 +1,7 @@
 """Sizes read from `x.shape` stay symbolic while they only flow into shape arguments.
 
 A dynamic dim read with `x.shape[i]` (of an input or of a tensor computed in the frame) and passed,
-alone or after `+`/`*`, to reshape/view/expand/broadcast_to/zeros/ones/full keeps the translation
+alone or after `+`/`*`, to reshape/view/expand/broadcast_to/tile/split/zeros/ones/full keeps the translation
 dynamic: batches of sizes 2..6 translate at most twice (the first call specialised, the second
 dynamic). Where Python needs the value (a condition, `range`, a print, an index into a list), the
 dim is specialised again: one translation per size, each result eager's.
@@ -131,12 +131,23 @@ def view_and_broadcast(x):
     return x.view([B, 2, -1]) + paddle.broadcast_to(x[:, :1].unsqueeze(-1), [B, 2, 3])
 
 
+def tile_token(x, token):
+    return paddle.concat([token.tile([x.shape[0], 1, 1]), x], axis=1)
+
+
+def split_by_batch(x):
+    square, rest = paddle.split(x, [x.shape[0], -1], axis=1)
+    return square.sum(axis=1), rest * 2.0
+
+
 CASES = [(flatten_by_batch, lambda n: (rand(n, 2, 3),)),
          (expand_token, lambda n: (rand(n, 3, 4), rand(1, 1, 4))),
          (zeros_of_batch, lambda n: (rand(n, 2),)),
          (product_into_reshape, lambda n: (rand(n, 3, 4),)),
          (reshape_computed, lambda n: (rand(n, 3, 4), rand(4, 6))),
-         (view_and_broadcast, lambda n: (rand(n, 6),))]
+         (view_and_broadcast, lambda n: (rand(n, 6),)),
+         (tile_token, lambda n: (rand(n, 3, 4), rand(1, 1, 4))),
+         (split_by_batch, lambda n: (rand(n, 8),))]
 
 
 @pytest.mark.parametrize("fn, make", CASES, ids=[fn.__name__ for fn, _ in CASES])
@@ -155,19 +166,28 @@ def test_flatten_by_batch_matches_numpy():
     np.testing.assert_allclose(flatten_by_batch(x).numpy(), x.numpy().reshape(3, -1) * 2.0)
 
 
-def test_gradients_through_a_dynamic_reshape_equal_eagers():
-    jit = jit_of(reshape_computed)
-    w_np = rand(4, 6).numpy()
+def tile_split_loss(x, w):
+    B = x.shape[0]
+    tiled = (x * w).tile([1, B])  # [B, 4 * B]
+    head, rest = paddle.split(tiled, [B, -1], axis=1)
+    return (head * head).sum() + rest.reshape([B * 3, -1]).sum()
+
+
+@pytest.mark.parametrize("fn, x_shape", [(reshape_computed, (3, 4)), (tile_split_loss, (4,))],
+                         ids=["reshape", "tile_split"])
+def test_gradients_through_dynamic_sizes_equal_eagers(fn, x_shape):
+    jit = jit_of(fn)
+    w_np = rand(4, 6).numpy() if fn is reshape_computed else rand(4).numpy()
     for n in BATCHES:
-        x_np = rand(n, 3, 4).numpy()
+        x_np = rand(n, *x_shape).numpy()
         grads = []
-        for run in (jit, reshape_computed):
+        for run in (jit, fn):
             x, w = paddle.to_tensor(x_np, stop_gradient=False), paddle.to_tensor(w_np, stop_gradient=False)
             out = run(x, w)
             (out * out).sum().backward()
             grads.append((out.numpy(), x.grad.numpy(), w.grad.numpy()))
         for got, want in zip(*grads):
-            np.testing.assert_allclose(got, want, rtol=1e-6)
+            np.testing.assert_allclose(got, want, rtol=1e-5)
     assert jit.sot_translator.translations == 2 and jit.sot_translator.shapes.static == {}
 
 

@@ -8,7 +8,7 @@ shares data with the input.
 
 A shape list may hold 0-D int tensors (Paddle's `x.reshape([n, -1])` with `n` a tensor). Eagerly
 their values are read; in a static program a Variable's value exists only at run time, so
-reshape, expand/broadcast_to and full/zeros/ones record a `*_sizes` op instead: the Variables
+reshape, expand/broadcast_to, tile, split and full/zeros/ones record a `*_sizes` op instead: the Variables
 stacked into one int64 input (`sizes_input`), the list kept as a template with None in their
 places, the kernel filling them in (`fill_sizes`) and the meta function giving -1 there (so
 their registry samples, checked against the kernel's shapes, have no None;
@@ -141,18 +141,19 @@ _RESHAPE_SIZES = defop("reshape_sizes", kernel=lambda xp, x, sizes, *, shape: _r
                        samples=lambda: [Sample((_normal(2, 6), np.zeros(0, np.int64)), {"shape": (-1, 3)})])
 
 
-def _sized(op: OpDef, name: str, x: Tensor, shape: Any) -> Tensor:
-    """`op` (reshape or expand) of x to `shape`, through its `*_sizes` twin when sizes are known only at run time."""
-    if run_time_sizes(shape):
-        sizes, template = sizes_input(name, "shape", shape)
-        return _SIZED[op](x, sizes, shape=template)
-    return op(x, shape=_ints(name, "shape", shape))
+def _sized(op: OpDef, name: str, x: Tensor, arg: str, value: Any, **attrs: Any) -> Any:
+    """`op` (reshape, expand, tile, split) of x with the sizes `value` as its attribute `arg`, through its
+    `*_sizes` twin when sizes are known only at run time."""
+    if run_time_sizes(value):
+        sizes, template = sizes_input(name, arg, value)
+        return _SIZED[op](x, sizes, **{arg: template}, **attrs)
+    return op(x, **{arg: _ints(name, arg, value)}, **attrs)
 
 
 @tensor_method
 def reshape(x: Tensor, shape: Any, name: str | None = None) -> Tensor:
     """New shape with the same elements; 0 copies the input dim, -1 is inferred."""
-    return _sized(_RESHAPE, "reshape", as_tensor(x, "x", "reshape"), shape)
+    return _sized(_RESHAPE, "reshape", as_tensor(x, "x", "reshape"), "shape", shape)
 
 
 def _squeeze_meta(x: TensorSpec, *, axis: tuple | None) -> TensorSpec:
@@ -363,19 +364,18 @@ _EXPAND_SIZES = defop("expand_sizes", kernel=lambda xp, x, sizes, *, shape: _exp
                       grad=lambda ctx, g: (unbroadcast(g, ctx.inputs[0]), None), inputs=("x", "sizes"),
                       attrs={"shape": ()},
                       samples=lambda: [Sample((_normal(3, 1), np.zeros(0, np.int64)), {"shape": (2, 3, 4)})])
-_SIZED = {_RESHAPE: _RESHAPE_SIZES, _EXPAND: _EXPAND_SIZES}
 
 
 @tensor_method
 def expand(x: Tensor, shape: Any, name: str | None = None) -> Tensor:
     """Broadcast x to `shape` (-1 keeps a dimension)."""
-    return _sized(_EXPAND, "expand", as_tensor(x, "x", "expand"), shape)
+    return _sized(_EXPAND, "expand", as_tensor(x, "x", "expand"), "shape", shape)
 
 
 @tensor_method
 def broadcast_to(x: Tensor, shape: Any, name: str | None = None) -> Tensor:
     """Broadcast x to `shape` (same as expand)."""
-    return _sized(_EXPAND, "broadcast_to", as_tensor(x, "x", "broadcast_to"), shape)
+    return _sized(_EXPAND, "broadcast_to", as_tensor(x, "x", "broadcast_to"), "shape", shape)
 
 
 def _expand_as_meta(x: TensorSpec, y: TensorSpec) -> TensorSpec:
@@ -437,12 +437,12 @@ def broadcast_tensors(input: Any, name: str | None = None) -> list[Tensor]:  # n
 
 
 def _tile_meta(x: TensorSpec, *, repeat_times: tuple) -> TensorSpec:
-    if any(r < 0 for r in repeat_times):
+    if any(r is not None and r < 0 for r in repeat_times):
         raise ValueError(f"tile: argument 'repeat_times' {list(repeat_times)} must hold non-negative ints")
     n = max(len(x.shape), len(repeat_times))
     shape = (1,) * (n - len(x.shape)) + tuple(x.shape)
     reps = (1,) * (n - len(repeat_times)) + tuple(repeat_times)
-    return TensorSpec(tuple(-1 if d == -1 else d * r for d, r in zip(shape, reps)), x.dtype)
+    return TensorSpec(tuple(-1 if d == -1 or r is None else d * r for d, r in zip(shape, reps)), x.dtype)
 
 
 def _g_tile(ctx, g):
@@ -453,7 +453,11 @@ def _g_tile(ctx, g):
     shape = [1] * (n - x.ndim) + x.shape
     reps = [1] * (n - len(reps)) + list(reps)
     inter = [v for r, d in zip(reps, shape) for v in (r, d)]  # (r0, d0, r1, d1, ...)
-    return (reshape(_sum(reshape(g, inter), axis=list(range(0, 2 * n, 2))), x.shape),)
+    if None in inter:  # tile_sizes: its run-time repeats, in the same order, fill the None entries
+        folded = _RESHAPE_SIZES(g, ctx.inputs[1], shape=tuple(inter))
+    else:
+        folded = reshape(g, inter)
+    return (reshape_like(_sum(folded, axis=list(range(0, 2 * n, 2))), x),) + (None,) * (len(ctx.inputs) - 1)
 
 
 _TILE = defop("tile", kernel=lambda xp, x, *, repeat_times: xp.tile(x, repeat_times), meta=_tile_meta,
@@ -462,10 +466,17 @@ _TILE = defop("tile", kernel=lambda xp, x, *, repeat_times: xp.tile(x, repeat_ti
                                Sample((_normal(2, 3, 2),), {"repeat_times": (2,)})])
 
 
+_TILE_SIZES = defop("tile_sizes", kernel=lambda xp, x, sizes, *, repeat_times: xp.tile(
+                        x, fill_sizes(repeat_times, sizes)),
+                    meta=lambda x, sizes, *, repeat_times: _tile_meta(x, repeat_times=repeat_times),
+                    grad=_g_tile, inputs=("x", "sizes"), attrs={"repeat_times": ()},
+                    samples=lambda: [Sample((_normal(2, 3), np.zeros(0, np.int64)), {"repeat_times": (2, 1, 3)})])
+
+
 @tensor_method
 def tile(x: Tensor, repeat_times: Any, name: str | None = None) -> Tensor:
     """Repeat x `repeat_times[i]` times along dimension i (shorter lists pad with 1 on the left)."""
-    return _TILE(as_tensor(x, "x", "tile"), repeat_times=_ints("tile", "repeat_times", repeat_times))
+    return _sized(_TILE, "tile", as_tensor(x, "x", "tile"), "repeat_times", repeat_times)
 
 
 # ---------------------------------------------------------------- concat / stack / split / unbind
@@ -555,8 +566,10 @@ def _split_sizes(x: TensorSpec, num_or_sections: Any, axis: int) -> tuple[int, .
     sections = list(num_or_sections)
     if sections.count(-1) > 1:
         raise ValueError(f"split: argument 'num_or_sections' {sections} may contain -1 at most once")
-    if any(s < -1 for s in sections):
+    if any(s is not None and s < -1 for s in sections):
         raise ValueError(f"split: argument 'num_or_sections' {sections} must hold sizes >= 0 (or one -1)")
+    if None in sections:  # split_sizes: sizes known at run time, and the -1 inferred from them
+        return tuple(-1 if s is None else s for s in sections)
     if dim != -1:
         known = sum(s for s in sections if s != -1)
         if -1 in sections and known <= dim:
@@ -586,15 +599,25 @@ _SPLIT = defop("split", kernel=_split_kernel, meta=_split_meta,
                                 Sample((_normal(2, 6),), {"num_or_sections": (1, -1, 2), "axis": -1})])
 
 
+_SPLIT_SIZES = defop("split_sizes", kernel=lambda xp, x, sizes, *, num_or_sections, axis: _split_kernel(
+                         xp, x, num_or_sections=fill_sizes(num_or_sections, sizes), axis=axis),
+                     meta=lambda x, sizes, *, num_or_sections, axis: _split_meta(x, num_or_sections=num_or_sections,
+                                                                                 axis=axis),
+                     grad=lambda ctx, *gs: (_CONCAT(*gs, axis=ctx.attrs["axis"]), None),
+                     inputs=("x", "sizes"), attrs={"num_or_sections": (), "axis": 0},
+                     samples=lambda: [Sample((_normal(2, 6), np.zeros(0, np.int64)),
+                                             {"num_or_sections": (1, -1, 2), "axis": -1})])
+_SIZED = {_RESHAPE: _RESHAPE_SIZES, _EXPAND: _EXPAND_SIZES, _TILE: _TILE_SIZES, _SPLIT: _SPLIT_SIZES}
+
+
 @tensor_method
 def split(x: Tensor, num_or_sections: Any, axis: Any = 0, name: str | None = None) -> list[Tensor]:
     """Cut x along `axis` into `num_or_sections` equal parts, or parts of the listed sizes (one may be -1)."""
     x = as_tensor(x, "x", "split")
+    axis = mu.int_arg("split", "axis", axis)
     if isinstance(num_or_sections, (list, tuple)):
-        spec = _ints("split", "num_or_sections", num_or_sections)
-    else:
-        spec = mu.int_arg("split", "num_or_sections", num_or_sections)
-    return list(_SPLIT(x, num_or_sections=spec, axis=mu.int_arg("split", "axis", axis)))
+        return list(_sized(_SPLIT, "split", x, "num_or_sections", num_or_sections, axis=axis))
+    return list(_SPLIT(x, num_or_sections=mu.int_arg("split", "num_or_sections", num_or_sections), axis=axis))
 
 
 @tensor_method

@@ -5,8 +5,8 @@ flows into shape arguments of tensor ops.
 dynamic dims are `DimVariable`s: the SIR computes each with `runtime.shape(x)[i]` (valid for a
 tensor computed in the frame as for an input: nothing is traced back). `+` and `*` of such sizes
 with each other or with non-negative int constants give new ones, computed by the graph the same
-way. Passed as an item of the shape argument of reshape/view, expand/broadcast_to or
-zeros/ones/full/empty, the size's tensor is the argument (runtime records a `*_sizes` op whose
+way. Passed as an item of the sizes argument of reshape/view, expand/broadcast_to, tile, split
+or zeros/ones/full/empty, the size's tensor is the argument (runtime records a `*_sizes` op whose
 shape the Program reads at run time, and meta functions give -1 there).
 
 Everything else reads `DimVariable.value`, which raises `StaticDimNeeded`: the dims it comes
@@ -32,8 +32,8 @@ __all__ = ["run_time_shape", "size_arithmetic", "call_arguments"]
 # runtime functions (by name, in runtime.ops) whose argument at this position, or of this name, takes
 # a list of sizes that may be known only at run time (a Tensor method's positions count after self)
 _SIZES_ARGUMENTS = {"reshape": (1, "shape"), "view": (1, "shape_or_dtype"), "expand": (1, "shape"),
-                    "broadcast_to": (1, "shape"), "zeros": (0, "shape"), "ones": (0, "shape"),
-                    "full": (0, "shape"), "empty": (0, "shape")}
+                    "broadcast_to": (1, "shape"), "tile": (1, "repeat_times"), "split": (1, "num_or_sections"),
+                    "zeros": (0, "shape"), "ones": (0, "shape"), "full": (0, "shape"), "empty": (0, "shape")}
 _SIZES_MODULES = ("runtime.ops.shape", "runtime.ops.creation")
 # BINARY_OP operators that keep a size at least 2 (what a -1 dim is assumed to be), with the smallest
 # constant that may meet it, and the Tensor dunder that computes it (both commute on ints)
