@@ -228,6 +228,30 @@ def test_tensor_namespace_names_exist_in_paddles_modules():
             assert getattr(paddle.tensor, name) is getattr(module, name)
 
 
+@pytest.mark.parametrize("op", ["add", "subtract", "multiply", "divide"])
+def test_elementwise_with_axis_matches_paddle(op):
+    ref = REF["with_axis"]
+    fn = getattr(paddle.tensor.math, f"_{op}_with_axis")
+    x, y = paddle.to_tensor(f32(ref["x"])), paddle.to_tensor(f32(ref["y"]))
+    np.testing.assert_allclose(fn(x, y, axis=1).numpy(), ref[op], rtol=1e-6)
+    np.testing.assert_allclose(fn(y, x, axis=1).numpy(), getattr(np, op)(f32(ref["y"])[:, None], f32(ref["x"])),
+                               rtol=1e-6)  # the lower-rank operand on the left lines up the same way
+    np.testing.assert_array_equal(fn(x, x[0, 0]).numpy(), getattr(paddle, op)(x, x[0, 0]).numpy())
+
+
+def test_elementwise_with_axis_bad_axis():
+    with pytest.raises(ValueError, match="argument 'axis' must be in \\[0, 2\\]"):
+        paddle.tensor.math._multiply_with_axis(paddle.ones([3, 4, 2]), paddle.ones([4]), axis=3)
+
+
+def test_elementwise_with_axis_under_to_static_matches_eager():
+    def f(state, new_state, mask):
+        return (paddle.tensor.math._multiply_with_axis(new_state, mask, axis=0)
+                - paddle.tensor.math._multiply_with_axis(state, mask - 1, axis=0))
+
+    captured(f, paddle.rand([3, 4]), paddle.rand([3, 4]), paddle.to_tensor([1.0, 0.0, 1.0]))
+
+
 def test_unknown_tensor_namespace_name_is_an_attribute_error():
     with pytest.raises(AttributeError, match="no attribute 'not_an_op'"):
         paddle.tensor.not_an_op  # noqa: B018
