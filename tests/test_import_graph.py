@@ -3,7 +3,7 @@
 
 A module-level cycle makes a module's import succeed or fail depending on which module of the
 cycle was imported first, and it hides the layering that a maintainer relies on (in runtime:
-`tensor -> ops -> autograd -> nn -> executor -> static`). An import inside a top-level
+`tensor -> ops -> autograd -> nn -> executor -> static -> jit`). An import inside a top-level
 `try`/`if`/`with` runs at import time, so it is an edge; one inside a function runs later and one
 under `if TYPE_CHECKING:` never, so they are not; class bodies are left out as well (a deliberate
 upward import belongs in the function that needs it).
@@ -25,7 +25,7 @@ SRC = pathlib.Path(__file__).resolve().parents[1] / "src"
 PACKAGES = ("runtime", "sot")
 
 # runtime's layers, lowest first: a module may import its own layer or a lower one at module level
-RUNTIME_LAYERS = ("tensor", "ops", "autograd", "nn", "executor", "static")
+RUNTIME_LAYERS = ("tensor", "ops", "autograd", "nn", "executor", "static", "jit")
 
 
 def module_names(src: pathlib.Path = SRC, packages: tuple[str, ...] = PACKAGES) -> dict[str, pathlib.Path]:
@@ -237,6 +237,16 @@ def test_runtime_never_imports_sot_at_module_level():
                        if module.split(".")[0] == "runtime"
                        for target in targets if target.split(".")[0] == "sot")
     assert not offenders
+
+
+def test_runtime_never_names_sot_in_any_import():
+    # not even inside a function or through importlib: a JIT registers itself with runtime.jit (or is
+    # found through an entry point), so runtime works, eagerly, without one
+    offenders = sorted(module for module, path in module_names().items()
+                       if module.split(".")[0] == "runtime" and path.suffix == ".py"
+                       and any(name == "sot" or name.startswith("sot.")
+                               for name in all_imports(path.read_text(), module, path.stem == "__init__")))
+    assert offenders == []
 
 
 def test_the_opcode_executor_never_imports_codegen():

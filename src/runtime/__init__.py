@@ -15,8 +15,10 @@ rules, which are ops; `paddle.no_grad` and friends are re-exported from it. Then
 `executor`, which runs programs it reads through its own Protocols; then `static`, which builds
 them and installs itself into the layers below through hooks. `optimizer` sits on `nn`, and its
 static-mode half (`optimizer.static_mode`) is imported when a static program first needs it.
+`jit` sits on top: `paddle.jit.to_static` runs on whichever JIT registered itself with it (runtime
+never imports one), and `paddle.jit.save`/`load` export a Layer through `static`.
 """
-from . import device, io, linalg, nn, optimizer, regularizer, static, utils  # noqa: F401
+from . import device, io, jit, linalg, nn, optimizer, regularizer, static, utils  # noqa: F401
 from . import base, distributed, incubate, metric, tensor_api  # noqa: F401
 from . import vision  # noqa: F401
 from .autograd import enable_grad, grad, is_grad_enabled, no_grad, set_grad_enabled

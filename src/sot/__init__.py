@@ -18,6 +18,7 @@ from .dynamic.shapes import mark_dynamic, mark_static  # noqa: E402
 from .explain import Explanation, explain  # noqa: E402
 from .guards import CacheLimitError  # noqa: E402
 from .tools.report import report  # noqa: E402
+from . import paddle_jit  # noqa: E402,F401  (registers sot as the JIT of paddle.jit)
 from .translation.translator import GraphBreakError  # noqa: E402
 
 __all__ = ["to_static", "symbolic_translate", "GraphBreakError", "disable", "not_to_static", "explain",

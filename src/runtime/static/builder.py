@@ -154,28 +154,68 @@ def data(name: str, shape: Any, dtype: Any = None, lod_level: int = 0) -> Variab
 
 
 class InputSpec:
-    """Shape, dtype and name of a program input (used by to_static and inference models)."""
+    """Shape, dtype and name of a program input: `paddle.static.data` takes its fields, and
+    `paddle.jit.to_static` / `paddle.jit.save` read it (the same class as `paddle.jit.InputSpec`).
+    None or any value below -1 in `shape` becomes -1, a dim of any size (as Paddle's)."""
 
     def __init__(self, shape: Any, dtype: Any = "float32", name: str | None = None,
                  stop_gradient: bool = False):
-        self.shape = tuple(-1 if d is None else int(d) for d in shape)
+        self.shape = self._verify(shape)
         self.dtype = dtypes.from_np_dtype(dtypes.to_np_dtype(dtype))
         self.name = name
         self.stop_gradient = stop_gradient
 
+    @staticmethod
+    def _verify(shape: Any) -> tuple[int, ...]:
+        if not isinstance(shape, (list, tuple)):
+            raise TypeError(f"InputSpec: argument 'shape' must be a list or tuple, got {type(shape).__name__}")
+        dims = []
+        for i, d in enumerate(shape):
+            if d is not None and (isinstance(d, bool) or not isinstance(d, (int, np.integer))):
+                raise ValueError(f"InputSpec: shape[{i}] must be an int or None, got {type(d).__name__} {d!r}")
+            dims.append(-1 if d is None or d < -1 else int(d))
+        return tuple(dims)
+
     @classmethod
     def from_tensor(cls, tensor: Tensor, name: str | None = None) -> "InputSpec":
+        """The spec of `tensor` (its shape, dtype and, unless `name` is given, its name)."""
+        if not isinstance(tensor, Tensor):
+            raise ValueError(f"InputSpec.from_tensor: argument 'tensor' must be a Tensor, got {type(tensor).__name__}")
         return cls(tensor.shape, tensor.dtype, name or tensor.name)
+
+    @classmethod
+    def from_numpy(cls, ndarray: np.ndarray, name: str | None = None) -> "InputSpec":
+        """The spec of a NumPy array (its shape and dtype)."""
+        return cls(ndarray.shape, ndarray.dtype, name)
+
+    def batch(self, batch_size: int | list | tuple) -> "InputSpec":
+        """Put `batch_size` in front of the shape (in place, as Paddle); returns this spec."""
+        if isinstance(batch_size, (list, tuple)):
+            if len(batch_size) != 1:
+                raise ValueError(f"InputSpec.batch: argument 'batch_size' must hold one int, got {batch_size!r}")
+            batch_size = batch_size[0]
+        if isinstance(batch_size, bool) or not isinstance(batch_size, int):
+            raise TypeError(f"InputSpec.batch: argument 'batch_size' must be an int, got {type(batch_size).__name__}")
+        self.shape = self._verify((batch_size, *self.shape))
+        return self
+
+    def unbatch(self) -> "InputSpec":
+        """Drop the first dim of the shape (in place, as Paddle); returns this spec."""
+        if not self.shape:
+            raise ValueError("InputSpec.unbatch: the shape is empty, there is no batch dim to remove")
+        self.shape = self.shape[1:]
+        return self
 
     def spec(self) -> TensorSpec:
         return TensorSpec(self.shape, self.dtype.np_dtype)
 
     def __eq__(self, other: Any) -> bool:
-        return (isinstance(other, InputSpec) and self.shape == other.shape and self.dtype == other.dtype
-                and self.name == other.name)
+        return (type(self) is type(other) and self.shape == other.shape and self.dtype == other.dtype
+                and self.name == other.name and self.stop_gradient == other.stop_gradient)
 
     def __hash__(self) -> int:
-        return hash((self.shape, self.dtype.name, self.name))
+        return hash((self.shape, self.dtype.name, self.stop_gradient))
 
     def __repr__(self) -> str:
-        return f"InputSpec(shape={self.shape}, dtype={self.dtype}, name={self.name})"
+        return (f"{type(self).__name__}(shape={self.shape}, dtype={self.dtype}, name={self.name}, "
+                f"stop_gradient={self.stop_gradient})")
