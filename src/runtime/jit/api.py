@@ -59,7 +59,7 @@ class StaticFunction:
         self.last_call_shapes: tuple | None = None
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        if not _Switch.enabled:   # static mode builds ops from the plain code (as Paddle)
+        if not _Switch.enabled or not in_dynamic_mode():   # static mode builds ops from the plain code (as Paddle)
             return self._function(*args, **kwargs)
         if self._binding is not None:
             self._binding.apply(args, kwargs, self._backend)
