@@ -295,8 +295,9 @@ def test_tensor_array_bad_arguments_raise_paddles_errors(call, key, error):
 
 
 def test_tensor_array_write_in_static_mode_is_a_clear_error(static_mode):
-    with pytest.raises(NotImplementedError, match="array_write"):
+    with pytest.raises(TypeError, match="static Variable .* has no value at build time") as info:
         paddle.tensor.array_write(paddle.ones([2]), paddle.zeros([1], "int64"))
+    assert any("array_write: a tensor array is a Python list" in note for note in info.value.__notes__)
 
 
 def test_tensor_arrays_under_to_static_give_the_eager_result():
@@ -308,6 +309,9 @@ def test_tensor_arrays_under_to_static_give_the_eager_result():
         return paddle.tensor.array_read(arr, i + 1) + paddle.tensor.array_length(arr)
 
     x = paddle.rand([2, 3])
+    report = sot.explain(jit_of(f), x)  # each array op needs its index's value: a graph break, no fallback
+    assert_same_result(report.result, f(x))
+    assert report.fallbacks == [] and [b.code for b in report.breaks] == ["SOT-B002"] * 3
     jit = jit_of(f)
     assert_same_result(jit(x), f(x))
     assert_same_result(jit(x), f(x))
@@ -531,8 +535,24 @@ def test_segment_ops_bad_ids(ids, error, match):
 
 
 def test_segment_ops_in_static_mode_are_a_clear_error(static_mode):
-    with pytest.raises(NotImplementedError, match="segment_max"):
-        paddle.incubate.segment_max(paddle.ones([3, 2]), paddle.to_tensor(np.array([0, 0, 1])))
+    with paddle.static.program_guard(paddle.static.Program(), paddle.static.Program()):
+        data = paddle.static.data("data", [3, 2], "float32")
+        ids = paddle.static.data("ids", [3], "int64")
+        with pytest.raises(TypeError, match="static Variable .* has no value at build time") as info:
+            paddle.incubate.segment_max(data, ids)
+    assert any("segment_max: the number of segments" in note for note in info.value.__notes__)
+
+
+def test_segment_ops_under_to_static_break_the_graph_and_match_eager():
+    def f(x, ids):
+        return paddle.incubate.segment_sum(x * 2, ids) + 1
+
+    jit = jit_of(f)
+    for ids in ([0, 0, 1], [0, 1, 2], [0, 0, 1]):
+        x, i = paddle.rand([3, 2]), paddle.to_tensor(ids)
+        assert_same_result(jit(x, i), f(x, i))
+    report = sot.explain(jit_of(f), x, i)
+    assert report.fallbacks == [] and [b.code for b in report.breaks] == ["SOT-B002"]
 
 
 def test_swiglu_and_fused_dropout_add_match_paddle():

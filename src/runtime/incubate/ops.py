@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..mode import in_dynamic_mode
 from ..ops import activation, creation, gather, math, reduction, shape
 from ..tensor import Tensor
 
@@ -49,19 +48,22 @@ def softmax_mask_fuse_upper_triangle(x: Tensor) -> Tensor:
 
 def _segments(api: str, data: Tensor, segment_ids: Tensor) -> tuple[np.ndarray, int]:
     """The ids as NumPy and the number of segments (the last id + 1): the output's first
-    dimension depends on the ids' values, so they must be concrete."""
+    dimension depends on the ids' values, so in static mode this raises static mode's TypeError for
+    reading a Variable's value (the JIT breaks the graph there and runs the op for real)."""
     _require_float_tensor(api, "data", data)
     if not isinstance(segment_ids, Tensor):
         raise TypeError(f"{api}: argument 'segment_ids' must be a Tensor, got {type(segment_ids).__name__}")
     if segment_ids.dtype.name not in ("int32", "int64"):
         raise TypeError(f"{api}: argument 'segment_ids' must be int32 or int64, got {segment_ids.dtype.name}")
-    if not in_dynamic_mode():
-        raise NotImplementedError(f"{api}: the number of segments is only known from the ids' values; "
-                                  "static programs are not supported")
     if segment_ids.ndim != 1 or data.ndim < 1 or segment_ids.shape[0] != data.shape[0]:
         raise ValueError(f"{api}: argument 'segment_ids' must be 1-D with one id per row of 'data' "
                          f"{data.shape}, got shape {segment_ids.shape}")
-    ids = segment_ids.numpy()
+    try:
+        ids = segment_ids.numpy()
+    except TypeError as e:  # a static Variable: no value until the program runs
+        e.add_note(f"{api}: the number of segments comes from the values of 'segment_ids'; static programs "
+                   "cannot compute it")
+        raise
     if ids.size and (ids.min() < 0 or (np.diff(ids) < 0).any()):
         raise ValueError(f"{api}: argument 'segment_ids' must be non-negative and sorted ascending")
     return ids, int(ids[-1]) + 1 if ids.size else 0

@@ -1,13 +1,13 @@
 """`paddle.tensor.create_array` / `array_write` / `array_read` / `array_length` with Paddle's dygraph
 semantics: a tensor array is a Python list, indexed by one-element int tensors.
 
-Static programs have no tensor-array variables here, so writing or reading with an index that is
-only known when the program runs raises NotImplementedError instead of building a wrong program."""
+Static programs have no tensor-array variables here: in static mode the index has no value at build
+time, so writing or reading raises static mode's TypeError for reading a Variable's value (the JIT
+breaks the graph there and runs the call for real) instead of building a wrong program."""
 from __future__ import annotations
 
 from typing import Any
 
-from ..mode import in_dynamic_mode
 from ..tensor import Tensor
 
 __all__ = ["create_array", "array_write", "array_read", "array_length"]
@@ -29,14 +29,16 @@ def create_array(dtype: Any, initialized_list: list | tuple | None = None) -> li
 
 def _position(api: str, i: Any) -> int:
     """The Python int in the one-element index tensor `i` (Paddle asserts on anything else)."""
-    if not in_dynamic_mode():
-        raise NotImplementedError(f"{api}: tensor arrays in static programs are not supported; build the "
-                                  "program from a Python list, or run the code in dynamic mode")
     if not isinstance(i, Tensor):
         raise AssertionError(f"{api}: argument 'i' must be a Tensor in dygraph mode, got {type(i).__name__}")
     if list(i.shape) != [1]:
         raise AssertionError(f"{api}: argument 'i' must have shape [1], got {list(i.shape)}")
-    return int(i.item())
+    try:
+        return int(i.item())
+    except TypeError as e:  # a static Variable: no value until the program runs
+        e.add_note(f"{api}: a tensor array is a Python list indexed by the value of 'i'; static programs "
+                   "cannot hold one")
+        raise
 
 
 def _require_list(api: str, array: Any) -> None:
