@@ -37,13 +37,14 @@ def fill_state(layer) -> None:
         tensor.set_value(values.reshape(shape).astype(dtype))
 
 
-def inputs_of(specs: list[tuple[list[int], str, int]], seed: int = 0) -> list[np.ndarray]:
-    """Arrays for (shape, dtype, high) specs: floats uniform in [-1, 1), ints in [0, high)."""
+def inputs_of(specs: list[tuple], seed: int = 0) -> list[np.ndarray]:
+    """Arrays for (shape, dtype, high[, low]) specs: floats uniform in [-1, 1), ints in [low, high)
+    (low 0 unless given: lengths, for one, must be at least 1)."""
     rng = np.random.default_rng(seed)
     out = []
-    for shape, dtype, high in specs:
+    for shape, dtype, high, *low in specs:
         if dtype.startswith("int"):
-            out.append(rng.integers(0, high, size=shape).astype(dtype))
+            out.append(rng.integers(low[0] if low else 0, high, size=shape).astype(dtype))
         else:
             out.append(rng.uniform(-1.0, 1.0, size=shape).astype(dtype))
     return out
