@@ -35,8 +35,20 @@ def test_base_names_are_the_runtime_objects():
     assert in_dygraph_mode() is True and paddle.base.framework.in_pir_mode() is False
 
 
+def test_base_top_level_aliases():
+    base = paddle.base
+    for name in ("Executor", "global_scope", "scope_guard", "Program", "Variable", "default_main_program",
+                 "default_startup_program", "program_guard"):
+        assert getattr(base, name) is getattr(paddle.static, name), name
+    for name in ("get_flags", "set_flags", "is_compiled_with_cuda", "CPUPlace", "CUDAPlace", "CUDAPinnedPlace"):
+        assert getattr(base, name) is getattr(paddle, name), name
+    assert base.core.is_compiled_with_cuda is paddle.is_compiled_with_cuda
+    assert base.framework.in_dynamic_or_pir_mode() is True
+
+
 def test_in_dygraph_mode_follows_enable_static(static_mode):
     assert paddle.base.framework.in_dygraph_mode() is False
+    assert paddle.base.framework.in_dynamic_or_pir_mode() is False
     assert paddle.base.dygraph.enabled() is False
 
 
@@ -399,6 +411,29 @@ def test_accuracy_metric_bad_topk():
         paddle.metric.Accuracy(topk=(0,))
 
 
+def test_metric_is_abstract_and_compute_passes_through():
+    with pytest.raises(TypeError):
+        paddle.metric.Metric()
+
+    class Count(paddle.metric.Metric):
+        def reset(self):
+            self.n = 0
+
+        def update(self, *args):
+            self.n += len(args)
+
+        def accumulate(self):
+            return self.n
+
+        def name(self):
+            return "count"
+
+    m = Count()
+    m.reset()
+    m.update(*m.compute(1, 2))
+    assert m.compute(1, 2) == (1, 2) and m.accumulate() == 2
+
+
 def test_precision_and_recall_match_paddle():
     preds = f32([0.1, 0.6, 0.8, 0.4, 0.9, 0.5])
     labels = np.array([0, 1, 0, 1, 1, 0], "int64")
@@ -411,7 +446,8 @@ def test_precision_and_recall_match_paddle():
     with pytest.raises(ValueError, match="Precision.update: argument 'preds'"):
         p.update([0.1], labels)
     p.reset()
-    assert p.accumulate() == 0.0
+    r.reset()
+    assert p.accumulate() == 0.0 and r.accumulate() == 0.0
 
 
 # ------------------------------------------------------------------------------------------ paddle.distributed
@@ -424,7 +460,19 @@ def test_distributed_single_process_values_match_paddle():
     env = dist.ParallelEnv()
     for attr, want in ref["env"].items():
         assert getattr(env, attr) == want, attr
-    assert env.device_id == 0
+    assert env.device_id == 0 and env.dev_id == 0 and env.nrings == 1
+    assert dist.is_available() is True
+
+
+def test_data_parallel_keeps_paddles_deprecated_methods_as_no_ops():
+    dp = paddle.DataParallel(paddle.nn.Linear(2, 2))
+    loss = paddle.ones([1])
+    assert dp.scale_loss(loss) is loss and dp.apply_collective_grads() is None
+
+
+def test_data_parallel_refuses_static_mode(static_mode):
+    with pytest.raises(RuntimeError, match="DataParallel: it is not supported in static graph mode"):
+        paddle.DataParallel(paddle.nn.Linear(2, 2))
 
 
 def test_data_parallel_wraps_the_layer_like_paddle():
@@ -576,14 +624,19 @@ def test_fused_matmul_bias_and_fused_linear_compute_matmul_plus_bias():
     np.testing.assert_allclose(F.fused_linear(t(x), t(w), t(b), transpose_weight=True).numpy(), x @ w.T + b)
 
 
-@pytest.mark.parametrize("path, name", [
-    ("runtime.incubate.nn.functional", "fused_multi_head_attention"),
-    ("runtime.incubate.nn.functional", "fused_rotary_position_embedding"),
-    ("runtime.incubate.nn.functional", "fused_rms_norm"),
-    ("runtime.incubate.nn", "FusedMultiTransformer"),
-    ("runtime.incubate", "graph_send_recv"),
-    ("runtime.incubate", "ModelAverage"),
-])
+IMPLEMENTED_INCUBATE = {"nn", "functional", "softmax_mask_fuse", "softmax_mask_fuse_upper_triangle", "segment_sum",
+                        "segment_mean", "segment_max", "segment_min", "fused_matmul_bias", "fused_linear",
+                        "fused_dropout_add", "swiglu"}
+PLACEHOLDERS = [(path, name) for path in ("runtime.incubate", "runtime.incubate.nn", "runtime.incubate.nn.functional")
+                for name in __import__(path, fromlist=["__all__"]).__all__ if name not in IMPLEMENTED_INCUBATE]
+
+
+def test_every_incubate_name_is_implemented_or_a_placeholder():
+    assert len(PLACEHOLDERS) == 27
+    assert ("runtime.incubate.nn.functional", "fused_rotary_position_embedding") in PLACEHOLDERS
+
+
+@pytest.mark.parametrize("path, name", PLACEHOLDERS)
 def test_unsupported_incubate_apis_import_and_raise_naming_themselves(path, name):
     module = sys.modules[path]
     api = getattr(module, name)

@@ -39,36 +39,38 @@ class ParallelEnv:
 
     @property
     def rank(self) -> int:
+        """This process's rank: 0."""
         return 0
 
     @property
     def world_size(self) -> int:
+        """The number of processes: 1."""
         return 1
 
     @property
     def device_id(self) -> int:
-        return 0
-
-    @property
-    def nranks(self) -> int:
-        return 1
-
-    @property
-    def local_rank(self) -> int:
+        """The device this process uses: 0."""
         return 0
 
     @property
     def trainer_endpoints(self) -> list[str]:
+        """The processes' addresses: one empty one."""
         return [""]
 
     @property
     def current_endpoint(self) -> str:
+        """This process's address: empty (no launcher)."""
         return ""
 
-    # Paddle 1.x names model code still reads
+    @property
+    def nrings(self) -> int:
+        """The number of NCCL rings: 1."""
+        return 1
+
+    # Paddle's aliases, kept for older model code
+    local_rank = rank
+    nranks = world_size
     dev_id = device_id
-    trainer_id = rank
-    nrings = nranks
 
 
 class DataParallel(Layer):
