@@ -329,6 +329,37 @@ def test_cell_initial_states_have_the_cell_state_shapes():
     assert (y.shape, h1.shape, c1.shape) == ([5, 2], [5, 2], [5, 4])
 
 
+class _Float64Cell(paddle.nn.SimpleRNNCell):
+    @property
+    def state_dtype(self):
+        return "float64"
+
+
+class _UndecidedCell(paddle.nn.SimpleRNNCell):
+    @property
+    def state_dtype(self):
+        raise NotImplementedError("no dtype")
+
+
+def test_initial_states_take_the_dtype_a_cell_declares_else_the_default():
+    x = t(np.zeros((2, 3), "float32"))
+    assert _Float64Cell(3, 4).get_initial_states(x).dtype == paddle.float64
+    assert _UndecidedCell(3, 4).get_initial_states(x).dtype == paddle.float32  # it raised: the default, as Paddle
+    assert paddle.nn.SimpleRNNCell(3, 4).get_initial_states(x).dtype == paddle.float32
+    paddle.set_default_dtype("float64")
+    assert paddle.nn.GRUCell(3, 4).get_initial_states(x).dtype == paddle.float64
+
+
+def test_zero_initial_states_are_compiled_with_the_forward():
+    """The base cell's raising `state_dtype` is not called (a raise caught in a compiled forward would make
+    it run eagerly)."""
+    net = paddle.nn.RNN(paddle.nn.SimpleRNNCell(3, 4))
+    x = t(np.random.rand(2, 5, 3).astype("float32"))
+    report = sot.explain(net, x)
+    assert_same_result(report.result, net(x))
+    assert (report.graph_count, report.break_count, report.fallbacks) == (1, 0, []), str(report)
+
+
 # ----- sequence_mask
 
 def test_sequence_mask_matches_numpy_and_paddle():

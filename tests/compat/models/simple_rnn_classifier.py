@@ -24,6 +24,4 @@ def make():
 
 
 INPUTS = [([2, 7], "int64", 20)]
-# nn.RNN's zero initial states ask the cell's `state_dtype`, which SimpleRNNCell answers by raising
-# NotImplementedError (caught, as in Paddle): a frame that raises falls back, the forward runs eagerly (SOT-R001)
-JIT = {"graphs": 0, "breaks": 0, "fallbacks": 1}
+JIT = {"graphs": 1, "breaks": 0, "fallbacks": 0}

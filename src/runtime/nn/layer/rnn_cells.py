@@ -61,10 +61,7 @@ class RNNCellBase(Layer):
         batch = _flatten(batch_ref)[0].shape[batch_dim_idx]
         shapes = self.state_shape if shape is None else shape
         if dtype is None:
-            try:
-                dtype = self.state_dtype
-            except NotImplementedError:
-                dtype = _dt.get_default_dtype()
+            dtype = self._declared_state_dtype()
         dtypes = _flatten(dtype)
 
         def make(s: Any, d: Any) -> Tensor:
@@ -75,6 +72,23 @@ class RNNCellBase(Layer):
             return _map_shapes(lambda s: make(s, dtypes[0]), shapes)
         leaves = iter(dtypes)
         return _map_shapes(lambda s: make(s, next(leaves)), shapes)
+
+    _declares_state_dtype = False  # set per subclass by __init_subclass__
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        cls._declares_state_dtype = any("state_dtype" in vars(k) for k in cls.__mro__[:cls.__mro__.index(RNNCellBase)])
+
+    def _declared_state_dtype(self) -> Any:
+        """`state_dtype` if the cell's class declares one that answers, else the default float dtype. The
+        base's raising property is not called: code that raises and catches inside a compiled forward makes
+        that forward run eagerly."""
+        if not self._declares_state_dtype:
+            return _dt.get_default_dtype()
+        try:
+            return self.state_dtype
+        except NotImplementedError:
+            return _dt.get_default_dtype()
 
     @property
     def state_shape(self) -> Any:
