@@ -12,7 +12,7 @@ import types
 import warnings
 from typing import Any, Callable
 
-from ..mode import in_dynamic_mode
+from .. import mode as _mode
 from ..nn import Layer
 from ..static import InputSpec
 from .backend import JitBackend, current_backend, mark_ignored_module, mark_not_to_static
@@ -46,23 +46,23 @@ class StaticFunction:
     given no spec). The backend's wrapper attributes are copied here, so a backend that recognises
     its own wrappers inside compiled code (and compiles `__wrapped__` in line) recognises this one."""
 
-    def __init__(self, function: types.FunctionType, compiled: Callable[..., Any], backend: JitBackend,
+    def __init__(self, function: types.FunctionType, backend: JitBackend, full_graph: bool,
                  input_spec: tuple[InputSpec | None, ...] | None, skips_self: bool):
         functools.update_wrapper(self, function)
-        self.__dict__.update({k: v for k, v in getattr(compiled, "__dict__", {}).items() if k != "__wrapped__"})
+        self._binding = None if input_spec is None else SpecBinding(function, input_spec, skips_self)
+        self._compiled = backend.compile(function, full_graph, {} if self._binding is None else self._binding.by_name)
+        self.__dict__.update({k: v for k, v in getattr(self._compiled, "__dict__", {}).items() if k != "__wrapped__"})
         self._function = function
-        self._compiled = compiled
         self._backend = backend
         self._offset = 1 if skips_self else 0
-        self._binding = None if input_spec is None else SpecBinding(function, input_spec, skips_self)
         self.input_spec = input_spec
-        self.last_call_shapes: tuple | None = None
+        self.last_call_shapes: list | None = None
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        if not _Switch.enabled or not in_dynamic_mode():   # static mode builds ops from the plain code (as Paddle)
+        if not _Switch.enabled or _mode.hooks.static:   # static mode builds ops from the plain code (as Paddle)
             return self._function(*args, **kwargs)
         if self._binding is not None:
-            self._binding.apply(args, kwargs, self._backend)
+            self._binding.check(args, kwargs)
         self.last_call_shapes = shapes_of_call(args, self._offset)
         return self._compiled(*args, **kwargs)
 
@@ -128,7 +128,7 @@ def _compile(function: Any, specs: tuple | None, full_graph: bool, skips_self: b
     if jit is None:
         _no_backend(function.__qualname__)
         return function
-    return StaticFunction(function, jit.compile(function, full_graph), jit, specs, skips_self)
+    return StaticFunction(function, jit, full_graph, specs, skips_self)
 
 
 def _layer_to_static(layer: Layer, specs: tuple | None, full_graph: bool) -> Layer:

@@ -13,9 +13,9 @@ import importlib.metadata
 import types
 import warnings
 import weakref
-from typing import Any, Callable, Protocol, runtime_checkable
+from typing import Any, Callable, Mapping, Protocol, runtime_checkable
 
-from ..tensor import Tensor
+from ..static import InputSpec
 
 __all__ = ["JitBackend", "ENTRY_POINT_GROUP", "register_backend", "current_backend", "mark_not_to_static",
            "mark_ignored_module"]
@@ -29,15 +29,14 @@ class JitBackend(Protocol):
 
     name: str
 
-    def compile(self, function: types.FunctionType, full_graph: bool) -> Callable[..., Any]:
+    def compile(self, function: types.FunctionType, full_graph: bool,
+                input_specs: Mapping[str, InputSpec]) -> Callable[..., Any]:
         """A callable computing what `function` computes. With `full_graph`, a function that
-        cannot be captured whole must raise instead of running part of it eagerly."""
+        cannot be captured whole must raise instead of running part of it eagerly. `input_specs`
+        gives parameters' InputSpecs: their -1 dims should serve any size from the first call."""
 
     def not_to_static(self, function: Callable[..., Any]) -> None:
         """Never translate `function`, even when compiled code calls it."""
-
-    def mark_dynamic(self, tensor: Tensor, dim: int) -> None:
-        """Compile for any size of dim `dim` of `tensor` from the first translation that sees it."""
 
     def ignore_module(self, module: types.ModuleType) -> None:
         """Run the functions of `module` eagerly when compiled code calls them."""
@@ -54,7 +53,7 @@ def register_backend(backend: JitBackend) -> None:
     """Make `backend` the JIT of `paddle.jit` and hand it the marks made so far (a later call replaces it)."""
     if not isinstance(backend, JitBackend):
         raise TypeError(f"register_backend: argument 'backend' must implement runtime.jit.JitBackend "
-                        f"(name, compile, not_to_static, mark_dynamic, ignore_module), got {type(backend).__name__}")
+                        f"(name, compile, not_to_static, ignore_module), got {type(backend).__name__}")
     _Registry.backend = backend
     for function in list(_Registry.not_to_static):
         backend.not_to_static(function)
