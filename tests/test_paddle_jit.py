@@ -572,3 +572,5 @@ def test_load_and_save_errors(tmp_path):
         loaded(rand(2, 4), rand(2, 4))
     with pytest.raises(ValueError, match="x"):
         loaded(rand(2, 5))
+    with pytest.raises(RuntimeError, match="cannot be called while building a static program"):
+        paddle.jit.save(loaded, str(tmp_path / "again"), input_spec=[InputSpec([None, 4])])

@@ -15,6 +15,7 @@ from typing import Any
 
 from .. import static
 from ..executor import Executor, Scope, scope_guard
+from ..mode import in_dynamic_mode
 from ..nn import Layer
 from ..parameter import Parameter
 from ..static import Program
@@ -63,6 +64,9 @@ class TranslatedLayer(Layer):
         return owner, ".".join(path), key
 
     def forward(self, *inputs: Any) -> Any:
+        if not in_dynamic_mode():
+            raise TypeError(f"TranslatedLayer ({self._layer_name}) runs its program with an executor, so it cannot be "
+                            "called while building a static program (nor saved again): save the original layer")
         if len(inputs) != len(self._feed_names):
             raise TypeError(f"TranslatedLayer ({self._layer_name}): expected {len(self._feed_names)} input(s) "
                             f"({', '.join(self._feed_names)}), got {len(inputs)}")
