@@ -44,8 +44,7 @@ class MakeFire(nn.Layer):
         return concat([self._conv_path1(x), self._conv_path2(x)], axis=1)
 
 
-# (input, squeeze, expand1x1, expand3x3) of the eight fire modules, the same in both versions
-# except for the first module's input
+# (squeeze, expand1x1, expand3x3) channels of the eight fire modules, the same in both versions
 _FIRES = [(16, 64, 64), (16, 64, 64), (32, 128, 128), (32, 128, 128), (48, 192, 192), (48, 192, 192),
           (64, 256, 256), (64, 256, 256)]
 # index of the fire modules each version puts a max pool before
@@ -64,11 +63,12 @@ class SqueezeNet(nn.Layer):
         self.num_classes = num_classes
         self.with_pool = with_pool
         if version == "1.0":
-            self._conv = nn.Conv2D(3, 96, 7, stride=2)
+            in_channels = 96
+            self._conv = nn.Conv2D(3, in_channels, 7, stride=2)
         else:
-            self._conv = nn.Conv2D(3, 64, 3, stride=2, padding=1)
+            in_channels = 64
+            self._conv = nn.Conv2D(3, in_channels, 3, stride=2, padding=1)
         self._pool = nn.MaxPool2D(kernel_size=3, stride=2, padding=0)
-        in_channels = self._conv._out_channels
         self._fires = []
         for i, (squeeze_c, e1, e3) in enumerate(_FIRES, start=1):
             self._fires.append(self.add_sublayer(f"_conv{i}", MakeFire(in_channels, squeeze_c, e1, e3)))
