@@ -5,7 +5,8 @@ Each example is Python source built from a small grammar: statements `vK = <expr
 translation time), tensor arithmetic (`+ - *`, `/` only by `abs(t) + 1` or a nonzero constant,
 unary `-`, Python numbers on either side, broadcasting against a trailing-shape partner), runtime
 functions and Tensor methods (tanh, sin, abs, relu, exp of clipped values, sum, mean, reshape,
-transpose, matmul), tuples built, indexed and unpacked, and a return of a tensor or a tuple.
+transpose, matmul), tuples built, indexed and unpacked, a tensor made by a call and then updated in
+place (`v = paddle.tanh(e); v += b`, `v.clip_(...)`, `v[0] = c`), and a return of a tensor or a tuple.
 Every grammar rule renders twice: as `runtime` code (the function under test) and as NumPy code
 (the reference). For each function:
 
@@ -45,6 +46,13 @@ UNARY = [
     ("({}).clip(-3.0, 3.0).exp()", "np.exp(np.clip({}, -3.0, 3.0))"),
     ("(-{})", "(-{})"),
 ]
+# (runtime form, NumPy form) of a call that makes a new tensor (never a view), and of an in-place update of
+# the tensor `{t}` it made by the operand `{b}` (a tensor of a trailing shape) or `{c}` (a Python number)
+MADE = [("paddle.tanh({})", "np.tanh({})"), ("F.relu({})", "np.maximum({}, 0)"), ("paddle.sin({})", "np.sin({})")]
+IN_PLACE = [("{t} += {b}", "{t} = {t} + {b}"), ("{t} -= {b}", "{t} = {t} - {b}"), ("{t} *= {b}", "{t} = {t} * {b}"),
+            ("{t} *= {c}", "{t} = {t} * {c}"), ("{t}.add_({b})", "{t} = {t} + {b}"),
+            ("{t}.multiply_({b})", "{t} = {t} * {b}"), ("{t}.scale_({c})", "{t} = {t} * {c}"),
+            ("{t}.clip_(-0.5, 0.5)", "{t} = np.clip({t}, -0.5, 0.5)"), ("{t}.tanh_()", "{t} = np.tanh({t})")]
 INT_LITERALS = [-3, -2, -1, 0, 1, 2, 3, 7]
 FLOAT_LITERALS = [-2.5, -0.5, 0.25, 1.5, 3.0]
 TOLERANCE = {  # (JIT vs eager, eager vs NumPy) as (rtol, atol)
@@ -197,7 +205,8 @@ class Program:
     # ------------------------------------------------------------ statements
     def statement(self) -> None:
         name = self.name()
-        rule = self.pick(["tensor", "tensor", "tensor", "number", "tuple", "index", "unpack", "rebind", "augment"])
+        rule = self.pick(["tensor", "tensor", "tensor", "number", "tuple", "index", "unpack", "rebind", "augment",
+                          "in_place"])
         if rule in ("index", "unpack") and not self.tuples or rule == "augment" and not self.numbers:
             rule = "tensor"
         if rule == "rebind":  # a name in scope (an argument too) gets a new value, maybe of a new shape
@@ -209,6 +218,17 @@ class Program:
             old = self.pick(self.numbers).src
             op, e = self.pick(["+=", "-=", "*="]), self.number(1)
             self.lines.append((f"{old} {op} {e.src}", f"{old} {op} {e.ref}"))
+        elif rule == "in_place":  # a tensor the function made, updated in place (a new value of it in the graph)
+            e = self.tensor(self.draw.draw(st.integers(0, 2)))
+            made = self.pick(MADE)
+            self.lines.append((f"{name} = {made[0].format(e.src)}", f"{name} = {made[1].format(e.ref)}"))
+            partners = [p for k in range(len(e.shape) + 1) for p in self.leaves_of(e.shape[k:])]
+            forms = [f for f in IN_PLACE if partners or "{b}" not in f[0]]
+            forms += [("{t}[0] = {c}", "{t}[0] = {c}")] if e.shape and not self.agnostic else []
+            src, ref = self.pick(forms)
+            b, c = self.pick(partners) if partners else None, self.pick(FLOAT_LITERALS)
+            self.lines.append((src.format(t=name, b=b and b.src, c=c), ref.format(t=name, b=b and b.ref, c=c)))
+            self.tensors.append(Expr(name, name, e.shape))
         elif rule == "tensor":
             e = self.tensor(self.draw.draw(st.integers(1, 3)))
             self.lines.append((f"{name} = {e.src}", f"{name} = {e.ref}"))

@@ -43,6 +43,7 @@ from runtime.ops.registry import all_ops
 from runtime.static import Program, Variable
 
 from .pytree import tree_leaves, tree_map
+from .renaming import unrenamable
 from .replay import Binder, cut_gradients, resolve, run_statement, static_program
 from .sir import StatementIR
 from .statement import ApiStatement, LayerStatement, MethodStatement, SirStatement, Statement
@@ -87,6 +88,10 @@ class SIRBuilder:
         self._by_var_name: dict[str, Symbol] = {}
         self._names = itertools.count()
         self.grad_mode: bool | None = None
+        # what the executor needs to capture an in-place update by renaming (see `renaming`): the symbols
+        # it may not rename (with why), and the statements that read each symbol
+        self.unrenamable: dict[Symbol, str] = {}
+        self.readers: dict[Symbol, list[Statement]] = {}
 
     # ------------------------------------------------------------ inputs and outputs
     def add_input(self, meta: Meta) -> Symbol:
@@ -181,10 +186,15 @@ class SIRBuilder:
                                      "tensor values")
         before = len(self._vars)
         outputs = tree_map(self._symbol_of, result)
+        self.unrenamable.update(unrenamable(st, new_ops, outputs, self._block, self._by_var_name.get,
+                                            lambda s: self._vars[s].name))
         if len(self._vars) == before and not new_ops:
             return outputs
         st.outputs = outputs
         self._statements.append(st)
+        for leaf in tree_leaves((st.args, st.kwargs)):
+            if isinstance(leaf, Symbol):
+                self.readers.setdefault(leaf, []).append(st)
         return outputs
 
     def _symbol_of(self, value: Any) -> Any:

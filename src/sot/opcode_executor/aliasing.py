@@ -6,7 +6,8 @@ or a tensor viewing the same memory, decides what later reads see and what the r
 relation it saw is guarded: `a is b` or `a is not b` between each object written into and every other
 object of its type read from the frame, and for a tensor input written in place, that it shares no
 memory with any other tensor read (`disjoint_memory`; a translation where they do share runs the update
-for real: see `OpcodeExecutor.writes_back`).
+for real: see `OpcodeExecutor.writes_back`). A tensor the frame made and stored where code outside it can
+reach it (`held_outside`) is not updated in place by renaming either.
 """
 from __future__ import annotations
 
@@ -18,10 +19,10 @@ from runtime import Tensor
 from sot.guards import Guard
 from sot.guards.source import Source, expression
 
-from .side_effects import SideEffects, SetAttr, WriteBack
-from .variables import InstanceVariable, TensorVariable, Variable
+from .side_effects import Refill, SetAttr, SetGlobal, SideEffects, WriteBack
+from .variables import CellVariable, DictVariable, InstanceVariable, ListVariable, TensorVariable, TupleVariable, Variable
 
-__all__ = ["aliasing_guards", "shares_memory"]
+__all__ = ["aliasing_guards", "shares_memory", "held_outside"]
 
 
 def shares_memory(a: Tensor, b: Tensor) -> bool:
@@ -62,3 +63,40 @@ def _memory_guards(target: Variable, tracked: list[Variable]) -> list[Guard]:
     """The tensor input written in place shares no memory with any other tensor read."""
     return [Guard(expression(f"({first}, {second})"), "disjoint_memory")
             for other, first, second in _pairs(target, tracked, TensorVariable) if isinstance(other.value, Tensor)]
+
+
+def held_outside(tensor: TensorVariable, effects: SideEffects, cells: list[CellVariable]) -> str | None:
+    """Where the frame stored `tensor` so that code outside it can reach it (None: nowhere): an attribute
+    or global it wrote, a list or dict from outside it wrote into, a closure cell shared with other code
+    (directly or inside containers the frame built)."""
+    roots: list[tuple[Variable, str]] = []
+    for record in effects.records:
+        if isinstance(record, SetAttr):
+            roots.append((record.value, f"it was stored into {record.target!r}.{record.name}"))
+        elif isinstance(record, SetGlobal):
+            roots.append((record.value, f"it was stored into the global {record.name!r}"))
+        elif isinstance(record, Refill):
+            roots.append((record.target, f"it was stored into {record.target.tracker.source}, from outside the frame"))
+    roots += [(cell.content, "it was stored into a closure cell") for cell in cells if cell.real and cell.content]
+    for root, where in roots:
+        if _reaches(root, tensor, set()):
+            return where
+    return None
+
+
+def _reaches(var: Variable, tensor: TensorVariable, seen: set[int]) -> bool:
+    """Whether `var` is `tensor` (a Variable of its symbol) or a container the frame built holding it."""
+    if id(var) in seen:
+        return False
+    seen.add(id(var))
+    if isinstance(var, TensorVariable):
+        return var.symbol is tensor.symbol
+    if isinstance(var, ListVariable) and var.unread:  # (its entry items are inputs: only the appended ones)
+        items = var.appended
+    elif isinstance(var, TupleVariable):
+        items = var.items
+    elif isinstance(var, DictVariable):
+        items = list(var.items.values())
+    else:
+        return False
+    return any(_reaches(item, tensor, seen) for item in items)

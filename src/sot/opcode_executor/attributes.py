@@ -175,6 +175,9 @@ class AttributeMixin:
     def _store_attr(self, ins: Instruction) -> None:
         target, value = self.stack.pop(), self.stack.pop()
         name = ins.argval
+        if isinstance(target, TensorVariable) and name == "stop_gradient":
+            self.set_stop_gradient(target, value)
+            return
         kind = type(getattr(target, "value", None))
         setter = getattr(kind, "__setattr__", object.__setattr__)
         if not isinstance(target, InstanceVariable) or not self.reloadable(target) or hasattr(

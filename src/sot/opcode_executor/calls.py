@@ -185,6 +185,8 @@ class CallMixin:
         frame made as its out-of-place twin (`add`) would, anything else that mutates cannot be captured."""
         if name in _AUTOGRAD_METHODS:
             self.unsupported(f"Tensor.{name} runs autograd for real", "SOT-B003")
+        if name == "detach_" and isinstance(self_var, TensorVariable) and not args and not kwargs:
+            return self.detach_in_place(self_var)
         if _mutates(name):
             twin = name[:-1]
             if not (isinstance(self_var, TensorVariable) and name.endswith("_") and callable(getattr(Tensor, twin,

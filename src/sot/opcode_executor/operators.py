@@ -16,7 +16,7 @@ from runtime import Tensor
 from sot.pyversion import Instruction
 from sot.pyversion.instruction import BINARY_OPERATORS as _BINARY_OPERATORS
 
-from .aliasing import shares_memory
+from .aliasing import held_outside, shares_memory
 from .dims import size_arithmetic
 from .dispatch import FrameRaises, InPlaceUpdate, handles
 from .trackers import ComputedTracker, ConstTracker
@@ -128,7 +128,9 @@ class OperatorMixin:
                 isinstance(left, TupleVariable) and not isinstance(left, ListVariable)):
             self.unsupported(f"in-place {op}= on {left!r}", "SOT-S001")  # mutates the object
         if isinstance(left, TensorVariable):
-            return self._tensor_in_place(left, dunder, right) if in_place else self._operator(dunder, left, right)
+            if in_place and hasattr(Tensor, f"__i{dunder[2:]}"):
+                return self._tensor_in_place(left, dunder, right)
+            return self._operator(dunder, left, right)  # (`t @= w` without __imatmul__: Python's `t = t @ w`)
         if isinstance(right, TensorVariable) and isinstance(left, ConstantVariable):
             return self._operator(reflected, right, left)
         if isinstance(right, TensorVariable):
@@ -168,8 +170,6 @@ class OperatorMixin:
             args = [self.as_arg(other)]
         with self.recording():
             result = self.from_result(self.builder.call_method(dunder, tensor.symbol, args))
-        if isinstance(result, TensorVariable):
-            result.fresh = True
         return result
 
     def _computed_number(self, operands: list[Variable], fold: Callable, opname: str, arg: int | None = None,
@@ -186,16 +186,18 @@ class OperatorMixin:
         return self.update_in_place(tensor, lambda: self._operator(dunder, tensor, other))
 
     def update_in_place(self, tensor: TensorVariable, compute: Callable[[], Variable]) -> TensorVariable:
-        """An in-place update (`t += x`, `t.add_(x)`) of a tensor made in this frame that nothing else
-        can alias: the out-of-place result `compute()`, cast to the tensor's dtype, becomes the value
-        every reference to the Variable sees, as eager's in-place update does. An input no op of the
-        frame has read yet (so no view of it in the graph can miss the update) that takes no part in
-        autograd is updated the same way, and the final value is written into the caller's tensor
-        after the graph ran (a replayed side effect, into its own buffer: views outside see it)."""
+        """An in-place update (`t += x`, `t.add_(x)`, `t[0] = x`) of a tensor made in this frame that nothing
+        else can see (see `why_not_renamed`): the out-of-place result `compute()`, cast to the tensor's
+        dtype, becomes the value every reference to the Variable sees, as eager's in-place update does. An
+        input no op of the frame has read yet (so no view of it in the graph can miss the update) that
+        takes no part in autograd is updated the same way, and the final value is written into the
+        caller's tensor after the graph ran (a replayed side effect, into its own buffer: views outside
+        see it)."""
         writes_back = self.writes_back(tensor)
-        if not writes_back and (tensor.tracker.source is not None or not tensor.fresh):
-            raise InPlaceUpdate(self.current.opname, self.where(),
-                                f"in-place update of {tensor!r}, which may be aliased outside the frame or by a view")
+        if not writes_back:
+            why = self.why_not_renamed(tensor) or self._saved_for_backward(tensor)
+            if why is not None:
+                raise InPlaceUpdate(self.current.opname, self.where(), f"in-place update of {tensor!r}, {why}")
         result = compute()
         tensor.passed = not writes_back  # the update itself reads the input: not a view of it
         if writes_back and not result.meta.stop_gradient:
@@ -204,6 +206,10 @@ class OperatorMixin:
         meta = tensor.meta
         if not isinstance(result, TensorVariable) or result.meta.shape != meta.shape:
             self.unsupported(f"in-place update of {tensor!r} changes its shape")  # eager raises: let it
+        if not writes_back and result.meta.stop_gradient and not meta.stop_gradient:
+            raise InPlaceUpdate(self.current.opname, self.where(), f"in-place update of {tensor!r}, which "
+                                "requires grad, by a value that does not (under no_grad): eager leaves it a "
+                                "tensor that requires grad with no history")
         if result.meta.dtype != meta.dtype:
             result = self.from_result(self.builder.call_method("astype", result.symbol, [str(meta.dtype)]))
         self.touch(tensor)
@@ -211,8 +217,75 @@ class OperatorMixin:
             self.translation.effects.write_back(tensor, TensorVariable(result.symbol))
             self.record_write()
         tensor.symbol = result.symbol
-        tensor.fresh = not writes_back  # a computed tensor is still referenced only through this Variable
         return tensor
+
+    def set_stop_gradient(self, tensor: TensorVariable, value: Variable) -> None:
+        """`t.stop_gradient = flag` on a tensor the frame made. Eager code reads the flag when an op is
+        recorded (the op's edges are fixed then), so True is captured as a rename to `t.detach()`: ops
+        recorded before keep the old symbol, later ones read one without history. False after such a rename
+        gives the old symbol back (eager kept the tensor's history). Any other change (on an input, or
+        making a computed tensor a leaf that requires grad) cannot be captured (SOT-S001)."""
+        if not isinstance(value, ConstantVariable) or type(value.value) is not bool:
+            self.unsupported(f"{tensor!r}.stop_gradient = {value!r}", "SOT-S001")
+        why = self.why_not_renamed(tensor)
+        if why is not None:
+            self.unsupported(f"{tensor!r}.stop_gradient = ...: a write to a tensor {why}", "SOT-S001")
+        if self.stop_gradient_of(tensor) == value.value:
+            return  # (eager's write changes nothing either)
+        if value.value:
+            old = tensor.symbol
+            tensor.detached = (self.detach_in_place(tensor).symbol, old)
+        elif tensor.detached is not None and tensor.detached[0] is tensor.symbol:
+            self.touch(tensor)
+            tensor.symbol = tensor.detached[1]
+        else:
+            self.unsupported(f"{tensor!r}.stop_gradient = False makes it a leaf tensor that requires grad",
+                             "SOT-S001")
+
+    def detach_in_place(self, tensor: TensorVariable) -> TensorVariable:
+        """`t.detach_()` (or `t.stop_gradient = True`) on a tensor nothing but its Variable sees: the
+        Variable stands for `t.detach()` from now on."""
+        why = self.why_not_renamed(tensor)
+        if why is not None:
+            raise InPlaceUpdate(self.current.opname, self.where(), f"detaching {tensor!r} in place, {why}")
+        old = tensor.symbol
+        with self.recording():
+            new = self.builder.call_method("detach", old)
+        # the detached symbol shares the old one's memory, but the old one is left to ops recorded before:
+        # nothing will update it in place, so neither needs to stay unrenamable
+        self.builder.unrenamable.pop(old, None)
+        self.builder.unrenamable.pop(new, None)
+        self.touch(tensor)
+        tensor.symbol = new
+        return tensor
+
+    def why_not_renamed(self, tensor: TensorVariable) -> str | None:
+        """Why an in-place update (or a `stop_gradient` write) of `tensor` cannot be captured by giving its
+        Variable a new symbol; None when nothing but the Variable sees the tensor: the frame made it (not
+        an input, a parameter or a buffer), no view shares its memory (see sot.ir.renaming) and nothing
+        outside the frame holds it (see aliasing.held_outside)."""
+        if tensor.bound:
+            return "a parameter or buffer: the Layer holds it"
+        if tensor.tracker.source is not None or any(tensor.symbol is v.symbol for v in self.inputs):
+            return "which may be aliased outside the frame or by a view"
+        why = self.builder.unrenamable.get(tensor.symbol)
+        if why is None:
+            why = held_outside(tensor, self.translation.effects, [c for _, c in self.translation.cells.values()])
+        return None if why is None else f"which another reference would miss: {why}"
+
+    def _saved_for_backward(self, tensor: TensorVariable) -> str | None:
+        """Why eager's backward could fail after an in-place update of `tensor` (None: it cannot): an op
+        that records a gradient read its current value, and eager's backward refuses a tensor an op saved
+        that was written in place since (its version counter). Whether such an op records a gradient may
+        depend on the caller's grad mode, which is then guarded."""
+        readers = self.builder.readers.get(tensor.symbol, [])
+        if any(st.grad is None for st in readers):
+            self.outer_grad_mode()
+        for st in readers:
+            if any(not out.meta.stop_gradient for out in st.output_symbols()):
+                return (f"whose value an op that records a gradient read before ({st.kind} statement making "
+                        f"{st.output_symbols()[0]!r}): eager's backward checks it was not changed since")
+        return None
 
     def writes_back(self, tensor: TensorVariable) -> bool:
         """Whether an in-place update of `tensor` can be captured and written back into the caller's

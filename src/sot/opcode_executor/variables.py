@@ -139,17 +139,18 @@ class NumpyScalarVariable(ConstantVariable):
 class TensorVariable(Variable):
     """A tensor: a SIR symbol, or (`bound`) an eager tensor bound into the SIR by identity (a
     parameter or buffer read through an attribute). An input also keeps the eager tensor it
-    stands for. `fresh`: made by an operator in this translation and never passed to a call that
-    could return a view of it, so an in-place update of it is seen by nothing but its Variable.
-    `passed`: passed to an op of this translation (which may hold a view of it)."""
+    stands for. `passed`: passed to an op of this translation (which may hold a view of it). A tensor
+    the frame made is updated in place by giving its Variable a new symbol where nothing else sees it
+    (see OperatorMixin.update_in_place). `detached`: (its symbol, the one before) after a
+    `stop_gradient = True` the translation captured as a detach (False brings the one before back)."""
 
     def __init__(self, symbol: Any, tracker: Tracker | None = None, value: Any = None, bound: bool = False):
         super().__init__(tracker)
         self.symbol = symbol
         self.value = value
         self.bound = bound
-        self.fresh = False
         self.passed = False
+        self.detached: tuple[Any, Any] | None = None
         self.owner = None  # a bound tensor: the object (a Layer) it was read from (see guards.checks.Held)
 
     @property

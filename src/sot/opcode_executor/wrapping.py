@@ -235,7 +235,6 @@ class WrappingMixin:
     def as_arg(self, var: Variable) -> Any:
         """A Variable as an argument of a recorded call: a Symbol (or bound tensor) or a Python value."""
         if isinstance(var, TensorVariable):
-            var.fresh = False  # the callee may return a view of it: no in-place update from now on
             var.passed = True
             return var.symbol
         if isinstance(var, ConstantVariable):
