@@ -388,15 +388,24 @@ def test_in_place_on_a_leaf_that_requires_grad_raises_as_eager():
     assert str(jit.value) == str(eager.value)
 
 
+def _updated_under_no_grad(x):
+    h = x * 2
+    with paddle.no_grad():
+        h += 1
+    return h
+
+
 def test_in_place_under_no_grad_of_a_tensor_that_requires_grad_falls_back():
-    def under_no_grad(x):
-        h = x * 2
-        with paddle.no_grad():
-            h += 1
-        return h * x
-    x = _tensor(3, grad=True)
-    report = _falls_back(under_no_grad, x, reason="under no_grad")
-    assert report.result.stop_gradient is False
+    report = _falls_back(_updated_under_no_grad, _tensor(3, grad=True), reason="under no_grad")
+    assert report.result.stop_gradient is False  # eager: no history, yet it requires grad
+
+
+def test_a_capture_under_the_callers_no_grad_is_not_reused_under_grad():
+    jit = jit_of(_updated_under_no_grad)
+    with paddle.no_grad():  # nothing requires grad: captured
+        _assert_like(jit(_tensor(3, grad=True)), _updated_under_no_grad(_tensor(3, grad=True)))
+    assert jit.sot_translator.fallbacks == []
+    _assert_like(jit(_tensor(3, grad=True)), _updated_under_no_grad(_tensor(3, grad=True)))
 
 
 def _saved_then_updated(x):

@@ -195,7 +195,10 @@ class OperatorMixin:
         see it)."""
         writes_back = self.writes_back(tensor)
         if not writes_back:
-            why = self.why_not_renamed(tensor) or self._saved_for_backward(tensor)
+            why = self.why_not_renamed(tensor)
+            if why is None:
+                self.outer_grad_mode()  # which tensors require grad (the checks below) may follow the caller's mode
+                why = self._saved_for_backward(tensor)
             if why is not None:
                 raise InPlaceUpdate(self.current.opname, self.where(), f"in-place update of {tensor!r}, {why}")
         result = compute()
@@ -276,12 +279,8 @@ class OperatorMixin:
     def _saved_for_backward(self, tensor: TensorVariable) -> str | None:
         """Why eager's backward could fail after an in-place update of `tensor` (None: it cannot): an op
         that records a gradient read its current value, and eager's backward refuses a tensor an op saved
-        that was written in place since (its version counter). Whether such an op records a gradient may
-        depend on the caller's grad mode, which is then guarded."""
-        readers = self.builder.readers.get(tensor.symbol, [])
-        if any(st.grad is None for st in readers):
-            self.outer_grad_mode()
-        for st in readers:
+        that was written in place since (its version counter)."""
+        for st in self.builder.readers.get(tensor.symbol, []):
             if any(not out.meta.stop_gradient for out in st.output_symbols()):
                 return (f"whose value an op that records a gradient read before ({st.kind} statement making "
                         f"{st.output_symbols()[0]!r}): eager's backward checks it was not changed since")
