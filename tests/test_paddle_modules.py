@@ -43,6 +43,7 @@ def test_base_top_level_aliases():
     for name in ("get_flags", "set_flags", "is_compiled_with_cuda", "CPUPlace", "CUDAPlace", "CUDAPinnedPlace"):
         assert getattr(base, name) is getattr(paddle, name), name
     assert base.core.is_compiled_with_cuda is paddle.is_compiled_with_cuda
+    assert base.core.Scope is paddle.static.Scope
     assert base.framework.in_dynamic_or_pir_mode() is True
 
 
