@@ -8,4 +8,5 @@ from ...ops.math import sigmoid, tanh  # noqa: F401
 from ...ops.norm import *  # noqa: F401,F403
 from ...ops.padding import *  # noqa: F401,F403
 from ...ops.pool import *  # noqa: F401,F403
+from ...ops.shuffle import *  # noqa: F401,F403
 from .extension import sequence_mask  # noqa: F401
