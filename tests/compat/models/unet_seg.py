@@ -77,6 +77,5 @@ def make():
 
 
 INPUTS = [([1, 3, 10, 10], "float32", 0)]
-# the resize size `paddle.shape(short_cut)[2:]` is a tensor F.interpolate reads as numbers: a break in each
-# UpSampling (SOT-B002), and the decoder loop resumed after it breaks again at its FOR_ITER (SOT-B002)
+# interpolate reads paddle.shape(short_cut)[2:] as numbers: a break per resize, one as the loop resumes (SOT-B002)
 JIT = {"graphs": 5, "breaks": 4, "fallbacks": 0}
