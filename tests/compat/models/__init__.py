@@ -4,9 +4,9 @@ MODELS = [
     # vision
     "resnet_basic", "resnext_bottleneck", "mobilenet_v2", "mobilenet_v3_se", "densenet", "shufflenet_v2",
     "ghostnet", "vgg", "vit_tiny", "mlp_mixer",
-    # segmentation
-    "unet_seg",
-    # NLP and sequences
+    # segmentation, super-resolution
+    "unet_seg", "espcn_sr",
+    # NLP, OCR and sequences
     "lstm_lm", "transformer_seq2seq", "bert_encoder", "gru_attention_seq2seq", "bilstm_tagger", "textcnn",
-    "simple_rnn_classifier",
+    "simple_rnn_classifier", "crnn_ocr",
 ]
