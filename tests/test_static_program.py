@@ -90,6 +90,40 @@ def test_static_variables_have_no_values(static_mode):
         assert y is not x and x.name == "x"
 
 
+def test_shapes_of_known_size_and_pure_ops_of_them_have_values_at_build_time(static_mode):
+    main = static.Program()
+    with static.program_guard(main):
+        x = static.data("x", [2, 3, 8, 6])
+        size = paddle.shape(x)[2:] * 2
+        assert size.tolist() == [16, 12] and size.numpy().dtype == np.int32 and bool(size[0] > 4)
+        y = paddle.nn.functional.interpolate(x, size=size, mode="bilinear")  # reads the size as numbers
+        assert y.shape == [2, 3, 16, 12]
+        batch = static.data("batch", [-1, 3])
+        with pytest.raises(TypeError, match="no value at build time"):
+            paddle.shape(batch).tolist()  # a dim known only at run time
+        with pytest.raises(TypeError, match="no value at build time"):
+            (paddle.shape(x) + paddle.shape(batch)[0]).tolist()  # one input without a value
+        with pytest.raises(TypeError, match="no value at build time"):
+            paddle.randint(0, 5, [2]).tolist()  # random: never computed at build time
+    xs = np.random.default_rng(0).standard_normal((2, 3, 8, 6)).astype("float32")
+    (got, got_size) = static.Executor().run(main, feed={"x": xs}, fetch_list=[y, size])
+    paddle.disable_static()
+    want = paddle.nn.functional.interpolate(paddle.to_tensor(xs), size=[16, 12], mode="bilinear")
+    np.testing.assert_array_equal(got, want.numpy())
+    np.testing.assert_array_equal(got_size, [16, 12])  # the program computes what the build time knew
+
+
+def test_a_known_value_is_forgotten_when_an_op_writes_its_variable(static_mode):
+    main = static.Program()
+    with static.program_guard(main):
+        x = static.data("x", [3])
+        c = paddle.to_tensor(np.array([1.0, 2.0, 3.0], "float32")) * 1.0
+        assert c.tolist() == [1.0, 2.0, 3.0]
+        c.add_(x)  # an in-place method writes into c's own var: its value now depends on the feed
+        with pytest.raises(TypeError, match="no value at build time"):
+            c.tolist()
+
+
 def test_linear_mse_example_forward_runs_and_matches_numpy(static_mode):
     main, startup, x, label, out, loss = _linear_mse_example()
     exe = static.Executor(paddle.CPUPlace())

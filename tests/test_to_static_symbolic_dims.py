@@ -270,3 +270,26 @@ def test_explain_shows_the_size_computed_by_the_graph():
     (text,) = report.sir_texts
     assert "runtime.shape(" in text and "__getitem__(0)" in text and "# int32[]" in text
     assert "float32[-1, -1]" in text
+
+
+# ----- a shape tensor read as numbers (PaddleSeg's `F.interpolate(x, paddle.shape(y)[2:])`)
+
+def upsample_to(x, short_cut):
+    x = F.interpolate(x, paddle.shape(short_cut)[2:], mode="bilinear", align_corners=False)
+    return paddle.concat([x, short_cut], axis=1)
+
+
+def test_a_shape_tensor_of_static_dims_is_known_while_translating():
+    x, short_cut = rand(1, 2, 4, 4), rand(1, 2, 8, 6)
+    report = sot.explain(fresh(upsample_to), x, short_cut)
+    assert_same_result(report.result, upsample_to(x, short_cut))
+    assert (report.graph_count, report.break_count, report.fallbacks) == (1, 0, []), str(report)
+
+
+def test_a_shape_tensor_of_dynamic_dims_breaks_and_gives_eagers_result():
+    jit = jit_of(upsample_to)
+    for size in (6, 7, 9):  # the second miss makes the short_cut's dims dynamic: their values are unknown
+        x, short_cut = rand(1, 2, 4, 4), rand(1, 2, 8, size)
+        assert_same_result(jit(x, short_cut), upsample_to(x, short_cut))
+    breaks = [e for t in [jit.sot_translator] for e in t.breaks]
+    assert any(b.code == "SOT-B002" for b in breaks), [str(b) for b in breaks]

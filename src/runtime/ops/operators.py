@@ -79,6 +79,7 @@ def _static_inplace(self: Tensor, fn, api: str, *args: Any, **kwargs: Any) -> Te
                          f"from the variable's {self.shape} and {self.dtype}")
     producer = block.ops[-1]
     producer.outputs = [self.name if name == out.name else name for name in producer.outputs]
+    self.const = out.const  # the value known at build time, if any, is now the op's
     del block.vars[out.name]
     block.program._changed()
     return self

@@ -91,7 +91,11 @@ def _as_var(t: Tensor) -> Variable:
     """A Variable for an op input: itself, or an eager constant recorded as assign_value."""
     if isinstance(t, Variable):
         return t
-    return creation.assign_value(t.numpy())
+    value = t.numpy()
+    var = creation.assign_value(value)
+    if value.size <= _MAX_FOLDED:
+        var.const = value
+    return var
 
 
 def append_op_from_call(op: OpDef, inputs: tuple, attrs: dict):
@@ -113,7 +117,32 @@ def append_op_from_call(op: OpDef, inputs: tuple, attrs: dict):
             for i, m in enumerate(metas)]
     block.append_op(op.name, [None if v is None else v.name for v in args], [o.name for o in outs],
                     {**op.attrs, **attrs}, callsite)
+    fold_constants(op, args, attrs, outs)
     return tuple(outs) if multi else outs[0]
+
+
+_MAX_FOLDED = 64  # elements: shape arithmetic and small constants, never a model's data
+
+
+def fold_constants(op: OpDef, args: list, attrs: dict, outs: list[Variable]) -> None:
+    """Give the outputs of `op` their values where they are known at build time: the shape of a Variable
+    whose dims are all known, and a pure op (not random, no side effect) of inputs whose values are
+    known, computed by its eager kernel. Model code that reads such a value as numbers
+    (`F.interpolate(x, size=paddle.shape(y)[2:])`) then builds, as it runs eagerly; the op is still
+    recorded, so the program computes the same value at run time."""
+    if op.name == "shape":
+        if -1 not in args[0]._shape:
+            outs[0].const = np.array(args[0]._shape, dtype=outs[0]._np_dtype)
+        return
+    if op.random or op.side_effect or op.inplace or not any(v is not None for v in args):
+        return
+    known = [None if v is None else v.const for v in args]
+    if any(v is not None and c is None for v, c in zip(args, known)):
+        return
+    values = dispatch.apply(op, tuple(None if c is None else Tensor._wrap(c) for c in known), attrs)
+    for out, value in zip(outs, values if isinstance(values, tuple) else (values,)):
+        if value._data.size <= _MAX_FOLDED:
+            out.const = value._data
 
 
 def create_parameter_var(name: str, shape: tuple, dtype: np.dtype, initializer: Any, trainable: bool = True,

@@ -63,7 +63,7 @@ class Variable(Tensor):
     """A named, typed slot of a Block; computing on it appends ops (it never holds values)."""
 
     __slots__ = ("block", "_shape", "_np_dtype", "is_parameter", "need_check_feed", "initializer",
-                 "trainable_flag", "optimize_attr", "regularizer", "need_clip")
+                 "trainable_flag", "optimize_attr", "regularizer", "need_clip", "const")
 
     def __init__(self, block: "Block", name: str, shape: tuple[int, ...], dtype: np.dtype,
                  persistable: bool = False, stop_gradient: bool = True, is_parameter: bool = False,
@@ -82,6 +82,9 @@ class Variable(Tensor):
         self.optimize_attr = {"learning_rate": 1.0}
         self.regularizer = None
         self.need_clip = True
+        # the value, where it is known at build time (the shape of a Variable whose dims are all known,
+        # and pure ops of such values: see builder.fold_constants); None for every other Variable
+        self.const: np.ndarray | None = None
 
     @property
     def shape(self) -> list[int]:
@@ -119,17 +122,22 @@ class Variable(Tensor):
         raise TypeError(f"{what}: static Variable '{self.name}' has no value at build time; "
                         "fetch it with Executor.run(program, feed=..., fetch_list=[...])")
 
+    def _known(self, what: str) -> np.ndarray:
+        if self.const is None:
+            self._no_value(what)
+        return self.const
+
     def numpy(self):
-        self._no_value("numpy")
+        return self._known("numpy").copy()
 
     def item(self, *args):
-        self._no_value("item")
+        return self._known("item").item(*args)
 
     def tolist(self):
-        self._no_value("tolist")
+        return self._known("tolist").tolist()
 
     def __bool__(self) -> bool:
-        self._no_value("bool")
+        return bool(self._known("bool"))
 
     def __len__(self) -> int:
         if not self._shape or self._shape[0] < 0:
@@ -292,6 +300,8 @@ class Block:
                 raise ValueError(f"append_op: op '{type}' names var '{n}', which is not in block {self.idx}")
         if type not in CONTROL_FLOW_OPS:
             get_op(type)  # unknown op types fail here, not at run time
+        for n in outputs:  # an op writing a var already built: its value is no longer the one known
+            self.var(n).const = None
         op = Operator(self, type, inputs, outputs, attrs or {}, callsite or _user_callsite())
         self.ops.append(op)
         self.program._changed()
