@@ -334,6 +334,19 @@ def test_scheduler_step_to_epoch_uses_closed_form():
     assert s() == pytest.approx((1 + math.cos(math.pi * 3 / 4)) / 2)
 
 
+def test_multiplicative_decay_get_lr_is_the_current_rate():
+    # Paddle's get_lr is the closed-form product, so code that logs scheduler.get_lr() between steps
+    # reads the current rate and leaves the schedule alone
+    s = sched.MultiplicativeDecay(0.5, lr_lambda=lambda e: 1 - 0.1 * e)
+    rates = []
+    for _ in range(5):
+        rates.append(s.get_lr())
+        assert s.get_lr() == s()
+        s.step()
+    np.testing.assert_allclose(rates, [0.5 * math.prod(1 - 0.1 * k for k in range(1, e + 1)) for e in range(5)],
+                               rtol=1e-12)
+
+
 def test_reduce_on_plateau():
     s = sched.ReduceOnPlateau(1.0, patience=1, factor=0.5, cooldown=1)
     lrs = []

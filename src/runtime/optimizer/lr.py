@@ -305,7 +305,8 @@ class LambdaDecay(LRScheduler):
 
 
 class MultiplicativeDecay(LRScheduler):
-    """last_lr * lr_lambda(epoch) at every step (lr * prod of lr_lambda(1..epoch))."""
+    """lr * prod of lr_lambda(1..epoch). As in Paddle, get_lr is that closed form, not last_lr times the
+    next factor: a get_lr() between steps reads the current rate and does not compound it."""
 
     def __init__(self, learning_rate: float, lr_lambda: Callable[[int], float], last_epoch: int = -1,
                  verbose: bool = False):
@@ -315,9 +316,6 @@ class MultiplicativeDecay(LRScheduler):
         super().__init__(learning_rate, last_epoch, verbose)
 
     def get_lr(self) -> float:
-        return self.last_lr * self.lr_lambda(self.last_epoch) if self.last_epoch > 0 else self.base_lr
-
-    def _get_closed_form_lr(self) -> float:
         lr = self.base_lr
         for epoch in range(1, self.last_epoch + 1):
             lr *= self.lr_lambda(epoch)
