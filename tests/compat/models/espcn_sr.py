@@ -1,6 +1,6 @@
 """ESPCN super-resolution, as PaddleGAN-style model files write it: feature convs with tanh, a last conv
-to `channels * scale ** 2` features and `nn.PixelShuffle(scale)` to the upscaled image, a residual
-from the bicubic-free nearest upsampling of the input (`F.interpolate(..., scale_factor=...)`)."""
+to `channels * scale ** 2` features and `nn.PixelShuffle(scale)` to the upscaled image, added to the
+input upsampled by nearest interpolation (`F.interpolate(..., scale_factor=...)`)."""
 from compat_api import F, nn
 
 
