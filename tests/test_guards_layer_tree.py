@@ -225,3 +225,23 @@ def test_a_write_that_fails_still_moves_the_epoch_and_changes_nothing():
     with pytest.raises(TypeError):
         layer.weight = np.zeros((2, 2))  # a parameter slot takes a Parameter or None
     assert structure.epoch() != before and isinstance(layer.weight, paddle.Parameter)
+
+
+class _ConvNet(nn.Layer):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2D(3, 4, 3, stride=2, padding=[1, 1], dilation=1)
+        self.up = nn.Conv2DTranspose(4, 2, 2, stride=2, output_padding=[0, 0])
+
+    def forward(self, x):
+        return self.up(F.relu(self.conv(x)))
+
+
+def test_conv_settings_are_immutable_so_their_guards_fold():
+    net, x = _ConvNet(), rand(1, 3, 8, 8)
+    jit = jit_of(_ConvNet.forward)
+    assert_same_result(jit(net, x), net(x))
+    assert [g.kind for g in _guards(jit)].count("len_eq") == 0, [str(g) for g in _guards(jit)]
+    assert len(_guards(jit)) <= 6
+    assert net.conv._stride == (2, 2) and net.conv._padding == (1, 1)
+    assert "stride=[2, 2], padding=[1, 1]" in repr(net.conv)  # printed as Paddle prints it

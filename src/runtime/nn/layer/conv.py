@@ -17,13 +17,24 @@ _PADDING_MODES = ("zeros", "reflect", "replicate", "circular")
 _FORMATS = {1: ("NCL", "NLC"), 2: ("NCHW", "NHWC"), 3: ("NCDHW", "NDHWC")}
 
 
-def _ntuple(layer: str, arg: str, value: Any, n: int) -> list[int]:
-    """An int or n ints, as a list of n ints."""
+def _frozen(value: Any) -> Any:
+    """Lists (nested too) as tuples: a layer's settings do not change after it is built."""
+    return tuple(_frozen(v) for v in value) if isinstance(value, (list, tuple)) else value
+
+
+def _shown(value: Any) -> Any:
+    """A setting as Paddle prints it (lists)."""
+    return [_shown(v) for v in value] if isinstance(value, tuple) else value
+
+
+def _ntuple(layer: str, arg: str, value: Any, n: int) -> tuple[int, ...]:
+    """An int or n ints, as a tuple of n ints (immutable: a compiled forward relies on it; see
+    runtime.structure)."""
     if isinstance(value, (int, np.integer)) and not isinstance(value, bool):
-        return [int(value)] * n
+        return (int(value),) * n
     if isinstance(value, (list, tuple)) and len(value) == n and all(
             isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in value):
-        return [int(v) for v in value]
+        return tuple(int(v) for v in value)
     raise ValueError(f"{layer}: argument '{arg}' must be an int or a list/tuple of {n} ints, got {value!r}")
 
 
@@ -61,16 +72,16 @@ class _ConvNd(Layer):
         self._kernel_size = _ntuple(layer, "kernel_size", kernel_size, dims)
         self._stride = _ntuple(layer, "stride", stride, dims)
         self._dilation = _ntuple(layer, "dilation", dilation, dims)
-        self._padding = padding
+        self._padding = _frozen(padding)
         self._padding_mode = padding_mode
-        self.output_padding = output_padding
+        self.output_padding = _frozen(output_padding)
         if padding_mode != "zeros":
-            self._reversed_padding_repeated_twice = [padding] * (2 * dims)
+            self._reversed_padding_repeated_twice = (padding,) * (2 * dims)
         if self._transposed:
-            filter_shape = [in_channels, out_channels // groups] + self._kernel_size
+            filter_shape = [in_channels, out_channels // groups, *self._kernel_size]
             default_init = None  # Paddle's default (Xavier) for transposed filters
         else:
-            filter_shape = [out_channels, in_channels // groups] + self._kernel_size
+            filter_shape = [out_channels, in_channels // groups, *self._kernel_size]
             default_init = Normal(0.0, (2.0 / (int(np.prod(self._kernel_size)) * in_channels)) ** 0.5)
         self.weight = self.create_parameter(shape=filter_shape, attr=weight_attr, default_initializer=default_init)
         self.bias = self.create_parameter(attr=bias_attr, shape=[out_channels], is_bias=True)
@@ -85,17 +96,17 @@ class _ConvNd(Layer):
                                     dilation=self._dilation, groups=self._groups, data_format=self._data_format)
 
     def extra_repr(self) -> str:
-        text = f"{self._in_channels}, {self._out_channels}, kernel_size={self._kernel_size}"
-        if self._stride != [1] * self._dims:
-            text += f", stride={self._stride}"
+        text = f"{self._in_channels}, {self._out_channels}, kernel_size={_shown(self._kernel_size)}"
+        if self._stride != (1,) * self._dims:
+            text += f", stride={_shown(self._stride)}"
         if self._padding != 0:
-            text += f", padding={self._padding}"
+            text += f", padding={_shown(self._padding)}"
         if self._padding_mode != "zeros":
             text += f", padding_mode={self._padding_mode}"
         if self.output_padding != 0:
-            text += f", output_padding={self.output_padding}"
-        if self._dilation != [1] * self._dims:
-            text += f", dilation={self._dilation}"
+            text += f", output_padding={_shown(self.output_padding)}"
+        if self._dilation != (1,) * self._dims:
+            text += f", dilation={_shown(self._dilation)}"
         if self._groups != 1:
             text += f", groups={self._groups}"
         return text + f", data_format={self._data_format}"
