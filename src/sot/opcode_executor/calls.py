@@ -193,6 +193,8 @@ class CallMixin:
                                                                                                       None))):
                 raise InPlaceUpdate("CALL", self.where(), f"Tensor.{name} changes a tensor in place (a side effect)")
             return self.update_in_place(self_var, lambda: self._record_method(twin, self_var, args, kwargs))
+        if name in ("cpu", "cuda"):
+            return self._device_move(name, self_var, args, kwargs)
         self_sym = self.as_arg(self_var)
         method = getattr(Tensor, name, None)
         if breaks_on(method):
@@ -201,6 +203,15 @@ class CallMixin:
         with self.recording():
             return self.from_result(self.builder.call_method(
                 name, self_sym, pos, kw, allow_dynamic_shape=allows_dynamic_shape(method) or name.startswith("__")))
+
+    def _device_move(self, name: str, self_var: Variable, args: list[Variable], kwargs: dict) -> Variable:
+        """`t.cpu()` where no GPU can exist is `t` itself (runtime returns the tensor unchanged), guarded on
+        that; a graph records no device moves, so any other `cpu()` / `cuda()` breaks and runs for real."""
+        if name == "cpu" and not args and not kwargs and isinstance(self_var, TensorVariable):
+            has_gpu = self._runtime_state_call(runtime.is_compiled_with_cuda, [], {})
+            if has_gpu.value is False:
+                return self_var
+        self.unsupported(f"Tensor.{name} moves a tensor between devices: it runs for real", "SOT-B003")
 
     @contextlib.contextmanager
     def recording(self) -> Iterator[None]:
