@@ -10,17 +10,15 @@ and how the outputs were packed. These are this project's files, not Paddle's pr
 """
 from __future__ import annotations
 
-import contextlib
 import inspect
 import json
 import os
 import traceback
 import types
-from typing import Any, Iterator
+from typing import Any
 
 from .. import static
 from ..executor import Executor, Scope, scope_guard
-from ..mode import in_dynamic_mode
 from ..nn import Layer
 from ..parameter import is_parameter
 from ..static import InputSpec, Program, Variable
@@ -107,20 +105,6 @@ def _feed_names(forward: types.FunctionType, specs: list[InputSpec]) -> list[str
     return names
 
 
-@contextlib.contextmanager
-def _static_program(program: Program) -> Iterator[None]:
-    """Static mode appending to `program` in this thread; initialisers go to a throwaway startup program."""
-    was_dynamic = in_dynamic_mode()
-    if was_dynamic:
-        static.enable_static()
-    try:
-        with static.program_guard(program, Program()):
-            yield
-    finally:
-        if was_dynamic:
-            static.disable_static()
-
-
 def _build(layer: Layer, forward: types.FunctionType, specs: list[InputSpec],
            names: dict[int, tuple[str, str]]) -> tuple:
     """(program, feed vars, fetch vars, var name -> bound eager tensor, how the outputs were packed)."""
@@ -145,7 +129,7 @@ def _build(layer: Layer, forward: types.FunctionType, specs: list[InputSpec],
             bound[name] = tensor
         return var
 
-    with _static_program(program):
+    with static.appending_to(program):
         feeds = []
         for name, spec in zip(_feed_names(forward, specs), specs):
             feeds.append(static.data(name, list(spec.shape), spec.dtype))

@@ -9,9 +9,10 @@ finalizers it calls are cleanup code, not part of the program being built.
 """
 from __future__ import annotations
 
+import contextlib
 import gc
 import threading
-from typing import Any
+from typing import Any, Iterator
 
 import numpy as np
 
@@ -19,10 +20,10 @@ from .. import dtypes, mode as _mode
 from ..ops import creation, dispatch, registry
 from ..ops.registry import OpDef, TensorSpec
 from ..tensor import Tensor
-from .framework import (Variable, _user_callsite, default_main_program, default_startup_program,
+from .framework import (Program, Variable, _user_callsite, default_main_program, default_startup_program,
                         program_guard, unique_name)
 
-__all__ = ["enable_static", "disable_static", "in_dynamic_mode", "data", "InputSpec"]
+__all__ = ["enable_static", "disable_static", "in_dynamic_mode", "appending_to", "data", "InputSpec"]
 
 
 _static_threads = 0  # threads in static mode; the registry dispatches by mode while it is not 0
@@ -68,6 +69,22 @@ class _GcState(threading.local):
 
 
 _gc_state = _GcState()
+
+
+@contextlib.contextmanager
+def appending_to(program: Program) -> Iterator[None]:
+    """Static mode appending to `program` in this thread, whatever the mode was; initialisers go to a
+    throwaway startup program (building from existing tensors must never add them to the user's), and the
+    previous mode and default programs come back after."""
+    was_dynamic = in_dynamic_mode()
+    if was_dynamic:
+        enable_static()
+    try:
+        with program_guard(program, Program()):
+            yield
+    finally:
+        if was_dynamic:
+            disable_static()
 
 
 def _eager_during_collection(phase: str, info: dict) -> None:

@@ -40,11 +40,11 @@ from typing import TYPE_CHECKING, Any, Callable, Sequence
 from runtime import Tensor
 from runtime.autograd import is_grad_enabled
 from runtime.ops.registry import all_ops
-from runtime.static import Program, Variable
+from runtime.static import Program, Variable, appending_to
 
 from .pytree import tree_leaves, tree_map
 from .renaming import unrenamable
-from .replay import Binder, cut_gradients, resolve, run_statement, static_program
+from .replay import Binder, cut_gradients, resolve, run_statement
 from .sir import StatementIR
 from .statement import ApiStatement, LayerStatement, MethodStatement, SirStatement, Statement
 from .symbol import Meta, Symbol
@@ -166,7 +166,7 @@ class SIRBuilder:
                 raise ValueError(f"{leaf!r} is not a symbol of {self.name}")
         n_ops = len(self._block.ops)
         error = None
-        with static_program(self._program):
+        with appending_to(self._program):
             args, kwargs = tree_map(lambda x: resolve(x, self._vars, self._binder), (st.args, st.kwargs))
             try:
                 result = run_statement(st, args, kwargs, self._binder)

@@ -37,12 +37,11 @@ from runtime import static
 from runtime.autograd import PyLayer, PyLayerContext, grad, is_grad_enabled, no_grad
 from runtime.generator import get_rng_state, set_rng_state
 from runtime.executor import Executor, Scope
-from runtime.static import Program
+from runtime.static import Program, appending_to
 from runtime.tensor import Tensor
 
 from .eager import run_eagerly
 from .lower import Lowered, lower
-from .replay import static_program
 from .sir import StatementIR
 from .symbol import Meta
 
@@ -241,7 +240,7 @@ class _GradientPlan:
         self.targets = [n for n in dict.fromkeys(n for n, r in zip(lowered.output_names, variant.out_requires) if r)]
         args = [*lowered.input_names, *lowered.bindings]  # the PyLayer's tensor arguments, in order
         wrt = [n for n in dict.fromkeys(args) if not block.var(n).stop_gradient]
-        with static_program(clone):
+        with appending_to(clone):
             douts = [static.data(f"{n}@DOUT", block.var(n).shape, block.var(n).dtype) for n in self.targets]
             grads = static.gradients([block.var(n) for n in self.targets], [block.var(n) for n in wrt],
                                      target_gradients=douts)

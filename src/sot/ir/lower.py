@@ -14,10 +14,10 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from runtime import static
-from runtime.static import Program
+from runtime.static import Program, appending_to
 from runtime.tensor import Tensor
 
-from .replay import Binder, replay_sir, static_program
+from .replay import Binder, replay_sir
 from .sir import StatementIR
 
 __all__ = ["lower", "Lowered"]
@@ -36,7 +36,7 @@ def lower(sir: StatementIR) -> Lowered:
     """Build the Program of `sir` (its ops come from replaying the statements, nothing else)."""
     program = Program()
     binder = Binder(program.global_block())
-    with static_program(program):
+    with appending_to(program):
         feeds = []
         for s in sir.inputs:
             var = static.data(s.name, list(s.meta.shape), s.meta.dtype)

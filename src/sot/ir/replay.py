@@ -19,13 +19,11 @@ ops under no_grad record nothing.
 """
 from __future__ import annotations
 
-import contextlib
-from typing import TYPE_CHECKING, Any, Callable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from runtime import static
-from runtime.mode import in_dynamic_mode
 from runtime.parameter import is_parameter
-from runtime.static import Block, Program, Variable
+from runtime.static import Block, Variable
 from runtime.tensor import Tensor
 
 from .pytree import tree_leaves, tree_map
@@ -37,22 +35,7 @@ if TYPE_CHECKING:
 
     from .sir import StatementIR
 
-__all__ = ["static_program", "Binder", "bound_layer", "run_statement", "replay_sir", "cut_gradients"]
-
-
-@contextlib.contextmanager
-def static_program(program: Program) -> Iterator[None]:
-    """Static mode appending to `program`; the previous mode and default programs come back after."""
-    was_dynamic = in_dynamic_mode()
-    if was_dynamic:
-        static.enable_static()
-    try:
-        # a throwaway startup program: a replay must never add initialisers to the user's
-        with static.program_guard(program, Program()):
-            yield
-    finally:
-        if was_dynamic:
-            static.disable_static()
+__all__ = ["Binder", "bound_layer", "run_statement", "replay_sir", "cut_gradients"]
 
 
 class Binder:
