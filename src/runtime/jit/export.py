@@ -113,9 +113,7 @@ def _build(layer: Layer, forward: types.FunctionType, specs: list[InputSpec],
     bound: dict[str, Tensor] = {}
     by_id: dict[int, Variable] = {}
 
-    def bind(tensor: Tensor | None) -> Any:
-        if tensor is None or isinstance(tensor, Variable):
-            return tensor
+    def bind(tensor: Tensor) -> Variable:
         var = by_id.get(id(tensor))
         if var is None:
             name = names[id(tensor)][0]
@@ -133,7 +131,7 @@ def _build(layer: Layer, forward: types.FunctionType, specs: list[InputSpec],
         feeds = []
         for name, spec in zip(_feed_names(forward, specs), specs):
             feeds.append(static.data(name, list(spec.shape), spec.dtype))
-        stand_in = _stand_in(layer, bind)
+        stand_in = static.stand_in_layer(layer, bind, training=False)
         try:
             outputs = forward(stand_in, *feeds)
         except Exception as e:
@@ -156,26 +154,6 @@ def _structured_names(layer: Layer) -> dict[int, tuple[str, str]]:
                 kind = "nonpersistable_buffer" if key in sub._non_persistable_buffer_names_set else "buffer"
                 names.setdefault(id(t), (dot + key, kind))
     return names
-
-
-def _stand_in(layer: Layer, bind: Any) -> Layer:
-    """A copy of `layer` and its sublayers in eval mode whose tensors are bound Variables (see module doc)."""
-    made: dict[int, Layer] = {}
-
-    def copy(sub: Layer) -> Layer:
-        twin = made.get(id(sub))
-        if twin is None:
-            twin = made[id(sub)] = object.__new__(type(sub))
-            d = twin.__dict__
-            d.update(sub.__dict__)
-            d.pop("forward", None)   # a to_static forward bound to the real layer; the class's runs instead
-            d["training"] = False
-            d["_parameters"] = {k: bind(t) for k, t in sub.__dict__["_parameters"].items()}
-            d["_buffers"] = {k: bind(t) for k, t in sub.__dict__["_buffers"].items()}
-            d["_sub_layers"] = {k: None if s is None else copy(s) for k, s in sub.__dict__["_sub_layers"].items()}
-        return twin
-
-    return copy(layer)
 
 
 def _build_error(layer: Layer, forward: types.FunctionType, error: Exception) -> str:

@@ -12,7 +12,8 @@ from __future__ import annotations
 import contextlib
 import gc
 import threading
-from typing import Any, Iterator
+import types
+from typing import Any, Callable, Iterator
 
 import numpy as np
 
@@ -23,7 +24,8 @@ from ..tensor import Tensor
 from .framework import (Program, Variable, _user_callsite, default_main_program, default_startup_program,
                         program_guard, unique_name)
 
-__all__ = ["enable_static", "disable_static", "in_dynamic_mode", "appending_to", "data", "InputSpec"]
+__all__ = ["enable_static", "disable_static", "in_dynamic_mode", "appending_to", "stand_in_layer", "data",
+           "InputSpec"]
 
 
 _static_threads = 0  # threads in static mode; the registry dispatches by mode while it is not 0
@@ -85,6 +87,37 @@ def appending_to(program: Program) -> Iterator[None]:
     finally:
         if was_dynamic:
             disable_static()
+
+
+def stand_in_layer(layer: Any, bind: Callable[[Tensor], Any], training: bool | None = None) -> Any:
+    """A stand-in for `layer` and its sublayers whose parameters and buffers are `bind(tensor)` (Variables of
+    the program being built), so a forward run on it builds ops on those Variables and the real layer never
+    changes. Shallow copies, one per distinct sublayer (a layer shared by two parents stays shared):
+    everything but the parameter, buffer and sublayer tables is the layer's own (hooks, settings, plain
+    attributes); a method bound to the layer itself (a compiled `forward`) is bound to its stand-in;
+    `training` sets every copy's mode (None keeps each layer's)."""
+    made: dict[int, Any] = {}
+
+    def bound(tensor: Tensor | None) -> Any:
+        return tensor if tensor is None or isinstance(tensor, Variable) else bind(tensor)
+
+    def copy(sub: Any) -> Any:
+        twin = made.get(id(sub))
+        if twin is None:
+            twin = made[id(sub)] = object.__new__(type(sub))
+            d = twin.__dict__
+            d.update(sub.__dict__)
+            for key, value in sub.__dict__.items():
+                if isinstance(value, types.MethodType) and value.__self__ is sub:
+                    d[key] = types.MethodType(value.__func__, twin)
+            if training is not None:
+                d["training"] = training
+            d["_parameters"] = {k: bound(t) for k, t in sub.__dict__["_parameters"].items()}
+            d["_buffers"] = {k: bound(t) for k, t in sub.__dict__["_buffers"].items()}
+            d["_sub_layers"] = {k: None if s is None else copy(s) for k, s in sub.__dict__["_sub_layers"].items()}
+        return twin
+
+    return copy(layer)
 
 
 def _eager_during_collection(phase: str, info: dict) -> None:

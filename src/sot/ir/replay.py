@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from runtime import static
 from runtime.parameter import is_parameter
-from runtime.static import Block, Variable
+from runtime.static import Block, Variable, stand_in_layer
 from runtime.tensor import Tensor
 
 from .pytree import tree_leaves, tree_map
@@ -31,11 +31,9 @@ from .statement import ApiStatement, LayerStatement, MethodStatement, SirStateme
 from .symbol import Symbol
 
 if TYPE_CHECKING:
-    from runtime.nn import Layer
-
     from .sir import StatementIR
 
-__all__ = ["Binder", "bound_layer", "run_statement", "replay_sir", "cut_gradients"]
+__all__ = ["Binder", "run_statement", "replay_sir", "cut_gradients"]
 
 
 class Binder:
@@ -68,31 +66,6 @@ class Binder:
         return candidate
 
 
-def bound_layer(layer: "Layer", binder: Binder) -> "Layer":
-    """A stand-in for `layer` (and its sublayers) reading the binder's Variables instead of its own tensors.
-
-    Shallow copies, one per distinct sublayer (a layer shared by two parents stays shared): everything but
-    the parameter, buffer and sublayer tables is the layer's own (hooks, settings, plain attributes)."""
-    stand_ins: dict[int, Any] = {}
-
-    def stand_in(sub: "Layer") -> "Layer":
-        twin = stand_ins.get(id(sub))
-        if twin is None:
-            twin = stand_ins[id(sub)] = object.__new__(type(sub))
-            d = twin.__dict__
-            d.update(sub.__dict__)
-            d["_parameters"] = {k: _bound(t, binder) for k, t in sub.__dict__["_parameters"].items()}
-            d["_buffers"] = {k: _bound(t, binder) for k, t in sub.__dict__["_buffers"].items()}
-            d["_sub_layers"] = {k: None if s is None else stand_in(s) for k, s in sub.__dict__["_sub_layers"].items()}
-        return twin
-
-    return stand_in(layer)
-
-
-def _bound(tensor: Tensor | None, binder: Binder) -> Any:
-    return tensor if tensor is None or isinstance(tensor, Variable) else binder.var(tensor)
-
-
 def _call_api(st: ApiStatement, args: tuple, kwargs: dict, binder: Binder) -> Any:
     return st.fn(*args, **kwargs)
 
@@ -102,7 +75,7 @@ def _call_method(st: MethodStatement, args: tuple, kwargs: dict, binder: Binder)
 
 
 def _call_layer(st: LayerStatement, args: tuple, kwargs: dict, binder: Binder) -> Any:
-    return bound_layer(st.layer, binder)(*args, **kwargs)
+    return stand_in_layer(st.layer, binder.var)(*args, **kwargs)
 
 
 def _call_sir(st: SirStatement, args: tuple, kwargs: dict, binder: Binder) -> Any:
