@@ -13,14 +13,7 @@ from sot_helpers import assert_same_result, fresh
 
 F = paddle.nn.functional
 REF = json.loads((pathlib.Path(__file__).parent / "fixtures" / "paddle" / "shuffle_reference.json").read_text())
-CASES = {  # as record_shuffle.py: function, input shape, factor, data_format
-    "pixel_shuffle_nchw": ("pixel_shuffle", [1, 8, 2, 3], 2, "NCHW"),
-    "pixel_shuffle_nhwc": ("pixel_shuffle", [1, 2, 3, 8], 2, "NHWC"),
-    "pixel_unshuffle_nchw": ("pixel_unshuffle", [1, 2, 4, 6], 2, "NCHW"),
-    "pixel_unshuffle_nhwc": ("pixel_unshuffle", [1, 4, 6, 2], 2, "NHWC"),
-    "channel_shuffle_nchw": ("channel_shuffle", [2, 6, 1, 2], 3, "NCHW"),
-    "channel_shuffle_nhwc": ("channel_shuffle", [2, 1, 2, 6], 3, "NHWC"),
-}
+CASES = {name: tuple(case) for name, case in REF["cases"].items()}  # function, input shape, factor, format
 
 
 def _arange(shape):

@@ -21,7 +21,7 @@ import pytest
 from numpy.testing._private.utils import runstring
 
 import runtime as paddle
-from runtime import nn
+from fixtures.paddle.recording import arrays_of, checkpoint_net, describe
 
 FIXTURES = os.path.join(os.path.dirname(__file__), "fixtures", "paddle")
 FILES = ("net.pdparams", "net_p2.pdparams", "net.pdopt", "nested.pdobj", "arrays.pdobj", "tensor.pdtensor")
@@ -37,65 +37,23 @@ with np.load(_fixture("expected.npz"), allow_pickle=False) as _npz:
     EXPECTED = {k: _npz[k] for k in _npz.files}
 
 
-class Net(nn.Layer):
-    """The recorded model, with the same explicitly named parameters."""
-
-    def __init__(self):
-        super().__init__()
-        attr = paddle.ParamAttr
-        self.conv = nn.Conv2D(2, 3, 3, padding=1, weight_attr=attr(name="conv_w"), bias_attr=attr(name="conv_b"))
-        self.bn = nn.BatchNorm2D(3, weight_attr=attr(name="bn_w"), bias_attr=attr(name="bn_b"))
-        self.fc = nn.Linear(3 * 4 * 4, 5, weight_attr=attr(name="fc_w"), bias_attr=attr(name="fc_b"))
-
-    def forward(self, x):
-        return self.fc(paddle.flatten(self.bn(nn.functional.relu(self.conv(x))), 1))
-
-
-def describe(obj, names):
-    """The description record_checkpoints.py wrote for Paddle's result, of runtime's result."""
-    if isinstance(obj, paddle.Tensor):
-        return {"tensor": str(obj.numpy().dtype), "name": obj.name if names else None}
-    if isinstance(obj, np.ndarray):
-        return {"ndarray": str(obj.dtype)}
-    if isinstance(obj, np.generic):
-        return {"npscalar": str(obj.dtype), "value": obj.item()}
-    if isinstance(obj, dict):
-        return {type(obj).__name__: [[k, describe(v, names)] for k, v in obj.items()]}
-    if isinstance(obj, (list, tuple, set)):
-        return {type(obj).__name__: [describe(v, names) for v in (sorted(obj) if isinstance(obj, set) else obj)]}
-    return {"py": type(obj).__name__, "value": obj}
-
-
-def arrays_of(prefix, obj, out):
-    if isinstance(obj, paddle.Tensor):
-        out[prefix] = obj.numpy()
-    elif isinstance(obj, (np.ndarray, np.generic)):
-        out[prefix] = np.asarray(obj)
-    elif isinstance(obj, dict):
-        for k, v in obj.items():
-            arrays_of(f"{prefix}/{k}", v, out)
-    elif isinstance(obj, (list, tuple)):
-        for i, v in enumerate(obj):
-            arrays_of(f"{prefix}/{i}", v, out)
-
-
 @pytest.mark.parametrize("name", FILES)
 @pytest.mark.parametrize("mode", ["", "@numpy"])
 def test_each_file_loads_as_paddle_loaded_it(name, mode):
     out = paddle.load(_fixture(name), return_numpy=mode == "@numpy")
-    assert describe(out, names=name != "arrays.pdobj") == RECORDED[name + mode]
+    assert describe(out, paddle.Tensor, names=name != "arrays.pdobj") == RECORDED[name + mode]
 
 
 def test_keep_name_table_keeps_paddles_table():
     out = paddle.load(_fixture("net.pdparams"), keep_name_table=True)
-    assert describe(out, names=True) == RECORDED["net.pdparams@keep_name_table"]
+    assert describe(out, paddle.Tensor) == RECORDED["net.pdparams@keep_name_table"]
     assert out["StructuredToParameterName@@"]["bn._mean"] == "batch_norm2d_0.w_0"
 
 
 @pytest.mark.parametrize("name", FILES)
 def test_loaded_arrays_equal_paddles(name):
     ours = {}
-    arrays_of(name, paddle.load(_fixture(name)), ours)
+    arrays_of(name, paddle.load(_fixture(name)), ours, paddle.Tensor)
     theirs = {k: v for k, v in EXPECTED.items() if k == name or k.startswith(name + "/")}
     assert sorted(ours) == sorted(theirs)
     for k, v in theirs.items():
@@ -114,7 +72,7 @@ def test_loaded_tensors_stop_gradient_and_own_writable_memory():
 
 @pytest.mark.parametrize("name", ["net.pdparams", "net_p2.pdparams"])
 def test_set_state_dict_then_forward_equals_paddles_output(name):
-    net = Net()
+    net = checkpoint_net(paddle)
     net.set_state_dict(paddle.load(_fixture(name)))
     np.testing.assert_array_equal(net.bn._mean.numpy(), EXPECTED["net.pdparams/bn._mean"])
     net.eval()
@@ -130,7 +88,7 @@ def _train_step(net, opt, x):
 
 
 def test_adam_state_from_paddle_continues_training_as_paddle_did():
-    net = Net()
+    net = checkpoint_net(paddle)
     net.set_state_dict(paddle.load(_fixture("net.pdparams")))
     sched = paddle.optimizer.lr.StepDecay(0.01, step_size=2, gamma=0.5)
     opt = paddle.optimizer.Adam(learning_rate=sched, parameters=net.parameters())
