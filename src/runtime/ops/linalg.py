@@ -20,12 +20,12 @@ from ..tensor import Tensor, as_tensor, tensor_method
 from . import meta_utils as mu
 from .creation import eye, ones_like, tril, zeros_like
 from .grad_utils import unbroadcast
-from .math import abs as abs_, add, divide, equal, multiply, neg, pow as pow_, sign, subtract, where
+from .math import abs as abs_, add, divide, equal, multiply, neg, pow as pow_, scale, sign, subtract, where
 from .reduction import _expand_back
 from .registry import Sample, TensorSpec, defop, normal_sampler
 from .shape import expand, reshape, transpose
 
-__all__ = ["matmul", "mm", "bmm", "dot", "mv", "t", "einsum", "outer", "inner", "cross", "norm", "dist",
+__all__ = ["matmul", "mm", "bmm", "addmm", "baddbmm", "dot", "mv", "t", "einsum", "outer", "inner", "cross", "norm", "dist",
            "inverse", "cholesky"]
 
 _rng = np.random.default_rng(5)
@@ -180,6 +180,46 @@ _BMM = defop("bmm", kernel=lambda xp, x, y: xp.matmul(x, y), meta=_bmm_meta, gra
 def bmm(x: Tensor, y: Tensor, name: str | None = None) -> Tensor:
     """Batched matrix product of two 3-D tensors with equal batch sizes (no broadcasting)."""
     return _BMM(as_tensor(x, "x", "bmm"), as_tensor(y, "y", "bmm"))
+
+
+# ---------------------------------------------------------------- addmm, baddbmm
+def _check_add_mm(op: str, input: Tensor, x: Tensor, y: Tensor, ndim: int) -> None:  # noqa: A002
+    """Paddle's shape rules: x, y are `ndim`-D and chain; input broadcasts to the product's shape."""
+    xs, ys, ins = list(x.shape), list(y.shape), list(input.shape)
+    if len(xs) != ndim or len(ys) != ndim:
+        raise ValueError(f"{op}: the dimension of x, y should be {ndim} but receive x's shape: {xs}, "
+                         f"y's shape: {ys}")
+    if -1 not in (xs[-1], ys[-2]) and xs[-1] != ys[-2]:
+        raise ValueError(f"{op}: x's width must equal y's height, but received x's shape = {xs}, "
+                         f"y's shape = {ys}")
+    out = xs[:-1] + ys[-1:]
+    if len(ins) not in (ndim - 1, ndim) or any(
+            i not in (o, 1, -1) and o != -1 for i, o in zip(ins[::-1], out[::-1])):
+        raise ValueError(f"{op}: input's shape {ins} is not broadcastable with the product's shape {out}")
+
+
+def _add_mm(op: str, input: Tensor, x: Tensor, y: Tensor, beta: float, alpha: float,  # noqa: A002
+            ndim: int) -> Tensor:
+    """beta * input + alpha * (x @ y), composed of differentiable ops (so autograd and static work)."""
+    input, x, y = as_tensor(input, "input", op), as_tensor(x, "x", op), as_tensor(y, "y", op)
+    _check_add_mm(op, input, x, y, ndim)
+    beta, alpha = mu.number_arg(op, "beta", beta), mu.number_arg(op, "alpha", alpha)
+    prod = _MATMUL(x, y, transpose_x=False, transpose_y=False)
+    return add(scale(input, beta), scale(prod, alpha))
+
+
+@tensor_method
+def addmm(input: Tensor, x: Tensor, y: Tensor, beta: float = 1.0, alpha: float = 1.0,  # noqa: A002
+          name: str | None = None) -> Tensor:
+    """beta * input + alpha * (x @ y) for 2-D x, y (Paddle's fused linear form)."""
+    return _add_mm("addmm", input, x, y, beta, alpha, 2)
+
+
+@tensor_method
+def baddbmm(input: Tensor, x: Tensor, y: Tensor, beta: float = 1.0, alpha: float = 1.0,  # noqa: A002
+            name: str | None = None) -> Tensor:
+    """beta * input + alpha * bmm(x, y) for 3-D x, y."""
+    return _add_mm("baddbmm", input, x, y, beta, alpha, 3)
 
 
 def _dot_meta(x: TensorSpec, y: TensorSpec) -> TensorSpec:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Callable
 
 from ..ops.indexing import take
-from ..ops.linalg import inner, inverse, mm, outer
+from ..ops.linalg import addmm, baddbmm, inner, inverse, mm, outer
 from ..ops.math import (abs, acos, add, add_n, asin, atan, cast, ceil, clip, cos, cosh, divide, erf, exp,
     expm1, floor, floor_divide, floor_mod, fmax, fmin, increment, isfinite, isinf, isnan, lerp, log, log10,
     log1p, log2, maximum, minimum, mod, multiply, neg, pow, reciprocal, remainder, round, rsqrt, scale,
@@ -15,7 +15,8 @@ from ..ops.reduction import (all, amax, amin, any, count_nonzero, cumprod, cumsu
 from ..ops.shape import broadcast_shape, reshape
 from ..tensor import Tensor
 
-__all__ = ["abs", "acos", "add", "add_n", "all", "amax", "amin", "any", "asin", "atan", "broadcast_shape",
+__all__ = ["abs", "acos", "add", "add_n", "addmm", "all", "amax", "amin", "any", "asin", "atan", "baddbmm",
+           "broadcast_shape",
            "cast", "ceil", "clip", "cos", "cosh", "count_nonzero", "cumprod", "cumsum", "divide", "erf",
            "exp", "expm1", "floor", "floor_divide", "floor_mod", "fmax", "fmin", "increment", "inner",
            "inverse", "isfinite", "isinf", "isnan", "lerp", "log", "log10", "log1p", "log2", "logsumexp",

@@ -1,0 +1,58 @@
+"""paddle.addmm / baddbmm (and the Tensor methods) against Paddle 3.3.1's numbers, gradients
+included; to_static equals eager; Paddle's shape errors."""
+import json
+import os
+
+import numpy as np
+import pytest
+
+import runtime as paddle
+from sot_helpers import captured
+
+REF = json.load(open(os.path.join(os.path.dirname(__file__), "fixtures", "paddle", "more_apis.json")))
+
+
+@pytest.mark.parametrize("op", ["addmm", "baddbmm"])
+def test_value_and_grads_match_paddle(op):
+    ref = REF[op]
+    ts = [paddle.to_tensor(np.array(a, "float32"), stop_gradient=False) for a in ref["inputs"]]
+    out = getattr(paddle, op)(*ts, beta=0.5, alpha=2.0)
+    np.testing.assert_allclose(out.numpy(), ref["out"], rtol=1e-5, atol=1e-6)
+    out.sum().backward()
+    for t, g in zip(ts, ref["grads"]):
+        np.testing.assert_allclose(t.grad.numpy(), g, rtol=1e-5, atol=1e-6)
+
+
+def test_tensor_methods_and_namespace_equal_function():
+    i, x, y = (paddle.to_tensor(np.array(a, "float32")) for a in REF["addmm"]["inputs"])
+    want = paddle.addmm(i, x, y, beta=0.5, alpha=2.0).numpy()
+    np.testing.assert_array_equal(i.addmm(x, y, beta=0.5, alpha=2.0).numpy(), want)
+    np.testing.assert_array_equal(paddle.tensor.math.addmm(i, x, y, 0.5, 2.0).numpy(), want)
+    bi, bx, by = (paddle.to_tensor(np.array(a, "float32")) for a in REF["baddbmm"]["inputs"])
+    np.testing.assert_array_equal(bi.baddbmm(bx, by).numpy(),
+                                  (bi.numpy() + np.matmul(bx.numpy(), by.numpy())).astype("float32"))
+
+
+def test_to_static_equals_eager():
+    def f(i, x, y, bi, bx, by):
+        return paddle.addmm(i, x, y, beta=0.25, alpha=3.0) + 1, bi.baddbmm(bx, by, alpha=-1.0)
+
+    arrs = [np.array(a, "float32") for a in REF["addmm"]["inputs"] + REF["baddbmm"]["inputs"]]
+    captured(f, *(paddle.to_tensor(a) for a in arrs))
+
+
+@pytest.mark.parametrize("shapes,words", [
+    (([2, 3], [2, 4, 1], [4, 3]), "dimension of x, y should be 2"),
+    (([2, 3], [2, 4], [5, 3]), "width"),
+    (([3, 3], [2, 4], [4, 3]), "broadcastable"),
+    (([2, 2, 3], [2, 4], [4, 3]), "broadcastable"),
+])
+def test_bad_shapes_raise_value_error(shapes, words):
+    i, x, y = (paddle.ones(s) for s in shapes)
+    with pytest.raises(ValueError, match=words):
+        paddle.addmm(i, x, y)
+
+
+def test_bad_coefficient_raises_type_error_naming_it():
+    with pytest.raises(TypeError, match="'alpha'"):
+        paddle.addmm(paddle.ones([2]), paddle.ones([2, 2]), paddle.ones([2, 2]), alpha="2")
