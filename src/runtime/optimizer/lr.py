@@ -13,7 +13,8 @@ from typing import Any, Callable, Sequence
 
 __all__ = ["LRScheduler", "NoamDecay", "PiecewiseDecay", "NaturalExpDecay", "InverseTimeDecay",
            "PolynomialDecay", "LinearWarmup", "ExponentialDecay", "MultiStepDecay", "StepDecay",
-           "LambdaDecay", "MultiplicativeDecay", "ReduceOnPlateau", "CosineAnnealingDecay"]
+           "LambdaDecay", "MultiplicativeDecay", "ReduceOnPlateau", "CosineAnnealingDecay", "OneCycleLR",
+           "CyclicLR", "LinearLR", "CosineAnnealingWarmRestarts"]
 
 
 def _number(api: str, arg: str, value: Any) -> float:
@@ -403,3 +404,171 @@ class ReduceOnPlateau(LRScheduler):
     def _is_better(self, current: float, best: float) -> bool:
         margin = best * self.threshold if self.threshold_mode == "rel" else self.threshold
         return current < best - margin if self.mode == "min" else current > best + margin
+
+
+def _nonneg(api: str, arg: str, value: Any) -> float:
+    value = _number(api, arg, value)
+    if value < 0:
+        raise ValueError(f"{api}: '{arg}' must be >= 0, got {value}")
+    return value
+
+
+def _cos_anneal(start: float, end: float, pct: float) -> float:
+    return end + (start - end) / 2.0 * (math.cos(math.pi * pct) + 1)
+
+
+def _linear_anneal(start: float, end: float, pct: float) -> float:
+    return (end - start) * pct + start
+
+
+class OneCycleLR(LRScheduler):
+    """The 1cycle policy: warm up from max/divide_factor to max, then anneal to end_learning_rate
+    (three_phase: back to the initial rate first). Stepping past `total_steps` is a ValueError."""
+
+    def __init__(self, max_learning_rate: float, total_steps: int, divide_factor: float = 25.0,
+                 end_learning_rate: float = 0.0001, phase_pct: float = 0.3, anneal_strategy: str = "cos",
+                 three_phase: bool = False, last_epoch: int = -1, verbose: bool = False):
+        api = "OneCycleLR"
+        top = _nonneg(api, "max_learning_rate", max_learning_rate)
+        end = _nonneg(api, "end_learning_rate", end_learning_rate)
+        self.total_steps = _positive_int(api, "total_steps", total_steps)
+        if not isinstance(phase_pct, float):
+            raise TypeError(f"{api}: 'phase_pct' must be a float, got {type(phase_pct).__name__}")
+        if not 0.0 <= phase_pct <= 1.0:
+            raise ValueError(f"{api}: 'phase_pct' must be between 0 and 1, got {phase_pct}")
+        start = top / _number(api, "divide_factor", divide_factor)
+        if anneal_strategy not in ("cos", "linear"):
+            raise ValueError(f"{api}: 'anneal_strategy' must be 'cos' or 'linear', got {anneal_strategy!r}")
+        self.anneal_func = _cos_anneal if anneal_strategy == "cos" else _linear_anneal
+        up_end = phase_pct * total_steps - 1
+        last = total_steps - 1.0
+        if three_phase:
+            if phase_pct >= 0.5:
+                raise ValueError(f"{api}: with three_phase=True 'phase_pct' must be less than 0.5, got {phase_pct}")
+            # (last step of the phase, its length, start rate, end rate); the final phase also covers later steps
+            down_end = 2 * phase_pct * total_steps - 2
+            self._phases = ((up_end, up_end, start, top), (down_end, down_end - up_end, top, start),
+                            (last, last - down_end, start, end))
+        else:
+            self._phases = ((up_end, up_end, start, top), (last, last - up_end, top, end))
+        super().__init__(start, last_epoch, verbose)
+
+    def get_lr(self) -> float:
+        step = self.last_epoch
+        if step > self.total_steps:
+            raise ValueError(f"OneCycleLR: tried to step {step} times, but the number of total steps is "
+                             f"{self.total_steps}")
+        begin = 0.0
+        for end_step, size, lo, hi in self._phases:
+            if step <= end_step or end_step == self._phases[-1][0]:
+                return self.anneal_func(lo, hi, (step - begin) / size)
+            begin = end_step
+        raise AssertionError("unreachable: the last phase takes every step")
+
+
+class CyclicLR(LRScheduler):
+    """Triangular cycles between base and max rate; the amplitude scaled per cycle or iteration
+    ('triangular': 1, 'triangular2': halved each cycle, 'exp_range': exp_gamma**iteration, or scale_fn)."""
+
+    def __init__(self, base_learning_rate: float, max_learning_rate: float, step_size_up: int,
+                 step_size_down: int | None = None, mode: str = "triangular", exp_gamma: float = 1.0,
+                 scale_fn: Callable[[float], float] | None = None, scale_mode: str = "cycle",
+                 last_epoch: int = -1, verbose: bool = False):
+        api = "CyclicLR"
+        self.max_lr = _nonneg(api, "max_learning_rate", max_learning_rate)
+        up = _positive_int(api, "step_size_up", step_size_up)
+        down = up if step_size_down is None else _positive_int(api, "step_size_down", step_size_down)
+        if not isinstance(exp_gamma, float):
+            raise TypeError(f"{api}: 'exp_gamma' must be a float, got {type(exp_gamma).__name__}")
+        if scale_fn is None and mode not in ("triangular", "triangular2", "exp_range"):
+            raise ValueError(f"{api}: 'mode' must be 'triangular', 'triangular2' or 'exp_range' when no "
+                             f"'scale_fn' is given, got {mode!r}")
+        if scale_mode not in ("cycle", "iterations"):
+            raise ValueError(f"{api}: 'scale_mode' must be 'cycle' or 'iterations', got {scale_mode!r}")
+        self.cycle_size = float(up + down)
+        self.step_up_pct = up / self.cycle_size
+        self.amplitude = self.max_lr - _number(api, "base_learning_rate", base_learning_rate)
+        self.mode, self.gamma = mode, exp_gamma
+        if scale_fn is not None:
+            self.scale_fn, self.scale_mode = scale_fn, scale_mode
+        elif mode == "triangular":
+            self.scale_fn, self.scale_mode = (lambda c: 1.0), "cycle"
+        elif mode == "triangular2":
+            self.scale_fn, self.scale_mode = (lambda c: 1 / (2.0 ** (c - 1))), "cycle"
+        else:
+            self.scale_fn, self.scale_mode = (lambda i: self.gamma ** i), "iterations"
+        super().__init__(base_learning_rate, last_epoch, verbose)
+
+    def get_lr(self) -> float:
+        iterations = self.last_epoch
+        cycle = 1 + iterations // self.cycle_size
+        pct = 1.0 + iterations / self.cycle_size - cycle
+        if pct <= self.step_up_pct:
+            height = pct / self.step_up_pct
+        else:
+            height = (1 - pct) / (1 - self.step_up_pct)
+        x = cycle if self.scale_mode == "cycle" else iterations
+        return self.base_lr + self.amplitude * height * self.scale_fn(x)
+
+
+class LinearLR(LRScheduler):
+    """lr * factor, the factor going linearly from start_factor to end_factor over total_steps, then held."""
+
+    def __init__(self, learning_rate: float, total_steps: int, start_factor: float = 1.0 / 3,
+                 end_factor: float = 1.0, last_epoch: int = -1, verbose: bool = False):
+        api = "LinearLR"
+        self.start_factor = _number(api, "start_factor", start_factor)
+        self.end_factor = _number(api, "end_factor", end_factor)
+        if not 0.0 < self.start_factor <= 1.0:
+            raise ValueError(f"{api}: 'start_factor' must be in (0, 1], got {start_factor}")
+        if not 0.0 <= self.end_factor <= 1.0:
+            raise ValueError(f"{api}: 'end_factor' must be in [0, 1], got {end_factor}")
+        self.total_steps = _positive_int(api, "total_steps", total_steps)
+        super().__init__(learning_rate, last_epoch, verbose)
+
+    def get_lr(self) -> float:
+        done = min(max(self.last_epoch, 0), self.total_steps) / self.total_steps
+        return self.base_lr * (self.start_factor + (self.end_factor - self.start_factor) * done)
+
+
+class CosineAnnealingWarmRestarts(LRScheduler):
+    """Cosine annealing from lr to eta_min over T_i epochs, restarting with T_i *= T_mult (SGDR).
+
+    The position in the cycle (T_cur, T_i) is derived from `last_epoch` with integer arithmetic,
+    so a scheduler restored from `state_dict` (which holds only the epoch and the rate, as
+    Paddle's) continues on the same schedule."""
+
+    def __init__(self, learning_rate: float, T_0: int, T_mult: int = 1, eta_min: float = 0,  # noqa: N803
+                 last_epoch: int = -1, verbose: bool = False):
+        api = "CosineAnnealingWarmRestarts"
+        self.T_0 = _positive_int(api, "T_0", T_0)
+        if isinstance(T_mult, bool) or not isinstance(T_mult, int):
+            raise TypeError(f"{api}: 'T_mult' must be an int, got {type(T_mult).__name__}")
+        if T_mult < 1:
+            raise ValueError(f"{api}: 'T_mult' must be an int >= 1, got {T_mult}")
+        self.T_mult = T_mult
+        self.eta_min = _number(api, "eta_min", eta_min)
+        self.T_i, self.T_cur = self.T_0, last_epoch
+        super().__init__(learning_rate, last_epoch, verbose)
+
+    def step(self, epoch: int | None = None) -> None:
+        """Advance one epoch (or jump to `epoch` >= 0)."""
+        if epoch is not None and not isinstance(epoch, bool) and isinstance(epoch, int) and epoch < 0:
+            raise ValueError(f"CosineAnnealingWarmRestarts.step: expected a non-negative epoch, got {epoch}")
+        super().step(epoch)
+
+    def get_lr(self) -> float:
+        self.T_cur, self.T_i = self._cycle_at(max(self.last_epoch, 0))
+        return self.eta_min + (self.base_lr - self.eta_min) * (1 + math.cos(math.pi * self.T_cur / self.T_i)) / 2
+
+    _get_closed_form_lr = get_lr
+
+    def _cycle_at(self, epoch: int) -> tuple[int, int]:
+        """(epochs into the current cycle, the cycle's length) at `epoch`."""
+        if self.T_mult == 1:
+            return epoch % self.T_0, self.T_0
+        t_cur, t_i = epoch, self.T_0
+        while t_cur >= t_i:
+            t_cur -= t_i
+            t_i *= self.T_mult
+        return t_cur, t_i
