@@ -1,4 +1,4 @@
-"""Optimizer update ops (in place): sgd, momentum, adam, adamw, rmsprop.
+"""Optimizer update ops (in place): sgd, momentum, adam, adamw, rmsprop, adagrad, adamax, lamb.
 
 Each kernel updates the parameter and its state arrays IN PLACE with a handful of fused
 `out=` ufunc calls into one per-thread scratch buffer, and returns those same arrays, so a
@@ -85,7 +85,7 @@ def check(op: OpDef, arrays: tuple, attrs: dict) -> None:
 
 # ---------------------------------------------------------------- scratch
 class _Scratch(threading.local):
-    """One growing flat buffer per (array type, device, dtype) and thread: kernels allocate nothing."""
+    """Growing flat buffers per (slot, array type, device, dtype) and thread: kernels allocate nothing."""
 
     def __init__(self) -> None:
         self.buffers: dict = {}
@@ -94,10 +94,11 @@ class _Scratch(threading.local):
 _SCRATCH = _Scratch()
 
 
-def _scratch(xp, like):
-    """A scratch array shaped like `like` (contents undefined), reused across calls."""
+def _scratch(xp, like, slot: int = 0):
+    """A scratch array shaped like `like` (contents undefined), reused across calls; kernels that
+    need two temporaries at once ask for two slots."""
     dev = None if type(like) is np.ndarray else like.device.id
-    key = (dev, like.dtype)
+    key = (slot, dev, like.dtype)
     buf = _SCRATCH.buffers.get(key)
     n = like.size
     if buf is None or buf.size < n:
@@ -248,6 +249,101 @@ def _rmsprop_kernel(xp, param, grad, learning_rate, moment, mean_square, mean_gr
     return param, moment, mean_square, mean_grad
 
 
+# ---------------------------------------------------------------- adagrad
+def _adagrad_meta(param, grad, learning_rate, moment, *, epsilon):
+    _check_like("adagrad", param, grad=grad, moment=moment)
+    _check_scalars("adagrad", learning_rate=learning_rate)
+    _check_range("adagrad", "epsilon", epsilon, "nonneg")
+    return param, moment
+
+
+def _adagrad_kernel(xp, param, grad, learning_rate, moment, *, epsilon):
+    """moment += g^2; param -= lr * g / (sqrt(moment) + eps)."""
+    tmp = _scratch(xp, param)
+    xp.multiply(grad, grad, out=tmp)
+    moment += tmp
+    xp.sqrt(moment, out=tmp)
+    tmp += epsilon
+    xp.divide(grad, tmp, out=tmp)
+    tmp *= learning_rate.item()
+    xp.subtract(param, tmp, out=param)
+    return param, moment
+
+
+# ---------------------------------------------------------------- adamax
+def _adamax_meta(param, grad, learning_rate, moment, inf_norm, beta1_pow, *, beta1, beta2, epsilon):
+    _check_like("adamax", param, grad=grad, moment=moment, inf_norm=inf_norm)
+    _check_scalars("adamax", learning_rate=learning_rate, beta1_pow=beta1_pow)
+    _check_range("adamax", "beta1", beta1, "unit")
+    _check_range("adamax", "beta2", beta2, "unit")
+    _check_range("adamax", "epsilon", epsilon, "nonneg")
+    return param, moment, inf_norm, beta1_pow
+
+
+def _adamax_kernel(xp, param, grad, learning_rate, moment, inf_norm, beta1_pow, *, beta1, beta2, epsilon):
+    """m = b1*m + (1-b1)g; u = max(b2*u + eps, |g|); param -= lr/(1-b1^t) * m/u; b1^t *= b1."""
+    lr_t = learning_rate.item() / (1.0 - beta1_pow.item())
+    tmp = _scratch(xp, param)
+    moment *= beta1
+    xp.multiply(grad, 1.0 - beta1, out=tmp)
+    moment += tmp
+    inf_norm *= beta2
+    inf_norm += epsilon
+    xp.abs(grad, out=tmp)
+    xp.maximum(inf_norm, tmp, out=inf_norm)
+    xp.divide(moment, inf_norm, out=tmp)
+    tmp *= lr_t
+    xp.subtract(param, tmp, out=param)
+    beta1_pow *= beta1
+    return param, moment, inf_norm, beta1_pow
+
+
+# ---------------------------------------------------------------- lamb
+def _lamb_meta(param, grad, learning_rate, moment1, moment2, beta1_pow, beta2_pow, *,
+               weight_decay, beta1, beta2, epsilon, always_adapt):
+    _check_range("lamb", "weight_decay", weight_decay, "nonneg")
+    return _adam_checks("lamb", param, grad, learning_rate, moment1, moment2, beta1_pow, beta2_pow,
+                        beta1, beta2, epsilon)
+
+
+def _norm(xp, a) -> float:
+    flat = a.reshape(-1)
+    return math.sqrt(float(xp.vdot(flat, flat)))
+
+
+def _lamb_kernel(xp, param, grad, learning_rate, moment1, moment2, beta1_pow, beta2_pow, *,
+                 weight_decay, beta1, beta2, epsilon, always_adapt):
+    """Adam's moments, r = m_hat/(sqrt(v_hat) + eps) + wd*param, then param -= lr * ratio * r with the
+    trust ratio ||param|| / ||r|| (1 when either is 0, or when wd == 0 and not always_adapt)."""
+    b1c, b2c = 1.0 - beta1_pow.item(), 1.0 - beta2_pow.item()
+    tmp, r = _scratch(xp, param), _scratch(xp, param, 1)
+    moment1 *= beta1
+    xp.multiply(grad, 1.0 - beta1, out=tmp)
+    moment1 += tmp
+    moment2 *= beta2
+    xp.multiply(grad, grad, out=tmp)
+    tmp *= 1.0 - beta2
+    moment2 += tmp
+    xp.divide(moment2, b2c, out=r)
+    xp.sqrt(r, out=r)
+    r += epsilon
+    xp.divide(moment1, r, out=r)
+    r /= b1c
+    if weight_decay:
+        xp.multiply(param, weight_decay, out=tmp)
+        r += tmp
+    ratio = 1.0
+    if weight_decay > 0 or always_adapt:
+        p_norm, r_norm = _norm(xp, param), _norm(xp, r)
+        if p_norm > 0 and r_norm > 0:
+            ratio = p_norm / r_norm
+    r *= learning_rate.item() * ratio
+    xp.subtract(param, r, out=param)
+    beta1_pow *= beta1
+    beta2_pow *= beta2
+    return param, moment1, moment2, beta1_pow, beta2_pow
+
+
 # ---------------------------------------------------------------- registration
 _rng = np.random.default_rng(21)
 
@@ -294,6 +390,21 @@ def _rmsprop_samples():
             for m, c in ((0.0, False), (0.9, True))]
 
 
+def _adagrad_samples():
+    return [Sample((_arr(3, 4), _arr(3, 4), _one(0.1), _arr(3, 4, low=0.0, high=1.0)), {"epsilon": e})
+            for e in (1e-6, 0.1)]
+
+
+def _adamax_samples():
+    return [Sample((_arr(3, 4), _arr(3, 4), _one(0.01), _arr(3, 4), _arr(3, 4, low=0.1, high=1.0), _one(0.9 ** 2)),
+                   dict(_ADAM_ATTRS))]
+
+
+def _lamb_samples():
+    return [Sample(_adam_inputs(3, 4), {**_ADAM_ATTRS, "weight_decay": wd, "always_adapt": adapt})
+            for wd, adapt in ((0.01, False), (0.0, False), (0.0, True))]
+
+
 _FLAGS = {"inplace": True, "side_effect": True}
 
 SGD = defop("sgd", kernel=_sgd_kernel, meta=_sgd_meta, inputs=("param", "grad", "learning_rate"),
@@ -311,3 +422,11 @@ RMSPROP = defop("rmsprop", kernel=_rmsprop_kernel, meta=_rmsprop_meta,
                 attrs={"epsilon": 1e-6, "decay": 0.95, "momentum": 0.0, "centered": False},
                 inputs=("param", "grad", "learning_rate", "moment", "mean_square", "mean_grad"),
                 samples=_rmsprop_samples, **_FLAGS)
+ADAGRAD = defop("adagrad", kernel=_adagrad_kernel, meta=_adagrad_meta, attrs={"epsilon": 1e-6},
+                inputs=("param", "grad", "learning_rate", "moment"), samples=_adagrad_samples, **_FLAGS)
+ADAMAX = defop("adamax", kernel=_adamax_kernel, meta=_adamax_meta, attrs=dict(_ADAM_ATTRS),
+               inputs=("param", "grad", "learning_rate", "moment", "inf_norm", "beta1_pow"),
+               samples=_adamax_samples, **_FLAGS)
+LAMB = defop("lamb", kernel=_lamb_kernel, meta=_lamb_meta,
+             attrs={**_ADAM_ATTRS, "epsilon": 1e-6, "weight_decay": 0.01, "always_adapt": False},
+             inputs=_ADAM_INPUTS, samples=_lamb_samples, **_FLAGS)

@@ -1,6 +1,6 @@
-"""`paddle.optimizer`: SGD, Momentum, Adam, AdamW, RMSProp and `lr` schedulers."""
+"""`paddle.optimizer`: SGD, Momentum, Adam, AdamW, RMSProp, Adagrad, Adamax, Lamb and `lr` schedulers."""
 from . import lr  # noqa: F401
 from .optimizer import Optimizer
-from .optimizers import SGD, Adam, AdamW, Momentum, RMSProp
+from .optimizers import SGD, Adagrad, Adam, Adamax, AdamW, Lamb, Momentum, RMSProp
 
-__all__ = ["Optimizer", "SGD", "Momentum", "Adam", "AdamW", "RMSProp", "lr"]
+__all__ = ["Optimizer", "SGD", "Momentum", "Adam", "AdamW", "RMSProp", "Adagrad", "Adamax", "Lamb", "lr"]

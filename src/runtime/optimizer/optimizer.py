@@ -359,13 +359,19 @@ class Optimizer:
             new_accs[(name, pid)] = t
         return t._data
 
+    def _accumulator_layout(self, fill: str | None, shape: tuple, dtype: np.dtype,
+                            options: dict) -> tuple[tuple, np.dtype, float]:
+        """(shape, dtype, initial value) of an accumulator of a parameter of `shape` and `dtype`:
+        zeros like the parameter, or a [1] power filled with hyperparameter `fill` (float32 for
+        float16 parameters). Eager and static optimizers both create accumulators from this."""
+        if fill is None:
+            return tuple(shape), dtype, 0.0
+        return (1,), (np.dtype(np.float32) if dtype == np.float16 else dtype), options[fill]
+
     def _new_accumulator(self, name: str, fill: str | None, param: Tensor, options: dict) -> Tensor:
         parr = param._data
         xp = _xp(parr)
-        if fill is None:
-            shape, dtype = parr.shape, parr.dtype
-        else:
-            shape, dtype = (1,), (np.dtype(np.float32) if parr.dtype == np.float16 else parr.dtype)
+        shape, dtype, value = self._accumulator_layout(fill, parr.shape, parr.dtype, options)
         key = f"{param.name}_{name}_0"
         loaded = self._accumulators_holder.get(key)
         if loaded is not None:
@@ -374,10 +380,8 @@ class Optimizer:
                 raise ValueError(f"{type(self).__name__}: the loaded state '{key}' has shape "
                                  f"{list(np.shape(value))}, expected {list(shape)}")
             arr = xp.array(value, dtype=dtype)
-        elif fill is None:
-            arr = xp.zeros(shape, dtype)
         else:
-            arr = xp.full(shape, options[fill], dtype)
+            arr = xp.full(shape, value, dtype)
         t = Tensor._wrap(arr)
         t.name = key
         t.persistable = True

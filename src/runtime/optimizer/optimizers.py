@@ -1,4 +1,4 @@
-"""SGD, Momentum, Adam, AdamW and RMSProp: each names its update op, hyperparameters and
+"""SGD, Momentum, Adam, AdamW, RMSProp, Adagrad, Adamax and Lamb: each names its update op, hyperparameters and
 accumulators (Paddle's names) and maps one parameter to the op's inputs."""
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from ..ops import optimizer_ops
 from .lr import LRScheduler
 from .optimizer import Optimizer, _float_arg
 
-__all__ = ["SGD", "Momentum", "Adam", "AdamW", "RMSProp"]
+__all__ = ["SGD", "Momentum", "Adam", "AdamW", "RMSProp", "Adagrad", "Adamax", "Lamb"]
 
 _NO_ATTRS: dict = {}
 
@@ -129,3 +129,77 @@ class RMSProp(Optimizer):
         o = group.options
         return (param._data, grad, lr, *accs), {"epsilon": o["epsilon"], "decay": o["rho"],
                                                  "momentum": o["momentum"], "centered": o["centered"]}
+
+
+class Adagrad(Optimizer):
+    """moment += grad^2; param -= lr * grad / (sqrt(moment) + epsilon); moment starts at
+    `initial_accumulator_value` (Paddle's accumulator name: `<param>_moment_0`)."""
+
+    _op = optimizer_ops.ADAGRAD
+    _hyper_checks = {"epsilon": "nonneg", "initial_accumulator_value": "nonneg"}
+    _accumulator_specs = (("moment", "initial_accumulator_value"),)
+
+    def __init__(self, learning_rate: float | LRScheduler, epsilon: float = 1.0e-6,
+                 parameters: Iterable | None = None, weight_decay: Any = None, grad_clip: Any = None,
+                 name: str | None = None, initial_accumulator_value: float = 0.0):
+        if learning_rate is None:
+            raise ValueError("Adagrad: learning_rate is not set")
+        self._epsilon, self._initial_accumulator_value = epsilon, initial_accumulator_value
+        super().__init__(learning_rate, parameters, weight_decay, grad_clip, name)
+
+    def _accumulator_layout(self, fill, shape, dtype, options):
+        """The moment is shaped like the parameter, filled with initial_accumulator_value."""
+        return tuple(shape), dtype, options[fill]
+
+    def _op_inputs(self, param, grad, lr, accs, group):
+        return (param._data, grad, lr, *accs), {"epsilon": group.options["epsilon"]}
+
+
+class Adamax(Optimizer):
+    """Adam with the infinity norm: u = max(beta2 * u + epsilon, |grad|);
+    param -= lr / (1 - beta1^t) * moment / u."""
+
+    _op = optimizer_ops.ADAMAX
+    _hyper_checks = Adam._hyper_checks
+    _accumulator_specs = (("moment", None), ("inf_norm", None), ("beta1_pow_acc", "beta1"))
+
+    def __init__(self, learning_rate: float | LRScheduler = 0.001, beta1: float = 0.9, beta2: float = 0.999,
+                 epsilon: float = 1e-8, parameters: Iterable | None = None, weight_decay: Any = None,
+                 grad_clip: Any = None, name: str | None = None):
+        self._beta1, self._beta2, self._epsilon = beta1, beta2, epsilon
+        super().__init__(learning_rate, parameters, weight_decay, grad_clip, name)
+
+    def _op_inputs(self, param, grad, lr, accs, group):
+        o = group.options
+        return (param._data, grad, lr, *accs), {"beta1": o["beta1"], "beta2": o["beta2"], "epsilon": o["epsilon"]}
+
+
+class Lamb(Optimizer):
+    """Layer-wise adaptive moments: the Adam direction plus lamb_weight_decay * param, scaled by the
+    trust ratio ||param|| / ||direction||. `exclude_from_weight_decay_fn(param)` True drops the
+    decay for that parameter; `multi_precision` is accepted (updates run in the parameter's dtype)."""
+
+    _op = optimizer_ops.LAMB
+    _hyper_checks = {**Adam._hyper_checks, "lamb_weight_decay": "nonneg"}
+    _accumulator_specs = Adam._accumulator_specs
+
+    def __init__(self, learning_rate: float | LRScheduler = 0.001, lamb_weight_decay: float = 0.01,
+                 beta1: float = 0.9, beta2: float = 0.999, epsilon: float = 1e-6,
+                 parameters: Iterable | None = None, grad_clip: Any = None,
+                 exclude_from_weight_decay_fn: Callable | None = None, multi_precision: bool = False,
+                 always_adapt: bool = False, name: str | None = None):
+        if exclude_from_weight_decay_fn is not None and not callable(exclude_from_weight_decay_fn):
+            raise TypeError("Lamb: 'exclude_from_weight_decay_fn' must be a function or None, got "
+                            f"{type(exclude_from_weight_decay_fn).__name__}")
+        self._beta1, self._beta2, self._epsilon = beta1, beta2, epsilon
+        self._lamb_weight_decay = lamb_weight_decay
+        self._exclude_from_weight_decay_fn = exclude_from_weight_decay_fn
+        self._always_adapt = bool(always_adapt)
+        super().__init__(learning_rate, parameters, None, grad_clip, name)
+
+    def _op_inputs(self, param, grad, lr, accs, group):
+        o = group.options
+        exclude = o.get("exclude_from_weight_decay_fn", self._exclude_from_weight_decay_fn)
+        decay = 0.0 if exclude is not None and exclude(param) else o["lamb_weight_decay"]
+        return (param._data, grad, lr, *accs), {"weight_decay": decay, "beta1": o["beta1"], "beta2": o["beta2"],
+                                                 "epsilon": o["epsilon"], "always_adapt": self._always_adapt}

@@ -3,7 +3,8 @@
 As Paddle's `minimize`: `append_backward(loss)` gives `params_grads` sorted
 by parameter name; then, per parameter group, the gradient-clip ops (the clip classes are
 written with public ops, so they record), the regularisation ops, and ONE update op per
-parameter (the registry's sgd / momentum / adam / adamw / rmsprop, whose kernels update the
+parameter (the registry's sgd / momentum / adam / adamw / rmsprop / adagrad / adamax / lamb, whose
+kernels update the
 parameter and its accumulators in place), in parameter-name order.
 
 The learning rate is a persistable float32 var `learning_rate_<n>` and each accumulator a
@@ -107,11 +108,7 @@ def _append_update(opt, main, startup, param, grad, lr, group, unique_name):
     """One update op for `param` (its accumulators created and initialised first)."""
     accs = []
     for acc_name, fill in opt._accumulator_specs:
-        if fill is None:
-            shape, dtype, value = tuple(param._shape), param._np_dtype, 0.0
-        else:
-            dtype = np.dtype(np.float32) if param._np_dtype == np.float16 else param._np_dtype
-            shape, value = (1,), group.options[fill]
+        shape, dtype, value = opt._accumulator_layout(fill, tuple(param._shape), param._np_dtype, group.options)
         accs.append(_persistable(main, startup, unique_name(f"{param.name}_{acc_name}"), shape, dtype, value))
     op = opt._op
     inputs = [param, grad, lr, *accs]
