@@ -1,15 +1,13 @@
 """paddle.addmm / baddbmm (and the Tensor methods) against Paddle 3.3.1's numbers, gradients
 included; to_static equals eager; Paddle's shape errors."""
-import json
-import os
-
 import numpy as np
 import pytest
 
 import runtime as paddle
+from fixtures.paddle.more_apis_cases import load
 from sot_helpers import captured
 
-REF = json.load(open(os.path.join(os.path.dirname(__file__), "fixtures", "paddle", "more_apis.json")))
+REF = load()
 
 
 @pytest.mark.parametrize("op", ["addmm", "baddbmm"])

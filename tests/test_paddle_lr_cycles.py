@@ -1,37 +1,15 @@
 """OneCycleLR, CyclicLR, LinearLR and CosineAnnealingWarmRestarts: 30 rates equal Paddle 3.3.1's,
 state_dict round trips continue the schedule, bad arguments raise Paddle's error types."""
-import json
-import os
-
 import numpy as np
 import pytest
 
 import runtime as paddle
 
+from fixtures.paddle.more_apis_cases import load, rates, schedulers
+
 L = paddle.optimizer.lr
-REF = json.load(open(os.path.join(os.path.dirname(__file__), "fixtures", "paddle", "more_apis.json")))["lr"]
-
-MAKERS = {
-    "onecycle": lambda: L.OneCycleLR(1.0, 30),
-    "onecycle_lin3": lambda: L.OneCycleLR(0.5, 30, divide_factor=10.0, end_learning_rate=0.001, phase_pct=0.4,
-                                          anneal_strategy="linear", three_phase=True),
-    "warm_restarts": lambda: L.CosineAnnealingWarmRestarts(0.5, 5, T_mult=2, eta_min=0.01),
-    "warm_restarts1": lambda: L.CosineAnnealingWarmRestarts(0.5, 4),
-    "linear": lambda: L.LinearLR(0.5, 10),
-    "linear_b": lambda: L.LinearLR(0.5, 20, start_factor=0.9, end_factor=0.1),
-    "cyclic": lambda: L.CyclicLR(0.1, 1.0, 4),
-    "cyclic2": lambda: L.CyclicLR(0.1, 1.0, 3, step_size_down=5, mode="triangular2"),
-    "cyclic_exp": lambda: L.CyclicLR(0.1, 1.0, 4, mode="exp_range", exp_gamma=0.9),
-    "cyclic_iter": lambda: L.CyclicLR(0.1, 1.0, 4, scale_fn=lambda x: 0.95 ** x, scale_mode="iterations"),
-}
-
-
-def rates(s, n):
-    out = [s.last_lr]
-    for _ in range(n - 1):
-        s.step()
-        out.append(s.last_lr)
-    return out
+REF = load()["lr"]
+MAKERS = schedulers(paddle)
 
 
 @pytest.mark.parametrize("name", sorted(MAKERS))

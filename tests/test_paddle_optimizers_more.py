@@ -1,34 +1,18 @@
 """Adagrad, Adamax and Lamb: three steps on a small Linear equal Paddle 3.3.1's parameters, in
 dynamic mode and through static `minimize`; Paddle's state_dict keys; a state_dict round trip
 continues training exactly; param groups, grad_clip and bad arguments."""
-import json
-import os
-
 import numpy as np
 import pytest
 
 import runtime as paddle
 from runtime import static
 
-REF = json.load(open(os.path.join(os.path.dirname(__file__), "fixtures", "paddle", "more_apis.json")))
+from fixtures.paddle.more_apis_cases import load, optimizers
+
+REF = load()
 INIT = {k: np.array(v, "float32") for k, v in REF["opt_init"].items()}
 O = paddle.optimizer
-
-
-def _no_bias(p):
-    return p.name.endswith("b_0")
-
-
-MAKERS = {  # the same arguments as the recording script
-    "adagrad": lambda ps: O.Adagrad(0.1, parameters=ps, initial_accumulator_value=0.1),
-    "adagrad_wd": lambda ps: O.Adagrad(0.1, epsilon=1e-5, parameters=ps, weight_decay=0.1),
-    "adamax": lambda ps: O.Adamax(0.1, parameters=ps),
-    "adamax_b": lambda ps: O.Adamax(0.05, beta1=0.8, beta2=0.9, epsilon=1e-3, parameters=ps),
-    "lamb": lambda ps: O.Lamb(0.1, parameters=ps),
-    "lamb_excl": lambda ps: O.Lamb(0.1, lamb_weight_decay=0.1, parameters=ps, exclude_from_weight_decay_fn=_no_bias),
-    "lamb_adapt": lambda ps: O.Lamb(0.1, lamb_weight_decay=0.0, parameters=ps, always_adapt=True),
-    "lamb_noadapt": lambda ps: O.Lamb(0.1, lamb_weight_decay=0.0, parameters=ps),
-}
+MAKERS = optimizers(paddle)
 
 
 def _linear():

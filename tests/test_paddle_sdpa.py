@@ -1,18 +1,16 @@
 """F.scaled_dot_product_attention in Paddle's [batch, seq_len, num_heads, head_dim] layout: values and
 a gradient equal Paddle 3.3.1's (bool/float masks, causal, scale, unbatched, grouped-query heads);
 to_static equals eager; a static program computes the same; Paddle's argument errors."""
-import json
-import os
-
 import numpy as np
 import pytest
 
 import runtime as paddle
 import runtime.nn.functional as F
 from runtime import static
+from fixtures.paddle.more_apis_cases import load
 from sot_helpers import captured
 
-REF = json.load(open(os.path.join(os.path.dirname(__file__), "fixtures", "paddle", "more_apis.json")))["sdpa"]
+REF = load()["sdpa"]
 SDPA = F.scaled_dot_product_attention
 
 
