@@ -245,3 +245,36 @@ def test_conv_settings_are_immutable_so_their_guards_fold():
     assert len(_guards(jit)) <= 6
     assert net.conv._stride == (2, 2) and net.conv._padding == (1, 1)
     assert "stride=[2, 2], padding=[1, 1]" in repr(net.conv)  # printed as Paddle prints it
+
+
+class _ListNet(nn.Layer):
+    """Sublayers kept in a plain Python list as well (DenseNet's style): each is a tree of its own."""
+
+    def __init__(self, n=4):
+        super().__init__()
+        self.stages = []
+        for i in range(n):
+            self.stages.append(self.add_sublayer(f"stage{i}", Block()))
+
+    def forward(self, x):
+        for stage in self.stages:
+            x = stage(x)
+        return x
+
+
+def test_class_checks_are_made_once_per_entry_across_its_trees():
+    net, x = _ListNet(), rand(3, 4)
+    net.eval()
+    jit = jit_of(_ListNet.forward)
+    assert_same_result(jit(net, x), net(x))
+    trees = [g.expected for g in _guards(jit) if g.kind == "layer_tree"]
+    assert len(trees) > 1  # list items are not covered by the epoch: each is a root of its own
+    keys = [(c.cls, tuple(s.key for s in c.steps), c.guard.kind) for t in trees for c in t.class_checks]
+    assert len(keys) == len(set(keys)) and any(k[0] is Block for k in keys)
+    original = Block.forward
+    try:  # a class check made by one tree still guards every layer of that class
+        Block.forward = lambda self, x: self.act(self.fc(x)) * 2.0
+        _same_as_eager(net, jit, x)
+        _miss_names(jit, "forward")
+    finally:
+        Block.forward = original

@@ -181,12 +181,15 @@ def fold_layer_guards(guards: list[Guard], scope: Scope) -> list[Guard]:
             key = (check.cls, tuple((s.kind, s.key) for s in steps), guard.kind, guard.check.key(guard.expected))
             class_checks.setdefault(key, check)
     result: list[Guard] = []
+    checked: set[tuple] = set()  # an entry holds only if all its trees do: each class check in one of them
     for item in out:
         if isinstance(item, Guard):
             result.append(item)
         else:
             folded, class_checks = trees[item]
-            result.append(Guard(item, "layer_tree", LayerTree(item, folded, list(class_checks.values()))))
+            mine = [check for key, check in class_checks.items() if key not in checked]
+            checked.update(class_checks)
+            result.append(Guard(item, "layer_tree", LayerTree(item, folded, mine)))
     return result
 
 
