@@ -1,7 +1,8 @@
 """The op library. Importing it registers every op; `registry.all_ops()` lists them."""
 from . import dispatch  # noqa: F401 - installs eager dispatch before any op runs
 from . import (activation, common, conv, creation, fused, gather, indexing, interpolate, linalg, loss,  # noqa: F401
-               math, norm, operators, optimizer_ops, padding, pool, random, reduction, search, shape)
+               math, norm, operators, optimizer_ops, padding, pool, random, reduction, sampling, search,
+               shape)
 from .registry import OpDef, Sample, TensorSpec, all_ops, get_op
 
 __all__ = ["OpDef", "Sample", "TensorSpec", "all_ops", "get_op"]

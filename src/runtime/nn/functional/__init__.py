@@ -8,6 +8,7 @@ from ...ops.math import sigmoid, tanh  # noqa: F401
 from ...ops.norm import *  # noqa: F401,F403
 from ...ops.padding import *  # noqa: F401,F403
 from ...ops.pool import *  # noqa: F401,F403
+from ...ops.sampling import *  # noqa: F401,F403
 from ...ops.shuffle import *  # noqa: F401,F403
 from .attention import scaled_dot_product_attention  # noqa: F401
 from .extension import sequence_mask  # noqa: F401
