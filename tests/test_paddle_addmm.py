@@ -5,7 +5,7 @@ import pytest
 
 import runtime as paddle
 from fixtures.paddle.more_apis_cases import load
-from sot_helpers import captured
+from sot_helpers import captured, jit_of
 
 REF = load()
 
@@ -54,3 +54,31 @@ def test_bad_shapes_raise_value_error(shapes, words):
 def test_bad_coefficient_raises_type_error_naming_it():
     with pytest.raises(TypeError, match="'alpha'"):
         paddle.addmm(paddle.ones([2]), paddle.ones([2, 2]), paddle.ones([2, 2]), alpha="2")
+
+
+def test_inplace_methods_write_the_input():
+    i, x, y = (paddle.to_tensor(np.array(a, "float32")) for a in REF["addmm"]["inputs"])
+    full = paddle.expand(i, [2, 3]).clone()
+    want = paddle.addmm(full, x, y, beta=0.5, alpha=2.0).numpy()
+    assert full.addmm_(x, y, beta=0.5, alpha=2.0) is full
+    np.testing.assert_array_equal(full.numpy(), want)
+    with pytest.raises(ValueError, match="addmm_"):
+        i.addmm_(x, y)  # [3] cannot hold the [2, 3] result
+    bi, bx, by = (paddle.to_tensor(np.array(a, "float32")) for a in REF["baddbmm"]["inputs"])
+    target = paddle.expand(bi, [2, 2, 3]).clone()
+    want = paddle.baddbmm(target, bx, by, alpha=-1.0).numpy()
+    target.baddbmm_(bx, by, alpha=-1.0)
+    np.testing.assert_array_equal(target.numpy(), want)
+
+
+def test_to_static_gradients_equal_eager():
+    def f(i, x, y):
+        return (paddle.addmm(i, x, y, beta=0.5, alpha=2.0) ** 2).sum()
+
+    def grads(fn):
+        ts = [paddle.to_tensor(np.array(a, "float32"), stop_gradient=False) for a in REF["addmm"]["inputs"]]
+        fn(*ts).backward()
+        return [t.grad.numpy() for t in ts]
+
+    for got, want in zip(grads(jit_of(f)), grads(f)):
+        np.testing.assert_array_equal(got, want)

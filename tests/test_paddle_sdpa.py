@@ -8,7 +8,7 @@ import runtime as paddle
 import runtime.nn.functional as F
 from runtime import static
 from fixtures.paddle.more_apis_cases import load
-from sot_helpers import captured
+from sot_helpers import captured, jit_of
 
 REF = load()["sdpa"]
 SDPA = F.scaled_dot_product_attention
@@ -106,3 +106,16 @@ def test_static_program_computes_paddle_values():
 def test_bad_arguments_raise_paddle_error_types_naming_the_argument(call, error, arg):
     with pytest.raises(error, match=arg):
         call()
+
+
+def test_to_static_gradients_equal_eager():
+    def f(q, k, v, mask):
+        return (SDPA(q, k, v, attn_mask=mask) ** 2).sum()
+
+    def grads(fn):
+        q, k, v = t("q", grad=True), t("k", grad=True), t("v", grad=True)
+        fn(q, k, v, t("float_mask")).backward()
+        return [q.grad.numpy(), k.grad.numpy(), v.grad.numpy()]
+
+    for got, want in zip(grads(jit_of(f)), grads(f)):
+        np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-7)

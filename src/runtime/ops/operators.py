@@ -9,6 +9,7 @@ import numpy as np
 from ..tensor import Tensor, tensor_method
 from . import math as m
 from .inplace import inplace
+from .linalg import addmm, baddbmm
 from .math import (abs, add, bitwise_and, bitwise_not, bitwise_or, bitwise_xor, cast,  # noqa: A004
                    clip, divide, equal, floor_divide, floor_mod, fmax, fmin, greater_equal,
                    greater_than, isclose, isfinite, isinf, isnan, lerp, less_equal, less_than, logical_and,
@@ -97,4 +98,6 @@ def _inplace_api(fn, api: str):
 for _name in ("add", "subtract", "multiply", "divide", "clip", "scale", "exp", "sqrt", "tanh", "sigmoid",
               "abs", "neg", "floor", "ceil", "round", "pow", "remainder", "square", "reciprocal", "log"):
     setattr(Tensor, _name + "_", _inplace_api(getattr(m, _name), _name + "_"))
+for _fn in (addmm, baddbmm):
+    setattr(Tensor, _fn.__name__ + "_", _inplace_api(_fn, _fn.__name__ + "_"))
 Tensor.astype = lambda self, dtype: cast(self, dtype)
