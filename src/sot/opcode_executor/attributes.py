@@ -19,11 +19,11 @@ from sot.pyversion import Instruction
 
 from .containers import CONTAINER_METHODS
 from .dims import run_time_shape
-from .dispatch import handles
+from .dispatch import FrameRaises, handles
 from .trackers import ExpressionTracker, GetAttrTracker, GetItemTracker, TypeTracker
-from .variables import (BoundMethodVariable, ConstantVariable, ContainerMethodVariable, FunctionVariable,
-                        InstanceVariable, ListVariable, ObjectVariable, SuperVariable, TensorMethodVariable,
-                        TensorVariable, Variable, python_type)
+from .variables import (BoundMethodVariable, ConstantVariable, ContainerMethodVariable, ExceptionVariable,
+                        FunctionVariable, InstanceVariable, ListVariable, ObjectVariable, SuperVariable,
+                        TensorMethodVariable, TensorVariable, TupleVariable, Variable, python_type)
 
 __all__ = ["AttributeMixin", "C_METHODS"]
 
@@ -48,6 +48,8 @@ class AttributeMixin:
         if isinstance(base, InstanceVariable):
             written = self.translation.effects.attr(base.value, name)
             return written if written is not None else self._class_attr(base, name)
+        if isinstance(base, ExceptionVariable) and name == "args":
+            return TupleVariable(list(base.args))
         if isinstance(base, ConstantVariable) and isinstance(getattr(base.value, name, None),
                                                              types.BuiltinMethodType):
             return ObjectVariable(getattr(base.value, name))  # "a,b".split: folded when called
@@ -104,8 +106,10 @@ class AttributeMixin:
                       klass.__dict__), None)
         if found is None or (start_after is None and name in getattr(value, "__dict__", {}) and not hasattr(
                 found[1], "__set__")):
-            if start_after is not None or not hasattr(value, name):
+            if start_after is not None:
                 self.unsupported(f"{type(value).__name__} object has no attribute {name!r}")
+            if not hasattr(value, name):
+                self._no_attribute(obj, name)
             return self.wrap(getattr(value, name), GetAttrTracker(obj.tracker, name))
         k, attr = found
         if start_after is None:  # `type(x).name`: the class attribute Python's lookup finds now, wherever it is
@@ -132,6 +136,25 @@ class AttributeMixin:
         if isinstance(attr, C_METHODS):  # `arr.mean` is a new bound method on every read: what is guarded
             return BoundMethodVariable(self.guard_identity(attr, where), obj)  # is the method found on the type
         return self.wrap(getattr(value, name), GetAttrTracker(obj.tracker, name))
+
+    def _no_attribute(self, obj: Variable, name: str) -> None:
+        """`obj.name` raises AttributeError. When Python's plain lookup decided that (no `__getattr__` or
+        `__getattribute__` of the user's ran), it is raised in the simulation, where a `try` can catch it,
+        guarded on the object's `__dict__` and its classes' still lacking `name`; otherwise the frame runs eagerly."""
+        value, src = obj.value, obj.tracker.source
+        mro = type(value).__mro__
+        if src is None or type(value).__getattribute__ is not object.__getattribute__ or \
+                any("__getattr__" in klass.__dict__ for klass in mro):
+            self.unsupported(f"{type(value).__name__} object has no attribute {name!r}")
+        try:
+            getattr(value, name)  # (plain lookup: no code of the user's runs) for eager's exact message
+        except AttributeError as e:
+            error = e
+        for j in range(len(mro)):
+            self.guard_lacks(src.type().attr("__mro__").item(j).attr("__dict__"), name)
+        if hasattr(value, "__dict__"):
+            self.guard_lacks(src.attr("__dict__"), name)
+        raise FrameRaises.of(self.current.opname, self.where(), error)
 
     def _guard_not_overridden(self, obj: Variable, name: str, first: int, k: int, instance: bool) -> None:
         """The attribute was found in the dict of the `k`-th class of the object's MRO. Read as `type(x).name`

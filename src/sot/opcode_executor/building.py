@@ -97,7 +97,9 @@ class BuildMixin:
             try:
                 self.stack.append(base.items[index])
             except (IndexError, KeyError) as e:
-                raise FrameRaises(ins.opname, self.where(), f"{type(e).__name__}: {e}") from None
+                if hasattr(getattr(base, "kind", dict), "__missing__"):  # a subclass's __missing__ runs eagerly
+                    raise FrameRaises(ins.opname, self.where(), f"{type(e).__name__}: {e}") from None
+                raise FrameRaises.of(ins.opname, self.where(), e) from None
         elif isinstance(base, ConstantVariable) and not isinstance(index, Variable):
             self.stack.append(ConstantVariable(base.value[index]))
         else:

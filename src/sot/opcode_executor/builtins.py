@@ -19,9 +19,10 @@ from typing import TYPE_CHECKING, Any, Callable
 from sot import config
 from sot.dynamic.shapes import specialise
 
+from .dispatch import FrameRaises
 from .trackers import TypeTracker
 from .variables import (CONSTANT_TYPES, ITERATOR_TYPES, ConstantVariable, DictVariable, DictViewVariable,
-                        EnumerateVariable, FunctionVariable, InstanceVariable, IteratorVariable, ListVariable,
+                        EnumerateVariable, ExceptionVariable, FunctionVariable, InstanceVariable, IteratorVariable, ListVariable,
                         NumberVariable, ObjectVariable, SetVariable, SuperVariable, TensorVariable, TupleVariable,
                         Variable, ZipVariable, python_type)
 
@@ -46,7 +47,7 @@ def _real(ex: "OpcodeExecutor", fn: Callable, *args: Any, **kwargs: Any) -> Any:
     try:
         return fn(*args, **kwargs)
     except Exception as e:  # noqa: BLE001 - any exception of the builtin is the user's, raised by eager code
-        ex.raises(f"{getattr(fn, '__name__', fn)}() raises {type(e).__name__}: {e}")
+        raise FrameRaises.of("CALL", ex.where(), e) from None
 
 
 def _result(ex: "OpcodeExecutor", result: Any) -> Variable:
@@ -183,7 +184,7 @@ def _next(ex: "OpcodeExecutor", args: list[Variable], kwargs: dict[str, Variable
     item = ex.next_of(iterator)
     if item is None:
         if len(args) < 2:
-            ex.raises("next() of an exhausted iterator (StopIteration)")
+            raise FrameRaises.of("CALL", ex.where(), StopIteration())
         return args[1]
     return item
 
@@ -362,6 +363,8 @@ def _printed(ex: "OpcodeExecutor", var: Variable, within: tuple[int, ...]) -> Va
         return var
     if isinstance(var, ObjectVariable) and type(var.value).__module__ == "runtime.dtypes":
         return ObjectVariable(var.value)  # a value, not where it was read from: its guards hold already
+    if isinstance(var, ExceptionVariable) and not within:  # print shows str() of an argument, which is known
+        return ConstantVariable(str(ex.python_value(var)))
     if id(var) not in within and isinstance(var, TupleVariable) and type(var) in (TupleVariable, ListVariable):
         return type(var)([_printed(ex, v, (*within, id(var))) for v in var.items])
     if id(var) not in within and isinstance(var, DictVariable) and var.kind is dict and all(

@@ -98,7 +98,7 @@ def _insert(ex, xs: ListVariable, index: Variable, value: Variable) -> Variable:
 def _pop(ex, xs: ListVariable, index: Variable = ConstantVariable(-1)) -> Variable:
     position = ex.python_value(index)
     if not -len(xs.items) <= position < len(xs.items):
-        raise FrameRaises("CALL", ex.where(), "IndexError: pop index out of range")
+        raise FrameRaises.of("CALL", ex.where(), IndexError("pop index out of range"))
     ex.write_into(xs)
     return xs.items.pop(position)
 
@@ -106,7 +106,7 @@ def _pop(ex, xs: ListVariable, index: Variable = ConstantVariable(-1)) -> Variab
 def _remove(ex, xs: ListVariable, value: Variable) -> Variable:
     found = _position(ex, xs.items, value)
     if found is None:
-        raise FrameRaises("CALL", ex.where(), "ValueError: list.remove(x): x not in list")
+        raise FrameRaises.of("CALL", ex.where(), ValueError("list.remove(x): x not in list"))
     ex.write_into(xs)
     del xs.items[found]
     return ConstantVariable(None)
@@ -174,7 +174,7 @@ def _dict_pop(ex, d: DictVariable, key: Variable, default: Variable = _NO_DEFAUL
     k = _key(ex, key)
     if k not in d.items:
         if default is _NO_DEFAULT:
-            raise FrameRaises("CALL", ex.where(), f"KeyError: {k!r}")
+            raise FrameRaises.of("CALL", ex.where(), KeyError(k))
         return default
     ex.write_into(d)
     return d.items.pop(k)
@@ -190,7 +190,7 @@ def _setdefault(ex, d: DictVariable, key: Variable, default: Variable = Constant
 
 def _popitem(ex, d: DictVariable) -> Variable:
     if not d.items:
-        raise FrameRaises("CALL", ex.where(), "KeyError: 'popitem(): dictionary is empty'")
+        raise FrameRaises.of("CALL", ex.where(), KeyError("popitem(): dictionary is empty"))
     ex.write_into(d)
     k, v = d.items.popitem()
     return TupleVariable([ConstantVariable(k), v])

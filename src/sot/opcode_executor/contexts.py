@@ -3,10 +3,8 @@
 On CPython 3.11-3.13, `with cm as v:` is BEFORE_WITH (call `cm.__enter__()`, push the bound
 `__exit__` below its result), the body, and on the normal way out an ordinary CALL of that
 `__exit__` with (None, None, None). The exceptional way out (PUSH_EXC_INFO, WITH_EXCEPT_START,
-RERAISE) runs only when the body raises, which a simulation never reaches: an exception the frame
-would raise is `FrameRaises`, and the frame runs eagerly, so eager code raises it. Simulating
-BEFORE_WITH and the `__exit__` call is therefore all a `with` needs (the same holds for the normal
-path of `try`/`except`/`finally`, which is plain jumps).
+RERAISE) runs when the body raises an exception the simulation models (see `exceptions`): the same
+`__exit__` is called with the exception's class, the exception and a traceback placeholder.
 
 - `paddle.no_grad()`, `paddle.enable_grad()`, `paddle.set_grad_enabled(flag)` made in the frame,
   and no_grad / enable_grad objects read from outside it: entering one sets the builder's
@@ -41,8 +39,8 @@ from sot.pyversion import Instruction
 
 from .dispatch import handles
 from .trackers import ExpressionTracker
-from .variables import BoundMethodVariable, ConstantVariable, FunctionVariable, InstanceVariable, ObjectVariable, \
-    TensorVariable, Variable
+from .variables import BoundMethodVariable, ConstantVariable, ExceptionVariable, FunctionVariable, InstanceVariable, \
+    ObjectVariable, TensorVariable, Variable
 
 __all__ = ["ContextMixin", "GradModeVariable", "GradModeExitVariable"]
 
@@ -110,7 +108,8 @@ class ContextMixin:
         """`no_grad()`, `enable_grad()`, `set_grad_enabled(flag)`, `is_grad_enabled()` and a grad-mode
         context's `__exit__`, simulated; None for any other callable."""
         if isinstance(fn, GradModeExitVariable):
-            if [a.value if isinstance(a, ConstantVariable) else a for a in args] != [None] * 3 or kwargs:
+            leaving = [a.value if isinstance(a, ConstantVariable) else a for a in args]
+            if kwargs or (leaving != [None] * 3 and not (len(args) == 3 and isinstance(args[1], ExceptionVariable))):
                 self.unsupported("a grad-mode context's __exit__ called other than on leaving its with block")
             if fn.context.saved != fn.before:  # an object entered twice: eager leaves the mode changed
                 self.unsupported("a grad-mode context entered again inside its own with block leaves the grad "

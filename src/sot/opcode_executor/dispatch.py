@@ -33,10 +33,32 @@ class Unsupported(Exception):
 
 
 class FrameRaises(Unsupported):
-    """The frame raises an exception of its own (`raise` reached): eager code raises it, with its message."""
+    """The frame raises an exception of its own (`raise` reached): eager code raises it, with its message.
+    `raised`: the exception as the simulation knows it (an ExceptionVariable, or a (class, constant args)
+    pair of one a simulated builtin raises), which a `try` of the simulated frames can catch; None when
+    only eager code can make it."""
 
     default_code = "SOT-R001"
     breakable = False
+
+    def __init__(self, opname: str, where: str, detail: str = "", code: str | None = None, raised: Any = None):
+        super().__init__(opname, where, detail, code)
+        self.raised = raised
+
+    @classmethod
+    def of(cls, opname: str, where: str, error: BaseException) -> "FrameRaises":
+        """Eager code raises `error` here (a builtin's on values known at translation time): catchable in the
+        simulation when it is a builtin exception whose arguments are plain constants."""
+        simple = type(error).__module__ == "builtins" and all(_is_plain(a) for a in error.args)
+        return cls(opname, where, f"{type(error).__name__}: {error}",
+                   raised=(type(error), error.args) if simple else None)
+
+
+def _is_plain(value: Any) -> bool:
+    """A constant an exception's arguments may hold and a ConstantVariable models."""
+    if isinstance(value, tuple):
+        return all(_is_plain(v) for v in value)
+    return value is None or type(value) in (bool, int, float, str)
 
 
 class InPlaceUpdate(Unsupported):

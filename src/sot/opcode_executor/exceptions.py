@@ -1,15 +1,22 @@
-"""`try`/`except` around a `raise` of the frame itself, simulated: the raise jumps to the handler.
+"""Exceptions raised and caught inside the simulation, across inlined calls too.
 
-`ValueError("bad")` with constant arguments is an `ExceptionVariable`; `raise` of one under a
-`try` whose handler is an `except` clause (it starts with PUSH_EXC_INFO) unwinds the simulated stack
-to the handler's depth and goes on there, as CPython does, so the frame stays one graph. The
-handler's PUSH_EXC_INFO / CHECK_EXC_MATCH / POP_EXCEPT are simulated; the exception CPython would
-make "being handled" (what `sys.exc_info()` and a bare `raise` see) is a placeholder no break can
-rebuild, so code in the handler that needs it runs the frame eagerly. Nor can a break make the
-exception itself again (a new one would lack the raised one's traceback and context): a frame that
-keeps it across a break runs eagerly. A raise with no such handler,
-a RERAISE (no clause matched, or a `finally`) and an exception escaping the frame run it eagerly
-(FrameRaises): eager code raises the user's exception itself.
+`ValueError("bad")` with constant arguments is an `ExceptionVariable`. A `raise` of one, a RERAISE,
+or an exception a simulated builtin knows eager code raises (`FrameRaises` carrying `raised`: a
+KeyError of a known dict, StopIteration of `next()`, ...) unwinds as CPython does: the exception
+table entry protecting the current instruction cuts the simulated stack to its depth, pushes the
+instruction's offset where the entry asks (`finally` and `with` handlers) and the exception, and
+the simulation goes on at the handler. With no entry, the exception leaves the frame: an inlined
+callee's raise reaches its caller at the instruction that called it (the callee's side effects
+done so far stay recorded), and the same lookup runs there. The handlers' PUSH_EXC_INFO /
+CHECK_EXC_MATCH / POP_EXCEPT / WITH_EXCEPT_START are simulated.
+
+The exception CPython would make "being handled" (what `sys.exc_info()` and a bare `raise` see) is a
+placeholder no break can rebuild, so code in the handler that needs it runs the frame eagerly; a
+break cannot make the exception itself again either (a new one would lack the raised one's traceback
+and context), so a frame that keeps it across a break runs eagerly. An exception that escapes the
+translated frame, or leaves an inlined generator, runs the frame eagerly (eager code raises the
+user's exception itself), as does one only eager code can make (a tensor op's error, a class with
+its own `__init__`).
 """
 from __future__ import annotations
 
@@ -20,14 +27,21 @@ from .variables import ConstantVariable, ExceptionVariable, ObjectVariable, Tupl
 
 __all__ = ["ExceptionMixin"]
 
+_CO_GENERATOR = 0x20
+
 
 class _HandledBefore(Variable):
     """What PUSH_EXC_INFO saves: the exception being handled before this handler (restored by POP_EXCEPT)."""
 
 
+class _Traceback(Variable):
+    """The traceback a `with` block's `__exit__` gets with the exception: not modelled, so any use of it
+    other than passing it on cannot be simulated."""
+
+
 class ExceptionMixin:
-    """LOAD_ASSERTION_ERROR, RAISE_VARARGS, PUSH_EXC_INFO, CHECK_EXC_MATCH, POP_EXCEPT, RERAISE (part of
-    OpcodeExecutor)."""
+    """LOAD_ASSERTION_ERROR, RAISE_VARARGS, PUSH_EXC_INFO, CHECK_EXC_MATCH, POP_EXCEPT, RERAISE,
+    WITH_EXCEPT_START and the unwinding to a handler (part of OpcodeExecutor)."""
 
     def make_exception(self, kind: type, args: list[Variable], kwargs: dict[str, Variable]) -> Variable:
         """`kind(*args)` for a builtin exception class (no Python `__init__` of the user's to run) with
@@ -37,22 +51,42 @@ class ExceptionMixin:
             raise FrameRaises("CALL", self.where(), f"the frame makes a {kind.__name__} (to raise it)")
         return ExceptionVariable(kind, list(args))
 
+    def catch(self, raised: FrameRaises) -> None:
+        """Unwind to the handler protecting the current instruction from `raised` (the simulation goes on
+        there); re-raise it when this frame has none, so the frame that called this one handles it."""
+        exc = raised.raised
+        if isinstance(exc, tuple):  # (class, args) of what a simulated builtin raises
+            exc = raised.raised = ExceptionVariable(exc[0], [ConstantVariable(a) for a in exc[1]])
+        entry = self.normalised.handler(self.current)
+        if entry is None or entry.target.argval == "INTRINSIC_STOPITERATION_ERROR":  # (3.12+ generator bodies)
+            if self.code.co_flags & _CO_GENERATOR:  # a generator left this way is finished: not modelled
+                raised.raised = None
+            raise raised
+        if len(self.stack) < entry.depth:
+            self.unsupported(f"unwinding {exc!r} to a handler below the simulated stack")
+        del self.stack[entry.depth:]
+        if entry.lasti:  # the raising instruction's offset, which only RERAISE reads (for the traceback)
+            self.stack.append(ConstantVariable(self.current.offset))
+        self.stack.append(exc)
+        self.jump_to = entry.target
+
+    def _throw(self, ins: Instruction, exc: Variable, detail: str) -> None:
+        """Raise `exc` at `ins`: catchable in the simulation when it is an ExceptionVariable."""
+        raise FrameRaises(ins.opname, self.where(), f"{detail}: {exc!r}",
+                          raised=exc if isinstance(exc, ExceptionVariable) else None)
+
     @handles("LOAD_ASSERTION_ERROR")
     def _load_assertion_error(self, ins: Instruction) -> None:
         self.stack.append(ObjectVariable(AssertionError))
 
     @handles("RAISE_VARARGS")
     def _raise_varargs(self, ins: Instruction) -> None:
-        exc = self.stack[-1] if ins.arg == 1 else None
+        if ins.arg != 1:  # a bare `raise` (the exception being handled) or `raise ... from ...`
+            raise FrameRaises(ins.opname, self.where(), "the frame raises an exception")
+        exc = self.stack.pop()
         if isinstance(exc, ObjectVariable) and isinstance(exc.value, type) and issubclass(exc.value, BaseException):
             exc = self.make_exception(exc.value, [], {})  # `raise ValueError`: the class is called
-        entry = self.normalised.handler(ins)
-        if not isinstance(exc, ExceptionVariable) or entry is None or entry.lasti or \
-                entry.target.opname != "PUSH_EXC_INFO":
-            raise FrameRaises(ins.opname, self.where(), "the frame raises an exception")
-        del self.stack[entry.depth:]
-        self.stack.append(exc)
-        self.jump_to = entry.target
+        self._throw(ins, exc, "the frame raises")
 
     @handles("PUSH_EXC_INFO")
     def _push_exc_info(self, ins: Instruction) -> None:
@@ -73,4 +107,12 @@ class ExceptionMixin:
 
     @handles("RERAISE")
     def _reraise(self, ins: Instruction) -> None:
-        raise FrameRaises(ins.opname, self.where(), "the exception goes on (no except clause matched, or a finally)")
+        self._throw(ins, self.stack.pop(), "the exception goes on (no except clause matched, or a finally)")
+
+    @handles("WITH_EXCEPT_START")
+    def _with_except_start(self, ins: Instruction) -> None:
+        # the stack is [__exit__, lasti, exception handled before, exception] on 3.11-3.13 alike
+        exc = self.stack[-1]
+        if not isinstance(exc, ExceptionVariable):  # a real exception (a resume function's handler): not modelled
+            self.unsupported()
+        self.stack.append(self.call(self.stack[-4], [ObjectVariable(exc.kind), exc, _Traceback()], {}))

@@ -15,8 +15,9 @@ buffers) are bound into the SIR by identity (docs/sot-internals.md, "Parameters 
 copied").
 `self.inputs` lists the tensor inputs in SIR order; `guards()` collects every guard the
 simulation relied on. An opname without a handler, or a value the executor cannot model,
-raises `Unsupported` naming the opname and file:line; a `raise` the frame would execute raises
-`FrameRaises` (run the frame eagerly: it raises the user's exception itself).
+raises `Unsupported` naming the opname and file:line; an exception the frame would raise is
+`FrameRaises`: a handler of the simulated frames catches it (`exceptions`), and one that escapes
+the translated frame runs it eagerly (it raises the user's exception itself).
 
 This module is the frame simulation itself: the state one translation shares, the run loop and
 its graph breaks, the stack, jumps, returns, generators and inlining. The handler families are
@@ -156,7 +157,13 @@ class OpcodeExecutor(WrappingMixin, NamesMixin, OperatorMixin, IterationMixin, B
                                  FrameState(self, ins, list(self.stack)), barrier=birth_now())
             handler = HANDLERS.get(ins.opname, _no_handler)  # (one without: a break there, where one can go)
             self.jump_to = None
-            result = handler(self, ins) if not self.may_break else self._step_or_break(handler, ins)
+            try:
+                result = handler(self, ins) if not self.may_break else self._step_or_break(handler, ins)
+            except FrameRaises as raised:
+                if raised.raised is None:
+                    raise
+                self.catch(raised)  # (or re-raised to the caller's frame)
+                result = None
             if result is not None:
                 self.resume_pc = pc + 1
                 return result

@@ -566,7 +566,7 @@ def python_type(var: Variable) -> type | None:
     """The Python type of the value `var` stands for, when the translation knows it (its guard pins it)."""
     if isinstance(var, TensorVariable):  # an input or a bound tensor (a Parameter): its exact type is guarded
         return type(var.value) if var.value is not None else Tensor
-    if isinstance(var, (DictVariable, SetVariable)):
+    if isinstance(var, (DictVariable, SetVariable, ExceptionVariable)):
         return var.kind
     if isinstance(var, TupleVariable):
         return list if isinstance(var, ListVariable) else tuple

@@ -34,7 +34,7 @@ from .side_effects import WriteBack
 from .trackers import (ConstTracker, ConvertedTracker, DummyTracker, GetAttrTracker, GetItemTracker, GlobalTracker,
                        Tracker)
 from .variables import (CONSTANT_TYPES, ITERATOR_TYPES, OBJECT_TYPES, BoundMethodVariable, ConstantVariable,
-                        DictVariable, DictViewVariable, FunctionVariable, InstanceVariable, ListVariable,
+                        DictVariable, DictViewVariable, ExceptionVariable, FunctionVariable, InstanceVariable, ListVariable,
                         NumberVariable, NumpyScalarVariable, ObjectVariable, SetVariable, TensorVariable, TupleVariable,
                         Variable)
 
@@ -267,4 +267,6 @@ class WrappingMixin:
             self.unsupported(f"the value of {var!r}, a function made by the frame (it exists only at run time)")
         if isinstance(var, ObjectVariable) and not isinstance(var, InstanceVariable):
             return var.value
+        if isinstance(var, ExceptionVariable):  # a builtin exception class: making one runs no code of the user's
+            return var.kind(*(self.python_value(a) for a in var.args))
         self.unsupported(f"a Python value of {var!r}", "SOT-B002" if isinstance(var, TensorVariable) else None)
