@@ -322,3 +322,38 @@ def test_attribute_error_of_a_plain_object_is_caught_and_guarded():
     config.width = 3  # the attribute appears: the translation's guard fails, eager's answer again
     assert_same_result(jit(x, config), probe_attribute(x, config))
     assert events(jit) == [] and jit.sot_translator.translations == 2
+
+
+def compares_exceptions(x):
+    caught = []
+    for n in (-1, -2):
+        try:
+            check(n)
+        except ValueError as e:
+            caught.append(e)
+    first, second = caught
+    return x + 1, first == first, first == second, str(second)
+
+
+def test_a_caught_exception_is_one_object():
+    explained_once(compares_exceptions, rand(3))
+
+
+def translate_key(table, name):
+    try:
+        return table[name]
+    except KeyError:
+        raise AttributeError(f"no option {name!r}") from None
+
+
+def option_or_default(x, table):
+    try:
+        v = translate_key(table, "gain")
+    except AttributeError as e:
+        v = len(e.args[0])
+    return x * v
+
+
+def test_raise_from_inside_a_handler_is_caught_by_the_caller():
+    explained_once(option_or_default, rand(3), {})
+    explained_once(option_or_default, rand(3), {"gain": 2})

@@ -81,8 +81,10 @@ class ExceptionMixin:
 
     @handles("RAISE_VARARGS")
     def _raise_varargs(self, ins: Instruction) -> None:
-        if ins.arg != 1:  # a bare `raise` (the exception being handled) or `raise ... from ...`
+        if ins.arg == 0:  # a bare `raise`: the exception being handled, which is not modelled
             raise FrameRaises(ins.opname, self.where(), "the frame raises an exception")
+        if ins.arg == 2:  # `raise exc from cause`: what is simulated of an exception (its class, args) ignores the cause
+            self.stack.pop()
         exc = self.stack.pop()
         if isinstance(exc, ObjectVariable) and isinstance(exc.value, type) and issubclass(exc.value, BaseException):
             exc = self.make_exception(exc.value, [], {})  # `raise ValueError`: the class is called

@@ -311,6 +311,7 @@ class ExceptionVariable(Variable):
         super().__init__()
         self.kind = kind
         self.args = args
+        self.made: BaseException | None = None  # its Python value, made once: exceptions compare by identity
 
     def _describe(self) -> str:
         return f"{self.kind.__name__}({', '.join(map(repr, self.args))})"

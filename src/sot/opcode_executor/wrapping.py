@@ -268,5 +268,7 @@ class WrappingMixin:
         if isinstance(var, ObjectVariable) and not isinstance(var, InstanceVariable):
             return var.value
         if isinstance(var, ExceptionVariable):  # a builtin exception class: making one runs no code of the user's
-            return var.kind(*(self.python_value(a) for a in var.args))
+            if var.made is None:
+                var.made = var.kind(*(self.python_value(a) for a in var.args))
+            return var.made
         self.unsupported(f"a Python value of {var!r}", "SOT-B002" if isinstance(var, TensorVariable) else None)
