@@ -103,6 +103,28 @@ def test_grid_sample_gradients_match_finite_differences(padding_mode, align_corn
     np.testing.assert_allclose(tg.grad.numpy(), fd_grad(loss, grid), rtol=1e-5, atol=1e-7)
 
 
+@pytest.mark.parametrize("padding_mode", ["zeros", "border", "reflection"])
+def test_grid_sample_second_derivatives_match_finite_differences_of_the_gradient(padding_mode):
+    """create_graph=True: the gradient is differentiable again (a gradient penalty through a sampler)."""
+    rng = np.random.default_rng(6)
+    x, grid = rng.normal(size=(1, 2, 3, 4)), rng.uniform(-1.8, 1.8, size=(1, 2, 2, 2))
+    w, u, v = rng.normal(size=(1, 2, 2, 2)), rng.normal(size=x.shape), rng.normal(size=grid.shape)
+
+    def penalty(tx, tg, create_graph):
+        y = F.grid_sample(tx, tg, padding_mode=padding_mode, align_corners=False)
+        gx, gg = paddle.grad((y * _t(w)).sum(), [tx, tg], create_graph=create_graph)
+        return (gx * _t(u)).sum() + (gg * _t(v)).sum()
+
+    tx, tg = _t(x, grad=True), _t(grid, grad=True)
+    hx, hg = paddle.grad(penalty(tx, tg, True), [tx, tg])
+
+    def numeric():
+        return float(penalty(_t(x, grad=True), _t(grid, grad=True), False).numpy())
+
+    np.testing.assert_allclose(hx.numpy(), fd_grad(numeric, x), rtol=1e-5, atol=1e-7)
+    np.testing.assert_allclose(hg.numpy(), fd_grad(numeric, grid), rtol=1e-5, atol=1e-7)
+
+
 def _unfold_loops(x, kernel, stride, pads, dilation):
     """im2col by loops; pads are (top, left, bottom, right) as Paddle lists them."""
     n, c, h, w = x.shape
@@ -202,28 +224,38 @@ def test_layers_forward_to_the_functions_and_repr_as_paddle():
     assert repr(fold) == "Fold(kernel_size=2, dilation=1, padding=0, stride=1)"
 
 
-def test_static_program_with_an_unknown_batch_size(static_mode):
+def _transformer_then_patches(x, theta):
+    """affine_grid -> grid_sample -> unfold -> fold, and a scalar loss of it."""
+    grid = F.affine_grid(theta, [2, 2, 4, 3], align_corners=False)
+    sampled = F.grid_sample(x, grid, padding_mode="reflection", align_corners=False)
+    back = F.fold(F.unfold(sampled, 2, paddings=1), [4, 3], 2, paddings=1)
+    return sampled, back, (back * back).sum()
+
+
+def test_static_program_builds_forward_and_gradients_like_eager(static_mode):
     rng = np.random.default_rng(3)
-    feed = {"x": rng.normal(size=(3, 2, 5, 6)).astype("float32"),
-            "grid": rng.uniform(-1.3, 1.3, size=(3, 4, 3, 2)).astype("float32")}
+    feed = {"x": rng.normal(size=(2, 2, 5, 6)).astype("float32"),
+            "theta": rng.normal(size=(2, 2, 3)).astype("float32")}
     main = paddle.static.Program()
     with paddle.static.program_guard(main, paddle.static.Program()):
         x = paddle.static.data("x", [None, 2, 5, 6], "float32")
-        grid = paddle.static.data("grid", [None, 4, 3, 2], "float32")
-        sampled = F.grid_sample(x, grid, mode="bilinear", padding_mode="reflection", align_corners=False)
-        cols = F.unfold(x, 2, paddings=1)
-        back = F.fold(cols, [5, 6], 2, paddings=1)
-        assert list(sampled.shape) == [-1, 2, 4, 3] and list(cols.shape) == [-1, 8, 42]
-    got = paddle.static.Executor().run(main, feed=feed, fetch_list=[sampled, cols, back])
+        theta = paddle.static.data("theta", [None, 2, 3], "float32")
+        x.stop_gradient = theta.stop_gradient = False
+        sampled, back, loss = _transformer_then_patches(x, theta)
+        assert list(sampled.shape) == [2, 2, 4, 3] and list(back.shape) == [2, 2, 4, 3]
+        assert list(F.unfold(x, 2, paddings=1).shape) == [-1, 8, 42]
+        gx, gtheta = paddle.static.gradients(loss, [x, theta])
+    got = paddle.static.Executor().run(main, feed=feed, fetch_list=[sampled, back, gx, gtheta])
     paddle.disable_static()
     try:
-        ex, eg = _t(feed["x"]), _t(feed["grid"])
-        want = [F.grid_sample(ex, eg, padding_mode="reflection", align_corners=False), F.unfold(ex, 2, paddings=1),
-                F.fold(F.unfold(ex, 2, paddings=1), [5, 6], 2, paddings=1)]
+        ex, etheta = _t(feed["x"], grad=True), _t(feed["theta"], grad=True)
+        e_sampled, e_back, e_loss = _transformer_then_patches(ex, etheta)
+        e_loss.backward()
+        want = [e_sampled.numpy(), e_back.numpy(), ex.grad.numpy(), etheta.grad.numpy()]
     finally:
         paddle.enable_static()
     for g, w in zip(got, want):
-        np.testing.assert_array_equal(g, w.numpy())
+        np.testing.assert_allclose(g, w, rtol=1e-6, atol=1e-6)
 
 
 def test_compiled_spatial_transformer_is_one_graph_like_eager_with_gradients():

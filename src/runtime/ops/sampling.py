@@ -10,7 +10,10 @@ align_corners, else ((g + 1) * size - 1) / 2; 'border' clamps into [0, size - 1]
 their outer edges without, then clamps); 'zeros' reads 0 outside. 'bilinear' mixes the
 2**nd neighbouring pixels, 'nearest' rounds half to even. Its gradient is the
 dedicated `grid_sample_grad` (a scatter-add onto x, and the weights' slopes times the
-unnormalisation and padding factors for the grid; 0 for 'nearest').
+unnormalisation and padding factors for the grid; 0 for 'nearest'); when the backward pass is
+itself recorded (create_graph=True) the same gradient is composed from public ops instead, over
+the constant tap geometry of `grid_sample_taps`, so it can be differentiated again (static
+programs build the fused gradient op).
 `unfold` (im2col) is the strided window view of `conv.windows` laid out as [N, C*kh*kw, L];
 `fold` (col2im) adds the columns back with `conv.col2im`; each is the other's gradient.
 """
@@ -22,9 +25,13 @@ from typing import Any
 
 import numpy as np
 
+from ..mode import in_dynamic_mode
 from ..tensor import Tensor, as_tensor
+from . import creation, reduction, shape
 from . import meta_utils as mu
 from .conv import col2im, out_geometry, windows
+from .gather import put_along_axis, take_along_axis
+from .grad_mode import state as _grad_state
 from .indexing import scatter_add
 from .registry import Sample, TensorSpec, defop, uniform_sampler
 
@@ -59,7 +66,8 @@ def _check_theta(api: str, theta: TensorSpec, nd: int, n: int) -> None:
 
 def _affine_grid_meta(theta: TensorSpec, *, batch: int, sizes: tuple, align_corners: bool) -> TensorSpec:
     _check_theta("affine_grid", theta, len(sizes), batch)
-    return TensorSpec((theta.shape[0], *sizes, len(sizes)), theta.dtype)
+    n = theta.shape[0] if theta.shape[0] >= 0 else batch  # a static theta's batch may be unknown
+    return TensorSpec((n, *sizes, len(sizes)), theta.dtype)
 
 
 def _affine_grid_kernel(xp, theta, *, batch, sizes, align_corners):
@@ -161,21 +169,26 @@ def _flat_index(xp, idx: list, sizes: tuple):
     return flat, valid
 
 
+def _cells(xp, coords: list) -> tuple[list, list]:
+    """Per axis: the lower neighbour (int64, (N, P)) of each bilinear point and its fraction past it."""
+    n = coords[0].shape[0]
+    coords = [c.reshape(n, -1) for c in coords]
+    lows = [xp.floor(c) for c in coords]
+    return [lo.astype(np.int64) for lo in lows], [c - lo for c, lo in zip(coords, lows)]
+
+
 def _taps(xp, coords: list, sizes: tuple, mode: str):
     """Yield (flat index (N, P), 1.0 where the tap lies inside x else 0.0, per-axis weight factors, corner bits).
 
     'nearest' has one tap and no factors (its weight is the inside mask alone).
     """
-    n = coords[0].shape[0]
-    coords = [c.reshape(n, -1) for c in coords]
     if mode == "nearest":
-        idx = [xp.rint(c).astype(np.int64) for c in coords]  # half to even, as Paddle's kernels round
+        n = coords[0].shape[0]
+        idx = [xp.rint(c.reshape(n, -1)).astype(np.int64) for c in coords]  # half to even, as Paddle rounds
         flat, valid = _flat_index(xp, idx, sizes)
         yield flat, valid.astype(coords[0].dtype), None, None
         return
-    lows = [xp.floor(c) for c in coords]
-    fracs = [c - lo for c, lo in zip(coords, lows)]
-    lows = [lo.astype(np.int64) for lo in lows]
+    lows, fracs = _cells(xp, coords)
     for bits in itertools.product((0, 1), repeat=len(sizes)):
         flat, valid = _flat_index(xp, [lo + b for lo, b in zip(lows, bits)], sizes)
         yield flat, valid.astype(coords[0].dtype), [f if b else 1 - f for f, b in zip(fracs, bits)], bits
@@ -212,7 +225,8 @@ def _check_grid_sample(api: str, x: TensorSpec, grid: TensorSpec) -> None:
 def _grid_sample_meta(x: TensorSpec, grid: TensorSpec, *, mode: str, padding_mode: str,
                       align_corners: bool) -> TensorSpec:
     _check_grid_sample("grid_sample", x, grid)
-    return TensorSpec((x.shape[0], x.shape[1], *grid.shape[1:-1]), x.dtype)
+    n = x.shape[0] if x.shape[0] >= 0 else grid.shape[0]  # either may be a static program's unknown batch
+    return TensorSpec((n, x.shape[1], *grid.shape[1:-1]), x.dtype)
 
 
 def _grid_sample_kernel(xp, x, grid, *, mode, padding_mode, align_corners):
@@ -259,8 +273,76 @@ def _grid_sample_grad_kernel(xp, x, grid, grad, *, mode, padding_mode, align_cor
     return gx.reshape(x.shape), ggrid
 
 
+def _grid_taps_meta(grid: TensorSpec, *, sizes: tuple, mode: str, padding_mode: str, align_corners: bool) -> tuple:
+    nd = len(sizes)
+    taps = 1 if mode == "nearest" else 2 ** nd
+    points = -1 if -1 in grid.shape[:-1] else _pymath.prod(grid.shape[1:-1])
+    lead = (grid.shape[0], points)
+    return (TensorSpec((taps, *lead), np.dtype("int64")), TensorSpec((taps, *lead), grid.dtype),
+            TensorSpec((nd, *lead), grid.dtype), TensorSpec((nd, *lead), grid.dtype))
+
+
+def _grid_taps_kernel(xp, grid, *, sizes, mode, padding_mode, align_corners):
+    coords, slopes = _source(xp, grid, sizes, padding_mode, align_corners)
+    taps = list(_taps(xp, coords, sizes, mode))
+    _, fracs = _cells(xp, coords)  # unused by 'nearest'
+    n = grid.shape[0]
+    return (xp.stack([t[0] for t in taps]), xp.stack([t[1] for t in taps]), xp.stack(fracs),
+            xp.stack([s.reshape(n, -1) for s in slopes]))
+
+
+def _grid_taps_samples():
+    return [Sample((s.inputs[1],), {"sizes": s.inputs[0].shape[2:], **s.attrs}) for s in _grid_sample_samples()]
+
+
+# The constant geometry of grid_sample's taps (flat indices, inside masks, bilinear fractions and
+# d(coordinate)/d(grid)), for the gradient that is itself differentiated (create_graph=True).
+_GRID_TAPS = defop("grid_sample_taps", kernel=_grid_taps_kernel, meta=_grid_taps_meta, inputs=("grid",),
+                   attrs={"sizes": (1, 1), "mode": "bilinear", "padding_mode": "zeros", "align_corners": True},
+                   nondiff_outputs=(0, 1, 2, 3), samples=_grid_taps_samples)
+
+
+def _composed_grid_sample_vjp(x: Tensor, grid: Tensor, g: Tensor, mode: str, padding_mode: str,
+                              align_corners: bool) -> tuple[Tensor, Tensor]:
+    """grid_sample's (x, grid) gradients from public ops, so they can be differentiated again.
+
+    Each fraction is its constant value plus slope * (grid - grid), which is exact in value and has
+    the slope as derivative; the rest is gathers (take_along_axis) and their adjoint scatter-adds.
+    """
+    n, c, *sizes = x.shape
+    nd = len(sizes)
+    idx, valid, fracs, slopes = _GRID_TAPS(grid, sizes=tuple(sizes), mode=mode, padding_mode=padding_mode,
+                                           align_corners=align_corners)
+    flat_x = shape.reshape(x, [n, c, -1])
+    flat_g = shape.reshape(g, [n, c, -1])
+    moving = [(grid[..., nd - 1 - a] - grid[..., nd - 1 - a].detach()).reshape([n, -1]) for a in range(nd)]
+    fr = [fracs[a] + slopes[a] * moving[a] for a in range(nd)]
+    gx = creation.zeros_like(flat_x)
+    dcoords = [None] * nd
+    corners = [(0,) * nd] if mode == "nearest" else list(itertools.product((0, 1), repeat=nd))
+    for t, bits in enumerate(corners):
+        index = shape.broadcast_to(idx[t].unsqueeze(1), [n, c, idx.shape[-1]])
+        factors = [f if b else 1 - f for f, b in zip(fr, bits)] if mode == "bilinear" else []
+        w = valid[t] * _pymath.prod(factors) if factors else valid[t]
+        gx = put_along_axis(gx, index, flat_g * w.unsqueeze(1), axis=2, reduce="add", broadcast=False)
+        if mode != "bilinear":
+            continue
+        gv = reduction.sum(flat_g * take_along_axis(flat_x, index, axis=2, broadcast=False), axis=1) * valid[t]
+        for a in range(nd):
+            d = gv * _pymath.prod(f for b, f in enumerate(factors) if b != a)
+            d = d if bits[a] else -d
+            dcoords[a] = d if dcoords[a] is None else dcoords[a] + d
+    if mode == "bilinear":
+        ggrid = shape.stack([dcoords[a] * slopes[a] for a in reversed(range(nd))], axis=-1)
+    else:
+        ggrid = creation.zeros_like(grid)
+    return shape.reshape(gx, x.shape), shape.reshape(ggrid, grid.shape)
+
+
 def _g_grid_sample(ctx, g):
     x, grid = ctx.inputs
+    if _grad_state.enabled and in_dynamic_mode():  # an eager backward pass is recorded: compose public ops
+        return _composed_grid_sample_vjp(x, grid, g, **ctx.attrs)
     return _GRID_SAMPLE_GRAD(x, grid, g, **ctx.attrs)
 
 
@@ -296,7 +378,7 @@ def _grid_sample_grad_samples():
 _GS_ATTRS = {"mode": "bilinear", "padding_mode": "zeros", "align_corners": True}
 _GRID_SAMPLE = defop("grid_sample", kernel=_grid_sample_kernel, meta=_grid_sample_meta, grad=_g_grid_sample,
                      attrs=dict(_GS_ATTRS), inputs=("x", "grid"), samples=_grid_sample_samples)
-# No gradient of its own: grid_sample is differentiable once (as in Paddle).
+# No gradient of its own: a recorded backward pass composes public ops instead (_composed_grid_sample_vjp).
 _GRID_SAMPLE_GRAD = defop("grid_sample_grad", kernel=_grid_sample_grad_kernel, meta=_grid_sample_grad_meta,
                           attrs=dict(_GS_ATTRS), inputs=("x", "grid", "grad"), samples=_grid_sample_grad_samples)
 
