@@ -3,6 +3,8 @@ caller's handler runs in the graph (one graph, no fallback), with Python's seman
 class matching, `finally` and `with` exits of the callee on the way out, the callee's side effects
 before the raise). One that escapes the translated frame, or that only eager code can make, runs the
 frame eagerly, which raises the user's exception itself."""
+import sys
+
 import pytest
 
 import runtime as paddle
@@ -357,3 +359,29 @@ def option_or_default(x, table):
 def test_raise_from_inside_a_handler_is_caught_by_the_caller():
     explained_once(option_or_default, rand(3), {})
     explained_once(option_or_default, rand(3), {"gain": 2})
+
+
+def import_optional():
+    import sot_test_optional_module_absent as module
+    return module.VALUE
+
+
+def optional_dependency(x):
+    try:
+        v = import_optional()
+    except ImportError as e:
+        v = len(str(e))
+    return x + v
+
+
+def test_import_error_of_a_missing_module_is_caught_and_guarded(tmp_path, monkeypatch):
+    x = rand(3)
+    jit = jit_of(optional_dependency)
+    assert_same_result(jit(x), optional_dependency(x))
+    assert events(jit) == [] and jit.sot_translator.translations == 1
+    (tmp_path / "sot_test_optional_module_absent.py").write_text("VALUE = 100\n")
+    monkeypatch.syspath_prepend(str(tmp_path))  # the module can be found now: the guard fails
+    try:
+        assert_same_result(jit(x), optional_dependency(x))
+    finally:
+        sys.modules.pop("sot_test_optional_module_absent", None)

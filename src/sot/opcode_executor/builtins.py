@@ -22,9 +22,9 @@ from sot.dynamic.shapes import specialise
 from .dispatch import FrameRaises
 from .trackers import TypeTracker
 from .variables import (CONSTANT_TYPES, ITERATOR_TYPES, ConstantVariable, DictVariable, DictViewVariable,
-                        EnumerateVariable, ExceptionVariable, FunctionVariable, InstanceVariable, IteratorVariable, ListVariable,
-                        NumberVariable, ObjectVariable, SetVariable, SuperVariable, TensorVariable, TupleVariable,
-                        Variable, ZipVariable, python_type)
+                        EnumerateVariable, ExceptionVariable, FunctionVariable, InstanceVariable, IteratorVariable,
+                        ListVariable, NumberVariable, ObjectVariable, SetVariable, SuperVariable, TensorVariable,
+                        TupleVariable, Variable, ZipVariable, python_type)
 
 if TYPE_CHECKING:
     from .executor import OpcodeExecutor

@@ -83,7 +83,7 @@ class ExceptionMixin:
     def _raise_varargs(self, ins: Instruction) -> None:
         if ins.arg == 0:  # a bare `raise`: the exception being handled, which is not modelled
             raise FrameRaises(ins.opname, self.where(), "the frame raises an exception")
-        if ins.arg == 2:  # `raise exc from cause`: what is simulated of an exception (its class, args) ignores the cause
+        if ins.arg == 2:  # `raise exc from cause`: the cause is not part of what is simulated (class, args)
             self.stack.pop()
         exc = self.stack.pop()
         if isinstance(exc, ObjectVariable) and isinstance(exc.value, type) and issubclass(exc.value, BaseException):

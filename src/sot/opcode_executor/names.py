@@ -4,10 +4,12 @@ A local of the translated frame is its argument, wrapped (and so guarded) on fir
 cell of a real function is one Variable per cell for the whole translation, so the frame and the
 closures it calls see each other's writes, as in CPython; a write into a real cell, or into a global,
 is a side effect replayed after the graph. A builtin read is guarded to stay unshadowed by a global
-of the same name; an import is simulated only for a module already imported (importing runs code).
+of the same name; an import is simulated only for a module already imported (importing runs code),
+or, as the ModuleNotFoundError it raises, for a top-level module no finder finds (guarded on that).
 """
 from __future__ import annotations
 
+import importlib.util
 import sys
 from typing import Any
 
@@ -224,11 +226,23 @@ class NamesMixin:
     def _import_name(self, ins: Instruction) -> None:
         level, fromlist = (self.python_value(v) for v in self.pop(2))
         name = ins.argval
+        if level == 0 and name not in sys.modules and self._module_missing(name):
+            raise FrameRaises.of(ins.opname, self.where(), ModuleNotFoundError(f"No module named {name!r}"))
         if level != 0 or name not in sys.modules:
             self.unsupported(f"importing {name!r}, which is not imported yet (a side effect)", "SOT-B003")
         module = sys.modules[name] if fromlist else sys.modules[name.partition(".")[0]]
         source = f"__import__({name!r}, fromlist={fromlist!r})" if fromlist else f"__import__({name!r})"
         self.stack.append(self.wrap(module, ExpressionTracker(expression(source))))
+
+    def _module_missing(self, name: str) -> bool:
+        """Whether importing the top-level module `name` raises ModuleNotFoundError: no finder finds it (asking
+        them imports nothing), guarded by asking again on each call, as eager code's import does."""
+        if "." in name:  # finding a submodule imports its package
+            return False
+        missing = importlib.util.find_spec(name) is None
+        found = f"__import__('importlib.util').util.find_spec({name!r}) is None"
+        self.wrap(missing, ExpressionTracker(expression(found)))
+        return missing
 
     @handles("IMPORT_FROM")
     def _import_from(self, ins: Instruction) -> None:

@@ -34,9 +34,9 @@ from .side_effects import WriteBack
 from .trackers import (ConstTracker, ConvertedTracker, DummyTracker, GetAttrTracker, GetItemTracker, GlobalTracker,
                        Tracker)
 from .variables import (CONSTANT_TYPES, ITERATOR_TYPES, OBJECT_TYPES, BoundMethodVariable, ConstantVariable,
-                        DictVariable, DictViewVariable, ExceptionVariable, FunctionVariable, InstanceVariable, ListVariable,
-                        NumberVariable, NumpyScalarVariable, ObjectVariable, SetVariable, TensorVariable, TupleVariable,
-                        Variable)
+                        DictVariable, DictViewVariable, ExceptionVariable, FunctionVariable, InstanceVariable,
+                        ListVariable, NumberVariable, NumpyScalarVariable, ObjectVariable, SetVariable, TensorVariable,
+                        TupleVariable, Variable)
 
 __all__ = ["WrappingMixin", "in_runtime"]
 
