@@ -385,3 +385,25 @@ def test_import_error_of_a_missing_module_is_caught_and_guarded(tmp_path, monkey
         assert_same_result(jit(x), optional_dependency(x))
     finally:
         sys.modules.pop("sot_test_optional_module_absent", None)
+
+
+class Block(paddle.nn.Layer):
+    def __init__(self):
+        super().__init__()
+        self.fc = paddle.nn.Linear(3, 3)
+
+    def forward(self, x):
+        try:
+            scale = self.scale
+        except AttributeError:
+            scale = 2.0
+        return self.fc(x) * scale
+
+
+def test_attribute_probing_on_a_layer_is_caught_and_guarded():
+    block, x = Block(), rand(2, 3)
+    jit = sot.to_static(fresh(type(block).forward))
+    assert_same_result(jit(block, x), block(x))
+    block.register_buffer("scale", paddle.to_tensor([3.0]))  # a buffer appears: the guard fails
+    assert_same_result(jit(block, x), block(x))
+    assert events(jit) == [] and jit.sot_translator.translations == 2

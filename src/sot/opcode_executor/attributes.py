@@ -12,6 +12,7 @@ from __future__ import annotations
 import types
 
 from runtime import Tensor
+from runtime.nn import Layer
 from runtime.dtypes import from_np_dtype
 from sot.dynamic.shapes import specialise
 from sot.guards.source import expression
@@ -139,21 +140,26 @@ class AttributeMixin:
 
     def _no_attribute(self, obj: Variable, name: str) -> None:
         """`obj.name` raises AttributeError. When Python's plain lookup decided that (no `__getattr__` or
-        `__getattribute__` of the user's ran), it is raised in the simulation, where a `try` can catch it,
-        guarded on the object's `__dict__` and its classes' still lacking `name`; otherwise the frame runs eagerly."""
+        `__getattribute__` of the user's ran; a Layer's own `__getattr__` only looks in its parameters,
+        sublayers and buffers), it is raised in the simulation, where a `try` can catch it, guarded on the
+        object's `__dict__`, those three and its classes' still lacking `name`; otherwise the frame runs eagerly."""
         value, src = obj.value, obj.tracker.source
         mro = type(value).__mro__
+        getattr_hooks = [klass.__dict__["__getattr__"] for klass in mro if "__getattr__" in klass.__dict__]
         if src is None or type(value).__getattribute__ is not object.__getattribute__ or \
-                any("__getattr__" in klass.__dict__ for klass in mro):
+                getattr_hooks[:1] not in ([], [Layer.__getattr__]):
             self.unsupported(f"{type(value).__name__} object has no attribute {name!r}")
         try:
-            getattr(value, name)  # (plain lookup: no code of the user's runs) for eager's exact message
+            getattr(value, name)  # (no code of the user's runs) for eager's exact message
         except AttributeError as e:
             error = e
         for j in range(len(mro)):
             self.guard_lacks(src.type().attr("__mro__").item(j).attr("__dict__"), name)
         if hasattr(value, "__dict__"):
             self.guard_lacks(src.attr("__dict__"), name)
+        if getattr_hooks:
+            for table in ("_parameters", "_sub_layers", "_buffers"):
+                self.guard_lacks(src.attr(table), name)
         raise FrameRaises.of(self.current.opname, self.where(), error)
 
     def _guard_not_overridden(self, obj: Variable, name: str, first: int, k: int, instance: bool) -> None:

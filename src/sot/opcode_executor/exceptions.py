@@ -72,7 +72,7 @@ class ExceptionMixin:
 
     def _throw(self, ins: Instruction, exc: Variable, detail: str) -> None:
         """Raise `exc` at `ins`: catchable in the simulation when it is an ExceptionVariable."""
-        raise FrameRaises(ins.opname, self.where(), f"{detail}: {exc!r}",
+        raise FrameRaises(ins.opname, self.where(), detail,
                           raised=exc if isinstance(exc, ExceptionVariable) else None)
 
     @handles("LOAD_ASSERTION_ERROR")
@@ -88,7 +88,7 @@ class ExceptionMixin:
         exc = self.stack.pop()
         if isinstance(exc, ObjectVariable) and isinstance(exc.value, type) and issubclass(exc.value, BaseException):
             exc = self.make_exception(exc.value, [], {})  # `raise ValueError`: the class is called
-        self._throw(ins, exc, "the frame raises")
+        self._throw(ins, exc, "the frame raises an exception")
 
     @handles("PUSH_EXC_INFO")
     def _push_exc_info(self, ins: Instruction) -> None:
