@@ -258,6 +258,35 @@ def test_static_program_builds_forward_and_gradients_like_eager(static_mode):
         np.testing.assert_allclose(g, w, rtol=1e-6, atol=1e-6)
 
 
+def _penalty_gradients(x, grid, w, u, v, grad):
+    """Gradients of a gradient penalty through grid_sample, with `grad` = paddle.grad or static.gradients."""
+    y = F.grid_sample(x, grid, padding_mode="border", align_corners=False)
+    gx, gg = grad((y * w).sum(), [x, grid])
+    return grad((gx * u).sum() + (gg * v).sum(), [x, grid])
+
+
+def test_static_program_differentiates_grid_sample_twice_like_eager(static_mode):
+    rng = np.random.default_rng(7)
+    x, grid = rng.normal(size=(2, 2, 3, 4)), rng.uniform(-1.8, 1.8, size=(2, 3, 2, 2))
+    w, u, v = rng.normal(size=(2, 2, 3, 2)), rng.normal(size=x.shape), rng.normal(size=grid.shape)
+    main = paddle.static.Program()
+    with paddle.static.program_guard(main, paddle.static.Program()):
+        sx = paddle.static.data("x", [2, 2, 3, 4], "float64")
+        sg = paddle.static.data("grid", [2, 3, 2, 2], "float64")
+        sx.stop_gradient = sg.stop_gradient = False
+        consts = [paddle.to_tensor(a) for a in (w, u, v)]
+        fetch = _penalty_gradients(sx, sg, *consts, paddle.static.gradients)
+    got = paddle.static.Executor().run(main, feed={"x": x, "grid": grid}, fetch_list=list(fetch))
+    paddle.disable_static()
+    try:
+        want = _penalty_gradients(_t(x, grad=True), _t(grid, grad=True), _t(w), _t(u), _t(v),
+                                  lambda out, ins: paddle.grad(out, ins, create_graph=True))
+    finally:
+        paddle.enable_static()
+    for g, e in zip(got, want):
+        np.testing.assert_allclose(g, e.numpy(), rtol=1e-12, atol=1e-12)
+
+
 def test_compiled_spatial_transformer_is_one_graph_like_eager_with_gradients():
     """A spatial transformer (theta from a linear layer, affine_grid, grid_sample) feeding a patch head."""
     paddle.seed(1)

@@ -11,9 +11,9 @@ their outer edges without, then clamps); 'zeros' reads 0 outside. 'bilinear' mix
 2**nd neighbouring pixels, 'nearest' rounds half to even. Its gradient is the
 dedicated `grid_sample_grad` (a scatter-add onto x, and the weights' slopes times the
 unnormalisation and padding factors for the grid; 0 for 'nearest'); when the backward pass is
-itself recorded (create_graph=True) the same gradient is composed from public ops instead, over
-the constant tap geometry of `grid_sample_taps`, so it can be differentiated again (static
-programs build the fused gradient op).
+itself recorded (create_graph=True, or a static program's backward) the same gradient is composed
+from differentiable ops instead (`grid_sample_taps` for the tap geometry, `gather_points` and its
+adjoint `scatter_points`), so it can be differentiated again.
 `unfold` (im2col) is the strided window view of `conv.windows` laid out as [N, C*kh*kw, L];
 `fold` (col2im) adds the columns back with `conv.col2im`; each is the other's gradient.
 """
@@ -25,12 +25,10 @@ from typing import Any
 
 import numpy as np
 
-from ..mode import in_dynamic_mode
 from ..tensor import Tensor, as_tensor
 from . import creation, reduction, shape
 from . import meta_utils as mu
 from .conv import col2im, out_geometry, windows
-from .gather import put_along_axis, take_along_axis
 from .grad_mode import state as _grad_state
 from .indexing import scatter_add
 from .registry import Sample, TensorSpec, defop, uniform_sampler
@@ -276,72 +274,117 @@ def _grid_sample_grad_kernel(xp, x, grid, grad, *, mode, padding_mode, align_cor
 def _grid_taps_meta(grid: TensorSpec, *, sizes: tuple, mode: str, padding_mode: str, align_corners: bool) -> tuple:
     nd = len(sizes)
     taps = 1 if mode == "nearest" else 2 ** nd
-    points = -1 if -1 in grid.shape[:-1] else _pymath.prod(grid.shape[1:-1])
-    lead = (grid.shape[0], points)
-    return (TensorSpec((taps, *lead), np.dtype("int64")), TensorSpec((taps, *lead), grid.dtype),
-            TensorSpec((nd, *lead), grid.dtype), TensorSpec((nd, *lead), grid.dtype))
+    points = tuple(grid.shape[:-1])
+    return (TensorSpec((taps, *points), np.dtype("int64")), TensorSpec((taps, *points), grid.dtype),
+            TensorSpec(tuple(grid.shape), grid.dtype), TensorSpec(tuple(grid.shape), grid.dtype))
 
 
 def _grid_taps_kernel(xp, grid, *, sizes, mode, padding_mode, align_corners):
     coords, slopes = _source(xp, grid, sizes, padding_mode, align_corners)
     taps = list(_taps(xp, coords, sizes, mode))
     _, fracs = _cells(xp, coords)  # unused by 'nearest'
-    n = grid.shape[0]
-    return (xp.stack([t[0] for t in taps]), xp.stack([t[1] for t in taps]), xp.stack(fracs),
-            xp.stack([s.reshape(n, -1) for s in slopes]))
+    points = grid.shape[:-1]
+
+    def in_grid_order(per_axis):  # spatial axis a is grid component nd - 1 - a
+        return xp.stack([v.reshape(points) for v in reversed(per_axis)], axis=-1)
+
+    return (xp.stack([t[0].reshape(points) for t in taps]), xp.stack([t[1].reshape(points) for t in taps]),
+            in_grid_order(fracs), in_grid_order(slopes))
+
+
+def _g_grid_taps(ctx, _gidx, _gvalid, gfrac, _gslope):
+    return (None if gfrac is None else gfrac * ctx.outputs[3],)
 
 
 def _grid_taps_samples():
     return [Sample((s.inputs[1],), {"sizes": s.inputs[0].shape[2:], **s.attrs}) for s in _grid_sample_samples()]
 
 
-# The constant geometry of grid_sample's taps (flat indices, inside masks, bilinear fractions and
-# d(coordinate)/d(grid)), for the gradient that is itself differentiated (create_graph=True).
-_GRID_TAPS = defop("grid_sample_taps", kernel=_grid_taps_kernel, meta=_grid_taps_meta, inputs=("grid",),
-                   attrs={"sizes": (1, 1), "mode": "bilinear", "padding_mode": "zeros", "align_corners": True},
-                   nondiff_outputs=(0, 1, 2, 3), samples=_grid_taps_samples)
+# grid_sample's tap geometry for its composed gradient: flat indices and inside masks per tap,
+# and per grid component the bilinear fraction (differentiable: its slope is the last output) and
+# d(coordinate)/d(grid).
+_GRID_TAPS = defop("grid_sample_taps", kernel=_grid_taps_kernel, meta=_grid_taps_meta, grad=_g_grid_taps,
+                   inputs=("grid",), save_outputs=True, nondiff_outputs=(0, 1, 3), samples=_grid_taps_samples,
+                   attrs={"sizes": (1, 1), "mode": "bilinear", "padding_mode": "zeros", "align_corners": True})
+
+
+def _gather_points_meta(x: TensorSpec, index: TensorSpec) -> TensorSpec:
+    return TensorSpec((x.shape[0], x.shape[1], *index.shape[1:]), x.dtype)
+
+
+def _gather_points_kernel(xp, x, index):
+    n, c = x.shape[:2]
+    return _gather(xp, x, index.reshape(n, -1)).reshape((n, c, *index.shape[1:]))
+
+
+def _scatter_points_meta(v: TensorSpec, index: TensorSpec, *, sizes: tuple) -> TensorSpec:
+    return TensorSpec((v.shape[0], v.shape[1], *sizes), v.dtype)
+
+
+def _scatter_points_kernel(xp, v, index, *, sizes):
+    n, c = v.shape[:2]
+    out = xp.zeros((n, c, _pymath.prod(sizes)), dtype=v.dtype)
+    key = (xp.arange(n)[:, None, None], xp.arange(c)[None, :, None], index.reshape(n, 1, -1))
+    scatter_add(xp, out, key, v.reshape(n, c, -1))
+    return out.reshape((n, c, *sizes))
+
+
+def _g_gather_points(ctx, g):
+    x, index = ctx.inputs
+    return _SCATTER_POINTS(g, index, sizes=tuple(x.shape[2:])), None
+
+
+def _g_scatter_points(ctx, g):
+    return _GATHER_POINTS(g, ctx.inputs[1]), None
+
+
+def _points_index(n: int, sizes: tuple, points: tuple) -> np.ndarray:
+    return _rng.integers(0, _pymath.prod(sizes), size=(n, *points))
+
+
+# x (N, C, *S) read at flat spatial indices (N, *P), and the adjoint that adds (N, C, *P) back.
+_GATHER_POINTS = defop("gather_points", kernel=_gather_points_kernel, meta=_gather_points_meta,
+                       grad=_g_gather_points, inputs=("x", "index"),
+                       samples=lambda: [Sample((_f64(2, 3, 3, 4), _points_index(2, (3, 4), (2, 5))), grad_inputs=(0,))])
+_SCATTER_POINTS = defop("scatter_points", kernel=_scatter_points_kernel, meta=_scatter_points_meta,
+                        grad=_g_scatter_points, inputs=("v", "index"), attrs={"sizes": (1, 1)},
+                        samples=lambda: [Sample((_f64(2, 3, 2, 5), _points_index(2, (3, 4), (2, 5))),
+                                                {"sizes": (3, 4)}, grad_inputs=(0,))])
 
 
 def _composed_grid_sample_vjp(x: Tensor, grid: Tensor, g: Tensor, mode: str, padding_mode: str,
                               align_corners: bool) -> tuple[Tensor, Tensor]:
-    """grid_sample's (x, grid) gradients from public ops, so they can be differentiated again.
+    """grid_sample's (x, grid) gradients from differentiable ops, so they can be differentiated again.
 
-    Each fraction is its constant value plus slope * (grid - grid), which is exact in value and has
-    the slope as derivative; the rest is gathers (take_along_axis) and their adjoint scatter-adds.
+    No reshapes: every tensor keeps the grid's point layout, so static programs with unknown sizes build.
     """
-    n, c, *sizes = x.shape
+    sizes = tuple(x.shape[2:])
     nd = len(sizes)
-    idx, valid, fracs, slopes = _GRID_TAPS(grid, sizes=tuple(sizes), mode=mode, padding_mode=padding_mode,
+    idx, valid, fracs, slopes = _GRID_TAPS(grid, sizes=sizes, mode=mode, padding_mode=padding_mode,
                                            align_corners=align_corners)
-    flat_x = shape.reshape(x, [n, c, -1])
-    flat_g = shape.reshape(g, [n, c, -1])
-    moving = [(grid[..., nd - 1 - a] - grid[..., nd - 1 - a].detach()).reshape([n, -1]) for a in range(nd)]
-    fr = [fracs[a] + slopes[a] * moving[a] for a in range(nd)]
-    gx = creation.zeros_like(flat_x)
-    dcoords = [None] * nd
-    corners = [(0,) * nd] if mode == "nearest" else list(itertools.product((0, 1), repeat=nd))
+    frac = [fracs[..., nd - 1 - a] for a in range(nd)]  # per spatial axis
+    gx, dcoords = None, [None] * nd
+    corners = [()] if mode == "nearest" else list(itertools.product((0, 1), repeat=nd))
     for t, bits in enumerate(corners):
-        index = shape.broadcast_to(idx[t].unsqueeze(1), [n, c, idx.shape[-1]])
-        factors = [f if b else 1 - f for f, b in zip(fr, bits)] if mode == "bilinear" else []
+        factors = [f if b else 1 - f for f, b in zip(frac, bits)]
         w = valid[t] * _pymath.prod(factors) if factors else valid[t]
-        gx = put_along_axis(gx, index, flat_g * w.unsqueeze(1), axis=2, reduce="add", broadcast=False)
-        if mode != "bilinear":
+        part = _SCATTER_POINTS(g * w.unsqueeze(1), idx[t], sizes=sizes)
+        gx = part if gx is None else gx + part
+        if not factors:
             continue
-        gv = reduction.sum(flat_g * take_along_axis(flat_x, index, axis=2, broadcast=False), axis=1) * valid[t]
+        gv = reduction.sum(g * _GATHER_POINTS(x, idx[t]), axis=1) * valid[t]
         for a in range(nd):
             d = gv * _pymath.prod(f for b, f in enumerate(factors) if b != a)
             d = d if bits[a] else -d
             dcoords[a] = d if dcoords[a] is None else dcoords[a] + d
-    if mode == "bilinear":
-        ggrid = shape.stack([dcoords[a] * slopes[a] for a in reversed(range(nd))], axis=-1)
-    else:
-        ggrid = creation.zeros_like(grid)
-    return shape.reshape(gx, x.shape), shape.reshape(ggrid, grid.shape)
+    if not corners[0]:
+        return gx, creation.zeros_like(grid)
+    return gx, shape.stack(dcoords[::-1], axis=-1) * slopes
 
 
 def _g_grid_sample(ctx, g):
     x, grid = ctx.inputs
-    if _grad_state.enabled and in_dynamic_mode():  # an eager backward pass is recorded: compose public ops
+    if _grad_state.enabled:  # the backward pass is recorded (a static program, create_graph): compose ops
         return _composed_grid_sample_vjp(x, grid, g, **ctx.attrs)
     return _GRID_SAMPLE_GRAD(x, grid, g, **ctx.attrs)
 
@@ -378,7 +421,7 @@ def _grid_sample_grad_samples():
 _GS_ATTRS = {"mode": "bilinear", "padding_mode": "zeros", "align_corners": True}
 _GRID_SAMPLE = defop("grid_sample", kernel=_grid_sample_kernel, meta=_grid_sample_meta, grad=_g_grid_sample,
                      attrs=dict(_GS_ATTRS), inputs=("x", "grid"), samples=_grid_sample_samples)
-# No gradient of its own: a recorded backward pass composes public ops instead (_composed_grid_sample_vjp).
+# No gradient of its own: a recorded backward pass composes differentiable ops instead.
 _GRID_SAMPLE_GRAD = defop("grid_sample_grad", kernel=_grid_sample_grad_kernel, meta=_grid_sample_grad_meta,
                           attrs=dict(_GS_ATTRS), inputs=("x", "grid", "grad"), samples=_grid_sample_grad_samples)
 
