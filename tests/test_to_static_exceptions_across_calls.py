@@ -407,3 +407,25 @@ def test_attribute_probing_on_a_layer_is_caught_and_guarded():
     block.register_buffer("scale", paddle.to_tensor([3.0]))  # a buffer appears: the guard fails
     assert_same_result(jit(block, x), block(x))
     assert events(jit) == [] and jit.sot_translator.translations == 2
+
+
+def _raises_value_error():
+    raise ValueError("v")
+
+
+def hashes_a_caught_exception(x):
+    try:
+        _raises_value_error()
+    except ValueError as e:
+        return x + 1, hash(e)
+
+
+def test_the_hash_of_a_caught_exception_is_not_folded():
+    """Eager code hashes a new exception object on every call (an identity hash): a folded constant would
+    be the same number each time, so the call runs for real."""
+    x = rand(2)
+    report = sot.explain(fresh(hashes_a_caught_exception), x)
+    reasons = [str(e) for e in [*report.breaks, *report.fallbacks]]
+    assert any("hash of an exception" in r for r in reasons), str(report)
+    assert_same_result(report.result[0], hashes_a_caught_exception(x)[0])
+    assert isinstance(report.result[1], int)

@@ -374,8 +374,17 @@ def _printed(ex: "OpcodeExecutor", var: Variable, within: tuple[int, ...]) -> Va
                    "SOT-B003")
 
 
+def _hash(ex: "OpcodeExecutor", args: list[Variable], kwargs: dict[str, Variable]) -> Variable:
+    """`hash()` folded, but not of an exception the frame raised: eager code makes a new one, with a new
+    identity hash, on every call, where a folded hash would be the same number each time."""
+    if any(isinstance(a, ExceptionVariable) for a in args):
+        ex.unsupported("hash of an exception made in the frame (a new object and hash on every call)")
+    return _fold(hash)(ex, args, kwargs)
+
+
 BUILTINS: dict[Any, Builtin] = {
-    **{fn: _fold(fn) for fn in (range, abs, int, float, bool, str, round, divmod, pow, repr, chr, ord, hash, slice)},
+    **{fn: _fold(fn) for fn in (range, abs, int, float, bool, str, round, divmod, pow, repr, chr, ord, slice)},
+    hash: _hash,
     min: _min_max(min), max: _min_max(max), sorted: _sorted, any: _any_all(any), all: _any_all(all),
     len: _len, enumerate: _enumerate, zip: _zip,
     list: _to_sequence(list), tuple: _to_sequence(tuple), set: _to_set(set), frozenset: _to_set(frozenset),
