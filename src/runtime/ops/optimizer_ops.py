@@ -162,6 +162,18 @@ def _adam_meta(param, grad, learning_rate, moment1, moment2, beta1_pow, beta2_po
                         beta1, beta2, epsilon)
 
 
+def _update_moments(xp, grad, moment1, moment2, beta1: float, beta2: float, tmp) -> None:
+    """Adam's moment updates in place: m = beta1*m + (1-beta1)*g, v = beta2*v + (1-beta2)*g*g (`tmp` a scratch
+    array of the parameter's shape)."""
+    moment1 *= beta1
+    xp.multiply(grad, 1.0 - beta1, out=tmp)
+    moment1 += tmp
+    moment2 *= beta2
+    xp.multiply(grad, grad, out=tmp)
+    tmp *= 1.0 - beta2
+    moment2 += tmp
+
+
 def _adam_update(xp, param, grad, lr, moment1, moment2, beta1_pow, beta2_pow, beta1, beta2, epsilon):
     """Paddle's Adam with bias correction folded into scalars: 12 passes, no allocation.
 
@@ -171,13 +183,7 @@ def _adam_update(xp, param, grad, lr, moment1, moment2, beta1_pow, beta2_pow, be
     c2 = math.sqrt(1.0 - beta2_pow.item())
     lr_t = lr * c2 / (1.0 - b1p)
     tmp = _scratch(xp, param)
-    moment1 *= beta1
-    xp.multiply(grad, 1.0 - beta1, out=tmp)
-    moment1 += tmp
-    moment2 *= beta2
-    xp.multiply(grad, grad, out=tmp)
-    tmp *= 1.0 - beta2
-    moment2 += tmp
+    _update_moments(xp, grad, moment1, moment2, beta1, beta2, tmp)
     xp.sqrt(moment2, out=tmp)
     tmp += epsilon * c2
     xp.divide(moment1, tmp, out=tmp)
@@ -317,13 +323,7 @@ def _lamb_kernel(xp, param, grad, learning_rate, moment1, moment2, beta1_pow, be
     trust ratio ||param|| / ||r|| (1 when either is 0, or when wd == 0 and not always_adapt)."""
     b1c, b2c = 1.0 - beta1_pow.item(), 1.0 - beta2_pow.item()
     tmp, r = _scratch(xp, param), _scratch(xp, param, 1)
-    moment1 *= beta1
-    xp.multiply(grad, 1.0 - beta1, out=tmp)
-    moment1 += tmp
-    moment2 *= beta2
-    xp.multiply(grad, grad, out=tmp)
-    tmp *= 1.0 - beta2
-    moment2 += tmp
+    _update_moments(xp, grad, moment1, moment2, beta1, beta2, tmp)
     xp.divide(moment2, b2c, out=r)
     xp.sqrt(r, out=r)
     r += epsilon
