@@ -1,5 +1,9 @@
 """SOT_LOG: each named topic logs its events of a translation to the `sot` logger, with file:line."""
 import logging
+import os
+import subprocess
+import sys
+import textwrap
 
 import numpy as np
 import pytest
@@ -59,3 +63,51 @@ def test_an_unknown_topic_is_an_error_naming_it(monkeypatch):
     monkeypatch.setenv("SOT_LOG", "breaks,gaurds")
     with pytest.raises(ValueError, match="SOT_LOG: unknown topic.*gaurds"):
         config.log_topics()
+
+
+def test_all_names_every_topic(monkeypatch, caplog):
+    every = run_logged(monkeypatch, caplog, "breaks,guards,recompiles,bytecode,sir")
+    caplog.clear()
+    assert run_logged(monkeypatch, caplog, "all") == every
+    monkeypatch.setenv("SOT_LOG", "all")
+    assert config.log_topics() == frozenset(config.LOG_TOPICS)
+
+
+def run_python(code, sot_log):
+    """`code` in a fresh interpreter with SOT_LOG=sot_log and this checkout's sources first on the path."""
+    src = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "src")
+    env = dict(os.environ, SOT_LOG=sot_log, PYTHONPATH=os.pathsep.join([src, os.environ.get("PYTHONPATH", "")]))
+    return subprocess.run([sys.executable, "-c", textwrap.dedent(code)], env=env, capture_output=True, text=True,
+                          timeout=120)
+
+
+def test_a_bad_topic_fails_at_import_listing_the_known_topics():
+    out = run_python("import sot\nprint('imported')", "breaks,gaurds")
+    assert out.returncode != 0 and "imported" not in out.stdout
+    assert "ValueError: SOT_LOG: unknown topic(s) gaurds; known: breaks, guards, recompiles, bytecode, sir, or all" \
+        in out.stderr
+
+
+def test_records_are_printed_once_when_the_user_also_configures_logging():
+    """The stderr handler SOT_LOG adds steps aside once `logging.basicConfig` handles the records."""
+    out = run_python("""
+        import logging, sys
+        import numpy as np
+        import runtime as paddle
+        import sot
+
+        def first(x):
+            return paddle.tanh(x)
+
+        def second(x):
+            return paddle.exp(x)
+
+        x = paddle.to_tensor(np.ones(2, "float32"))
+        np.testing.assert_array_equal(sot.to_static(first)(x).numpy(), first(x).numpy())
+        logging.basicConfig(level=logging.INFO, stream=sys.stderr, format="user: %(name)s %(message)s")
+        np.testing.assert_array_equal(sot.to_static(second)(x).numpy(), second(x).numpy())
+    """, "guards")
+    assert out.returncode == 0, out.stderr
+    lines = [line for line in out.stderr.splitlines() if line.split(": ", 1)[-1].startswith(("guards", "sot guards"))]
+    assert [line.split(" ", 2)[:2] for line in lines] == [["sot:", "guards"], ["user:", "sot"]]
+    assert "first" in lines[0] and "second" in lines[1]

@@ -1,4 +1,4 @@
-"""`SOT_LOG=breaks,guards,recompiles,bytecode,sir`: what each translation did, through `logging`.
+"""`SOT_LOG=breaks,guards,recompiles,bytecode,sir` (or `all`): what each translation did, through `logging`.
 
 Messages go to the logger `sot` at INFO, one record per event, each naming file:line:
 
@@ -8,8 +8,11 @@ Messages go to the logger `sot` at INFO, one record per event, each naming file:
     bytecode    a header line, then `dis` of the generated code
     sir         a header line, then the StatementIR text
 
-When `SOT_LOG` is set and nothing handles the `sot` logger yet, a stderr handler is added, so
-`SOT_LOG=breaks python train.py` shows them without any logging setup in the script.
+When `SOT_LOG` is set a stderr handler is added to `sot`, so `SOT_LOG=breaks python train.py`
+shows them without any logging setup in the script; it stays quiet while another handler up the
+chain (`logging.basicConfig`, pytest's caplog) shows the records, so none is printed twice.
+`SOT_LOG` is checked when this module is imported (by `import sot`): a typo fails there, not
+inside the first compiled call.
 """
 from __future__ import annotations
 
@@ -24,6 +27,25 @@ from sot.translation.dump import disassembly
 __all__ = ["LOGGER", "emit"]
 
 LOGGER = logging.getLogger("sot")
+
+
+class _StderrFallback(logging.StreamHandler):
+    """Stderr output for `sot` records that no other handler would show: the user may configure
+    logging (e.g. `logging.basicConfig`) after our handler is attached, and then theirs wins."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if not _shown_elsewhere(self, record):
+            super().emit(record)
+
+
+def _shown_elsewhere(own: logging.Handler, record: logging.LogRecord) -> bool:
+    """Whether a handler other than `own`, on `sot` or an ancestor it propagates to, takes `record`."""
+    logger: logging.Logger | None = LOGGER
+    while logger is not None:
+        if any(h is not own and record.levelno >= h.level for h in logger.handlers):
+            return True
+        logger = logger.parent if logger.propagate else None
+    return False
 
 
 def emit(translation: events.Translation) -> None:
@@ -62,10 +84,13 @@ def _entry(translator: Any, entry: Any, name: str, topics: frozenset[str], recom
 
 
 def _ensure_handler() -> None:
-    """A stderr handler on `sot` when no handler would show its records (once)."""
+    """The `sot` logger at INFO with its stderr fallback handler (added once)."""
     if LOGGER.getEffectiveLevel() > logging.INFO:
         LOGGER.setLevel(logging.INFO)
-    if not LOGGER.hasHandlers():
-        handler = logging.StreamHandler(sys.stderr)
+    if not any(isinstance(h, _StderrFallback) for h in LOGGER.handlers):
+        handler = _StderrFallback(sys.stderr)
         handler.setFormatter(logging.Formatter("%(name)s: %(message)s"))
         LOGGER.addHandler(handler)
+
+
+config.log_topics()  # a bad SOT_LOG fails `import sot`, not the first translation
