@@ -1,7 +1,8 @@
 """Thresholds that fail a CI build: `check(report, limits, baseline)` lists every violation.
 
 Limits (None: not checked): `max_breaks` and `max_fallbacks` bound the totals over all
-functions, `min_captured_ratio` the overall ops-captured ratio, `max_recompiles` each function's
+functions, `min_captured_ratio` the overall ratio (`report.captured_ratio`: a frame run eagerly counts
+as not captured, and a run that compiled nothing is 0.0), `max_recompiles` each function's
 recompiles. A baseline report fails any function that got worse than it was there: a break or
 fallback (reason code at file:line) it did not have, or more recompiles. Functions match by
 qualname and file name (not the directory, so a report from another checkout compares).

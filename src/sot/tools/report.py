@@ -17,9 +17,10 @@ may be added without a version change, a removed or changed key bumps the versio
         "translations": 2, "translate_seconds": 0.031,
         "graphs": [{"entry": 0, "ops": 7, "runs": 10, "sir": "StatementIR: ...",
                     "bytecode": null, "program": null,        # these two with details=True
-                    "ends_in_break": false}],                 # its code breaks after the graph
+                    "ends_in_break": false,                   # its code breaks after the graph
+                    "eager": false}],                         # too small to compile: runs eagerly
         "breaks": [EVENT], "fallbacks": [EVENT],
-        "cache": {"limit": 8, "limit_reached": false,
+        "cache": {"limit": 8, "limit_reached": false, "eager_runs": 0,   # calls run eagerly past the limit
                   "entries": [{"id": 1, "kind": "graph" | "eager", "hits": 9,
                                "guards": ["isinstance(...)", ...]}],           # lookup order
                   "misses": [[{"entry": 0, "guard": "...", "expected": "...", "actual": "..."}]]},
@@ -29,10 +30,10 @@ may be added without a version change, a removed or changed key bumps the versio
              "source": "print(x)"}
 
 Derived figures (`FunctionReport` properties): `runs` (calls of the code object served by a
-graph or run eagerly: each entry's hits plus the translating call), `ops_captured` (each graph's
-ops times its runs), `eager_runs` (runs of eager entries plus each run of a graph whose code breaks
-after it; the unit "an eager frame or a break"), `captured_ratio` = ops_captured /
-(ops_captured + eager_runs), `recompiles` (entries after the first).
+graph or run eagerly: each entry's hits plus the translating call), `ops_captured` (each compiled
+graph's ops times its runs), `eager_runs` (every frame that ran eagerly, and each break; see
+`FunctionReport.eager_runs`), `captured_ratio` (see `captured_ratio`), `recompiles` (entries after
+the first).
 """
 from __future__ import annotations
 
@@ -52,9 +53,19 @@ from sot.translation.reasons import REASONS
 from . import record
 
 __all__ = ["SCHEMA", "Event", "Graph", "Entry", "MissedGuard", "Cache", "FunctionReport", "Report", "report",
-           "load", "disassembly"]
+           "load", "disassembly", "captured_ratio"]
 
 SCHEMA = "sot-report/1"
+
+
+def captured_ratio(ops_captured: int, eager_runs: int) -> float:
+    """The share of the work the JIT captured: ops_captured / (ops_captured + eager_runs), where
+    `ops_captured` counts each op run inside a compiled graph and `eager_runs` each frame that ran
+    eagerly (a whole-frame fallback, a call past the cache limit, a graph too small to compile, a
+    generator) and each break. 0.0 when both are 0: a run in which nothing was compiled (SOT_DISABLE,
+    nothing decorated or called) captured nothing, and a CI gate must not read it as all captured."""
+    total = ops_captured + eager_runs
+    return ops_captured / total if total else 0.0
 
 
 @dataclass
@@ -85,6 +96,7 @@ class Graph:
     bytecode: str | None = None
     program: str | None = None
     ends_in_break: bool = False
+    eager: bool = False  # below SOT_MIN_GRAPH_SIZE: its ops ran through the eager API (SOT-C001)
 
 
 @dataclass
@@ -115,6 +127,7 @@ class Cache:
     limit_reached: bool
     entries: list[Entry] = field(default_factory=list)
     misses: list[list[MissedGuard]] = field(default_factory=list)
+    eager_runs: int = 0  # calls run eagerly, with no entry, because the limit was reached (SOT-L001)
 
 
 @dataclass
@@ -146,20 +159,23 @@ class FunctionReport:
 
     @property
     def ops_captured(self) -> int:
-        """Ops run inside compiled graphs: each graph's ops times its runs."""
-        return sum(g.ops * g.runs for g in self.graphs)
+        """Ops run inside compiled graphs: each graph's ops times its runs (a graph run eagerly: none)."""
+        return sum(g.ops * g.runs for g in self.graphs if not g.eager)
 
     @property
     def eager_runs(self) -> int:
-        """Runs of eager entries, plus each run of a graph whose code then breaks (runs one instruction eagerly)."""
-        eager = sum(e.hits + 1 for e in self.cache.entries if e.kind == "eager")
-        return eager + sum(g.runs for g in self.graphs if g.ends_in_break)
+        """Frames run eagerly: runs of eager entries, of graphs too small to compile and calls past the
+        cache limit; plus each run of a graph whose code then breaks (runs one instruction eagerly).
+        A function with a fallback and no cache entry (a generator: the hook leaves its frames alone, so
+        its calls are not counted) counts as one."""
+        eager = sum(e.hits + 1 for e in self.cache.entries if e.kind == "eager") + self.cache.eager_runs
+        eager += sum(g.runs for g in self.graphs if g.eager or g.ends_in_break)
+        return eager or int(bool(self.fallbacks) and not self.cache.entries)
 
     @property
     def captured_ratio(self) -> float:
-        """ops_captured / (ops_captured + eager_runs); 1.0 for a function that never ran."""
-        total = self.ops_captured + self.eager_runs
-        return self.ops_captured / total if total else 1.0
+        """`captured_ratio(ops_captured, eager_runs)`: 0.0 for a function that never ran compiled."""
+        return captured_ratio(self.ops_captured, self.eager_runs)
 
     @property
     def recompiles(self) -> int:
@@ -190,7 +206,7 @@ class Report:
                 "recompiles": sum(f.recompiles for f in self.functions),
                 "limit_reached": sum(f.cache.limit_reached for f in self.functions),
                 "ops_captured": captured, "eager_runs": eager,
-                "captured_ratio": captured / (captured + eager) if captured + eager else 1.0,
+                "captured_ratio": captured_ratio(captured, eager),
                 "translate_seconds": sum(f.translate_seconds for f in self.functions)}
 
     def to_dict(self) -> dict[str, Any]:
@@ -241,7 +257,8 @@ def _collect(code: types.CodeType, translators: list[Any], resume_of: str | None
             generated = getattr(e.code, "code", None)
             graphs.append(Graph(e.id, _ops(e.payload), e.hits + 1, str(e.payload),
                                 disassembly(generated) if details and generated is not None else None,
-                                lower(e.payload).program.to_string() if details else None, e.id in breaking))
+                                lower(e.payload).program.to_string() if details else None, e.id in breaking,
+                                e.id in translators[0].entry_eager))
     graphs.sort(key=lambda g: g.entry)
     misses = [[MissedGuard(r.entry, str(r.guard), r.expected, r.actual) for r in m.reasons]
               for m in cache.miss_reasons() if m.reasons]
@@ -253,7 +270,7 @@ def _collect(code: types.CodeType, translators: list[Any], resume_of: str | None
         graphs=graphs,
         breaks=[_event(b.code, b.detail, b.where) for t in translators for b in t.breaks],
         fallbacks=[_event(f.code, f.reason, f.where) for t in translators for f in t.fallbacks],
-        cache=Cache(cache.cache_size_limit, cache.eager, entries, misses),
+        cache=Cache(cache.cache_size_limit, cache.eager, entries, misses, cache.eager_runs),
         made_dynamic=sorted({dim for t in translators for r in t.recompiles for dim in r.dynamic}))
 
 
@@ -277,7 +294,7 @@ def _function(d: dict[str, Any]) -> FunctionReport:
     """A FunctionReport from its JSON object."""
     c = d["cache"]
     cache = Cache(c["limit"], c["limit_reached"], [Entry(**e) for e in c["entries"]],
-                  [[MissedGuard(**r) for r in m] for m in c["misses"]])
+                  [[MissedGuard(**r) for r in m] for m in c["misses"]], c.get("eager_runs", 0))
     fields = {k: v for k, v in d.items() if k in {f.name for f in dataclasses.fields(FunctionReport)}}
     fields.update(graphs=[Graph(**g) for g in d["graphs"]], breaks=[Event(**b) for b in d["breaks"]],
                   fallbacks=[Event(**f) for f in d["fallbacks"]], cache=cache)
