@@ -154,3 +154,36 @@ def test_only_sot_config_reads_the_environment():
             if isinstance(node, ast.Attribute) and node.attr in ("environ", "getenv"):
                 offenders.append(f"{path.relative_to(src)}:{node.lineno} os.{node.attr}")
     assert offenders == []
+
+
+def breaks_at_numpy(x):
+    y = paddle.tanh(x)
+    y.numpy()
+    return paddle.exp(y) * 2
+
+
+def test_a_frame_that_breaks_is_dumped_with_its_break_and_so_is_its_resume_function(tmp_path, monkeypatch):
+    monkeypatch.setenv("SOT_DUMP", str(tmp_path))
+    fn = fresh(breaks_at_numpy)
+    x = tensor(2, 3)
+    jit = sot.to_static(fn)
+    assert_matches_eager(jit(x), breaks_at_numpy(x))
+    assert len(jit.sot_translator.breaks) == 1
+    # the resume function keeps the frame's name and first line, so its dump is the folder's next number
+    folder = dump_folder(tmp_path, fn)
+    assert sorted(p.name for p in folder.iterdir()) == ["0", "1"]
+    broken, resumed = folder / "0", folder / "1"
+    assert {p.name for p in broken.iterdir()} == ARTIFACTS | {"break.txt"}
+    assert {p.name for p in resumed.iterdir()} == ARTIFACTS
+    first_line = fn.__code__.co_firstlineno
+    reason = (broken / "break.txt").read_text()
+    assert reason.startswith("[SOT-B002]") and "numpy" in reason and f"{__file__}:{first_line + 2}" in reason
+    sir = (broken / "sir.txt").read_text()
+    assert "runtime.tanh(var_0)" in sir and "exp" not in sir  # the graph before the break only
+    ops = [line.split("= ", 1)[1].split("(")[0] for line in (broken / "program.txt").read_text().splitlines()
+           if "} = " in line]
+    assert ops == ["tanh"]
+    assert "generated code breaks_at_numpy" in (broken / "bytecode.txt").read_text()
+    assert "f_locals['x'] is a tensor of shape [2, 3]" in (broken / "guards.txt").read_text()
+    resumed_sir = (resumed / "sir.txt").read_text()
+    assert "runtime.exp(" in resumed_sir and "tanh" not in resumed_sir

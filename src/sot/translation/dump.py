@@ -8,6 +8,9 @@ For the n-th translation (0, 1, ... in this process) of a code object named `f` 
     DIR/f_12/<n>/program.txt   the Program the compiled SIR runs
     DIR/f_12/<n>/bytecode.txt  a disassembly of the generated code object
     DIR/f_12/<n>/guards.txt    the guards the translation is cached under, one per line
+    DIR/f_12/<n>/break.txt     for a frame that breaks: the break's reason code, reason and file:line
+                               (then sir.txt and program.txt are the graph before the break, and
+                               the frame's rest runs in a resume function dumped under its own name)
 
 Names are deterministic (no timestamps or pids), so a second run overwrites the first's files
 and two runs can be diffed; memory addresses are left out of the disassembly for the same
@@ -31,6 +34,7 @@ from runtime.static import Program
 from sot import config
 from sot.guards import Guard
 from sot.ir import StatementIR
+from sot.translation.reasons import Event
 
 __all__ = ["dump_translation", "disassembly"]
 
@@ -40,8 +44,9 @@ _UNSAFE = re.compile(r"[^A-Za-z0-9_.-]")
 
 
 def dump_translation(code: types.CodeType, sir: StatementIR, program: Program | None,
-                     generated: types.CodeType, guards: Sequence[Guard]) -> Path | None:
-    """Write one translation's artifacts under `SOT_DUMP`; the folder written, None when off or unwritable."""
+                     generated: types.CodeType, guards: Sequence[Guard], brk: Event | None = None) -> Path | None:
+    """Write one translation's artifacts under `SOT_DUMP` (with `brk`, the graph break it ends in, as
+    break.txt); the folder written, None when off or unwritable."""
     root = config.dump_dir()
     if root is None:
         return None
@@ -57,6 +62,8 @@ def dump_translation(code: types.CodeType, sir: StatementIR, program: Program | 
         "bytecode.txt": _disassembly(generated),
         "guards.txt": "".join(f"{g}\n" for g in guards),
     }
+    if brk is not None:
+        files["break.txt"] = f"{brk}\n"
     try:
         target.mkdir(parents=True, exist_ok=True)
         for name, text in files.items():

@@ -191,10 +191,16 @@ class Translator:
     def _codegen(self, ex: OpcodeExecutor, returned: Variable) -> types.CodeType:
         """The code object of a frame simulated to its return (see sot.codegen.frame), dumped for SOT_DUMP."""
         generated, compiled = whole_frame(ex, returned, self._compile, rerun_after(self))
+        self._dump(ex, compiled, generated)
+        return generated
+
+    def _dump(self, ex: OpcodeExecutor, compiled: CompiledSIR | EagerSIR | None, generated: types.CodeType,
+              brk: Event | None = None) -> None:
+        """Write the translation for SOT_DUMP: the SIR up to the return (or the break), its Program if
+        compiled, the generated code, the guards and the break's reason."""
         dump_translation(self.code, ex.builder.build(),
                          compiled.lowered.program if isinstance(compiled, CompiledSIR) else None, generated,
-                         ex.guards())
-        return generated
+                         ex.guards(), brk)
 
     def _codegen_break(self, ex: OpcodeExecutor, brk: GraphBreak, options: BreakOptions) -> types.CodeType:
         """The code object of a frame that breaks (see sot.codegen.frame), built as sot.translation.break_plan
@@ -204,13 +210,23 @@ class Translator:
         loop, hot = loops_of(ex, brk, options, make_resume)
         # a callee that reads its caller's frame runs as it is: eager frames are what it must see
         translated = as_it_is if isinstance(brk.cause, ReadsFrames) else partial(translated_callee, self)
+        prefix: list[CompiledSIR | EagerSIR] = []  # the graph before the break, kept for SOT_DUMP
+
+        def compile_prefix(sim: OpcodeExecutor) -> CompiledSIR | EagerSIR:
+            compiled = self._compile(sim)
+            if sim is ex:
+                prefix.append(compiled)
+            return compiled
+
         try:
-            code = broken_frame(ex, brk, self._compile, rerun_after(self), translated, make_resume,
+            code = broken_frame(ex, brk, compile_prefix, rerun_after(self), translated, make_resume,
                                 frozenset(hot), loop)
         except Unsupported as e:
             raise unbuildable(brk, loop, e) from e
-        self.breaks.append(break_event(brk, options, loop))
+        event = break_event(brk, options, loop)
+        self.breaks.append(event)
         self.fallbacks += eager_rests(brk, hot)
+        self._dump(ex, prefix[-1] if prefix else None, code, event)
         return code
 
     def _compile(self, ex: OpcodeExecutor) -> CompiledSIR | EagerSIR:
