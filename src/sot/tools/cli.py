@@ -8,23 +8,22 @@
     sot explain SCRIPT:FUNCTION [ARGS...]
     sot bisect SCRIPT:FUNCTION [--rtol R] [--atol A]
 
-`sot run`'s own options come before SCRIPT; everything after it is the script's `sys.argv[1:]`.
-The report is written at exit, also when the script raises (exit status 1) or calls sys.exit
-(its status); without `--report` a text summary goes to stderr. `sot report` exits 1 when a
-threshold is exceeded or a function got worse than `--baseline` (each violation on stderr),
-2 on bad input (an unreadable report, an unknown function). `sot bisect` loads SCRIPT as a module
-(its `__main__` block does not run), calls FUNCTION with no arguments eagerly and compiled, and
-names the smallest compiled subgraph whose result differs (exit 1), or says none does (exit 0).
+`sot <command> --help` describes each command's options. Bad input (an unknown option, an unreadable
+or malformed report, an unwritable output, a missing script or module) exits 2 with one line on stderr.
 """
 from __future__ import annotations
 
 import argparse
+import importlib.util
+import inspect
 import os
 import runpy
 import sys
 import traceback
 from pathlib import Path
+from typing import Callable, NoReturn
 
+import sot
 from sot.translation.reasons import REASONS
 
 from . import formats, gate, record
@@ -35,54 +34,194 @@ from .report import FunctionReport, Report, load, report
 __all__ = ["main"]
 
 _DEFAULT_REPORT = "sot-report.json"
-_ALIASES = {"--module": "-m"}  # long spellings of sot run's options
 
 
 class UsageError(Exception):
-    """Bad input to the command: shown as `sot: message`, exit status 2."""
+    """Bad input to the command: shown as `sot COMMAND: message`, exit status 2."""
+
+
+class _Parser(argparse.ArgumentParser):
+    """An ArgumentParser whose errors are one-line UsageErrors instead of usage text and SystemExit(2)."""
+
+    def error(self, message: str) -> NoReturn:
+        raise UsageError(f"{message} (see {self.prog} --help)")
 
 
 def main(argv: list[str] | None = None) -> int:
     """Run the `sot` command with `argv` (default: sys.argv[1:]); the exit status."""
     argv = list(sys.argv[1:] if argv is None else argv)
-    commands = {"run": _cmd_run, "report": _cmd_report, "cache": _cmd_cache, "explain": _cmd_explain,
-                "bisect": _cmd_bisect}
-    if not argv or argv[0] in ("-h", "--help") or argv[0] not in commands:
-        print(__doc__.split("\n\n")[1], file=sys.stderr if argv[:1] not in (["-h"], ["--help"]) else sys.stdout)
-        return 0 if argv[:1] in (["-h"], ["--help"]) else 2
+    parser = _parser()
+    command = argv[0] if argv else None
     try:
-        return commands[argv[0]](argv[1:])
+        if command is not None and not command.startswith("-") and command not in parser.commands:
+            raise UsageError(f"unknown command {command!r}; commands: {', '.join('sot ' + c for c in parser.commands)}"
+                             " (see sot --help)")
+        if command == "run":  # its script's arguments are split off first: argparse would read them as options
+            return _cmd_run(parser.commands["run"], argv[1:])
+        args = parser.parse_args(argv)
+        if args.command is None:
+            raise UsageError("missing command (see sot --help)")
+        return args.handler(args)
     except UsageError as e:
-        print(f"sot {argv[0]}: {e}", file=sys.stderr)
+        print(f"sot {command}: {e}" if command in parser.commands else f"sot: {e}", file=sys.stderr)
         return 2
+    except SystemExit as e:  # --help and --version
+        return e.code if isinstance(e.code, int) else 0
+
+
+class _Commands(_Parser):
+    """The top-level parser, holding each command's subparser by name (`sot run` parses with its own)."""
+
+    commands: dict[str, argparse.ArgumentParser]
+
+
+def _parser() -> _Commands:
+    """`sot` and its subcommands, each with --help text describing every option."""
+    top = _Commands(prog="sot", description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter,
+                    epilog=__doc__.split("\n\n")[1])
+    top.add_argument("--version", action="version", version=f"sot {sot.__version__}")
+    sub = top.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    top.commands = {}
+
+    def command(name: str, handler: Callable[[argparse.Namespace], int] | None, **kwargs: str) -> argparse.ArgumentParser:
+        p = sub.add_parser(name, help=kwargs["description"], prog=f"sot {name}", allow_abbrev=False,
+                           formatter_class=argparse.RawDescriptionHelpFormatter, **kwargs)
+        p.set_defaults(handler=handler)
+        top.commands[name] = p
+        return p
+
+    run = command("run", None, description="Run a Python script or module under the JIT and write what it did.",
+                  usage="sot run [--report OUT.json] SCRIPT [ARGS...]\n       sot run [--report OUT.json] -m MODULE [ARGS...]",
+                  epilog="ARGS become the script's sys.argv[1:]. --report may also follow SCRIPT (it is then taken as\n"
+                         "sot's, not the script's); --module may not. Everything after `--` goes to the script as is:\n"
+                         "  sot run train.py --report r.json --epochs 3    (the script gets --epochs 3)\n"
+                         "  sot run train.py -- --report x                 (the script gets --report x)\n"
+                         "The report is written at exit, also when the script raises (exit status 1) or calls\n"
+                         "sys.exit (its status).")
+    run.add_argument("--report", metavar="OUT.json",
+                     help="write the report as JSON (schema sot-report/1) here; default: a text summary on stderr")
+    run.add_argument("-m", "--module", metavar="MODULE", help="run a module (like python -m) instead of SCRIPT")
+    run.add_argument("script", metavar="SCRIPT", nargs="?", help="the Python file to run as __main__")
+    run.add_argument("args", metavar="ARGS", nargs=argparse.REMAINDER, help="the script's arguments")
+
+    rep = command("report", _cmd_report, description="Summarise a saved report; fail (exit 1) on thresholds.",
+                  epilog="Exit status: 0 ok, 1 a threshold exceeded or a function worse than --baseline (each\n"
+                         "violation on stderr), 2 bad input.")
+    rep.add_argument("file", metavar="OUT.json", help="a report written by `sot run --report`")
+    rep.add_argument("--format", choices=[*formats.FORMATS, "html"], default="text", help="output format (default: text)")
+    rep.add_argument("-o", "--output", metavar="PATH",
+                     help="file to write (a folder for html); default stdout (html: sot-html)")
+    rep.add_argument("--max-breaks", type=_count, metavar="N", help="fail when the total breaks over all functions exceed N")
+    rep.add_argument("--max-fallbacks", type=_count, metavar="N",
+                     help="fail when the total eager fallbacks over all functions exceed N")
+    rep.add_argument("--min-captured-ratio", type=_ratio, metavar="R",
+                     help="fail when the overall ratio of ops captured in graphs (all functions together) is below R, "
+                          "a ratio from 0 to 1 (0.9 = 90%%)")
+    rep.add_argument("--max-recompiles", type=_count, metavar="N", help="fail when any one function recompiled more than N times")
+    rep.add_argument("--baseline", metavar="OLD.json",
+                     help="an older report: fail on any function with a break or fallback it did not have, or more recompiles")
+
+    cache = command("cache", _cmd_cache, description="Show the guard cache of each function in a report.",
+                    usage="sot cache OUT.json [FUNCTION]\n       sot cache why FUNCTION [OUT.json]",
+                    epilog="`sot cache OUT.json [FUNCTION]`: entries in lookup order, hits, misses (of FUNCTION only if given).\n"
+                           f"`sot cache why FUNCTION [OUT.json]`: per recent miss, each entry's first failing guard\n"
+                           f"(OUT.json defaults to {_DEFAULT_REPORT}).")
+    cache.add_argument("words", nargs="+", metavar="OUT.json|why", help="a report, or `why` followed by FUNCTION [OUT.json]")
+
+    explain = command("explain", _cmd_explain,
+                      description="Run SCRIPT, then explain FUNCTION: graphs, breaks and fallbacks with hints, SIRs, "
+                                  "generated bytecode, Programs.")
+    explain.add_argument("target", metavar="SCRIPT:FUNCTION", help="the script to run and a function it compiles")
+    explain.add_argument("args", metavar="ARGS", nargs=argparse.REMAINDER, help="the script's arguments")
+
+    bis = command("bisect", _cmd_bisect,
+                  description="Call FUNCTION eagerly and compiled; name the smallest compiled subgraph whose result "
+                              "differs (exit 1), or say none does (exit 0).",
+                  epilog="SCRIPT is loaded as a module: its __main__ block does not run.")
+    bis.add_argument("target", metavar="SCRIPT:FUNCTION", help="a function of the script taking no arguments")
+    bis.add_argument("--rtol", type=float, default=0.0, metavar="R", help="relative tolerance (default 0: exact)")
+    bis.add_argument("--atol", type=float, default=0.0, metavar="A", help="absolute tolerance (default 0: exact)")
+    return top
+
+
+def _count(text: str) -> int:
+    """A threshold count: an integer >= 0."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected a whole number >= 0, got {text!r}")
+    return value
+
+
+def _ratio(text: str) -> float:
+    """A ratio from 0 to 1 (not a percentage: 90 is refused, not read as 90%)."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not 0.0 <= value <= 1.0:
+        raise argparse.ArgumentTypeError(f"expected a ratio from 0 to 1 (0.9 = 90%), got {text!r}")
+    return value
 
 
 # ----- sot run / sot explain: a script under the JIT -----
 
-def _split_run_args(argv: list[str], options: tuple[str, ...]) -> tuple[dict[str, str], list[str]]:
-    """sot's options (before the target) and the rest: the target and its arguments."""
-    found: dict[str, str] = {}
+def _split_run(argv: list[str]) -> tuple[list[str], list[str]]:
+    """sot run's arguments up to and including the target (SCRIPT, or -m MODULE), and the rest.
+
+    Unknown options before the target are refused here: argparse would otherwise take a typo
+    for the script's option or the script for the option's value.
+    """
     i = 0
-    while i < len(argv) and argv[i].startswith("-"):
-        name, eq, value = argv[i].partition("=")
-        name = _ALIASES.get(name, name)
-        if name not in options:
-            raise UsageError(f"unknown option {argv[i]!r} (options go before the script; known: {', '.join(options)})")
-        if not eq:
-            if i + 1 >= len(argv):
-                raise UsageError(f"{name} needs a value")
-            i, value = i + 1, argv[i + 1]
-        found[name] = value
+    while i < len(argv):
+        arg = argv[i]
+        name = arg.partition("=")[0]
+        if arg == "--":
+            return argv[:i + 2], argv[i + 2:]
+        if not arg.startswith("-") or arg == "-":
+            return argv[:i + 1], argv[i + 1:]
+        if name in ("-m", "--module") or (arg.startswith("-m") and not arg.startswith("--")):
+            stop = i + 1 if "=" in arg or len(name) == 2 and len(arg) > 2 else i + 2
+            return argv[:stop], argv[stop:]
+        if name not in ("--report", "-h", "--help"):
+            raise UsageError(f"unknown option {arg!r} (sot run's options: --report, -m/--module; see sot run --help)")
+        i += 2 if name == "--report" and "=" not in arg else 1
+    return argv, []
+
+
+def _script_args(rest: list[str]) -> tuple[str | None, list[str]]:
+    """--report given after the target (sot's), and the script's arguments (`--` ends sot's options)."""
+    report_path, args = None, []
+    i = 0
+    while i < len(rest):
+        arg = rest[i]
+        name, eq, value = arg.partition("=")
+        if arg == "--":
+            return report_path, args + rest[i + 1:]
+        if name == "--module":
+            raise UsageError(f"{arg!r} after the script: -m/--module replaces SCRIPT; put `--` before it to pass it to the script")
+        if name == "--report":
+            if not eq:
+                if i + 1 >= len(rest):
+                    raise UsageError("argument --report: expected one argument")
+                value, i = rest[i + 1], i + 1
+            if report_path is not None:
+                raise UsageError("--report given twice")
+            report_path = value
+        else:
+            args.append(arg)
         i += 1
-        if name == "-m":
-            break
-    return found, argv[i:]
+    return report_path, args
 
 
 def _run_target(script: str | None, module: str | None, args: list[str]) -> int:
     """Run a script or module as __main__ with `args`; its exit status (1 when it raised)."""
     if module is None and not os.path.exists(script):
         raise UsageError(f"no such script: {script}")
+    if module is not None:
+        _find_module(module)
     record.retain()
     old_argv, old_path = sys.argv[:], sys.path[:]
     try:
@@ -111,26 +250,46 @@ def _run_target(script: str | None, module: str | None, args: list[str]) -> int:
         sys.argv, sys.path[:] = old_argv, old_path
 
 
-def _cmd_run(argv: list[str]) -> int:
-    options, rest = _split_run_args(argv, ("--report", "-m"))
-    module = options.get("-m")
-    if module is None and not rest:
-        raise UsageError("usage: sot run [--report OUT.json] SCRIPT [ARGS...] | sot run [--report OUT.json] -m MODULE")
-    status = _run_target(None if module else rest[0], module, rest if module else rest[1:])
+def _find_module(module: str) -> None:
+    """Refuse a module that cannot be found (searching where run_module will): a usage error, not the script's failure."""
+    old_path = sys.path[:]
+    sys.path.insert(0, os.getcwd())
+    try:
+        found = importlib.util.find_spec(module)
+    except (ImportError, ValueError) as e:
+        raise UsageError(f"cannot find module {module!r}: {e}") from None
+    finally:
+        sys.path[:] = old_path
+    if found is None:
+        raise UsageError(f"no module named {module!r}")
+
+
+def _cmd_run(parser: argparse.ArgumentParser, argv: list[str]) -> int:
+    head, rest = _split_run(argv)
+    args = parser.parse_args(head)
+    late_report, script_args = _script_args(rest)
+    if late_report is not None and args.report is not None:
+        raise UsageError("--report given twice")
+    report_path = args.report if late_report is None else late_report
+    if args.module is None and args.script is None:
+        raise UsageError("missing SCRIPT or -m MODULE (see sot run --help)")
+    if args.module is not None and args.script is not None:
+        script_args.insert(0, args.script)
+    status = _run_target(args.script if args.module is None else None, args.module, script_args)
     result = report()
-    if "--report" in options:
-        result.save(options["--report"])
-        print(f"sot run: report written to {options['--report']}", file=sys.stderr)
+    if report_path is not None:
+        _write(report_path, result.save)
+        print(f"sot run: report written to {report_path}", file=sys.stderr)
     else:
         sys.stderr.write(formats.render(result, "text"))
     return status
 
 
-def _cmd_explain(argv: list[str]) -> int:
-    if not argv or ":" not in argv[0]:
-        raise UsageError("usage: sot explain SCRIPT:FUNCTION [ARGS...]")
-    script, _, name = argv[0].rpartition(":")
-    status = _run_target(script, None, argv[1:])
+def _cmd_explain(args: argparse.Namespace) -> int:
+    script, colon, name = args.target.rpartition(":")
+    if not colon or not script or not name:
+        raise UsageError(f"expected SCRIPT:FUNCTION, got {args.target!r}")
+    status = _run_target(script, None, args.args)
     functions = report(details=True).function(name)
     if not functions:
         raise UsageError(f"{name!r} was not translated while {script} ran (is it wrapped with sot.to_static?)")
@@ -138,27 +297,33 @@ def _cmd_explain(argv: list[str]) -> int:
     return status
 
 
-def _cmd_bisect(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(prog="sot bisect", description="the smallest subgraph whose result differs")
-    parser.add_argument("target", metavar="SCRIPT:FUNCTION", help="a function of the script taking no arguments")
-    parser.add_argument("--rtol", type=float, default=0.0, help="relative tolerance (default 0: exact)")
-    parser.add_argument("--atol", type=float, default=0.0, help="absolute tolerance (default 0: exact)")
-    try:
-        args = parser.parse_args(argv)
-    except SystemExit as e:
-        return int(e.code or 0)
+def _cmd_bisect(args: argparse.Namespace) -> int:
     script, _, name = args.target.rpartition(":")
     if not script or not os.path.exists(script):
-        raise UsageError(f"usage: sot bisect SCRIPT:FUNCTION; no such script: {script or args.target!r}")
+        raise UsageError(f"expected SCRIPT:FUNCTION of an existing script, got {args.target!r}")
     path = os.path.abspath(script)
     sys.path.insert(0, os.path.dirname(path))
     namespace = runpy.run_path(path, run_name="__sot_bisect__")
     fn = namespace.get(name)
     if not callable(fn):
         raise UsageError(f"{script} defines no function {name!r}")
-    culprit = bisect(getattr(fn, "__wrapped__", fn), rtol=args.rtol, atol=args.atol)
+    plain = getattr(fn, "__wrapped__", fn)
+    needed = _required_parameters(plain)
+    if needed:
+        raise UsageError(f"{name} takes arguments ({', '.join(needed)}); sot bisect calls it with none "
+                         "(use sot.testing.bisect(fn, *args) in Python)")
+    culprit = bisect(plain, rtol=args.rtol, atol=args.atol)
     print(culprit if culprit is not None else f"sot bisect: every compiled subgraph of {name} matches eager")
     return 1 if culprit is not None else 0
+
+
+def _required_parameters(fn: Callable) -> list[str]:
+    """The parameters of `fn` a call without arguments leaves unbound."""
+    try:
+        parameters = inspect.signature(fn).parameters.values()
+    except (TypeError, ValueError):
+        return []
+    return [p.name for p in parameters if p.default is p.empty and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
 
 
 def _explain_text(name: str, functions: list[FunctionReport]) -> str:
@@ -192,24 +357,22 @@ def _load(path: str) -> Report:
         raise UsageError(str(e)) from None
 
 
-def _cmd_report(argv: list[str]) -> int:
-    p = argparse.ArgumentParser(prog="sot report", description="Summarise a sot report; fail on thresholds.")
-    p.add_argument("file")
-    p.add_argument("--format", choices=[*formats.FORMATS, "html"], default="text")
-    p.add_argument("-o", "--output", help="file to write (a folder for html); default stdout (html: sot-html)")
-    p.add_argument("--max-breaks", type=int)
-    p.add_argument("--max-fallbacks", type=int)
-    p.add_argument("--min-captured-ratio", type=float)
-    p.add_argument("--max-recompiles", type=int)
-    p.add_argument("--baseline", help="an older report: fail on any function that got worse")
-    args = p.parse_args(argv)
+def _write(path: str, write: Callable[[str], object]) -> None:
+    """`write(path)`, an unwritable path being a usage error naming it."""
+    try:
+        write(path)
+    except OSError as e:
+        raise UsageError(f"cannot write {path}: {e.strerror or e}") from None
+
+
+def _cmd_report(args: argparse.Namespace) -> int:
     current = _load(args.file)
     baseline = _load(args.baseline) if args.baseline else None
     if args.format == "html":
-        index = write_html(current, args.output or "sot-html")
-        print(f"sot report: {index}", file=sys.stderr)
+        folder = args.output or "sot-html"
+        _write(folder, lambda path: print(f"sot report: {write_html(current, path)}", file=sys.stderr))
     elif args.output:
-        Path(args.output).write_text(formats.render(current, args.format), encoding="utf-8")
+        _write(args.output, lambda path: Path(path).write_text(formats.render(current, args.format), encoding="utf-8"))
     else:
         sys.stdout.write(formats.render(current, args.format))
     limits = gate.Limits(args.max_breaks, args.max_fallbacks, args.min_captured_ratio, args.max_recompiles)
@@ -219,17 +382,18 @@ def _cmd_report(argv: list[str]) -> int:
     return 1 if violations else 0
 
 
-def _cmd_cache(argv: list[str]) -> int:
-    if argv[:1] == ["why"]:
-        if len(argv) not in (2, 3):
-            raise UsageError("usage: sot cache why FUNCTION [OUT.json]")
-        functions = _functions(_load(argv[2] if len(argv) == 3 else _DEFAULT_REPORT), argv[1])
+def _cmd_cache(args: argparse.Namespace) -> int:
+    words = args.words
+    if words[0] == "why":
+        if len(words) not in (2, 3):
+            raise UsageError("expected: sot cache why FUNCTION [OUT.json]")
+        functions = _functions(_load(words[2] if len(words) == 3 else _DEFAULT_REPORT), words[1])
         sys.stdout.write(formats.why_text(functions))
         return 0
-    if len(argv) not in (1, 2):
-        raise UsageError("usage: sot cache OUT.json [FUNCTION]")
-    loaded = _load(argv[0])
-    sys.stdout.write(formats.cache_text(_functions(loaded, argv[1]) if len(argv) == 2 else loaded.functions))
+    if len(words) > 2:
+        raise UsageError("expected: sot cache OUT.json [FUNCTION]")
+    loaded = _load(words[0])
+    sys.stdout.write(formats.cache_text(_functions(loaded, words[1]) if len(words) == 2 else loaded.functions))
     return 0
 
 

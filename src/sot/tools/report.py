@@ -42,6 +42,7 @@ import json
 import linecache
 import sys
 import types
+import typing
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -222,15 +223,19 @@ class Report:
 
 
 def load(path: str | Path) -> Report:
-    """Read a report `save` wrote; a file of another schema is an error naming it."""
+    """Read a report `save` wrote; a file of another schema, or with a missing or mistyped key, is a ValueError naming it."""
     try:
         data = json.loads(Path(path).read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError) as e:
-        raise ValueError(f"sot report: cannot read {path}: {e}") from None
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
+        raise ValueError(f"cannot read {path}: {e}") from None
     if not isinstance(data, dict) or data.get("schema") != SCHEMA:
         found = data.get("schema") if isinstance(data, dict) else type(data).__name__
-        raise ValueError(f"sot report: {path} is not a {SCHEMA} report (schema: {found!r})")
-    return Report([_function(f) for f in data["functions"]], data.get("python", ""))
+        raise ValueError(f"{path} is not a {SCHEMA} report (schema: {found!r})")
+    try:
+        return Report(_from_json(list[FunctionReport], data.get("functions"), "functions"),
+                      _from_json(str, data.get("python", ""), "python"))
+    except ValueError as e:
+        raise ValueError(f"{path} is not a valid {SCHEMA} report: {e}") from None
 
 
 def report(details: bool = False) -> Report:
@@ -290,12 +295,38 @@ def _matches(qualname: str, name: str) -> bool:
     return qualname == name or qualname.rsplit(".", 1)[-1] == name or qualname.endswith("." + name)
 
 
-def _function(d: dict[str, Any]) -> FunctionReport:
-    """A FunctionReport from its JSON object."""
-    c = d["cache"]
-    cache = Cache(c["limit"], c["limit_reached"], [Entry(**e) for e in c["entries"]],
-                  [[MissedGuard(**r) for r in m] for m in c["misses"]], c.get("eager_runs", 0))
-    fields = {k: v for k, v in d.items() if k in {f.name for f in dataclasses.fields(FunctionReport)}}
-    fields.update(graphs=[Graph(**g) for g in d["graphs"]], breaks=[Event(**b) for b in d["breaks"]],
-                  fallbacks=[Event(**f) for f in d["fallbacks"]], cache=cache)
-    return FunctionReport(**fields)
+def _from_json(tp: Any, value: Any, where: str) -> Any:
+    """`value` (parsed JSON) checked against type `tp` and built into its dataclasses.
+
+    A hand-edited or truncated report fails here with the key's path, not later inside a formatter.
+    Unknown keys are ignored: newer reports may add optional ones.
+    """
+    origin, params = typing.get_origin(tp), typing.get_args(tp)
+    if origin in (types.UnionType, typing.Union):
+        if value is None and type(None) in params:
+            return None
+        (tp,) = [p for p in params if p is not type(None)]
+        return _from_json(tp, value, where)
+    if origin is list:
+        if not isinstance(value, list):
+            raise ValueError(f"{where}: expected a list, got {_json_type(value)}")
+        return [_from_json(params[0], v, f"{where}[{i}]") for i, v in enumerate(value)]
+    if dataclasses.is_dataclass(tp):
+        if not isinstance(value, dict):
+            raise ValueError(f"{where}: expected an object, got {_json_type(value)}")
+        hints = typing.get_type_hints(tp)
+        fields = {}
+        for f in dataclasses.fields(tp):
+            if f.name in value:
+                fields[f.name] = _from_json(hints[f.name], value[f.name], f"{where}.{f.name}")
+            elif f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
+                raise ValueError(f"{where}: missing key {f.name!r}")
+        return tp(**fields)
+    numeric = (int, float) if tp is float else tp  # JSON writes 1.0 as 1
+    if not isinstance(value, numeric) or (isinstance(value, bool) and tp is not bool):
+        raise ValueError(f"{where}: expected {tp.__name__}, got {_json_type(value)}")
+    return value
+
+
+def _json_type(value: Any) -> str:
+    return "null" if value is None else type(value).__name__
