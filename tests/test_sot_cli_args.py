@@ -119,6 +119,7 @@ def test_run_refuses_misplaced_or_unknown_options_in_one_line(argv, words, tmp_p
     (lambda d: d["functions"][0]["cache"]["entries"][0].update(guards="x"),
      "functions[0].cache.entries[0].guards: expected a list, got str"),
     (lambda d: d.update(functions={}), "functions: expected a list, got dict"),
+    (lambda d: d.pop("functions"), "missing key 'functions'"),
     (lambda d: d.update(schema="other/2"), "is not a sot-report/1 report (schema: 'other/2')"),
 ])
 @pytest.mark.parametrize("command", ["report", "cache"])
@@ -146,6 +147,14 @@ def test_an_unwritable_output_is_refused_in_one_line(fmt, report_data, tmp_path,
     assert f"cannot write {path / 'inside_a_file'}" in one_line_error(capsys.readouterr().err, "report")
 
 
+def test_an_unknown_option_names_the_commands_help(report_data, tmp_path, capsys):
+    path = tmp_path / "ok.json"
+    path.write_text(json.dumps(report_data))
+    assert main(["report", str(path), "--max-break", "1"]) == 2
+    assert "unrecognized arguments: --max-break 1 (see sot report --help)" in one_line_error(capsys.readouterr().err,
+                                                                                             "report")
+
+
 @pytest.mark.parametrize("value", ["1.5", "90", "-0.1", "most"])
 def test_min_captured_ratio_outside_0_to_1_is_refused(value, report_data, tmp_path, capsys):
     path = tmp_path / "ok.json"
@@ -168,7 +177,8 @@ def test_bisect_of_a_function_taking_arguments_is_refused_in_one_line(tmp_path, 
     assert "needs takes arguments (x)" in one_line_error(capsys.readouterr().err, "bisect")
 
 
-@pytest.mark.parametrize("argv, words", [([], "sot: missing command"), (["frobnicate"], "sot: unknown command")])
+@pytest.mark.parametrize("argv, words", [([], "sot: missing command"), (["frobnicate"], "sot: unknown command"),
+                                         (["--bogus"], "sot: unrecognized arguments: --bogus (see sot --help)")])
 def test_a_missing_or_unknown_command_is_refused_in_one_line(argv, words, capsys):
     assert main(argv) == 2
     err = capsys.readouterr().err

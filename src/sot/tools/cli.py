@@ -58,7 +58,10 @@ def main(argv: list[str] | None = None) -> int:
                              " (see sot --help)")
         if command == "run":  # its script's arguments are split off first: argparse would read them as options
             return _cmd_run(parser.commands["run"], argv[1:])
-        args = parser.parse_args(argv)
+        args, unknown = parser.parse_known_args(argv)
+        if unknown:  # named here: the top-level parser would point at `sot --help`
+            helped = f"sot {command}" if command in parser.commands else "sot"
+            raise UsageError(f"unrecognized arguments: {' '.join(unknown)} (see {helped} --help)")
         if args.command is None:
             raise UsageError("missing command (see sot --help)")
         return args.handler(args)

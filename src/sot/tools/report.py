@@ -232,7 +232,9 @@ def load(path: str | Path) -> Report:
         found = data.get("schema") if isinstance(data, dict) else type(data).__name__
         raise ValueError(f"{path} is not a {SCHEMA} report (schema: {found!r})")
     try:
-        return Report(_from_json(list[FunctionReport], data.get("functions"), "functions"),
+        if "functions" not in data:
+            raise ValueError("missing key 'functions'")
+        return Report(_from_json(list[FunctionReport], data["functions"], "functions"),
                       _from_json(str, data.get("python", ""), "python"))
     except ValueError as e:
         raise ValueError(f"{path} is not a valid {SCHEMA} report: {e}") from None
