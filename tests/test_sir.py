@@ -425,3 +425,15 @@ def test_mlp_training_with_adam_matches_eager():
     np.testing.assert_allclose(runs[0][0], runs[1][0], rtol=1e-6)
     for got, want in zip(runs[0][1], runs[1][1]):
         np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-7)
+
+
+def test_a_statement_recorded_with_a_location_shows_it_after_its_metas():
+    b = SIRBuilder("SIR_where")
+    (x,) = _inputs(b, [_leaf([2])])
+    b.locate = lambda: "/some/dir/model.py:12"
+    b.call_api(paddle.exp, [x])
+    b.locate = None
+    b.call_api(paddle.tanh, [x])
+    lines = str(b.build()).splitlines()[-2:]
+    assert lines == ["    api    || var_1 = runtime.exp(var_0)  # float32[2]  # model.py:12",
+                     "    api    || var_2 = runtime.tanh(var_0)  # float32[2]"]

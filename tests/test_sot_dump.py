@@ -187,3 +187,29 @@ def test_a_frame_that_breaks_is_dumped_with_its_break_and_so_is_its_resume_funct
     assert "f_locals['x'] is a tensor of shape [2, 3]" in (broken / "guards.txt").read_text()
     resumed_sir = (resumed / "sir.txt").read_text()
     assert "runtime.exp(" in resumed_sir and "tanh" not in resumed_sir
+
+
+def halved(x):
+    return x * 0.5
+
+
+def calls_halved(x):
+    y = paddle.tanh(x)
+    return halved(y) + 1
+
+
+def test_each_sir_statement_names_the_user_line_that_made_it(tmp_path, monkeypatch):
+    monkeypatch.setenv("SOT_DUMP", str(tmp_path))
+    fn = fresh(calls_halved)
+    x = tensor(2, 3)
+    jit = sot.to_static(fn)
+    assert_matches_eager(jit(x), calls_halved(x))
+    assert jit.sot_translator.breaks == [] and jit.sot_translator.fallbacks == []
+    statements = [line.strip() for line in (dump_folder(tmp_path, fn) / "0" / "sir.txt").read_text().splitlines()
+                  if "||" in line]
+    name, line = pathlib.Path(__file__).name, fn.__code__.co_firstlineno
+    callee_line = halved.__code__.co_firstlineno + 1  # the inlined callee's statement: its own line
+    assert [s.split("(", 1)[0].split("= ", 1)[1] for s in statements] == ["runtime.tanh", "var_1.__mul__",
+                                                                          "var_2.__add__"]
+    assert [s.rsplit("  # ", 1)[1] for s in statements] == [f"{name}:{line + 1}", f"{name}:{callee_line}",
+                                                            f"{name}:{line + 2}"]

@@ -31,6 +31,9 @@ caller's, whatever it is at run time; False: inside `with paddle.no_grad():`; Tr
 `enable_grad()`); each statement keeps it (`Statement.grad`). Where it is off (or None and the
 translation runs with grad off) the new ops' outputs are marked stop_gradient, so the metas of
 the result and of everything computed from it alone say what eager's flags say.
+
+`locate`, when set (the opcode executor sets it to its `where` while it simulates a frame), gives
+the file:line each statement is recorded at (`Statement.where`).
 """
 from __future__ import annotations
 
@@ -88,6 +91,9 @@ class SIRBuilder:
         self._by_var_name: dict[str, Symbol] = {}
         self._names = itertools.count()
         self.grad_mode: bool | None = None
+        # file:line of the user's code making the next call (set by the frame being simulated): each
+        # statement keeps it, so a SIR's text says which line each op came from
+        self.locate: Callable[[], str] | None = None
         # what the executor needs to capture an in-place update by renaming (see `renaming`): the symbols
         # it may not rename (with why), and the statements that read each symbol
         self.unrenamable: dict[Symbol, str] = {}
@@ -177,6 +183,7 @@ class SIRBuilder:
         new_ops = self._block.ops[n_ops:]
         self._check_no_symbol_written(st, new_ops)
         st.grad = self.grad_mode
+        st.where = self.locate() if self.locate is not None else None
         if not self._grad_enabled():
             cut_gradients(self._block, n_ops)
         if not allow_dynamic_shape:

@@ -19,6 +19,7 @@ no part in backward, as eager's ops under no_grad record nothing), True inside `
 """
 from __future__ import annotations
 
+import os
 import types
 from typing import TYPE_CHECKING, Any, Callable, ClassVar
 
@@ -42,13 +43,14 @@ class Statement:
     """One recorded call: what is called, its arguments and its output symbols."""
 
     kind: ClassVar[str]
-    __slots__ = ("args", "kwargs", "outputs", "grad")
+    __slots__ = ("args", "kwargs", "outputs", "grad", "where")
 
     def __init__(self, args: tuple, kwargs: dict, outputs: Any, grad: bool | None = None):
         self.args = tuple(args)
         self.kwargs = dict(kwargs)
         self.outputs = outputs
         self.grad = grad
+        self.where: str | None = None  # the user's file:line that made the call (None: not known)
 
     def output_symbols(self) -> list[Symbol]:
         """The symbols the call defines, in result order."""
@@ -63,15 +65,17 @@ class Statement:
         return self.args, self.kwargs
 
     def text(self, layers: dict[int, str]) -> str:
-        """`kind || outputs = callee(arguments)  # output metas` (one line)."""
+        """`kind || outputs = callee(arguments)  # output metas  # file.py:12` (one line; the file's
+        base name keeps lines short, the dump's source.py and the logs carry the full path)."""
         args, kwargs = self.arguments()
         parts = [_value_text(a) for a in args] + [f"{k}={_value_text(v)}" for k, v in kwargs.items()]
         outs = self.output_symbols()
         metas = ", ".join(str(s.meta) for s in outs)
         metas = metas if len(outs) == 1 else f"({metas})"
         mode = "" if self.grad is None else "  [enable_grad]" if self.grad else "  [no_grad]"
+        where = "" if self.where is None else f"  # {os.path.basename(self.where)}"
         return (f"{self.kind:<6} || {_value_text(self.outputs)} = {self.callee(layers)}({', '.join(parts)})"
-                f"  # {metas}{mode}")
+                f"  # {metas}{mode}{where}")
 
 
 class ApiStatement(Statement):

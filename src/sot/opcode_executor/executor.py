@@ -143,7 +143,16 @@ class OpcodeExecutor(WrappingMixin, NamesMixin, OperatorMixin, IterationMixin, B
 
     # ------------------------------------------------------------ driving
     def run(self) -> Variable:
-        """Simulates the instructions in order; the Variable RETURN_VALUE returned."""
+        """Simulates the instructions in order; the Variable RETURN_VALUE returned. Statements recorded
+        meanwhile carry this frame's file:line (an inlined callee's run sets its own, then restores)."""
+        outer, self.builder.locate = self.builder.locate, self.where
+        try:
+            return self._run()
+        finally:
+            self.builder.locate = outer
+
+    def _run(self) -> Variable:
+        """The instruction loop of `run`."""
         instructions = self.normalised.instructions
         translation = self.translation
         pc = self.resume_pc
