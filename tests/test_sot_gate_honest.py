@@ -6,6 +6,7 @@ its process). The script compares the decorated function's result with the undec
 exits 1 on a difference, so `sot run`'s exit status 0 also says the JIT's results equal eager.
 """
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -113,3 +114,14 @@ def test_the_ratio_counts_frames_run_eagerly_as_not_captured():
     assert captured_ratio(0, 3) == 0.0
     assert captured_ratio(6, 0) == 1.0
     assert captured_ratio(6, 2) == 0.75
+
+
+@pytest.mark.parametrize("min_graph_size, mark", [("1", "captured"), ("100", "eager")])
+def test_the_html_report_marks_a_graph_too_small_to_compile_as_eager(tmp_path, min_graph_size, mark):
+    out = run_case(tmp_path, "affine", SOT_MIN_GRAPH_SIZE=min_graph_size)
+    folder = tmp_path / "html"
+    assert main(["report", str(out), "--format", "html", "-o", str(folder)]) == 0
+    page = (folder / "file0.html").read_text()
+    line = SCRIPT.splitlines().index("    return paddle.tanh(x) * 2 + 1") + 1
+    row = re.search(rf'<tr id="L{line}"[^>]*>', page).group(0)
+    assert f'class="{mark}"' in row, row

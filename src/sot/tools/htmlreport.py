@@ -39,7 +39,7 @@ def line_marks(functions: list[FunctionReport]) -> dict[int, tuple[str, str]]:
 
     for f in functions:
         if f.graphs or any(e.kind == "eager" for e in f.cache.entries):
-            cls = "captured" if f.graphs else "eager"
+            cls = "captured" if f.ops_captured else "eager"  # a graph too small to compile runs eagerly
             for line in f.lines:
                 mark(line, cls, f"{f.qualname}: {cls}")
         for kind, events in (("break", f.breaks), ("ran eagerly", f.fallbacks)):
