@@ -23,6 +23,7 @@ from typing import Any, Callable, Iterator
 from runtime.nn import Layer
 
 from .api import to_static
+from .tools.report import counts_as_graph, sir_ops
 from .translation.reasons import Event
 from .translation.hook_cache import LIVE_CACHES
 from .translation.translator import Fallback, Translator
@@ -112,7 +113,7 @@ def explain(fn: Callable, *args: Any, **kwargs: Any) -> Explanation:
                 continue
             if e.id in t.entry_eager:
                 report.eager_graph_count += 1
-            elif e.payload is not None and e.payload.statements:
+            elif e.payload is not None and counts_as_graph(sir_ops(e.payload), eager=False):
                 report.graph_count += 1
                 report.sir_texts.append(str(e.payload))
             report.deferred_prints += t.entry_prints.get(e.id, [])

@@ -331,7 +331,7 @@ def _required_parameters(fn: Callable) -> list[str]:
 
 def _explain_text(name: str, functions: list[FunctionReport]) -> str:
     """Graph and break counts, each reason with its hint, and per graph its SIR, bytecode and Program."""
-    graphs = sum(len(f.graphs) for f in functions)
+    graphs = sum(f.graph_count for f in functions)
     breaks = sum(len(f.breaks) for f in functions)
     fallbacks = sum(len(f.fallbacks) for f in functions)
     lines = [f"explain {name}: {graphs} graph(s), {breaks} break(s), {fallbacks} fallback(s)"]

@@ -54,7 +54,7 @@ from sot.translation.reasons import REASONS
 from . import record
 
 __all__ = ["SCHEMA", "Event", "Graph", "Entry", "MissedGuard", "Cache", "FunctionReport", "Report", "report",
-           "load", "disassembly", "captured_ratio"]
+           "load", "disassembly", "captured_ratio", "counts_as_graph", "sir_ops"]
 
 SCHEMA = "sot-report/1"
 
@@ -67,6 +67,14 @@ def captured_ratio(ops_captured: int, eager_runs: int) -> float:
     nothing decorated or called) captured nothing, and a CI gate must not read it as all captured."""
     total = ops_captured + eager_runs
     return ops_captured / total if total else 0.0
+
+
+def counts_as_graph(ops: int, eager: bool) -> bool:
+    """Whether a cache entry is one compiled graph in every count (`sot.explain`, `sot.report()`, the
+    `sot` command): its SIR runs at least one op (`sir_ops`) and is compiled. An empty SIR (a frame that
+    breaks before its first op) compiles nothing, and a graph below SOT_MIN_GRAPH_SIZE runs its ops
+    eagerly (counted apart, as an eager graph); counting either as a graph made the views disagree."""
+    return ops > 0 and not eager
 
 
 @dataclass
@@ -98,6 +106,11 @@ class Graph:
     program: str | None = None
     ends_in_break: bool = False
     eager: bool = False  # below SOT_MIN_GRAPH_SIZE: its ops ran through the eager API (SOT-C001)
+
+    @property
+    def compiled(self) -> bool:
+        """`counts_as_graph`: the graph counts in the graph totals."""
+        return counts_as_graph(self.ops, self.eager)
 
 
 @dataclass
@@ -154,6 +167,11 @@ class FunctionReport:
         return f"{self.file}:{self.line}"
 
     @property
+    def graph_count(self) -> int:
+        """Compiled graphs (`counts_as_graph`); `graphs` also lists empty and eager ones."""
+        return sum(g.compiled for g in self.graphs)
+
+    @property
     def runs(self) -> int:
         """Calls served by a cache entry or translated (each entry ran once when it was made)."""
         return sum(e.hits + 1 for e in self.cache.entries)
@@ -192,16 +210,23 @@ class Report:
     python: str = field(default_factory=lambda: sys.version.split()[0])
 
     def function(self, name: str) -> list[FunctionReport]:
-        """The functions `name` designates: a qualname, its last part, or `qualname` of a resume's parent."""
-        return [f for f in self.functions if _matches(f.qualname, name) or
-                (f.resume_of is not None and _matches(f.resume_of, name))]
+        """The functions `name` designates and, transitively, those their breaks made (resume functions,
+        callees translated on their own, and theirs): the same tree `sot.explain` counts."""
+        picked = [f for f in self.functions if _matches(f.qualname, name)]
+        names = {f.qualname for f in picked}
+        while True:
+            more = [f for f in self.functions if f not in picked and f.resume_of in names]
+            if not more:
+                return picked
+            picked += more
+            names |= {f.qualname for f in more}
 
     @property
     def totals(self) -> dict[str, float]:
         """Sums over functions: graphs, breaks, fallbacks, recompiles, ops, and the overall ratio."""
         captured = sum(f.ops_captured for f in self.functions)
         eager = sum(f.eager_runs for f in self.functions)
-        return {"functions": len(self.functions), "graphs": sum(len(f.graphs) for f in self.functions),
+        return {"functions": len(self.functions), "graphs": sum(f.graph_count for f in self.functions),
                 "breaks": sum(len(f.breaks) for f in self.functions),
                 "fallbacks": sum(len(f.fallbacks) for f in self.functions),
                 "recompiles": sum(f.recompiles for f in self.functions),
@@ -262,7 +287,7 @@ def _collect(code: types.CodeType, translators: list[Any], resume_of: str | None
         entries.append(Entry(e.id, "graph" if is_graph else "eager", e.hits, [str(g) for g in e.guards]))
         if is_graph:
             generated = getattr(e.code, "code", None)
-            graphs.append(Graph(e.id, _ops(e.payload), e.hits + 1, str(e.payload),
+            graphs.append(Graph(e.id, sir_ops(e.payload), e.hits + 1, str(e.payload),
                                 disassembly(generated) if details and generated is not None else None,
                                 lower(e.payload).program.to_string() if details else None, e.id in breaking,
                                 e.id in translators[0].entry_eager))
@@ -281,7 +306,7 @@ def _collect(code: types.CodeType, translators: list[Any], resume_of: str | None
         made_dynamic=sorted({dim for t in translators for r in t.recompiles for dim in r.dynamic}))
 
 
-def _ops(sir: StatementIR) -> int:
+def sir_ops(sir: StatementIR) -> int:
     """Ops a SIR runs: its statements and those of the SIRs it calls, not counting the calls."""
     return sum(not isinstance(st, SirStatement) for s in (sir, *sir.called_sirs()) for st in s.statements)
 

@@ -1,0 +1,79 @@
+"""`sot.explain` and `sot.report()` count the same graphs, breaks and fallbacks for one call.
+
+Each case runs in a fresh process (caches and the translator registry start empty), calls its
+function once under `sot.explain`, and compares the explanation's counts with those of the report's
+functions for that name (the function, its resume functions and callees translated on their own, as
+`sot explain SCRIPT:FUNCTION` shows them). The result is also checked against the eager call.
+"""
+import json
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+SCRIPT = textwrap.dedent('''\
+    import json, sys
+
+    import numpy as np
+
+    import runtime as paddle
+    import runtime.nn as nn
+    import sot
+    from sot.tools.report import report
+
+
+    def one_break(x):
+        y = paddle.tanh(x) * 2
+        n = y.numpy().sum()  # breaks: the value is needed in Python
+        return y + float(n)
+
+
+    class Inner(nn.Layer):
+        def forward(self, x):
+            y = x * 2
+            return y + float(y.numpy().sum())  # breaks inside the sublayer call
+
+
+    class Outer(nn.Layer):
+        def __init__(self):
+            super().__init__()
+            self.inner = Inner()
+            self.lin = nn.Linear(3, 3)
+
+        def forward(self, x):
+            h = paddle.tanh(self.lin(x))
+            return self.inner(h) * 3
+
+
+    def loop(x):
+        for _ in range(3):
+            x = x * 2
+            x.numpy()  # breaks on every iteration
+        return x + 1
+
+
+    CASES = {"one_break": (one_break, "one_break"), "layer": (Outer(), "Outer.forward"), "loop": (loop, "loop")}
+    fn, name = CASES[sys.argv[1]]
+    x = paddle.to_tensor(np.arange(6, dtype="float32").reshape(2, 3) / 10)
+    want = (fn.forward if isinstance(fn, nn.Layer) else fn)(x).numpy()
+    e = sot.explain(fn, x)
+    functions = report().function(name)
+    print(json.dumps({
+        "same_result": bool(np.allclose(e.result.numpy(), want)),
+        "explain": [e.graph_count, e.break_count, len(e.fallbacks)],
+        "report": [sum(f.graph_count for f in functions), sum(len(f.breaks) for f in functions),
+                   sum(len(f.fallbacks) for f in functions)]}))
+''')
+
+
+@pytest.mark.parametrize("case, least_breaks", [("one_break", 1), ("layer", 1), ("loop", 3)])
+def test_explain_and_report_count_the_same(tmp_path, case, least_breaks):
+    script = tmp_path / "counts.py"
+    script.write_text(SCRIPT)
+    done = subprocess.run([sys.executable, str(script), case], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    got = json.loads(done.stdout.strip().splitlines()[-1])
+    assert got["same_result"]
+    assert got["explain"] == got["report"]
+    assert got["explain"][0] >= 1 and got["explain"][1] >= least_breaks  # the case does compile and break
