@@ -6,6 +6,7 @@ functions for that name (the function, its resume functions and callees translat
 `sot explain SCRIPT:FUNCTION` shows them). The result is also checked against the eager call.
 """
 import json
+import re
 import subprocess
 import sys
 import textwrap
@@ -20,6 +21,7 @@ SCRIPT = textwrap.dedent('''\
     import runtime as paddle
     import runtime.nn as nn
     import sot
+    from sot.tools import formats
     from sot.tools.report import report
 
 
@@ -63,7 +65,8 @@ SCRIPT = textwrap.dedent('''\
         "same_result": bool(np.allclose(e.result.numpy(), want)),
         "explain": [e.graph_count, e.break_count, len(e.fallbacks)],
         "report": [sum(f.graph_count for f in functions), sum(len(f.breaks) for f in functions),
-                   sum(len(f.fallbacks) for f in functions)]}))
+                   sum(len(f.fallbacks) for f in functions)],
+        "text": formats.render(report(), "text")}))
 ''')
 
 
@@ -76,4 +79,6 @@ def test_explain_and_report_count_the_same(tmp_path, case, least_breaks):
     got = json.loads(done.stdout.strip().splitlines()[-1])
     assert got["same_result"]
     assert got["explain"] == got["report"]
+    per_function = [int(m) for m in re.findall(r"^ +(\d+) graph\(s\)", got["text"], re.M)]
+    assert f"{sum(per_function)} graph(s)" in got["text"].splitlines()[0]  # `sot report`: lines add up to the total
     assert got["explain"][0] >= 1 and got["explain"][1] >= least_breaks  # the case does compile and break

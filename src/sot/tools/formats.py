@@ -35,7 +35,7 @@ def _where(file: str, line: int) -> str:
 
 
 def _summary(f: FunctionReport) -> str:
-    return (f"{len(f.graphs)} graph(s), {len(f.breaks)} break(s), {len(f.fallbacks)} fallback(s), "
+    return (f"{f.graph_count} graph(s), {len(f.breaks)} break(s), {len(f.fallbacks)} fallback(s), "
             f"{f.recompiles} recompile(s); ops captured {f.ops_captured}, eager runs {f.eager_runs} "
             f"(captured {f.captured_ratio:.0%}); {f.translations} translation(s) in {f.translate_seconds * 1e3:.1f} ms")
 
@@ -82,7 +82,7 @@ def _markdown(report: Report) -> str:
              "| function | where | graphs | breaks | fallbacks | recompiles | ops captured | eager runs | captured |",
              "|---|---|---:|---:|---:|---:|---:|---:|---:|"]
     for f in report.functions:
-        lines.append(f"| `{_name(f)}` | `{os.path.basename(f.file)}:{f.line}` | {len(f.graphs)} | {len(f.breaks)} "
+        lines.append(f"| `{_name(f)}` | `{os.path.basename(f.file)}:{f.line}` | {f.graph_count} | {len(f.breaks)} "
                      f"| {len(f.fallbacks)} | {f.recompiles} | {f.ops_captured} | {f.eager_runs} "
                      f"| {f.captured_ratio:.0%} |")
     events = [(f, kind, e) for f in report.functions for kind, es in (("break", f.breaks), ("eager", f.fallbacks))

@@ -72,7 +72,7 @@ def _index(report: Report, pages: dict[str, str]) -> str:
     rows = "".join(
         f"<tr><td class=\"name\"><a href=\"{pages[f.file]}#L{f.line}\">{html.escape(f.qualname)}</a>"
         f"{' (from a break in ' + html.escape(f.resume_of) + ')' if f.resume_of else ''}</td>"
-        f"<td class=\"name\">{html.escape(os.path.basename(f.file))}:{f.line}</td><td>{len(f.graphs)}</td>"
+        f"<td class=\"name\">{html.escape(os.path.basename(f.file))}:{f.line}</td><td>{f.graph_count}</td>"
         f"<td>{len(f.breaks)}</td><td>{len(f.fallbacks)}</td><td>{f.captured_ratio:.0%}</td>"
         f"<td>{f.recompiles}</td></tr>\n" for f in report.functions)
     body = (f"<h1>sot: what the JIT captured</h1><p>{html.escape(headline(report))}</p>\n<table class=\"index\"><tr><th class=\"name\">function</th>"
