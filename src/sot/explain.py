@@ -23,7 +23,7 @@ from typing import Any, Callable, Iterator
 from runtime.nn import Layer
 
 from .api import to_static
-from .tools.report import counts_as_graph, sir_ops
+from .tools.report import counts_as_graph, limit_fallback, sir_ops
 from .translation.reasons import Event
 from .translation.hook_cache import LIVE_CACHES
 from .translation.translator import Fallback, Translator
@@ -103,8 +103,7 @@ def explain(fn: Callable, *args: Any, **kwargs: Any) -> Explanation:
         seen.add(id(t.cache))
         hits, eager_runs = hits_before.get(id(t.cache), ({}, 0))
         if t.cache.eager_runs > eager_runs:  # its cache gave up: the frame ran eagerly (SOT-L001)
-            report.fallbacks.append(Fallback(f"cache_size_limit={t.cache.cache_size_limit} reached: runs eagerly",
-                                             f"{t.code.co_filename}:{t.code.co_firstlineno}", "SOT-L001"))
+            report.fallbacks.append(Fallback(*limit_fallback(t.cache.cache_size_limit, t.code), "SOT-L001"))
         for e in sorted(t.cache.entries, key=lambda e: e.id):
             if id(e) in hits and e.hits <= hits[id(e)]:
                 continue  # did not run in this call

@@ -54,7 +54,8 @@ from sot.translation.reasons import REASONS
 from . import record
 
 __all__ = ["SCHEMA", "Event", "Graph", "Entry", "MissedGuard", "Cache", "FunctionReport", "Report", "report",
-           "load", "disassembly", "captured_ratio", "counts_as_graph", "sir_ops"]
+           "load", "disassembly", "captured_ratio", "counts_as_graph", "sir_ops",
+           "limit_fallback"]
 
 SCHEMA = "sot-report/1"
 
@@ -75,6 +76,12 @@ def counts_as_graph(ops: int, eager: bool) -> bool:
     breaks before its first op) compiles nothing, and a graph below SOT_MIN_GRAPH_SIZE runs its ops
     eagerly (counted apart, as an eager graph); counting either as a graph made the views disagree."""
     return ops > 0 and not eager
+
+
+def limit_fallback(limit: int, code: types.CodeType) -> tuple[str, str]:
+    """Reason and file:line of the one SOT-L001 fallback a code object past its cache size limit counts
+    as, in `sot.explain` and in the report alike (its calls past the limit are `Cache.eager_runs`)."""
+    return f"cache_size_limit={limit} reached: runs eagerly", f"{code.co_filename}:{code.co_firstlineno}"
 
 
 @dataclass
@@ -301,7 +308,8 @@ def _collect(code: types.CodeType, translators: list[Any], resume_of: str | None
         translate_seconds=sum(record.translate_seconds(t) for t in translators),
         graphs=graphs,
         breaks=[_event(b.code, b.detail, b.where) for t in translators for b in t.breaks],
-        fallbacks=[_event(f.code, f.reason, f.where) for t in translators for f in t.fallbacks],
+        fallbacks=[_event(f.code, f.reason, f.where) for t in translators for f in t.fallbacks] +
+                  ([_event("SOT-L001", *limit_fallback(cache.cache_size_limit, code))] if cache.eager else []),
         cache=Cache(cache.cache_size_limit, cache.eager, entries, misses, cache.eager_runs),
         made_dynamic=sorted({dim for t in translators for r in t.recompiles for dim in r.dynamic}))
 
