@@ -19,10 +19,16 @@ from sot.pyversion import Instruction, NormalisedCode, encode
 from .entry import copy_entry, copy_instructions, entry_prologue, with_params
 from .resume_code import CodeMap
 
-__all__ = ["ITEM", "body_code", "loop_body"]
+__all__ = ["ITEM", "body_code", "loop_body", "loop_keyword"]
 
 ITEM = f"{GENERATED}item"  # the body function's first parameter: the loop's item
 _BODIES = CodeMap()  # an original code -> its loops' body codes by (plan, stack depth)
+_KEYWORDS = CodeMap()  # a body function's code -> "for" or "while": reports name it by its loop
+
+
+def loop_keyword(code: types.CodeType) -> str | None:
+    """"for" or "while" for the code of a loop's body function (it has the user's name), None for other code."""
+    return _KEYWORDS.get(code)
 
 
 def loop_body(code: types.CodeType, normalised: NormalisedCode, plan: LoopPlan, depth: int) -> types.CodeType:
@@ -31,6 +37,7 @@ def loop_body(code: types.CodeType, normalised: NormalisedCode, plan: LoopPlan, 
     known = _BODIES.setdefault(code, {})
     if key not in known:
         known[key] = body_code(normalised, plan, depth)
+        _KEYWORDS.set(known[key], "for" if plan.is_for else "while")
     return known[key]
 
 

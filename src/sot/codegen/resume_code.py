@@ -24,7 +24,7 @@ from sot.pyversion import Instruction, NormalisedCode, decode, encode, with_null
 
 from .entry import copy_entry, copy_instructions, entry_prologue, with_params
 
-__all__ = ["CodeMap", "resume_code"]
+__all__ = ["CodeMap", "is_resume_code", "resume_code", "stack_slot"]
 
 _resume_ids = itertools.count()
 
@@ -56,6 +56,20 @@ class CodeMap:
 _ORIGINS = CodeMap()  # a resume function's code -> (a weak ref to the code it continues, its decoded form,
 #                       the prologue's length)
 _RESUMES = CodeMap()  # an original code -> its resume codes by (target index, stack depth, NULL slots, bound locals)
+_ENTERED = CodeMap()  # every resume function's code -> True: reports tell it from the user's code of the same name
+_STACK_PREFIX = f"{GENERATED}s"
+
+
+def is_resume_code(code: types.CodeType) -> bool:
+    """Whether `code` is a resume function's (it has the user's name, file and first line)."""
+    return _ENTERED.get(code) is not None
+
+
+def stack_slot(name: str) -> int | None:
+    """The stack slot at the break that a resume function's parameter `name` carries (None: not one), so
+    a report can say what a guard on it checks without the generated name."""
+    number, _, slot = name.removeprefix(_STACK_PREFIX).partition("_")
+    return int(slot) if name.startswith(_STACK_PREFIX) and number.isdigit() and slot.isdigit() else None
 
 
 def resume_code(code: types.CodeType, normalised: NormalisedCode, target: Instruction, depth: int,
@@ -78,6 +92,7 @@ def resume_code(code: types.CodeType, normalised: NormalisedCode, target: Instru
         decoded = decode(entered)
         if [i.opname for i in decoded.instructions[offset:]] == [i.opname for i in normalised.instructions]:
             _ORIGINS.set(entered, (weakref.ref(code), normalised, offset))
+        _ENTERED.set(entered, True)
         known[key] = entered
     return known[key]
 
@@ -97,7 +112,7 @@ def _enter_at(normalised: NormalisedCode, target: Instruction, depth: int, made:
         meta = meta.replace(freevars=(*meta.freevars, *meta.cellvars), cellvars=(),
                             varnames=tuple(v for v in meta.varnames if v not in meta.cellvars))
     n = next(_resume_ids)
-    stack_names = {i: f"{GENERATED}s{n}_{i}" for i in range(depth) if i not in made}  # unique: never a local's name
+    stack_names = {i: f"{_STACK_PREFIX}{n}_{i}" for i in range(depth) if i not in made}  # unique: never a local's name
     params = [*stack_names.values(), *bound]
     meta = with_params(meta, params)
     prologue = entry_prologue(meta)

@@ -24,7 +24,13 @@ may be added without a version change, a removed or changed key bumps the versio
                   "entries": [{"id": 1, "kind": "graph" | "eager", "hits": 9,
                                "guards": ["isinstance(...)", ...]}],           # lookup order
                   "misses": [[{"entry": 0, "guard": "...", "expected": "...", "actual": "..."}]]},
-        "made_dynamic": ["f_locals['x'] dim 0"]}]}          # dims recompiles left dynamic
+        "made_dynamic": ["f_locals['x'] dim 0"],          # dims recompiles left dynamic
+        # optional (older reports lack them): where it sits in `Report.tree()`
+        "id": 0, "parent": null,             # its id, and that of the function whose break made it
+        "kind": "function",                  # or "resume", "loop_body", "callee": see FunctionReport.kind
+        "resumes_at": null,                  # a resume function's first line; a loop body's loop's line
+        "break_at": null,                    # file:line of the break that made it (the parent's one break)
+        "source": ""}]}                      # the source line of break_at, or of a loop body's loop
 
     EVENT = {"code": "SOT-B003", "kind": "UNSPS", "reason": "...", "file": "...", "line": 14,
              "source": "print(x)"}
@@ -47,17 +53,21 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from sot.codegen.loop_body import loop_keyword
+from sot.codegen.resume_code import is_resume_code
 from sot.ir import SirStatement, StatementIR, lower
 from sot.translation.dump import disassembly
 from sot.translation.reasons import REASONS
 
 from . import record
 
-__all__ = ["SCHEMA", "Event", "Graph", "Entry", "MissedGuard", "Cache", "FunctionReport", "Report", "report",
+__all__ = ["SCHEMA", "KINDS", "Event", "Graph", "Entry", "MissedGuard", "Cache", "FunctionReport", "Node", "Report",
+           "report",
            "load", "disassembly", "captured_ratio", "counts_as_graph", "sir_ops",
            "limit_fallback"]
 
 SCHEMA = "sot-report/1"
+KINDS = ("function", "resume", "loop_body", "callee")
 
 
 def captured_ratio(ops_captured: int, eager_runs: int) -> float:
@@ -167,6 +177,15 @@ class FunctionReport:
     fallbacks: list[Event]
     cache: Cache
     made_dynamic: list[str] = field(default_factory=list)
+    # where the translator came from: the user's function ("function"), or made by a break of the
+    # function `parent` names: the code after the break ("resume"), a loop's body run for real
+    # ("loop_body"), a function called at the break, translated on its own ("callee")
+    kind: str = "function"
+    resumes_at: int | None = None
+    break_at: str | None = None
+    source: str = ""
+    id: int | None = None
+    parent: int | None = None
 
     @property
     def where(self) -> str:
@@ -208,6 +227,28 @@ class FunctionReport:
         """Translations after the first that made a cache entry (each followed a miss)."""
         return max(len(self.cache.entries) - 1, 0)
 
+    @property
+    def idle(self) -> bool:
+        """Made but never run: a resume function of a branch never taken (`Report.tree` leaves it out)."""
+        return not (self.translations or self.cache.entries or self.breaks or self.fallbacks)
+
+
+@dataclass
+class Node:
+    """A function in `Report.tree()`: a user's function, or one a break made, and those its breaks made."""
+
+    function: FunctionReport
+    children: list[Node] = field(default_factory=list)
+
+    def functions(self) -> list[FunctionReport]:
+        """Its function and, depth first, its children's."""
+        return [self.function, *(f for child in self.children for f in child.functions())]
+
+    @property
+    def totals(self) -> dict[str, float]:
+        """`Report.totals` over the tree's functions: what the user's function costs with its resumes."""
+        return _totals(self.functions())
+
 
 @dataclass
 class Report:
@@ -231,16 +272,34 @@ class Report:
     @property
     def totals(self) -> dict[str, float]:
         """Sums over functions: graphs, breaks, fallbacks, recompiles, ops, and the overall ratio."""
-        captured = sum(f.ops_captured for f in self.functions)
-        eager = sum(f.eager_runs for f in self.functions)
-        return {"functions": len(self.functions), "graphs": sum(f.graph_count for f in self.functions),
-                "breaks": sum(len(f.breaks) for f in self.functions),
-                "fallbacks": sum(len(f.fallbacks) for f in self.functions),
-                "recompiles": sum(f.recompiles for f in self.functions),
-                "limit_reached": sum(f.cache.limit_reached for f in self.functions),
-                "ops_captured": captured, "eager_runs": eager,
-                "captured_ratio": captured_ratio(captured, eager),
-                "translate_seconds": sum(f.translate_seconds for f in self.functions)}
+        return _totals(self.functions)
+
+    def tree(self) -> list[Node]:
+        """The user's functions, each with the functions its breaks made nested under it (resume functions,
+        loop bodies, callees translated on their own, and theirs), in report order; an idle function
+        (`FunctionReport.idle`) with nothing under it is left out. Nesting follows `parent`; a report
+        without ids (an older one) nests by `resume_of`, under a function of that name."""
+        parents = self._parents()
+        for i in range(len(parents)):
+            if _in_cycle(parents, i):  # (a resume function resuming its parent): the cycle's first is a root
+                parents[i] = None
+        nodes = [Node(f) for f in self.functions]
+        for i, p in enumerate(parents):
+            if p is not None:
+                nodes[p].children.append(nodes[i])
+        return [n for n in (_pruned(nodes[i]) for i, p in enumerate(parents) if p is None) if n is not None]
+
+    def _parents(self) -> list[int | None]:
+        """Index in `functions` of each function's parent (None for a root)."""
+        if all(f.id is not None for f in self.functions):
+            index = {f.id: i for i, f in enumerate(self.functions)}
+            return [index.get(f.parent) if f.parent is not None else None for f in self.functions]
+        parents: list[int | None] = []
+        for i, f in enumerate(self.functions):
+            named = [j for j, g in enumerate(self.functions) if j != i and f.resume_of is not None
+                     and g.qualname == f.resume_of]
+            parents.append(min(named, key=lambda j: self.functions[j].resume_of is not None) if named else None)
+        return parents
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of schema sot-report/1."""
@@ -252,6 +311,35 @@ class Report:
         path = Path(path)
         path.write_text(json.dumps(self.to_dict(), indent=1) + "\n", encoding="utf-8")
         return path
+
+
+def _totals(functions: list[FunctionReport]) -> dict[str, float]:
+    captured = sum(f.ops_captured for f in functions)
+    eager = sum(f.eager_runs for f in functions)
+    return {"functions": len(functions), "graphs": sum(f.graph_count for f in functions),
+            "breaks": sum(len(f.breaks) for f in functions),
+            "fallbacks": sum(len(f.fallbacks) for f in functions),
+            "recompiles": sum(f.recompiles for f in functions),
+            "limit_reached": sum(f.cache.limit_reached for f in functions),
+            "ops_captured": captured, "eager_runs": eager,
+            "captured_ratio": captured_ratio(captured, eager),
+            "translate_seconds": sum(f.translate_seconds for f in functions)}
+
+
+def _in_cycle(parents: list[int | None], i: int) -> bool:
+    """Whether following parents from `i` comes back to `i` (a resume function that resumes its parent)."""
+    seen, p = set(), parents[i]
+    while p is not None and p not in seen:
+        if p == i:
+            return True
+        seen.add(p)
+        p = parents[p]
+    return False
+
+
+def _pruned(node: Node) -> Node | None:
+    children = [n for n in map(_pruned, node.children) if n is not None]
+    return None if node.function.idle and not children else Node(node.function, children)
 
 
 def load(path: str | Path) -> Report:
@@ -275,14 +363,39 @@ def load(path: str | Path) -> Report:
 def report(details: bool = False) -> Report:
     """Everything recorded so far; `details` adds each graph's generated bytecode and Program text."""
     by_code: dict[types.CodeType, list[Any]] = {}
-    parents: dict[types.CodeType, str] = {}
+    parents: dict[types.CodeType, types.CodeType] = {}
     for t in record.translators():
         by_code.setdefault(t.code, []).append(t)
         for child in t.children:
-            parents[child.code] = t.code.co_qualname
-    functions = [_collect(code, ts, parents.get(code), details) for code, ts in by_code.items()]
-    functions.sort(key=lambda f: (f.file, f.line, f.qualname))
-    return Report(functions)
+            parents.setdefault(child.code, t.code)  # the first break that made it (its tree's parent)
+    functions = {code: _collect(code, ts, parents[code].co_qualname if code in parents else None, details)
+                 for code, ts in by_code.items()}
+    for code, f in functions.items():
+        _place(f, code, by_code.get(parents.get(code), []))
+    order = sorted(functions.values(), key=lambda f: (f.file, f.line, f.qualname, f.kind != "function",
+                                                      f.resumes_at or 0))
+    for i, f in enumerate(order):
+        f.id = i
+    for code, f in functions.items():
+        f.parent = functions[parents[code]].id if parents.get(code) in functions else None
+    return Report(order)
+
+
+def _place(f: FunctionReport, code: types.CodeType, parent: list[Any]) -> None:
+    """Fill in where `f` (of `code`) comes from: its kind, the line it starts at and the break that made it
+    (its parent's break, where the parent broke at one place only)."""
+    keyword = loop_keyword(code)
+    if is_resume_code(code) or keyword is not None:
+        f.kind = "resume" if keyword is None else "loop_body"
+        f.resumes_at = next((line for _, _, line in code.co_lines() if line is not None), None)
+    elif parent:
+        f.kind = "callee"
+    breaks = {b.where for t in parent for b in t.breaks}
+    if keyword is not None:
+        f.source = linecache.getline(code.co_filename, f.resumes_at or 0).strip()
+    elif len(breaks) == 1:
+        f.break_at = breaks.pop()
+        f.source = _event("SOT-B001", "", f.break_at).source
 
 
 def _collect(code: types.CodeType, translators: list[Any], resume_of: str | None, details: bool) -> FunctionReport:

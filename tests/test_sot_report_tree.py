@@ -1,0 +1,123 @@
+"""`Report.tree()` and the report formats nest what a break makes under the user's function.
+
+A forward with two breaks and a loop breaking in its body (run for real as a loop body function)
+are called with three batch sizes in a fresh process under `sot run` (the script checks each JIT
+result against eager); the report it writes is then read here.
+"""
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from sot.tools.report import Cache, FunctionReport, Report, load
+
+SCRIPT = textwrap.dedent('''\
+    import numpy as np
+
+    import runtime as paddle
+    import sot
+
+
+    class Net(paddle.nn.Layer):
+        def __init__(self):
+            super().__init__()
+            self.fc = paddle.nn.Linear(4, 4)
+
+        def forward(self, x):
+            h = self.fc(x)
+            if h.abs().sum() >= 0:  # a decision on a tensor's value: breaks
+                h = h * 2
+            v = h.numpy()  # a tensor's value read in Python: breaks
+            return h + float(v.mean())
+
+
+    def loop(x):
+        for i in range(4):
+            x = x * 2
+            x.numpy()  # breaks in every iteration: the loop runs for real
+        return x + 1
+
+
+    paddle.seed(0)
+    net = Net()
+    jit_net, jit_loop = sot.to_static(net), sot.to_static(loop)
+    for b in (2, 3, 5):
+        x = paddle.rand([b, 4])
+        np.testing.assert_allclose(jit_net(x).numpy(), net(x).numpy(), rtol=1e-6)
+        np.testing.assert_allclose(jit_loop(x).numpy(), loop(x).numpy(), rtol=1e-6)
+''')
+IF_LINE, NUMPY_LINE, FOR_LINE, LOOP_BREAK_LINE = 14, 16, 21, 23
+
+
+@pytest.fixture(scope="module")
+def saved(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("tree")
+    (folder / "work.py").write_text(SCRIPT)
+    env = {**os.environ, "SOT_MAX_LOOP_BREAKS": "2", "PYTHONPATH": os.pathsep.join(sys.path)}
+    done = subprocess.run([sys.executable, "-m", "sot", "run", "work.py", "--report", "r.json"], cwd=folder,
+                          env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    return folder / "r.json"
+
+
+def _shape(nodes):
+    return [(n.function.qualname, n.function.kind, n.function.resumes_at, _shape(n.children)) for n in nodes]
+
+
+def test_tree_has_one_root_per_user_function_and_nests_what_breaks_made(saved):
+    tree = load(saved).tree()
+    assert _shape(tree) == [
+        ("Net.forward", "function", None, [
+            ("Net.forward", "resume", IF_LINE + 1, [
+                ("Net.forward", "resume", NUMPY_LINE, [
+                    ("Net.forward", "resume", NUMPY_LINE + 1, [])])])]),
+        ("loop", "function", None, [
+            ("loop", "loop_body", FOR_LINE, [("loop", "resume", LOOP_BREAK_LINE, [])]),
+            ("loop", "resume", LOOP_BREAK_LINE + 1, [])])]
+
+
+def test_tree_names_the_break_each_resume_continues_after(saved):
+    forward = load(saved).tree()[0]
+    after_if = forward.children[0].function
+    assert after_if.break_at.endswith(f"work.py:{IF_LINE}") and after_if.source.startswith("if h.abs().sum() >= 0:")
+    body = load(saved).tree()[1].children[0].function
+    assert body.break_at is None and body.source == "for i in range(4):"
+
+
+def test_tree_leaves_out_a_resume_function_never_run_and_keeps_every_count(saved):
+    report = load(saved)
+    shown = [f for root in report.tree() for f in root.functions()]
+    left_out = [f for f in report.functions if f not in shown]
+    assert [(f.kind, f.translations, f.cache.entries) for f in left_out] == [("resume", 0, [])]  # the untaken branch
+    for key in ("graphs", "breaks", "fallbacks", "recompiles", "ops_captured", "eager_runs"):
+        assert sum(root.totals[key] for root in report.tree()) == report.totals[key], key
+
+
+def test_report_with_tree_keys_round_trips_through_json(saved, tmp_path):
+    report = load(saved)
+    again = load(report.save(tmp_path / "again.json"))
+    assert again.to_dict() == report.to_dict() == json.loads(saved.read_text())
+    assert _shape(again.tree()) == _shape(report.tree())
+
+
+def test_report_without_tree_keys_loads_and_nests_by_resume_of(saved, tmp_path):
+    data = json.loads(saved.read_text())
+    for f in data["functions"]:
+        for key in ("id", "parent", "kind", "resumes_at", "break_at", "source"):
+            del f[key]
+    old = tmp_path / "old.json"
+    old.write_text(json.dumps(data))
+    tree = load(old).tree()
+    assert [(n.function.qualname, n.function.resume_of) for n in tree] == [("Net.forward", None), ("loop", None)]
+    assert [len(n.functions()) for n in tree] == [4, 4]
+    assert all(f.kind == "function" for n in tree for f in n.functions())
+
+
+def test_tree_of_a_parent_cycle_starts_at_its_first_function():
+    a, b = (FunctionReport(name, "f.py", 1, [1], None, 1, 0.0, [], [], [], Cache(8, False), id=i, parent=1 - i)
+            for i, name in enumerate("ab"))
+    (root,) = Report([a, b]).tree()
+    assert [f.qualname for f in root.functions()] == ["a", "b"]
