@@ -49,15 +49,23 @@ def _lowest(dtype: np.dtype):
     return np.finfo(dtype).min if dtype.kind == "f" else np.iinfo(dtype).min
 
 
-def _argmax_scan(xp, taps):
-    """Running max over an iterable of same-shaped arrays and the index of the first maximum."""
+def _argmax_scan(xp, taps, count: int):
+    """Running max over `count` same-shaped arrays and the index of the first maximum.
+
+    The index is int16 while it fits (half the memory traffic of int32 in the scan's passes)
+    and every pass writes into buffers allocated once, not per tap.
+    """
     taps = iter(taps)
     best = next(taps).copy()
-    idx = xp.zeros(best.shape, dtype=_MASK)
+    dtype = np.dtype(np.int16) if count <= np.iinfo(np.int16).max else _MASK
+    idx = xp.zeros(best.shape, dtype=dtype)
+    upd = xp.empty(best.shape, dtype=bool)
+    step = xp.empty(best.shape, dtype=dtype)
     for t, vt in enumerate(taps, 1):
-        upd = vt > best
+        xp.greater(vt, best, out=upd)
         xp.maximum(best, vt, out=best)
-        xp.maximum(idx, upd * np.int32(t), out=idx)  # t exceeds every earlier index
+        xp.multiply(upd, dtype.type(t), out=step)
+        xp.maximum(idx, step, out=idx)  # t exceeds every earlier index
     return best, idx
 
 
@@ -79,28 +87,37 @@ def _max_pool_meta(x: TensorSpec, *, kernel_size: tuple, stride: tuple, padding:
     return TensorSpec(shape, x.dtype), TensorSpec(shape, _MASK)
 
 
+def _plane_mask(xp, idx, kernel: tuple, size: tuple, stride: tuple, pads: tuple, out: tuple, ceil_mode: bool):
+    """Paddle's mask from window-local tap indices: the flat index into each input plane, -1 for padding.
+
+    A tap's offset from its window's origin is looked up in a table of the few taps, and the
+    origins are one (1, 1, *out) array: two passes over the output, no integer division.
+    """
+    taps = list(np.ndindex(*kernel))
+    plane_strides = [_pymath.prod(size[i + 1:]) for i in range(len(size))]
+    offsets = np.array([sum(t * p for t, p in zip(tap, plane_strides)) for tap in taps], dtype=_MASK)
+    starts = [_ranges(xp, out, i) * stride[i] - pads[2 * i] for i in range(len(size))]
+    mask = xp.take(xp.asarray(offsets), idx)
+    mask += sum(start * p for start, p in zip(starts, plane_strides))
+    if not (any(pads) or ceil_mode):
+        return mask
+    valid = None  # a window reaching into padding may have picked a padded cell
+    for i, start in enumerate(starts):
+        coord = xp.take(xp.asarray(np.array([tap[i] for tap in taps], dtype=_MASK)), idx) + start
+        ok = (coord >= 0) & (coord < size[i])
+        valid = ok if valid is None else valid & ok
+    return mask if bool(valid.all()) else xp.where(valid, mask, -1).astype(_MASK)
+
+
 def _max_pool_kernel(xp, x, *, kernel_size, stride, padding, ceil_mode, channel_last):
     x = to_channel_first(xp, x, channel_last)
     nd, size = len(kernel_size), x.shape[2:]
     pads, _, out = out_geometry("max_pool", size, kernel_size, stride, padding, (1,) * nd, ceil_mode)
     view = windows(xp, x, kernel_size, stride, (1,) * nd, pads, out, _lowest(x.dtype))
     lead = (slice(None), slice(None))
-    best, idx = _argmax_scan(xp, (view[lead + tap] for tap in np.ndindex(*kernel_size)))
-    # window-local tap index -> flat index into the input plane (Paddle's mask)
-    offsets = []
-    for k in reversed(kernel_size):
-        offsets.append(idx % k)
-        idx //= k
-    mask = None
-    valid = None
-    for i, off in enumerate(reversed(offsets)):
-        coord = _ranges(xp, out, i) * stride[i] + (off - pads[2 * i])
-        mask = coord if mask is None else mask * size[i] + coord
-        if any(pads) or ceil_mode:  # a window lying wholly in padding has no input cell
-            ok = (coord >= 0) & (coord < size[i])
-            valid = ok if valid is None else valid & ok
-    if valid is not None and not bool(valid.all()):
-        mask = xp.where(valid, mask, -1).astype(_MASK)
+    best, idx = _argmax_scan(xp, (view[lead + tap] for tap in np.ndindex(*kernel_size)),
+                             _pymath.prod(kernel_size))
+    mask = _plane_mask(xp, idx, kernel_size, size, stride, pads, out, ceil_mode)
     return from_channel_first(xp, best, channel_last), from_channel_first(xp, mask, channel_last)
 
 
@@ -356,7 +373,7 @@ def _adaptive_max_kernel(xp, x, *, output_size):
                 v = xp.take(v, xp.asarray(table[:, t]), axis=2 + i)
             yield v
 
-    best, idx = _argmax_scan(xp, taps())
+    best, idx = _argmax_scan(xp, taps(), _pymath.prod(t.shape[1] for t in tables))
     mask = None
     for i, table in reversed(list(enumerate(tables))):
         k = table.shape[1]
