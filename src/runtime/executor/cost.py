@@ -7,8 +7,13 @@ estimate is a function of op kind and static shape (unknown dims count as 1, so 
 whose size is only known at run time stays sequential): contractions (matmul, bmm, linear,
 conv) cost their multiply-adds at FLOPS_PER_US, everything else its elements at NS_PER_ELEMENT,
 plus OP_OVERHEAD_US. From those, W is the total work, L the critical path; with P host threads a
-parallel run takes about max(L, W / P) plus RUN_OVERHEAD_US per run and HOP_US per op that
-leaves its producer's thread. Parallel is chosen only when the saving beats those costs AND is
+parallel run takes about max(L', W' / P), where every op costs PARALLEL_OP_US more than on one
+thread (the run's lock, its counters, the ready heap), plus RUN_OVERHEAD_US per run and HOP_US
+per op that leaves its producer's thread: every root but the first (the caller enqueues each one),
+and every ready successor of an op but the one its thread keeps. Without PARALLEL_OP_US and the
+roots, a long chain of tiny ops fed by constant-producing ops (`x * 1.0001 + 0.0001`: each scalar
+is a root op) looked half overlappable, and threading it ran several times slower than one thread.
+Parallel is chosen only when the saving beats those costs AND is
 at least MIN_GAIN of the work: the estimate is rough, the cores may be shared, and a training
 step whose backward overlaps only a little (grad-weight next to grad-input) was measured slower
 threaded than sequential. The constants were measured on the development machine
@@ -19,12 +24,13 @@ from __future__ import annotations
 import math
 from typing import Sequence
 
-__all__ = ["op_cost", "critical_path", "prefer_parallel", "FLOPS_PER_US", "NS_PER_ELEMENT", "OP_OVERHEAD_US",
-           "RUN_OVERHEAD_US", "HOP_US", "MIN_GAIN"]
+__all__ = ["op_cost", "critical_path", "hand_offs", "prefer_parallel", "FLOPS_PER_US", "NS_PER_ELEMENT",
+           "OP_OVERHEAD_US", "PARALLEL_OP_US", "RUN_OVERHEAD_US", "HOP_US", "MIN_GAIN"]
 
 FLOPS_PER_US = 30000.0      # one core, float64 OpenBLAS at 1024^2, about 30 GFLOP/s
 NS_PER_ELEMENT = 1.0        # a NumPy elementwise pass over one element, read + write
 OP_OVERHEAD_US = 1.0        # a Python call and a kernel's dispatch
+PARALLEL_OP_US = 1.5        # what a threaded run adds to every op (measured: a tiny-op chain, 'always' vs 'never')
 RUN_OVERHEAD_US = 100.0     # waking the pool and the caller once per run
 HOP_US = 30.0               # one op handed to another thread
 MIN_GAIN = 0.45             # and only when the overlap saves at least this share of the work (2 even branches: 0.5)
@@ -64,10 +70,17 @@ def critical_path(cost: Sequence[float], downstream: Sequence[frozenset[int]]) -
     return max(longest, default=0.0)
 
 
+def hand_offs(downstream: Sequence[frozenset[int]]) -> int:
+    """Ops a parallel run hands to another thread: every root but the first, and every successor
+    of an op but one (a join counted at each producer, so an upper bound)."""
+    roots = len(downstream) - len(set().union(*downstream)) if downstream else 0
+    return max(roots - 1, 0) + sum(max(len(ds) - 1, 0) for ds in downstream)
+
+
 def prefer_parallel(cost: Sequence[float], downstream: Sequence[frozenset[int]], threads: int) -> bool:
-    """True when overlapping the plan's independent work saves more than the hand-offs cost."""
+    """True when overlapping the plan's independent work saves more than the threads cost."""
     work = sum(cost)
-    span = critical_path(cost, downstream)
-    hops = sum(max(len(ds) - 1, 0) for ds in downstream)
-    saved = work - max(span, work / max(threads, 1))
-    return saved > RUN_OVERHEAD_US + HOP_US * hops and saved >= MIN_GAIN * work
+    threaded = [c + PARALLEL_OP_US for c in cost]
+    span = critical_path(threaded, downstream)
+    saved = work - max(span, sum(threaded) / max(threads, 1))
+    return saved > RUN_OVERHEAD_US + HOP_US * hand_offs(downstream) and saved >= MIN_GAIN * work
