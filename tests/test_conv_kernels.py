@@ -9,7 +9,7 @@ import pytest
 import runtime as paddle
 import runtime.nn.functional as F
 
-from helpers import t
+from helpers import fd_grad, t
 
 rng = np.random.default_rng(11)
 
@@ -23,3 +23,81 @@ def test_max_pool_mask_beyond_int16_window_count():
     out, mask = F.max_pool1d(t(x), n, return_mask=True)
     np.testing.assert_array_equal(out.numpy()[0, :, 0], x[0].max(axis=1))
     np.testing.assert_array_equal(mask.numpy()[0, :, 0], x[0].argmax(axis=1))
+
+
+def ref_batch_norm(x, w, b, axis, eps=1e-5):
+    """Batch norm one channel at a time, in float64: (x - mean) / sqrt(biased var + eps) * w + b."""
+    x = np.asarray(x, np.float64)
+    y = np.empty_like(x)
+    for c in range(x.shape[axis]):
+        v = x.take(c, axis=axis)
+        out = (v - v.mean()) / np.sqrt(v.var() + eps)
+        out = out * (1.0 if w is None else w[c]) + (0.0 if b is None else b[c])
+        index = [slice(None)] * x.ndim
+        index[axis] = c
+        y[tuple(index)] = out
+    return y
+
+
+BN_CASES = [  # shape, data_format, channel axis, with weight and bias, offset of the data
+    ((4, 3, 5, 6), "NCHW", 1, True, 0.0),
+    ((4, 5, 6, 3), "NHWC", 3, True, 0.0),
+    ((6, 4), "NC", 1, False, 0.0),
+    ((2, 3, 7), "NCL", 1, True, 300.0),  # mean far from zero: the variance must be taken centred
+]
+
+
+def _bn_call(x, w, b, fmt):
+    c = x.shape[1] if fmt.startswith("NC") else x.shape[-1]
+    return F.batch_norm(x, paddle.zeros([c], x.dtype), paddle.ones([c], x.dtype), w, b, training=True,
+                        data_format=fmt)
+
+
+@pytest.mark.parametrize("shape,fmt,axis,affine,offset", BN_CASES)
+@pytest.mark.parametrize("dtype,tol", [("float64", 1e-12), ("float32", 2e-5)])
+def test_batch_norm_train_forward_matches_reference(shape, fmt, axis, affine, offset, dtype, tol):
+    x = rng.standard_normal(shape) * 2.0 + offset
+    c = shape[axis]
+    w, b = (rng.uniform(0.5, 1.5, c), rng.standard_normal(c)) if affine else (None, None)
+    args = [None if a is None else t(np.asarray(a).astype(dtype)) for a in (w, b)]
+    y = _bn_call(t(x.astype(dtype)), *args, fmt)
+    assert y.dtype == getattr(paddle, dtype)
+    ref = ref_batch_norm(x.astype(dtype), w, b, axis)
+    np.testing.assert_allclose(y.numpy(), ref, rtol=tol, atol=tol * np.abs(ref).max())
+
+
+@pytest.mark.parametrize("shape,fmt,axis,affine,offset", BN_CASES)
+def test_batch_norm_train_gradients_match_finite_differences(shape, fmt, axis, affine, offset):
+    x = rng.standard_normal(shape) + offset
+    c = shape[axis]
+    w, b = (rng.uniform(0.5, 1.5, c), rng.standard_normal(c)) if affine else (None, None)
+    v = rng.standard_normal(shape)
+    xt = t(x, grad=True)
+    params = [t(a, grad=True) for a in (w, b)] if affine else [None, None]
+    loss = (_bn_call(xt, *params, fmt) * t(v)).sum()
+    grads = paddle.grad(loss, [xt] + ([p for p in params] if affine else []))
+    np.testing.assert_allclose(grads[0].numpy(), fd_grad(lambda: (ref_batch_norm(x, w, b, axis) * v).sum(), x),
+                               rtol=1e-5, atol=1e-6)
+    if affine:
+        np.testing.assert_allclose(grads[1].numpy(), fd_grad(lambda: (ref_batch_norm(x, w, b, axis) * v).sum(), w),
+                                   rtol=1e-5, atol=1e-6)
+        np.testing.assert_allclose(grads[2].numpy(), fd_grad(lambda: (ref_batch_norm(x, w, b, axis) * v).sum(), b),
+                                   rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("shape,fmt,axis,affine,offset", BN_CASES)
+def test_batch_norm_float32_gradients_match_float64(shape, fmt, axis, affine, offset):
+    x = rng.standard_normal(shape) + offset
+    c = shape[axis]
+    w, b = (rng.uniform(0.5, 1.5, c), rng.standard_normal(c)) if affine else (None, None)
+    v = rng.standard_normal(shape)
+
+    def grads(dtype):
+        xt = t(x.astype(dtype), grad=True)
+        params = [t(np.asarray(a).astype(dtype), grad=True) for a in (w, b)] if affine else [None, None]
+        loss = (_bn_call(xt, *params, fmt) * t(v.astype(dtype))).sum()
+        return [g.numpy() for g in paddle.grad(loss, [xt] + (params if affine else []))]
+
+    for got, want in zip(grads("float32"), grads("float64")):
+        assert got.dtype == np.float32
+        np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4 * np.abs(want).max())

@@ -96,8 +96,65 @@ def _gn_layout(shape, *, groups, channel_last, **_):
     return _Layout(stat, reduce, _channel_params(shape, c), [i for i in range(nd) if i != c])
 
 
+# ---------------------------------------------------------------- batch norm: per-channel statistics through BLAS
+_BLAS_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
+
+
+def _channel_view(x, lay: _Layout):
+    """x as (A, C, B) with the channels in the middle: batch norm's statistics reduce A and B."""
+    axis = next(i for i in range(len(lay.stat_shape)) if i not in lay.reduce)
+    a = int(np.prod(x.shape[:axis]))
+    return x.reshape(a, x.shape[axis], -1)
+
+
+def _channel_dot(xp, u3, v3):
+    """Per-channel sum of u * v over (A, C, B) arrays: batched dot products, no product array."""
+    a, c, b = u3.shape
+    return xp.matmul(u3.reshape(a * c, 1, b), v3.reshape(a * c, b, 1)).reshape(a, c).sum(axis=0)
+
+
+def _channel_sum(xp, x3):
+    """Per-channel sum of an (A, C, B) array: a matrix-vector product reads it once."""
+    return xp.matmul(x3, xp.ones(x3.shape[2], dtype=x3.dtype)).sum(axis=0)
+
+
+def _bn_forward(xp, x, weight, bias, lay: _Layout, eps: float):
+    """Batch norm's forward in four passes over x's size: mean, centre into the output, variance,
+    scale; the shift joins the scale pass's constant when there is one (no other full-size temporary)."""
+    x3 = _channel_view(x, lay)
+    mean = _channel_sum(xp, x3) / lay.count
+    y = x3 - mean[:, None]
+    var = _channel_dot(xp, y, y) / lay.count
+    scale = 1.0 / xp.sqrt(var + eps)
+    if weight is not None:
+        scale = scale * weight.reshape(-1)
+    y *= scale.astype(x.dtype, copy=False)[:, None]
+    if bias is not None:
+        y += bias.reshape(-1, 1)
+    return y.reshape(x.shape), mean.reshape(lay.stats), var.reshape(lay.stats)
+
+
+def _bn_backward(xp, x, weight, mean, var, g, lay: _Layout, eps: float):
+    """Batch norm's input and parameter gradients from two per-channel reductions (sum of g and
+    of g * (x - mean)) and one centred temporary, which becomes the input gradient's correction."""
+    x3, g3 = _channel_view(x, lay), _channel_view(g, lay)
+    inv = 1.0 / xp.sqrt(var.reshape(-1) + eps)
+    xc = x3 - mean.reshape(-1, 1)
+    gb = _channel_sum(xp, g3)
+    gw = _channel_dot(xp, g3, xc) * inv
+    w_inv = inv if weight is None else inv * weight.reshape(-1)
+    # gx = w_inv * (g - gb / count - xhat * gw / count), xhat = xc * inv
+    gx = g3 * w_inv.astype(x.dtype, copy=False)[:, None]
+    xc *= (w_inv * inv * gw / lay.count).astype(x.dtype, copy=False)[:, None]
+    xc += (w_inv * gb / lay.count).astype(x.dtype, copy=False)[:, None]
+    gx -= xc
+    return gx.reshape(x.shape), gw, gb
+
+
 # ---------------------------------------------------------------- kernels shared by the family
 def _forward(xp, x, weight, bias, lay: _Layout, eps: float):
+    if lay.per_channel and x.dtype in _BLAS_DTYPES and x.size:
+        return _bn_forward(xp, x, weight, bias, lay, eps)
     xs = x.reshape(lay.stat_shape)
     mean = xs.mean(axis=lay.reduce, keepdims=True)
     xc = xs - mean
@@ -117,6 +174,10 @@ def _forward(xp, x, weight, bias, lay: _Layout, eps: float):
 
 
 def _backward(xp, x, weight, bias, mean, var, g, lay: _Layout, eps: float):
+    if lay.per_channel and x.dtype in _BLAS_DTYPES and g.dtype == x.dtype and x.size:
+        gx, gw, gb = _bn_backward(xp, x, weight, mean, var, g, lay, eps)
+        return (gx, gw.reshape(lay.params if weight is None else weight.shape).astype(g.dtype, copy=False),
+                gb.reshape(lay.params if bias is None else bias.shape).astype(g.dtype, copy=False))
     keep = lay.keep
     inv = 1.0 / xp.sqrt(var.reshape(keep) + eps)
     xhat_s = x.reshape(lay.stat_shape) - mean.reshape(keep)
@@ -288,7 +349,9 @@ def _bn_infer_kernel(xp, x, mean, variance, weight, bias, *, epsilon, channel_ax
     shift = -mean * scale
     if bias is not None:
         shift = shift + bias
-    return (x * scale.reshape(shape).astype(x.dtype, copy=False) + shift.reshape(shape)).astype(x.dtype, copy=False)
+    y = x * scale.reshape(shape).astype(x.dtype, copy=False)
+    y += shift.reshape(shape)  # in place: one output array, no second temporary
+    return y
 
 
 def _g_bn_infer(ctx, g):
