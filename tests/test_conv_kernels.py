@@ -25,6 +25,27 @@ def test_max_pool_mask_beyond_int16_window_count():
     np.testing.assert_array_equal(mask.numpy()[0, :, 0], x[0].argmax(axis=1))
 
 
+
+@pytest.mark.parametrize("kernel,stride,padding", [(2, 2, 0), (3, 3, 1), (1, 1, 1), (3, 2, 1), (2, 1, 0)])
+def test_max_pool_gradient_routes_to_the_mask_with_and_without_overlap(kernel, stride, padding):
+    # disjoint windows store each gradient once; overlapping ones must add; windows lying wholly in
+    # padding (kernel 1, padding 1) have mask -1 and must send their gradient nowhere
+    x = rng.standard_normal((2, 3, 5, 6))
+    xt = t(x, grad=True)
+    out, mask = F.max_pool2d(xt, kernel, stride, padding, return_mask=True)
+    v = rng.standard_normal(out.shape)
+    (g,) = paddle.grad(out, [xt], t(v))  # padded windows output the lowest float: no product
+    want = np.zeros((2 * 3, 5 * 6))
+    m, vv = mask.numpy().reshape(6, -1), v.reshape(6, -1)
+    for plane in range(6):
+        for cell, grad in zip(m[plane], vv[plane]):
+            if cell >= 0:
+                want[plane, cell] += grad
+    np.testing.assert_allclose(g.numpy(), want.reshape(x.shape), rtol=1e-12, atol=1e-12)
+    if kernel == 1:
+        assert (mask.numpy() == -1).any()
+
+
 def ref_batch_norm(x, w, b, axis, eps=1e-5):
     """Batch norm one channel at a time, in float64: (x - mean) / sqrt(biased var + eps) * w + b."""
     x = np.asarray(x, np.float64)

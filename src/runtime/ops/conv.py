@@ -274,11 +274,18 @@ def _conv_kernel(xp, x, weight, bias, *, stride, padding, dilation, groups, chan
     x = to_channel_first(xp, x, channel_last)
     n, o, cg, kernel = x.shape[0], weight.shape[0], weight.shape[1], weight.shape[2:]
     pads, dil, out = out_geometry("conv", x.shape[2:], kernel, stride, padding, dilation)
-    cols = windows(xp, x, kernel, stride, dil, pads, out).reshape(n, groups, cg * _pymath.prod(kernel),
-                                                                   _pymath.prod(out))
-    y = xp.matmul(weight.reshape(groups, o // groups, -1), cols).reshape((n, o, *out))
-    if bias is not None:
-        y += bias.reshape((o,) + (1,) * len(out))
+    view = windows(xp, x, kernel, stride, dil, pads, out)
+    k, length = cg * _pymath.prod(kernel), _pymath.prod(out)
+    w = weight.reshape(groups, o // groups, k)
+    if bias is None:
+        cols = view.reshape(n, groups, k, length)
+    else:  # the bias joins the matmul as one more column of weights over a row of ones (no pass over y)
+        cols = xp.empty((n, groups, k + 1, length), dtype=xp.result_type(x, weight))
+        split = (n, groups, cg, *kernel, *out)  # only splits axes, so both reshapes are views
+        cols[:, :, :k].reshape(split)[...] = view.reshape(split)
+        cols[:, :, k] = 1
+        w = xp.concatenate([w, bias.reshape(groups, o // groups, 1).astype(w.dtype, copy=False)], axis=2)
+    y = xp.matmul(w, cols).reshape((n, o, *out))
     return from_channel_first(xp, y, channel_last)
 
 

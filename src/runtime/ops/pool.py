@@ -123,8 +123,9 @@ def _max_pool_kernel(xp, x, *, kernel_size, stride, padding, ceil_mode, channel_
 
 def _g_max_pool(ctx, g, _gmask):
     (x,) = ctx.inputs
-    cl = ctx.attrs["channel_last"]
-    return (_MAX_SCATTER(g, ctx.outputs[1].detach(), size=spatial(x.shape, cl), channel_last=cl),)
+    a = ctx.attrs
+    return (_MAX_SCATTER(g, ctx.outputs[1].detach(), size=spatial(x.shape, a["channel_last"]),
+                         channel_last=a["channel_last"], disjoint=_disjoint(a["kernel_size"], a["stride"])),)
 
 
 _MAX_CASES = [
@@ -154,7 +155,8 @@ def _check_mask(api: str, ref: TensorSpec, mask: TensorSpec, ref_arg: str) -> No
                          f"{mu.shape_str(mask.shape)} must have the same rank (at least 3)")
 
 
-def _scatter_meta(grad: TensorSpec, mask: TensorSpec, *, size: tuple, channel_last: bool) -> TensorSpec:
+def _scatter_meta(grad: TensorSpec, mask: TensorSpec, *, size: tuple, channel_last: bool,
+                  disjoint: bool) -> TensorSpec:
     api = "max_pool_scatter"
     mu.require_float(api, grad, "grad")
     _check_mask(api, grad, mask, "grad")
@@ -165,17 +167,26 @@ def _scatter_meta(grad: TensorSpec, mask: TensorSpec, *, size: tuple, channel_la
                       grad.dtype)
 
 
-def _scatter_kernel(xp, grad, mask, *, size, channel_last):
+def _scatter_kernel(xp, grad, mask, *, size, channel_last, disjoint):
+    """Add each gradient into the plane cell its mask names (-1: nowhere).
+
+    disjoint=True promises that no two entries of a plane name the same cell (windows that do
+    not overlap), so a plain indexed store replaces the accumulating bincount.
+    """
     g = to_channel_first(xp, grad, channel_last)
     m = to_channel_first(xp, mask, channel_last)
     n, c, plane = g.shape[0], g.shape[1], _pymath.prod(size)
     base = (xp.arange(n * c, dtype=np.int64) * plane).reshape((n, c) + (1,) * len(size))
-    valid = m >= 0
+    index, values = (m + base).ravel(), g.ravel()
+    valid = m.ravel() >= 0
     if not bool(valid.all()):
-        g = xp.where(valid, g, 0)
-        m = xp.where(valid, m, 0)
-    flat = xp.bincount((m + base).ravel(), weights=g.ravel(), minlength=n * c * plane)
-    return from_channel_first(xp, flat.astype(grad.dtype, copy=False).reshape((n, c, *size)), channel_last)
+        index, values = index[valid], values[valid]
+    if disjoint:
+        flat = xp.zeros(n * c * plane, dtype=grad.dtype)
+        flat[index] = values
+    else:
+        flat = xp.bincount(index, weights=values, minlength=n * c * plane).astype(grad.dtype, copy=False)
+    return from_channel_first(xp, flat.reshape((n, c, *size)), channel_last)
 
 
 def _gather_meta(x: TensorSpec, mask: TensorSpec, *, channel_last: bool) -> TensorSpec:
@@ -206,7 +217,12 @@ def _g_scatter(ctx, gg):
 def _g_gather(ctx, g):
     x, mask = ctx.inputs
     cl = ctx.attrs["channel_last"]
-    return _MAX_SCATTER(g, mask, size=spatial(x.shape, cl), channel_last=cl), None
+    return _MAX_SCATTER(g, mask, size=spatial(x.shape, cl), channel_last=cl, disjoint=False), None
+
+
+def _disjoint(kernel_size: tuple, stride: tuple) -> bool:
+    """True when no two windows share a cell, so no two mask entries of a plane are equal."""
+    return all(s >= k for s, k in zip(stride, kernel_size))
 
 
 def _routing_samples(for_gather: bool):
@@ -219,14 +235,15 @@ def _routing_samples(for_gather: bool):
             if for_gather:
                 out.append(Sample((x, mask), {"channel_last": cl}, grad_inputs=(0,)))
             else:
-                out.append(Sample((_f64(*mask.shape), mask), {"size": spatial(shape, cl), "channel_last": cl},
-                                  grad_inputs=(0,)))
+                routing = {"size": spatial(shape, cl), "channel_last": cl,
+                           "disjoint": _disjoint(attrs["kernel_size"], attrs["stride"])}
+                out.append(Sample((_f64(*mask.shape), mask), routing, grad_inputs=(0,)))
         return out
     return make
 
 
 _MAX_SCATTER = defop("max_pool_scatter", kernel=_scatter_kernel, meta=_scatter_meta, grad=_g_scatter,
-                     attrs={"size": (1, 1), "channel_last": False}, inputs=("grad", "mask"),
+                     attrs={"size": (1, 1), "channel_last": False, "disjoint": False}, inputs=("grad", "mask"),
                      samples=_routing_samples(False))
 _MAX_GATHER = defop("max_pool_gather", kernel=_gather_kernel, meta=_gather_meta, grad=_g_gather,
                     attrs={"channel_last": False}, inputs=("x", "mask"), samples=_routing_samples(True))
@@ -385,7 +402,7 @@ def _adaptive_max_kernel(xp, x, *, output_size):
 
 def _g_adaptive_max(ctx, g, _gmask):
     (x,) = ctx.inputs
-    return (_MAX_SCATTER(g, ctx.outputs[1].detach(), size=tuple(x.shape[2:]), channel_last=False),)
+    return (_MAX_SCATTER(g, ctx.outputs[1].detach(), size=tuple(x.shape[2:]), channel_last=False, disjoint=False),)
 
 
 _ADAPTIVE_MAX = defop("adaptive_max_pool", kernel=_adaptive_max_kernel, meta=_adaptive_max_meta,
