@@ -7,12 +7,13 @@ captured whole. `disable()` / `not_to_static` leave code untouched; `explain(fn,
 what one JIT call captured; `mark_dynamic(t, dim)` / `mark_static(t, dim)` force a dim of an input
 dynamic (-1, any size) or specialised; `report()` all the JIT recorded (the `sot` command's data);
 `sot.testing.assert_same` checks JIT == eager; `graph_break_on(api)` / `skip_function(fn)` are the
-user's block list (also as context managers).
+user's block list (also as context managers); `reset()` forgets every translation (the next calls
+translate again).
 """
 __version__ = "0.1.0"
 
 from . import testing  # noqa: E402
-from .api import disable, not_to_static, symbolic_translate, to_static  # noqa: E402
+from .api import disable, not_to_static, reset, symbolic_translate, to_static  # noqa: E402
 from .opcode_executor.blocklist import graph_break_on, skip_function  # noqa: E402
 from .dynamic.shapes import mark_dynamic, mark_static  # noqa: E402
 from .explain import Explanation, explain  # noqa: E402
@@ -23,4 +24,4 @@ from .translation.translator import GraphBreakError  # noqa: E402
 
 __all__ = ["to_static", "symbolic_translate", "GraphBreakError", "disable", "not_to_static", "explain",
            "Explanation", "testing", "report",
-           "mark_dynamic", "mark_static", "graph_break_on", "skip_function", "CacheLimitError"]
+           "mark_dynamic", "mark_static", "graph_break_on", "skip_function", "CacheLimitError", "reset"]

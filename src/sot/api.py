@@ -7,7 +7,10 @@
 callback for the duration of the call, so the frame of `fn` itself is translated (or served from
 its code cache) while everything it calls runs with the hook off. `SOT_DISABLE=1` in the
 environment when `to_static` is applied returns `fn` untouched. The wrapper's `sot_translator`
-holds the cache, the translation count and the recorded fallbacks.
+holds the cache, the translation count and the recorded fallbacks; its `reset()` forgets them (and
+those of the resume functions and callees the function's breaks made), `reset()` here forgets every
+function's. A generator function's wrapper is a plain Python function counting its calls: the hook
+never sees a generator's frames, so each call runs eagerly.
 
 `with disable():` runs every `to_static` wrapper called inside it (on this thread) eagerly, with
 the hook off. `@not_to_static` marks a function to be left untouched: its code is passed to
@@ -26,9 +29,9 @@ from .hook.eval_frame import CallWithCallback, hook_disabled, skip_code
 
 from . import config
 from .opcode_executor.markers import NOT_TO_STATIC, TRANSLATOR, is_not_to_static, is_to_static_wrapper
-from .translation.translator import Translator
+from .translation.translator import Translator, reset_all
 
-__all__ = ["to_static", "symbolic_translate", "disable", "not_to_static"]
+__all__ = ["to_static", "symbolic_translate", "disable", "not_to_static", "reset"]
 
 _BACKENDS = ("interpreter",)
 _CACHE_LIMIT_POLICIES = ("eager", "error")
@@ -65,10 +68,13 @@ def not_to_static(function: Callable) -> Callable:
 
 
 def to_static(function: Callable | None = None, *, fallback: bool = True, backend: str = "interpreter",
-              cache_size_limit: int = 8, cache_limit_policy: str = "eager") -> Any:
+              cache_size_limit: int | None = None, cache_limit_policy: str = "eager") -> Any:
     """Compile `function`'s tensor work into cached static programs; usable with or without arguments.
-    Past `cache_size_limit` translations the function runs eagerly with a warning
-    (`cache_limit_policy="eager"`) or each further miss raises `sot.CacheLimitError` ("error")."""
+    Past `cache_size_limit` translations (default: SOT_CACHE_SIZE_LIMIT, else 8) the function runs
+    eagerly with a warning (`cache_limit_policy="eager"`) or each further miss raises
+    `sot.CacheLimitError` ("error")."""
+    if cache_size_limit is None:
+        cache_size_limit = config.cache_size_limit()
     if backend not in _BACKENDS:
         raise ValueError(f"to_static: unknown backend {backend!r}; known: {', '.join(_BACKENDS)}")
     if cache_limit_policy not in _CACHE_LIMIT_POLICIES:
@@ -85,11 +91,30 @@ def to_static(function: Callable | None = None, *, fallback: bool = True, backen
         raise TypeError(f"to_static: expected a Python function or an nn.Layer, got {type(function).__name__}")
     translator = Translator(function.__code__, fallback=fallback, cache_size_limit=cache_size_limit,
                             on_cache_limit=cache_limit_policy)
-
-    # the translator is this thread's callback during each call (swapped in C: the hit path's budget is ~1 us)
-    wrapper = functools.update_wrapper(CallWithCallback(function, translator), function)
+    if translator.resumable:
+        wrapper = functools.update_wrapper(_counting_calls(function, translator), function)
+    else:  # the translator is this thread's callback during each call (swapped in C: the hit path's budget is ~1 us)
+        wrapper = functools.update_wrapper(CallWithCallback(function, translator), function)
     setattr(wrapper, TRANSLATOR, translator)  # the name nested translations and tools look for
     return wrapper
+
+
+def _counting_calls(function: Callable, translator: Translator) -> Callable:
+    """The wrapper of a generator (or coroutine) function: its frames never reach the hook, so each call,
+    run eagerly, is counted here for reports."""
+    def call(*args: Any, **kwargs: Any) -> Any:
+        if not _state.disabled:
+            translator.eager_calls += 1
+        return function(*args, **kwargs)
+    return call
+
+
+def reset() -> None:
+    """Forget every translation: all code caches (resume functions and callees made at breaks included),
+    the limits reached, the dims and numbers made dynamic, the recorded breaks and fallbacks. Each
+    decorated function translates again on its next call; `fn.sot_translator.reset()` does this for one
+    function (and the resume functions and callees its breaks made)."""
+    reset_all()
 
 
 def _layer_to_static(layer: Layer, **options: Any) -> Layer:
@@ -109,3 +134,6 @@ def _layer_to_static(layer: Layer, **options: Any) -> Layer:
 def symbolic_translate(function: Callable) -> Callable:
     """`to_static(function, fallback=True)`: for tests and tools."""
     return to_static(function, fallback=True)
+
+
+config.cache_size_limit()  # a bad SOT_CACHE_SIZE_LIMIT fails `import sot`, not the first to_static

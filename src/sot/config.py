@@ -30,6 +30,10 @@ translation for `SOT_DUMP`).
     SOT_DEFER_PRINT  "1" (default): a `print` of tensors, constants and containers of them is made
                  right after its subgraph, with eager's text and order, and does not break; "0":
                  every `print` breaks the graph and runs for real (SOT-B003), as in PaddleSOT.
+    SOT_CACHE_SIZE_LIMIT  the `cache_size_limit` of every `to_static` that does not pass one (default
+                 8): how many translations a function keeps before it runs eagerly (SOT-L001). Read when
+                 `to_static` is applied; checked when `sot` is imported: a value that is not a positive
+                 integer fails there.
     SOT_STRICT   unset, "" or "0": an internal error of the translation (an exception that is not a
                  deliberate Unsupported or graph break: a bug of the JIT) makes the frame run eagerly,
                  recorded as a gap (SOT-G001), so the user's program still runs (default); "1": it is
@@ -41,8 +45,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-__all__ = ["defer_print", "disabled", "dump_dir", "log_topics", "LOG_TOPICS", "max_loop_breaks", "max_unroll",
-           "min_graph_size", "set_min_graph_size", "strict"]
+__all__ = ["cache_size_limit", "defer_print", "disabled", "dump_dir", "log_topics", "LOG_TOPICS", "max_loop_breaks",
+           "max_unroll", "min_graph_size", "set_min_graph_size", "strict"]
 
 _min_graph_size: int | None = None  # set in code; None: SOT_MIN_GRAPH_SIZE or the default
 
@@ -92,6 +96,11 @@ def max_unroll() -> int:
 def defer_print() -> bool:
     """Whether a `print` the translation can replay is deferred to after its subgraph (SOT_DEFER_PRINT)."""
     return _env_int("SOT_DEFER_PRINT", 1, 0) != 0
+
+
+def cache_size_limit() -> int:
+    """The cache size limit of a `to_static` that passes none (SOT_CACHE_SIZE_LIMIT, else 8)."""
+    return _env_int("SOT_CACHE_SIZE_LIMIT", 8, 1)
 
 
 def strict() -> bool:

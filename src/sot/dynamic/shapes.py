@@ -135,6 +135,10 @@ class ShapePolicy:
     the translations whose Sources named them, and read as they are shown."""
 
     def __init__(self) -> None:
+        self.clear()
+
+    def clear(self) -> None:
+        """No decision yet: every dim and number static until a miss says otherwise (`sot.reset`)."""
         self.dynamic: dict[tuple[str, int], set[int]] = {}
         self.static: dict[tuple[str, int], dict[int, str]] = {}
         self.numbers = NumberPolicy()  # the Python numbers left dynamic (sot.dynamic.numbers)

@@ -87,6 +87,7 @@ class CacheEntry:
     payload: Any = None
     hits: int = 0
     watches: tuple = ()  # weak references to the objects its identity guards hold weakly (see `CodeCache._watch`)
+    disposable: bool = False  # dropped to make room at the limit instead of giving up (see `CodeCache.insert`)
 
 
 @dataclass(frozen=True)
@@ -191,7 +192,7 @@ class CodeCache(CacheBase):
         if i >= 0 and state.entries[i].code is None:  # retired since the guard function ran: translate again
             return None
         if i < 0:
-            if len(state.order) >= self.cache_size_limit:
+            if len(state.order) >= self.cache_size_limit and not self._make_room():
                 self._give_up()
                 self.eager_runs += 1
                 return self.gave_up
@@ -220,16 +221,20 @@ class CodeCache(CacheBase):
         """The entries, most recent hit (or insert) first."""
         return list(self._state.order)
 
-    def insert(self, guards: Iterable[Guard], code: Any, payload: Any = None) -> CacheEntry:
-        """Adds a translation valid while all `guards` hold; it is tried first from now on."""
+    def insert(self, guards: Iterable[Guard], code: Any, payload: Any = None, disposable: bool = False) -> CacheEntry:
+        """Adds a translation valid while all `guards` hold; it is tried first from now on. A `disposable`
+        entry (a call the user got wrong, which eager code rejects) is dropped, least recently hit first,
+        when a miss finds the cache full: such calls must not push the function past its limit."""
         with self._lock:
             if self._dead:
                 self._drop_dead()
+            if len(self._state.order) >= self.cache_size_limit:
+                self._make_room()
             state = self._state
             if self.eager or len(state.order) >= self.cache_size_limit:
                 raise ValueError(f"cache of {self._where()} is full ({self.cache_size_limit} entries) "
                                  "or gave up; lookup says RUN_EAGERLY")
-            entry = CacheEntry(len(state.entries), tuple(dict.fromkeys(guards)), code, payload)
+            entry = CacheEntry(len(state.entries), tuple(dict.fromkeys(guards)), code, payload, disposable=disposable)
             entry.watches = self._watch(entry)
             by_source = _by_source(entry.guards)
             self._overlap[entry.id] = set()
@@ -302,16 +307,45 @@ class CodeCache(CacheBase):
             state = self._state
             self._dead.extend(eid for eid in dead if eid >= len(state.entries))  # still being inserted
             gone = [e for e in state.order if e.id in dead]
-            if not gone:
-                return
-            for entry in gone:
-                for other in self._overlap.pop(entry.id, ()):
-                    self._overlap.get(other, set()).discard(entry.id)
+            if gone:
+                self.dropped += len(gone)
+                self._drop(gone)
+
+    def _make_room(self) -> bool:
+        """Drop the least recently hit disposable entry, if there is one (under the lock); whether one went."""
+        with self._lock:
+            disposable = [e for e in self._state.order if e.disposable]
+            if disposable:
+                self._drop(disposable[-1:])
+            return bool(disposable)
+
+    def _drop(self, gone: list[CacheEntry]) -> None:
+        """Take `gone` out of the order, releasing their code, payload and guards (under the lock)."""
+        state = self._state
+        for entry in gone:
+            for other in self._overlap.pop(entry.id, ()):
+                self._overlap.get(other, set()).discard(entry.id)
+            self._release(entry)
+            entry.guards, entry.watches = (), ()
+        self._publish(_State(state.entries, tuple(e for e in state.order if e not in gone),
+                             _check_orders(state.entries)))
+
+    def clear(self) -> None:
+        """Forget every entry, miss and count, and the giving up: the next call misses and is translated
+        again (`sot.reset`). The old entries' weak references go with them, so no callback can retire a
+        new entry that reuses an old id."""
+        with self._lock:
+            for entry in self._state.entries:
                 self._release(entry)
                 entry.guards, entry.watches = (), ()
-            self.dropped += len(gone)
-            self._publish(_State(state.entries, tuple(e for e in state.order if e.id not in dead),
-                                 _check_orders(state.entries)))
+            self.eager = False
+            self.eager_runs = self.careful_lookups = self.dropped = self.owner_drops = 0
+            self._dead.clear()
+            self._overlap.clear()
+            self._misses.clear()
+            self._fails.clear()
+            self._last_actual.clear()
+            self._publish(_State((), (), {}))
 
     def _promote(self, entry: CacheEntry) -> None:
         with self._lock:  # another thread may have moved it meanwhile: work on the order as it is now

@@ -30,7 +30,8 @@ may be added without a version change, a removed or changed key bumps the versio
         "kind": "function",                  # or "resume", "loop_body", "callee": see FunctionReport.kind
         "resumes_at": null,                  # a resume function's first line; a loop body's loop's line
         "break_at": null,                    # file:line of the break that made it (the parent's one break)
-        "source": ""}]}                      # the source line of break_at, or of a loop body's loop
+        "source": "",                        # the source line of break_at, or of a loop body's loop
+        "eager_calls": 3}]}                  # optional: calls of a generator function (all eager)
 
     EVENT = {"code": "SOT-B003", "kind": "UNSPS", "reason": "...", "file": "...", "line": 14,
              "source": "print(x)"}
@@ -186,6 +187,7 @@ class FunctionReport:
     source: str = ""
     id: int | None = None
     parent: int | None = None
+    eager_calls: int = 0  # calls the hook never saw (a generator function's), each run eagerly
 
     @property
     def where(self) -> str:
@@ -210,11 +212,12 @@ class FunctionReport:
     @property
     def eager_runs(self) -> int:
         """Frames run eagerly: runs of eager entries, of graphs too small to compile and calls past the
-        cache limit; plus each run of a graph whose code then breaks (runs one instruction eagerly).
-        A function with a fallback and no cache entry (a generator: the hook leaves its frames alone, so
-        its calls are not counted) counts as one."""
+        cache limit; plus each run of a graph whose code then breaks (runs one instruction eagerly), and
+        each call of a generator function (`eager_calls`, counted by its to_static wrapper). A function
+        with a fallback and no cache entry or call counted (a report saved before calls were counted)
+        counts as one."""
         eager = sum(e.hits + 1 for e in self.cache.entries if e.kind == "eager") + self.cache.eager_runs
-        eager += sum(g.runs for g in self.graphs if g.eager or g.ends_in_break)
+        eager += sum(g.runs for g in self.graphs if g.eager or g.ends_in_break) + self.eager_calls
         return eager or int(bool(self.fallbacks) and not self.cache.entries)
 
     @property
@@ -424,7 +427,8 @@ def _collect(code: types.CodeType, translators: list[Any], resume_of: str | None
         fallbacks=[_event(f.code, f.reason, f.where) for t in translators for f in t.fallbacks] +
                   ([_event("SOT-L001", *limit_fallback(cache.cache_size_limit, code))] if cache.eager else []),
         cache=Cache(cache.cache_size_limit, cache.eager, entries, misses, cache.eager_runs),
-        made_dynamic=sorted({dim for t in translators for r in t.recompiles for dim in r.dynamic}))
+        made_dynamic=sorted({dim for t in translators for r in t.recompiles for dim in r.dynamic}),
+        eager_calls=sum(t.eager_calls for t in translators))
 
 
 def sir_ops(sir: StatementIR) -> int:

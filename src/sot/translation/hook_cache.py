@@ -38,8 +38,17 @@ class HookCache(CodeCache):
         self.entry_eager: set[int] = set()
         self.entry_prints: dict[int, list[str]] = {}  # file:line of the prints its code defers
         self.children: list[Translator] = []
+        self.translators: "weakref.WeakSet[Translator]" = weakref.WeakSet()  # every translator of this code
         self.translating = threading.RLock()  # held while a thread translates this code
         LIVE_CACHES.add(self)
+
+    def clear(self) -> None:
+        """Forget the entries and what reports say of them (the children stay: their translator resets them)."""
+        super().clear()
+        self.entry_breaks.clear()
+        self.entry_eager_rest.clear()
+        self.entry_eager.clear()
+        self.entry_prints.clear()
 
 
 LIVE_CACHES: "weakref.WeakSet[HookCache]" = weakref.WeakSet()  # every code cache installed (explain reads them)

@@ -23,7 +23,7 @@ import inspect
 import types
 from dataclasses import dataclass
 from functools import partial
-from typing import Any
+from typing import Any, Iterable
 
 from sot import config
 from sot.codegen.frame import broken_frame, whole_frame
@@ -44,11 +44,11 @@ from sot.translation.break_plan import (BreakOptions, Retranslate, break_event, 
                                        needs_loop_item, unbuildable)
 from sot.translation.children import as_it_is, resume_function, translated_callee
 from sot.translation.dump import dump_translation
-from sot.translation.hook_cache import EAGER, cache_of
+from sot.translation.hook_cache import EAGER, LIVE_CACHES, HookCache, cache_of
 from sot.translation.outcomes import Fallback, GraphBreakError, rerun_after, where_defined
 from sot.translation.reasons import Event
 
-__all__ = ["GraphBreakError", "Fallback", "Translator"]
+__all__ = ["GraphBreakError", "Fallback", "Translator", "reset_caches", "reset_all"]
 
 # code whose frames next()/send() resume: the hook leaves them alone
 _RESUMABLE = inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR | inspect.CO_ITERABLE_COROUTINE
@@ -56,6 +56,7 @@ _RESUMABLE = inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ASYNC_GENE
 # other exception, and any raised while generating code, is a gap of the JIT, which fallback=False
 # and SOT_STRICT must report, never hide
 _USER_ERRORS = (ValueError, TypeError, IndexError, KeyError, ZeroDivisionError, OverflowError)
+_RESUMABLE_REASON = "a generator or coroutine function runs eagerly (a generator it calls is inlined)"
 
 
 @dataclass(frozen=True)
@@ -75,23 +76,36 @@ class Translator:
         self.code = code
         self.fallback = fallback
         self.cache = installed = cache_of(code, cache_size_limit, on_cache_limit)  # shared per code object
-        self.fallbacks: list[Fallback] = []
-        self.breaks: list[Event] = []  # graph breaks of its translations, each with its reason code
+        installed.translators.add(self)
         self.children = installed.children  # translators of the resume functions and callees its breaks made
         self.entry_breaks = installed.entry_breaks  # cache entry id -> the break its code makes on every run
         self.entry_eager_rest = installed.entry_eager_rest  # cache entry id -> its SOT-C002 decisions
         self.entry_eager = installed.entry_eager  # ids of entries whose graph runs eagerly (too small)
         self.entry_prints = installed.entry_prints  # cache entry id -> file:line of the prints it defers
+        self.shapes = policy_of(code)  # which input dims its translations leave dynamic (shared per code)
+        # a generator's frames never reach the hook: its to_static wrapper counts its calls (all eager)
+        self.resumable = bool(code.co_flags & _RESUMABLE)
+        if self.resumable and not fallback:
+            raise GraphBreakError(_RESUMABLE_REASON, where_defined(code))
+        self._forget()
+        events.made(self)  # (reports and SOT_LOG watch the pipeline's events)
+
+    def _forget(self) -> None:
+        """Start the records afresh (when made, and on `reset`); a generator's fallback is its code's, not
+        a translation's, so it stays."""
+        self.fallbacks: list[Fallback] = [Fallback(_RESUMABLE_REASON, where_defined(self.code))] \
+            if self.resumable else []
+        self.breaks: list[Event] = []  # graph breaks of its translations, each with its reason code
         self.small_graphs: list[Event] = []  # SOT-C001 decisions of its translations
         self.translations = 0
-        self.shapes = policy_of(code)  # which input dims its translations leave dynamic (shared per code)
         self.recompiles: list[Recompile] = []  # why each translation after the first was needed
-        events.made(self)  # (reports and SOT_LOG watch the pipeline's events)
-        if code.co_flags & _RESUMABLE:
-            reason = "a generator or coroutine function runs eagerly (a generator it calls is inlined)"
-            if not fallback:
-                raise GraphBreakError(reason, where_defined(code))
-            self.fallbacks.append(Fallback(reason, where_defined(code)))
+        self.eager_calls = 0  # calls the hook never saw (a generator function's), all run eagerly
+
+    def reset(self) -> None:
+        """Forget every translation of this code and of the resume functions and callees its breaks made:
+        their cache entries, the limit reached, the dims and numbers made dynamic, the recorded breaks and
+        fallbacks. The next call translates again."""
+        reset_caches([self.cache])
 
     def __call__(self, frame: Any) -> Any:
         """Translates a frame of our code on a cache miss; other frames run untouched. One thread at a
@@ -165,7 +179,10 @@ class Translator:
                 if config.strict():
                     raise
                 return self._cannot_capture(ex, e)
-            return self._run_eagerly(ex, Fallback(f"{type(e).__name__}: {e}", self._where(ex), "SOT-E001"))
+            # cached so the next such call is not simulated again, but disposable: wrong calls, however
+            # many, never push the function past its cache size limit
+            return self._run_eagerly(ex, Fallback(f"{type(e).__name__}: {e}", self._where(ex), "SOT-E001"),
+                                     disposable=True)
         except Exception as e:  # noqa: BLE001 - a gap of the translation itself (NotImplementedError, ...)
             if config.strict():  # a bug of the JIT: shown where it happened, not hidden as an eager fallback
                 raise
@@ -256,12 +273,35 @@ class Translator:
         """file:line of the instruction the simulation stopped at (the definition before it started)."""
         return ex.where() if ex is not None else where_defined(self.code)
 
-    def _run_eagerly(self, ex: OpcodeExecutor | None, fallback: Fallback) -> CustomCode:
+    def _run_eagerly(self, ex: OpcodeExecutor | None, fallback: Fallback, disposable: bool = False) -> CustomCode:
         """Record why the frame runs eagerly, and cache that decision under the guards the simulation
         relied on up to its failure, so the next such call is not simulated again."""
         self.fallbacks.append(fallback)
-        self.cache.insert(_cached_guards(ex) if ex is not None else (), EAGER, payload=fallback)
+        self.cache.insert(_cached_guards(ex) if ex is not None else (), EAGER, payload=fallback, disposable=disposable)
         return EAGER
+
+
+def reset_caches(caches: Iterable[HookCache]) -> None:
+    """Empty `caches` and those of the children their breaks made, transitively, and start their
+    translators' records and dynamic-shape decisions afresh (each code under its translating lock)."""
+    pending, done = list(caches), set()
+    while pending:
+        cache = pending.pop()
+        if id(cache) in done:
+            continue
+        done.add(id(cache))
+        with cache.translating:
+            pending += [child.cache for child in cache.children]
+            cache.children.clear()
+            cache.clear()
+            policy_of(cache.code).clear()
+            for translator in list(cache.translators):
+                translator._forget()
+
+
+def reset_all() -> None:
+    """`sot.reset()`: every code cache the JIT installed, as `reset_caches` does."""
+    reset_caches(list(LIVE_CACHES))
 
 
 def _cached_guards(ex: OpcodeExecutor) -> list[Guard]:
