@@ -4,6 +4,7 @@ A forward with two breaks and a loop breaking in its body (run for real as a loo
 are called with three batch sizes in a fresh process under `sot run` (the script checks each JIT
 result against eager); the report it writes is then read here.
 """
+import contextlib
 import json
 import os
 import subprocess
@@ -12,6 +13,7 @@ import textwrap
 
 import pytest
 
+from sot.tools import formats
 from sot.tools.report import Cache, FunctionReport, Report, load
 
 SCRIPT = textwrap.dedent('''\
@@ -121,3 +123,48 @@ def test_tree_of_a_parent_cycle_starts_at_its_first_function():
             for i, name in enumerate("ab"))
     (root,) = Report([a, b]).tree()
     assert [f.qualname for f in root.functions()] == ["a", "b"]
+
+
+@pytest.fixture(scope="module")
+def texts(saved):
+    report = load(saved)
+    with contextlib.chdir(saved.parent):  # (files are shown relative to the working directory)
+        return {fmt: formats.render(report, fmt) for fmt in ("text", "markdown", "junit")} | {
+            "cache": formats.cache_text(report.functions), "why": formats.why_text(report.functions)}
+
+
+def test_text_has_one_root_per_user_function_with_children_nested_by_kind(texts):
+    lines = texts["text"].splitlines()
+    roots = [line.split()[0] for line in lines[1:] if line and not line.startswith(" ")]
+    assert roots == ["Net.forward", "loop"]
+    nested = [line for line in lines if "└" in line]
+    assert [(line.index("└"), line.split("└ ")[1].split(" at ")[0]) for line in nested] == [
+        (2, "resume"), (6, "resume"), (10, "resume"), (2, "body of `for i in range(4):`"), (6, "resume"), (2, "resume")]
+    assert f"└ resume at work.py:{IF_LINE + 1} after the break at work.py:{IF_LINE} `if h.abs().sum() >= 0:" in texts["text"]
+    assert "from a break in" not in texts["text"]
+
+
+def test_text_lists_a_break_met_on_every_translation_once_with_its_count(saved, texts):
+    forward = load(saved).tree()[0].function
+    assert forward.translations == 2 and len(forward.breaks) == 2
+    places = [line.split(":")[1] for line in texts["text"].splitlines() if line.lstrip().startswith(f"work.py:{IF_LINE} ")]
+    assert places == [f"{IF_LINE} (2x)"]
+    assert len([line for line in texts["text"].splitlines() if f"work.py:{LOOP_BREAK_LINE} (2x): CALL" in line]) == 1
+
+
+def test_no_format_shows_names_generated_code_gives_resume_parameters(saved, texts):
+    assert "__sot_" in saved.read_text()  # the guards themselves keep them
+    for fmt, text in texts.items():
+        assert "__sot_" not in text, fmt
+    assert "<stack slot 0 at the break (work.py:" in texts["cache"]
+    assert "<the loop's item>" in texts["cache"]
+
+
+def test_markdown_nests_children_and_counts_each_break_place_once(texts):
+    rows = [line for line in texts["markdown"].splitlines() if line.startswith("| ")]
+    assert [row.split("|")[1].strip() for row in rows[:2]] == ["function", "`Net.forward`"]
+    assert rows[2].split("|")[1].strip().startswith("&nbsp;&nbsp;└ resume at work.py:")
+    breaks = [row.split("|") for row in rows if "| break |" in row]
+    assert sorted((cells[4].strip(), cells[5].strip()) for cells in breaks) == sorted(
+        [(f"`work.py:{IF_LINE}`", "2"), (f"`work.py:{NUMPY_LINE}`", "2"), (f"`work.py:{NUMPY_LINE + 1}`", "2"),
+         (f"`work.py:{LOOP_BREAK_LINE}`", "1"), (f"`work.py:{LOOP_BREAK_LINE}`", "2")])

@@ -63,7 +63,7 @@ from sot.translation.reasons import REASONS
 from . import record
 
 __all__ = ["SCHEMA", "KINDS", "Event", "Graph", "Entry", "MissedGuard", "Cache", "FunctionReport", "Node", "Report",
-           "report",
+           "report", "totals_of",
            "load", "disassembly", "captured_ratio", "counts_as_graph", "sir_ops",
            "limit_fallback"]
 
@@ -250,7 +250,7 @@ class Node:
     @property
     def totals(self) -> dict[str, float]:
         """`Report.totals` over the tree's functions: what the user's function costs with its resumes."""
-        return _totals(self.functions())
+        return totals_of(self.functions())
 
 
 @dataclass
@@ -275,7 +275,7 @@ class Report:
     @property
     def totals(self) -> dict[str, float]:
         """Sums over functions: graphs, breaks, fallbacks, recompiles, ops, and the overall ratio."""
-        return _totals(self.functions)
+        return totals_of(self.functions)
 
     def tree(self) -> list[Node]:
         """The user's functions, each with the functions its breaks made nested under it (resume functions,
@@ -316,7 +316,8 @@ class Report:
         return path
 
 
-def _totals(functions: list[FunctionReport]) -> dict[str, float]:
+def totals_of(functions: list[FunctionReport]) -> dict[str, float]:
+    """`Report.totals` of some functions (a user function and what its breaks made: `Node.totals`)."""
     captured = sum(f.ops_captured for f in functions)
     eager = sum(f.eager_runs for f in functions)
     return {"functions": len(functions), "graphs": sum(f.graph_count for f in functions),
