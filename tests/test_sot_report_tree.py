@@ -11,10 +11,14 @@ import subprocess
 import sys
 import textwrap
 
+import numpy as np
 import pytest
 
+import sot
 from sot.tools import formats
+from sot.tools.cli import _explain_text
 from sot.tools.report import Cache, FunctionReport, Report, load
+from sot_helpers import jit_of, rand
 
 SCRIPT = textwrap.dedent('''\
     import numpy as np
@@ -160,6 +164,22 @@ def test_no_format_shows_names_generated_code_gives_resume_parameters(saved, tex
     assert "<the loop's item>" in texts["cache"]
 
 
+def test_cache_and_why_leave_out_a_resume_function_never_run(saved, texts):
+    shown = [f for f in load(saved).functions if not f.idle]
+    assert len(shown) == len(load(saved).functions) - 1
+    for text in (texts["cache"], texts["why"]):
+        assert len([line for line in text.splitlines() if not line.startswith(" ")]) == len(shown)
+
+
+def test_sot_explain_command_names_each_function_and_lists_a_repeated_break_once(saved):
+    with contextlib.chdir(saved.parent):
+        text = _explain_text("loop", load(saved).function("loop"))
+    headers = [line for line in text.splitlines() if line.startswith("== ")]
+    assert sorted(h.split("  ")[0].split(" at ")[0] for h in headers) == [
+        "== loop", "== loop > body of `for i in range(4):`", "== loop > resume", "== loop > resume"]
+    assert len([line for line in text.splitlines() if "(2x)  | x.numpy()" in line]) == 1
+
+
 def test_markdown_nests_children_and_counts_each_break_place_once(texts):
     rows = [line for line in texts["markdown"].splitlines() if line.startswith("| ")]
     assert [row.split("|")[1].strip() for row in rows[:2]] == ["function", "`Net.forward`"]
@@ -168,3 +188,28 @@ def test_markdown_nests_children_and_counts_each_break_place_once(texts):
     assert sorted((cells[4].strip(), cells[5].strip()) for cells in breaks) == sorted(
         [(f"`work.py:{IF_LINE}`", "2"), (f"`work.py:{NUMPY_LINE}`", "2"), (f"`work.py:{NUMPY_LINE + 1}`", "2"),
          (f"`work.py:{LOOP_BREAK_LINE}`", "1"), (f"`work.py:{LOOP_BREAK_LINE}`", "2")])
+
+
+def two_breaks(x):
+    h = x * 2
+    if h.abs().sum() >= 0:  # breaks: a decision on a tensor's value
+        h = h + 1
+    v = h.numpy()  # breaks: a tensor's value read in Python
+    return h + float(v.mean())
+
+
+def test_explain_text_nests_each_break_under_the_function_it_happened_in():
+    x = rand(3, 4)
+    want = two_breaks(x)
+    got = sot.explain(jit_of(two_breaks), x)
+    np.testing.assert_allclose(got.result.numpy(), want.numpy(), rtol=1e-6)
+    assert [(p.depth, p.kind, [e.code for e in p.breaks]) for p in got.parts] == [
+        (0, "function", ["SOT-B001"]), (1, "resume", ["SOT-B002"]), (2, "resume", ["SOT-B003"]), (3, "resume", [])]
+    first, here = two_breaks.__code__.co_firstlineno, os.path.relpath(__file__)  # (as the text shows files)
+    lines = str(got).split("  graph 0:")[0].splitlines()
+    assert [line[:line.index("[")] for line in lines if "break:" in line] == \
+        ["  break: ", "      break: ", "          break: "]
+    assert [line.split("└ ")[1].split(" `")[0] for line in lines if "└" in line] == [
+        f"resume at {here}:{first + 3} after the break at {here}:{first + 2}",
+        f"resume at {here}:{first + 4} after the break at {here}:{first + 4}",
+        f"resume at {here}:{first + 5} after the break at {here}:{first + 5}"]

@@ -10,6 +10,9 @@ holding a `Fallback` is a frame that ran eagerly, just translated or served from
 (`fallbacks`, each with reason, file:line and code). A `print` made right after its graph instead
 of breaking it is listed by file:line (`deferred_prints`).
 
+Its text nests what each break made (resume functions, loop bodies, callees) under the function
+whose break made it, each with its own breaks and fallbacks (`parts`), as `sot report` does.
+
 A Layer is explained as its forward, called on the layer (its hooks are left out: they run eagerly
 around a compiled forward anyway). The layer is not changed: a forward `to_static` did not
 already convert is translated through a wrapper made for the call, not installed on the layer.
@@ -23,12 +26,31 @@ from typing import Any, Callable, Iterator
 from runtime.nn import Layer
 
 from .api import to_static
-from .tools.report import counts_as_graph, limit_fallback, sir_ops
+from .tools.formats import title
+from .tools.report import counts_as_graph, limit_fallback, origin, sir_ops
 from .translation.reasons import Event
 from .translation.hook_cache import LIVE_CACHES
 from .translation.translator import Fallback, Translator
 
-__all__ = ["Explanation", "explain"]
+__all__ = ["Explanation", "Part", "explain"]
+
+
+@dataclass
+class Part:
+    """What one translator did in the call: the function's, or that of what one of its breaks made (a
+    resume function, a loop body, a callee: `kind` and the other fields as in `FunctionReport`)."""
+
+    qualname: str
+    file: str
+    line: int
+    resume_of: str | None
+    depth: int  # 0: the explained function; n: made by a break of the part above at depth n - 1
+    kind: str = "function"
+    resumes_at: int | None = None
+    break_at: str | None = None
+    source: str = ""
+    breaks: list[Event] = field(default_factory=list)
+    fallbacks: list[Fallback] = field(default_factory=list)
 
 
 @dataclass
@@ -45,13 +67,18 @@ class Explanation:
     sir_texts: list[str] = field(default_factory=list)
     translations: int = 0
     deferred_prints: list[str] = field(default_factory=list)  # file:line of each print made after its graph
+    parts: list[Part] = field(default_factory=list)  # each translator that ran, depth first: the breaks nested
 
     def __str__(self) -> str:
         lines = [f"explain {self.name}: {self.graph_count} graph(s), {self.eager_graph_count} small graph(s) run "
                  f"eagerly, {self.break_count} break(s), "
                  f"{len(self.fallbacks)} fallback(s), {self.translations} new translation(s)"]
-        lines += [f"  break: {event}" for event in self.breaks]
-        lines += [f"  fallback: [{fb.code}] {fb.reason} ({fb.where})" for fb in self.fallbacks]
+        for part in self.parts:
+            indent = "  " + "    " * part.depth
+            if part.depth:
+                lines.append(f"{indent[:-4]}└ {title(part)}")
+            lines += [f"{indent}break: {event}" for event in part.breaks]
+            lines += [f"{indent}fallback: [{fb.code}] {fb.reason} ({fb.where})" for fb in part.fallbacks]
         lines += [f"  print deferred to after its graph ({where})" for where in self.deferred_prints]
         for i, text in enumerate(self.sir_texts):
             lines.append(f"  graph {i}:")
@@ -69,16 +96,17 @@ def _jit_of(fn: Callable) -> tuple[Callable, str]:
     return (fn if hasattr(fn, "sot_translator") else to_static(fn)), getattr(fn, "__qualname__", repr(fn))
 
 
-def _tree(translator: Translator) -> Iterator[Translator]:
-    """The translator and, depth first, those of its resume functions and translated callees."""
+def _tree(translator: Translator) -> Iterator[tuple[Translator, Translator | None, int]]:
+    """The translator and, depth first, those of its resume functions and translated callees; each with
+    the translator whose break made it and its depth."""
     seen: set[int] = set()
-    stack = [translator]
+    stack: list[tuple[Translator, Translator | None, int]] = [(translator, None, 0)]
     while stack:
-        t = stack.pop()
+        t, parent, depth = stack.pop()
         if id(t) not in seen:
             seen.add(id(t))
-            yield t
-            stack.extend(reversed(t.children))
+            yield t, parent, depth
+            stack.extend((child, t, depth + 1) for child in reversed(t.children))
 
 
 def explain(fn: Callable, *args: Any, **kwargs: Any) -> Explanation:
@@ -92,23 +120,27 @@ def explain(fn: Callable, *args: Any, **kwargs: Any) -> Explanation:
     # a callee) may share the cache of a code translated before, whose older entries did not run
     live = list(LIVE_CACHES)
     hits_before = {id(cache): ({id(e): e.hits for e in cache.entries}, cache.eager_runs) for cache in live}
-    translations_before = {id(t): t.translations for t in _tree(translator)}
+    translations_before = {id(t): t.translations for t, _, _ in _tree(translator)}
     result = jit(*args, **kwargs)
     report = Explanation(name, result)
     seen: set[int] = set()
-    for t in _tree(translator):
+    for t, parent, depth in _tree(translator):
         report.translations += t.translations - translations_before.get(id(t), 0)
         if id(t.cache) in seen:
             continue  # translators of one code share its cache (and what each entry breaks and defers)
         seen.add(id(t.cache))
+        part = Part(t.code.co_qualname, t.code.co_filename, t.code.co_firstlineno,
+                    parent.code.co_qualname if parent is not None else None, depth,
+                    **origin(t.code, [parent] if parent is not None else []))
         hits, eager_runs = hits_before.get(id(t.cache), ({}, 0))
         if t.cache.eager_runs > eager_runs:  # its cache gave up: the frame ran eagerly (SOT-L001)
-            report.fallbacks.append(Fallback(*limit_fallback(t.cache.cache_size_limit, t.code), "SOT-L001"))
-        for e in sorted(t.cache.entries, key=lambda e: e.id):
-            if id(e) in hits and e.hits <= hits[id(e)]:
-                continue  # did not run in this call
+            part.fallbacks.append(Fallback(*limit_fallback(t.cache.cache_size_limit, t.code), "SOT-L001"))
+        ran = [e for e in sorted(t.cache.entries, key=lambda e: e.id) if id(e) not in hits or e.hits > hits[id(e)]]
+        if ran or part.fallbacks:
+            report.parts.append(part)
+        for e in ran:
             if isinstance(e.payload, Fallback):
-                report.fallbacks.append(e.payload)
+                part.fallbacks.append(e.payload)
                 continue
             if e.id in t.entry_eager:
                 report.eager_graph_count += 1
@@ -117,7 +149,9 @@ def explain(fn: Callable, *args: Any, **kwargs: Any) -> Explanation:
                 report.sir_texts.append(str(e.payload))
             report.deferred_prints += t.entry_prints.get(e.id, [])
             if e.id in t.entry_breaks:
-                report.breaks.append(t.entry_breaks[e.id])
-                report.fallbacks += t.entry_eager_rest.get(e.id, [])  # SOT-C002: the rest ran eagerly
+                part.breaks.append(t.entry_breaks[e.id])
+                part.fallbacks += t.entry_eager_rest.get(e.id, [])  # SOT-C002: the rest ran eagerly
+    report.breaks = [event for part in report.parts for event in part.breaks]
+    report.fallbacks = [fallback for part in report.parts for fallback in part.fallbacks]
     report.break_count = len(report.breaks)
     return report

@@ -369,11 +369,13 @@ def _explain_text(name: str, functions: list[FunctionReport]) -> str:
     breaks = sum(len(f.breaks) for f in functions)
     fallbacks = sum(len(f.fallbacks) for f in functions)
     lines = [f"explain {name}: {graphs} graph(s), {breaks} break(s), {fallbacks} fallback(s)"]
-    for f in functions:
-        lines += ["", f"== {f.qualname}  {f.where}" + (f"  (from a break in {f.resume_of})" if f.resume_of else "")]
+    for f in (f for f in functions if not f.idle):  # (a resume function of a branch never taken)
+        lines += ["", f"== {formats.name_of(f)}  {f.where}"]
         for kind, events in (("break", f.breaks), ("eager", f.fallbacks)):
-            for e in events:
-                lines += [f"  {kind} [{e.code}] {e.reason} ({e.where})" + (f"  | {e.source}" if e.source else ""),
+            for same in formats.by_place(events):  # a break met on every translation: once, with its count
+                e = same[0]
+                lines += [f"  {kind} [{e.code}] {formats.readable(f, e.reason)} ({e.where})"
+                          + (f" ({len(same)}x)" if len(same) > 1 else "") + (f"  | {e.source}" if e.source else ""),
                           f"    hint: {REASONS[e.code].hint}"]
         for g in f.graphs:
             lines += [f"  -- graph of entry {g.entry}: {g.ops} op(s), ran {g.runs}x", _indent(g.sir),

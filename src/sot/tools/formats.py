@@ -24,7 +24,7 @@ from sot.translation.reasons import REASONS
 
 from .report import Event, FunctionReport, Node, Report, totals_of
 
-__all__ = ["FORMATS", "render", "headline", "cache_text", "why_text", "readable", "title"]
+__all__ = ["FORMATS", "render", "headline", "cache_text", "why_text", "readable", "title", "name_of", "by_place"]
 
 
 def _path(file: str) -> str:
@@ -57,7 +57,7 @@ def _grouped(events: list[Event]) -> dict[str, list[Event]]:
     return out
 
 
-def _by_place(events: list[Event]) -> list[list[Event]]:
+def by_place(events: list[Event]) -> list[list[Event]]:
     """Events by (code, file, line), in order of first appearance: a break met on every translation is
     one group (its texts may differ by generated names: the first stands for all)."""
     out: dict[tuple[str, str, int], list[Event]] = defaultdict(list)
@@ -86,7 +86,7 @@ def title(f: FunctionReport) -> str:
     return f.qualname
 
 
-def _name(f: FunctionReport) -> str:
+def name_of(f: FunctionReport) -> str:
     """`f` named on its own (a list of functions, a test case): its qualname and, nested, what it is."""
     return f.qualname if f.kind == "function" or f.resume_of is None else f"{f.resume_of} > {title(f)}"
 
@@ -150,7 +150,7 @@ def _own_text(f: FunctionReport, indent: str) -> list[str]:
         for code, group in _grouped(events).items():
             lines.append(f"{indent}{kind} [{code}] {REASONS[code].kind}: {REASONS[code].summary} ({len(group)}x)")
             lines += [f"{indent}  {_where(same[0].file, same[0].line)}{_times(len(same))}: {readable(f, same[0].reason)}"
-                      + (f"    | {same[0].source}" if same[0].source else "") for same in _by_place(group)]
+                      + (f"    | {same[0].source}" if same[0].source else "") for same in by_place(group)]
     for miss in f.cache.misses:
         lines.append(f"{indent}recompiled: " + "; ".join(
             f"entry {m.entry} failed `{readable(f, m.expected)}` (got {m.actual})" for m in miss))
@@ -181,11 +181,11 @@ def _markdown(report: Report) -> str:
                      f"| {t['captured_ratio']:.0%} |")
     events = [(node.function, kind, same) for _, node in flat
               for kind, es in (("break", node.function.breaks), ("eager", node.function.fallbacks))
-              for same in _by_place(es)]
+              for same in by_place(es)]
     if events:
         lines += ["", "## Breaks and fallbacks", "", "| function | kind | code | where | times | reason |",
                   "|---|---|---|---|---:|---|"]
-        lines += [f"| {_name(f).replace('|', '/')} | {kind} | {same[0].code} | `{os.path.basename(same[0].file)}:"
+        lines += [f"| {name_of(f).replace('|', '/')} | {kind} | {same[0].code} | `{os.path.basename(same[0].file)}:"
                   f"{same[0].line}` | {len(same)} | {readable(f, same[0].reason).replace('|', '/')} |"
                   for f, kind, same in events]
     return "\n".join(lines) + "\n"
@@ -198,9 +198,9 @@ def _junit(report: Report) -> str:
     suite = ET.Element("testsuite", name="sot", tests=str(len(functions)), failures=str(len(failing)),
                        errors="0", skipped="0", time=f"{t['translate_seconds']:.6f}")
     for f in functions:
-        case = ET.SubElement(suite, "testcase", classname=f.file, name=_name(f), file=f.file, line=str(f.line),
+        case = ET.SubElement(suite, "testcase", classname=f.file, name=name_of(f), file=f.file, line=str(f.line),
                              time=f"{f.translate_seconds:.6f}")
-        events = [("break", same) for same in _by_place(f.breaks)] + [("eager", same) for same in _by_place(f.fallbacks)]
+        events = [("break", same) for same in by_place(f.breaks)] + [("eager", same) for same in by_place(f.fallbacks)]
         if events:
             failure = ET.SubElement(case, "failure", type=events[0][1][0].code,
                                     message=f"{len(f.breaks)} break(s), {len(f.fallbacks)} fallback(s)")
@@ -231,9 +231,9 @@ def render(report: Report, fmt: str) -> str:
 def cache_text(functions: list[FunctionReport]) -> str:
     """The guard cache of each function: entries in lookup order, guards, hits, misses, the limit."""
     lines = []
-    for f in functions:
+    for f in (f for f in functions if not f.idle):  # (a resume function of a branch never taken)
         c = f.cache
-        lines.append(f"{_name(f)}  {_where(f.file, f.line)}: {len(c.entries)}/{c.limit} entries"
+        lines.append(f"{name_of(f)}  {_where(f.file, f.line)}: {len(c.entries)}/{c.limit} entries"
                      + (", size limit reached (runs eagerly)" if c.limit_reached else "")
                      + f", {len(c.misses)} recorded miss(es)")
         for e in c.entries:
@@ -245,8 +245,8 @@ def cache_text(functions: list[FunctionReport]) -> str:
 def why_text(functions: list[FunctionReport]) -> str:
     """For each function's last misses: per entry, the first guard that failed, expected and actual."""
     lines = []
-    for f in functions:
-        lines.append(f"{_name(f)}  {_where(f.file, f.line)}: {len(f.cache.misses)} miss(es) with entries to compare")
+    for f in (f for f in functions if not f.idle):
+        lines.append(f"{name_of(f)}  {_where(f.file, f.line)}: {len(f.cache.misses)} miss(es) with entries to compare")
         for i, miss in enumerate(f.cache.misses):
             lines.append(f"  miss {i}:")
             lines += [f"    entry {m.entry}: first failing guard `{readable(f, m.expected)}`; got {m.actual}"

@@ -63,7 +63,7 @@ from sot.translation.reasons import REASONS
 from . import record
 
 __all__ = ["SCHEMA", "KINDS", "Event", "Graph", "Entry", "MissedGuard", "Cache", "FunctionReport", "Node", "Report",
-           "report", "totals_of",
+           "report", "totals_of", "origin",
            "load", "disassembly", "captured_ratio", "counts_as_graph", "sir_ops",
            "limit_fallback"]
 
@@ -375,7 +375,8 @@ def report(details: bool = False) -> Report:
     functions = {code: _collect(code, ts, parents[code].co_qualname if code in parents else None, details)
                  for code, ts in by_code.items()}
     for code, f in functions.items():
-        _place(f, code, by_code.get(parents.get(code), []))
+        for key, value in origin(code, by_code.get(parents.get(code), [])).items():
+            setattr(f, key, value)
     order = sorted(functions.values(), key=lambda f: (f.file, f.line, f.qualname, f.kind != "function",
                                                       f.resumes_at or 0))
     for i, f in enumerate(order):
@@ -385,21 +386,22 @@ def report(details: bool = False) -> Report:
     return Report(order)
 
 
-def _place(f: FunctionReport, code: types.CodeType, parent: list[Any]) -> None:
-    """Fill in where `f` (of `code`) comes from: its kind, the line it starts at and the break that made it
-    (its parent's break, where the parent broke at one place only)."""
+def origin(code: types.CodeType, parent: list[Any]) -> dict[str, Any]:
+    """Where the translator of `code` comes from, as FunctionReport's `kind`, `resumes_at`, `break_at` and
+    `source` (`parent`: the translators of the function whose break made it, none for a user's function).
+    `break_at` is the parent's break where the parent broke at one place only."""
     keyword = loop_keyword(code)
+    out: dict[str, Any] = {"kind": "callee" if parent else "function"}
     if is_resume_code(code) or keyword is not None:
-        f.kind = "resume" if keyword is None else "loop_body"
-        f.resumes_at = next((line for _, _, line in code.co_lines() if line is not None), None)
-    elif parent:
-        f.kind = "callee"
+        out["kind"] = "resume" if keyword is None else "loop_body"
+        out["resumes_at"] = next((line for _, _, line in code.co_lines() if line is not None), None)
     breaks = {b.where for t in parent for b in t.breaks}
     if keyword is not None:
-        f.source = linecache.getline(code.co_filename, f.resumes_at or 0).strip()
+        out["source"] = linecache.getline(code.co_filename, out["resumes_at"] or 0).strip()
     elif len(breaks) == 1:
-        f.break_at = breaks.pop()
-        f.source = _event("SOT-B001", "", f.break_at).source
+        out["break_at"] = breaks.pop()
+        out["source"] = _event("SOT-B001", "", out["break_at"]).source
+    return out
 
 
 def _collect(code: types.CodeType, translators: list[Any], resume_of: str | None, details: bool) -> FunctionReport:
