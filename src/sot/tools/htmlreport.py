@@ -1,97 +1,241 @@
 """`sot report --format html -o DIR`: coverage for the JIT, in the manner of coverage.py's HTML.
 
-`DIR/index.html` lists the functions (graphs, breaks, fallbacks, captured ratio, recompiles) and
-links one page per source file, which shows the source with each line of a translated function
-marked `captured` (it ran inside a compiled graph), `eager` (its frame ran eagerly) or `break`
-(where a graph broke or a frame fell back; the reason code and text on hover, in `title`). A line
-in no translated function has no class. Self-contained: inline CSS, no scripts, no external assets.
+`DIR/index.html` has the run's totals, one row per source file (its lines captured, run eagerly and
+breaking, with the share captured; the table sorts on a header click or from the address, e.g.
+`index.html#sort=files:-pct`) and one row per function linking its compile timeline
+(`html_timeline`). One page per source file shows the source with each line of a translated function
+marked `captured` (it ran inside a compiled graph), `eager` (its frame ran eagerly) or `break` (where
+a graph broke or a frame fell back), the reason written next to the line; the decorator and `def`
+lines of a function take the function's mark, and its `def` line says when and why it recompiled.
+A line in no translated function has no mark. Self-contained: inline CSS, one small inline script.
 """
 from __future__ import annotations
 
-import html
+import ast
 import linecache
 import os
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from .formats import headline
+from .html_page import document, esc, function_trees, summary
+from .html_timeline import event_lines, miss_before, timeline_page
 from .report import FunctionReport, Report
 
-__all__ = ["write_html", "line_marks"]
+__all__ = ["write_html", "line_marks", "LineMark", "function_headers"]
 
-_CSS = """body{font-family:sans-serif;margin:1.5em}table{border-collapse:collapse}table.src{width:100%}
-td,th{padding:2px 8px;border-bottom:1px solid #ddd;text-align:right}td.name,th.name{text-align:left}
-pre{margin:0}.src td{text-align:left;border:none;padding:0 6px;font-family:monospace;white-space:pre}
-.src td.n{color:#888;text-align:right}tr.captured{background:#d4f7d4}tr.eager{background:#fde8c0}
-tr.break{background:#f9c0c0}.legend span{padding:0 6px;margin-right:6px}
-.legend .captured{background:#d4f7d4}.legend .eager{background:#fde8c0}.legend .break{background:#f9c0c0}"""
 _RANK = {"eager": 0, "captured": 1, "break": 2}  # a line in several functions shows the strongest mark
 
+# Sorts a table on a header click, and the files table from `#sort=TABLE:[-]COLUMN` in the address.
+_SORT_SCRIPT = """(function(){
+function sortBy(t,col,desc){var hs=t.tHead.rows[0].cells,i=0;
+for(;i<hs.length&&hs[i].getAttribute('data-sort')!==col;i++);if(i===hs.length)return;
+var b=t.tBodies[0],rows=Array.prototype.slice.call(b.rows);
+function key(r){var c=r.cells[i],v=c.getAttribute('data-v');return v===null?c.textContent.toLowerCase():parseFloat(v);}
+rows.sort(function(x,y){var a=key(x),c=key(y);return (a<c?-1:a>c?1:0)*(desc?-1:1);});
+rows.forEach(function(r){b.appendChild(r);});
+for(var j=0;j<hs.length;j++)hs[j].removeAttribute('aria-sort');
+hs[i].setAttribute('aria-sort',desc?'descending':'ascending');}
+var ts=document.querySelectorAll('table.sortable');
+Array.prototype.forEach.call(ts,function(t){Array.prototype.forEach.call(t.tHead.rows[0].cells,function(h){
+if(!h.getAttribute('data-sort'))return;h.addEventListener('click',function(){
+var desc=h.getAttribute('aria-sort')==='ascending';sortBy(t,h.getAttribute('data-sort'),desc);
+history.replaceState(null,'','#sort='+t.id+':'+(desc?'-':'')+h.getAttribute('data-sort'));});});});
+var m=/^#sort=([\\w-]+):(-?)([\\w-]+)$/.exec(location.hash),t=m&&document.getElementById(m[1]);
+if(t)sortBy(t,m[3],m[2]==='-');})();"""
 
-def line_marks(functions: list[FunctionReport]) -> dict[int, tuple[str, str]]:
-    """Line -> (class, hover text) for the functions of one source file."""
-    marks: dict[int, tuple[str, str]] = {}
 
-    def mark(line: int, cls: str, title: str) -> None:
-        if line not in marks or _RANK[cls] > _RANK[marks[line][0]]:
-            marks[line] = (cls, title)
-        elif cls == "break" and title not in marks[line][1]:
-            marks[line] = (cls, marks[line][1] + "\n" + title)
+@dataclass
+class LineMark:
+    """How one source line shows: its class, the notes written next to it (break and fallback reasons,
+    which function it belongs to) and, on a `def` line, why the function recompiled."""
+
+    cls: str
+    notes: list[str] = field(default_factory=list)
+    recompiles: list[str] = field(default_factory=list)
+    timeline: str | None = None  # the timeline anchor of the function defined on this line
+
+
+def function_headers(source: str) -> dict[int, tuple[range, int]]:
+    """First line of each function (its first decorator, or its `def`: a code object's first line) ->
+    (the lines of its decorators and signature, its `def` line). {} for a source that does not parse."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return {}
+    headers = {}
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            first = min([node.lineno] + [d.lineno for d in node.decorator_list])
+            headers[first] = (range(first, max(node.body[0].lineno, node.lineno + 1)), node.lineno)
+    return headers
+
+
+def _recompile_notes(f: FunctionReport) -> list[str]:
+    """One note per recompile of `f`: the guard of the entry before it that failed, and what it got."""
+    notes = []
+    entries = sorted(e.id for e in f.cache.entries)
+    for previous, entry in zip(entries, entries[1:]):
+        miss = miss_before(f.cache, entry)
+        failed = next((m for m in miss or [] if m.entry == previous), None)
+        notes.append(f"recompiled (entry {entry}): " + (f"`{failed.guard}` failed, got {failed.actual}" if failed
+                                                         else "the miss is not recorded any more"))
+    if f.cache.limit_reached:
+        notes.append(f"cache limit {f.cache.limit} reached [SOT-L001]: runs eagerly from then on")
+    return notes
+
+
+def line_marks(functions: list[FunctionReport], headers: dict[int, tuple[range, int]] | None = None,
+               anchors: dict[int, str] | None = None) -> dict[int, LineMark]:
+    """Line -> `LineMark` for the functions of one source file. `headers` (`function_headers`) extends a
+    function's mark to its decorator and signature lines; `anchors` maps id(function) to its timeline."""
+    headers = headers or {}
+    anchors = anchors or {}
+    marks: dict[int, LineMark] = {}
+
+    def mark(line: int, cls: str, note: str | None = None) -> LineMark:
+        m = marks.setdefault(line, LineMark(cls))
+        if _RANK[cls] > _RANK[m.cls]:
+            m.cls = cls
+        if note and note not in m.notes:
+            m.notes.append(note)
+        return m
 
     for f in functions:
-        if f.graphs or any(e.kind == "eager" for e in f.cache.entries):
+        header, def_line = headers.get(f.line, (range(f.line, f.line + 1), f.line))
+        if f.cache.entries or f.fallbacks or f.cache.eager_runs:
             cls = "captured" if f.ops_captured else "eager"  # a graph too small to compile runs eagerly
-            for line in f.lines:
-                mark(line, cls, f"{f.qualname}: {cls}")
+            for line in sorted({*f.lines, *header}):
+                mark(line, cls)
+            who = f"resume function (from a break in {f.resume_of})" if f.resume_of else f.qualname
+            top = mark(def_line, cls, f"{who}: {cls} ({f.graph_count} graph(s), captured {f.captured_ratio:.0%})")
+            prefix = "resume function: " if f.resume_of else ""
+            top.recompiles += [prefix + n for n in _recompile_notes(f) if prefix + n not in top.recompiles]
+            top.timeline = top.timeline or anchors.get(id(f))
         for kind, events in (("break", f.breaks), ("ran eagerly", f.fallbacks)):
-            for e in events:
+            for e, count in event_lines(events):
                 if e.file == f.file:
-                    mark(e.line, "break", f"{kind} [{e.code}] {e.reason}")
+                    times = f" ({count}x)" if count > 1 else ""
+                    mark(e.line, "break", f"{kind} [{e.code}] {e.kind}: {e.reason}{times}")
     return marks
 
 
 def write_html(report: Report, folder: str | Path) -> Path:
-    """Write index.html and one page per source file into `folder`; the index's path."""
+    """Write index.html, one page per source file and one compile timeline per user function into
+    `folder`; the index's path."""
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     files = sorted({f.file for f in report.functions})
     pages = {file: f"file{i}.html" for i, file in enumerate(files)}
+    trees = function_trees(report)
+    anchors: dict[int, str] = {}
+    for j, (root, members) in enumerate(trees):
+        for n, f in enumerate([root, *members]):
+            anchors[id(f)] = f"timeline{j}.html#f{n}"
+        (folder / f"timeline{j}.html").write_text(timeline_page(root, members, pages.get(root.file)),
+                                                  encoding="utf-8")
+    rows = []
     for file, page in pages.items():
-        (folder / page).write_text(_file_page(file, [f for f in report.functions if f.file == file]),
-                                   encoding="utf-8")
+        functions = [f for root, members in trees for f in (root, *members) if f.file == file]  # roots first
+        source = "".join(linecache.getlines(file))
+        marks = line_marks(functions, function_headers(source), anchors)
+        (folder / page).write_text(_file_page(file, functions, source, marks), encoding="utf-8")
+        rows.append(_file_row(file, page, functions, marks))
     index = folder / "index.html"
-    index.write_text(_index(report, pages), encoding="utf-8")
+    index.write_text(_index(report, rows, trees, pages, anchors), encoding="utf-8")
     return index
 
 
-def _document(title: str, body: str) -> str:
-    return (f"<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>{html.escape(title)}</title>"
-            f"<style>{_CSS}</style></head><body>\n{body}\n</body></html>\n")
+def _line_counts(marks: dict[int, LineMark]) -> dict[str, int]:
+    counts = dict.fromkeys(_RANK, 0)
+    for m in marks.values():
+        counts[m.cls] += 1
+    return counts
 
 
-def _index(report: Report, pages: dict[str, str]) -> str:
-    rows = "".join(
-        f"<tr><td class=\"name\"><a href=\"{pages[f.file]}#L{f.line}\">{html.escape(f.qualname)}</a>"
-        f"{' (from a break in ' + html.escape(f.resume_of) + ')' if f.resume_of else ''}</td>"
-        f"<td class=\"name\">{html.escape(os.path.basename(f.file))}:{f.line}</td><td>{f.graph_count}</td>"
-        f"<td>{len(f.breaks)}</td><td>{len(f.fallbacks)}</td><td>{f.captured_ratio:.0%}</td>"
-        f"<td>{f.recompiles}</td></tr>\n" for f in report.functions)
-    body = (f"<h1>sot: what the JIT captured</h1><p>{html.escape(headline(report))}</p>\n<table class=\"index\"><tr><th class=\"name\">function</th>"
-            f"<th class=\"name\">where</th><th>graphs</th><th>breaks</th><th>fallbacks</th><th>captured</th>"
-            f"<th>recompiles</th></tr>\n{rows}</table>")
-    return _document("sot report", body)
+def _share(counts: dict[str, int]) -> float:
+    """Captured lines over marked lines; 0.0 for a file with no marked line."""
+    marked = sum(counts.values())
+    return counts["captured"] / marked if marked else 0.0
 
 
-def _file_page(file: str, functions: list[FunctionReport]) -> str:
-    marks = line_marks(functions)
-    lines = linecache.getlines(file)
-    legend = ("<p class=\"legend\"><span class=\"captured\">captured</span><span class=\"eager\">run eagerly</span>"
-              "<span class=\"break\">break / fallback (hover for the reason)</span></p>")
-    if not lines:
-        return _document(file, f"<h1>{html.escape(file)}</h1><p>source not available</p>")
+def _bar(share: float) -> str:
+    return f"<span class=\"bar\" title=\"{share:.0%}\"><span style=\"width:{share * 100:.0f}%\"></span></span>"
+
+
+def _file_row(file: str, page: str, functions: list[FunctionReport], marks: dict[int, LineMark]) -> str:
+    counts = _line_counts(marks)
+    share = _share(counts)
+    cells = "".join(f"<td class=\"{cls}-n\" data-v=\"{counts[cls]}\">{counts[cls]}</td>"
+                    for cls in ("captured", "eager", "break"))
+    return (f"<tr><td class=\"name\" title=\"{esc(file)}\"><a href=\"{page}\">{esc(os.path.basename(file))}</a></td>"
+            f"<td data-v=\"{len(functions)}\">{len(functions)}</td>{cells}"
+            f"<td class=\"pct\" data-v=\"{share:.4f}\">{share:.0%}</td><td class=\"name\">{_bar(share)}</td></tr>")
+
+
+def _index(report: Report, file_rows: list[str], trees: list[tuple[FunctionReport, list[FunctionReport]]],
+           pages: dict[str, str], anchors: dict[int, str]) -> str:
+    files = ("<table class=\"sortable\" id=\"files\"><thead><tr><th class=\"name\" data-sort=\"file\">file</th>"
+             "<th data-sort=\"functions\">functions</th><th data-sort=\"captured\">captured lines</th>"
+             "<th data-sort=\"eager\">eager lines</th><th data-sort=\"break\">break lines</th>"
+             "<th data-sort=\"pct\">lines captured</th><th class=\"name\"></th></tr></thead>\n<tbody>\n"
+             + "\n".join(file_rows) + "\n</tbody></table>")
     rows = []
-    for n, text in enumerate(lines, 1):
-        cls, title = marks.get(n, ("", ""))
-        attrs = (f" class=\"{cls}\" title=\"{html.escape(title)}\"" if cls else "")
-        rows.append(f"<tr id=\"L{n}\"{attrs}><td class=\"n\">{n}</td><td>{html.escape(text.rstrip())}</td></tr>")
-    return _document(file, f"<h1>{html.escape(file)}</h1>{legend}<p><a href=\"index.html\">index</a></p>\n"
-                           f"<table class=\"src\">\n" + "\n".join(rows) + "\n</table>")
+    for root, members in trees:
+        for f in (root, *members):
+            child = f is not root
+            tr = "<tr class=\"child\">" if child else "<tr>"
+            name = (f"&#8627; {esc(f.qualname)} <small>(from a break in {esc(f.resume_of)})</small>" if child
+                    else esc(f.qualname))
+            rows.append(
+                f"{tr}<td class=\"name\"><a href=\"{anchors[id(f)]}\">{name}</a></td>"
+                f"<td class=\"name\"><a href=\"{pages[f.file]}#L{f.line}\">{esc(os.path.basename(f.file))}:{f.line}</a></td>"
+                f"<td data-v=\"{f.graph_count}\">{f.graph_count}</td><td data-v=\"{len(f.breaks)}\">{len(f.breaks)}</td>"
+                f"<td data-v=\"{len(f.fallbacks)}\">{len(f.fallbacks)}</td><td data-v=\"{f.recompiles}\">{f.recompiles}</td>"
+                f"<td data-v=\"{f.captured_ratio:.4f}\">{f.captured_ratio:.0%}</td></tr>")
+    functions = ("<table class=\"sortable\" id=\"functions\"><thead><tr><th class=\"name\" data-sort=\"function\">function "
+                 "(its compile timeline)</th><th class=\"name\" data-sort=\"where\">where</th>"
+                 "<th data-sort=\"graphs\">graphs</th><th data-sort=\"breaks\">breaks</th>"
+                 "<th data-sort=\"fallbacks\">fallbacks</th><th data-sort=\"recompiles\">recompiles</th>"
+                 "<th data-sort=\"captured\">captured</th></tr></thead>\n<tbody>\n" + "\n".join(rows) + "\n</tbody></table>")
+    body = (f"<h1>sot: what the JIT captured</h1>{summary(report)}<p class=\"headline\">{esc(headline(report))}</p>\n"
+            "<p>captured: the share of ops run inside compiled graphs (each frame run eagerly and each break counts "
+            "against it). Lines: a file's lines of translated functions, by how they ran.</p>\n"
+            f"<h2>Files</h2>\n{files}\n<h2>Functions</h2>\n{functions}")
+    return document("sot report", body, _SORT_SCRIPT)
+
+
+_LEGEND = ("<p class=\"legend\"><span class=\"captured\">captured: ran inside a compiled graph</span>"
+           "<span class=\"eager\">run eagerly</span><span class=\"break\">break or fallback: the reason is next to "
+           "the line</span><span class=\"recompiled\">&#8635; recompiled: the guard that failed</span></p>")
+
+
+def _note(m: LineMark) -> str:
+    notes = [f"<span>{esc(n)}</span>" for n in m.notes]
+    notes += [f"<span class=\"recompiled\">&#8635; {esc(n)}</span>" for n in m.recompiles]
+    if m.timeline:
+        notes.append(f"<span><a href=\"{m.timeline}\">compile timeline</a></span>")
+    return "".join(notes)
+
+
+def _file_page(file: str, functions: list[FunctionReport], source: str, marks: dict[int, LineMark]) -> str:
+    head = f"<p><a href=\"index.html\">index</a></p><h1>{esc(file)}</h1>"
+    if not source:
+        return document(file, f"{head}<p>source not available</p>")
+    counts = _line_counts(marks)
+    lines_summary = (f"<p>lines: {counts['captured']} captured, {counts['eager']} run eagerly, {counts['break']} "
+                     f"breaking; {_share(counts):.0%} of the marked lines captured</p>")
+    rows = []
+    for n, text in enumerate(source.splitlines(), 1):
+        m = marks.get(n)
+        if m is None:
+            rows.append(f"<tr id=\"L{n}\"><td class=\"n\">{n}</td><td class=\"code\">{esc(text.rstrip())}</td>"
+                        "<td class=\"note\"></td></tr>")
+            continue
+        cls = m.cls + (" recompiled" if m.recompiles else "")
+        title = "\n".join(m.notes + m.recompiles)
+        rows.append(f"<tr id=\"L{n}\" class=\"{cls}\" title=\"{esc(title)}\"><td class=\"n\">{n}</td>"
+                    f"<td class=\"code\">{esc(text.rstrip())}</td><td class=\"note\">{_note(m)}</td></tr>")
+    body = (f"{head}{summary(Report(functions))}{lines_summary}{_LEGEND}\n"
+            "<table class=\"src\">\n" + "\n".join(rows) + "\n</table>")
+    return document(file, body)

@@ -1,0 +1,81 @@
+"""What the pages of `sot report --format html` share: the document frame, the stylesheet, the summary
+cards and the grouping of functions into trees (a user function and the resume functions its breaks made).
+
+Every page is self-contained (inline CSS, at most one small inline script, no external asset) so a CI
+artifact opens anywhere; every piece of text from the report or the source goes through `esc`.
+"""
+from __future__ import annotations
+
+import html
+
+from .report import FunctionReport, Report
+
+__all__ = ["CSS", "document", "esc", "summary", "function_trees"]
+
+CSS = """body{font-family:system-ui,sans-serif;margin:1.5em;color:#222}h1{font-size:1.4em}h2{font-size:1.15em}
+a{color:#1a5fb4}table{border-collapse:collapse}td,th{padding:3px 8px;border-bottom:1px solid #ddd;text-align:right}
+td.name,th.name{text-align:left}th{background:#f3f3f3}th[data-sort]{cursor:pointer}
+.cards{display:flex;flex-wrap:wrap;gap:8px;margin:0.8em 0}.card{border:1px solid #ccc;border-radius:4px;padding:4px 10px}
+.card b{display:block;font-size:1.3em}.bar{display:inline-block;width:100px;height:10px;background:#f9c0c0;
+vertical-align:middle}.bar span{display:block;height:100%;background:#4caf50}
+.legend span{padding:1px 6px;margin-right:6px}.captured{background:#d4f7d4}.eager{background:#fde8c0}
+.break{background:#f9c0c0}.src{width:100%}.src td{text-align:left;border:none;padding:0 6px;vertical-align:top}
+.src td.n{color:#888;text-align:right;width:3em}.src td.code{font-family:monospace;white-space:pre}
+.src td.note{font-size:0.85em;white-space:normal;max-width:45em;color:#333}.note span{display:block}
+.note .recompiled,.legend .recompiled{font-weight:bold;color:#8a3b00}.src tr.recompiled td.n{border-left:4px solid #e08000}
+pre{background:#f7f7f7;border:1px solid #ddd;padding:6px;overflow-x:auto;margin:4px 0}
+.entry{border-left:4px solid #1a5fb4;padding-left:10px;margin:12px 0}.entry.eager{border-color:#e08000;background:none}
+.child{margin-left:1.5em}.miss{color:#8a3b00}"""
+
+
+def esc(text: object) -> str:
+    """`text` as HTML text or attribute value (quotes escaped too)."""
+    return html.escape(str(text), quote=True)
+
+
+def document(title: str, body: str, script: str = "") -> str:
+    """A complete page; `script` is inline JavaScript, for progressive enhancement only (the page reads
+    the same without it)."""
+    tail = f"<script>{script}</script>" if script else ""
+    return (f"<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>{esc(title)}</title>"
+            f"<style>{CSS}</style></head><body>\n{body}\n{tail}</body></html>\n")
+
+
+def summary(report: Report) -> str:
+    """Cards with `report.totals` (the figures `headline` and the gate use, never counted again here)."""
+    t = report.totals
+    cards = [("functions", t["functions"]), ("graphs", t["graphs"]), ("breaks", t["breaks"]),
+             ("fallbacks", t["fallbacks"]), ("recompiles", t["recompiles"]),
+             ("captured", f"{t['captured_ratio']:.0%}")]
+    return "<div class=\"cards\">" + "".join(
+        f"<div class=\"card\" data-total=\"{name}\">{esc(name)}<b>{esc(value)}</b></div>"
+        for name, value in cards) + "</div>"
+
+
+def function_trees(report: Report) -> list[tuple[FunctionReport, list[FunctionReport]]]:
+    """Each user function with the functions its breaks made (resume functions, callees translated on
+    their own, and theirs), roots in report order. `resume_of` is a qualname, and a resume function has
+    its parent's qualname, so a name resolves to the first root of that name; a function whose parent
+    is not in the report is a root (a first pass takes the functions with no parent, a second whatever
+    is left)."""
+    known = {f.qualname for f in report.functions}
+    children: dict[str, list[FunctionReport]] = {}
+    for f in report.functions:
+        if f.resume_of is not None:
+            children.setdefault(f.resume_of, []).append(f)
+    placed: set[int] = set()
+    trees = []
+    first = [f for f in report.functions if f.resume_of is None or f.resume_of not in known]
+    for root in first + report.functions:
+        if id(root) in placed:
+            continue
+        placed.add(id(root))
+        members, names = [], [root.qualname]
+        while names:
+            for child in children.get(names.pop(0), []):
+                if id(child) not in placed:
+                    placed.add(id(child))
+                    members.append(child)
+                    names.append(child.qualname)
+        trees.append((root, members))
+    return trees
