@@ -5,7 +5,8 @@ compile timeline's order, against a script of two files whose report is known.
 APP runs `scaled` with n = 1, 2, 3, 3 (three translations, two recompiles after misses on `n`), `noisy`
 twice (a print breaks its graph: SOT-B003), `checked` twice (it raises: SOT-R001, run eagerly; its
 decorator spans three lines), the generator `counting` twice (SOT-G001: generators run eagerly), a
-function nested in `main` and `double` from LIB (the second file) twice.
+function nested in `main` (its own nested `inner` and LIB's `halve` inlined into its graph) and
+`double` from LIB (the second file) twice.
 """
 import json
 import os
@@ -13,12 +14,14 @@ import subprocess
 import sys
 import textwrap
 from html.parser import HTMLParser
+from pathlib import Path
 
 import pytest
 
+import sot
 from sot.tools.cli import main
-from sot.tools.htmlreport import function_headers
-from sot.tools.report import Report, load
+from sot.tools.htmlreport import function_headers, write_html
+from sot.tools.report import Cache, Entry, FunctionReport, Graph, Report, load
 
 LIB = textwrap.dedent('''\
     import runtime as paddle
@@ -28,6 +31,10 @@ LIB = textwrap.dedent('''\
     @sot.to_static
     def double(x):
         return paddle.tanh(x) * 2
+
+
+    def halve(x):
+        return x / 2
 ''')
 
 APP = textwrap.dedent('''\
@@ -37,7 +44,7 @@ APP = textwrap.dedent('''\
 
     import runtime as paddle
     import sot
-    from mathlib import double
+    from mathlib import double, halve
 
 
     @sot.to_static
@@ -69,7 +76,10 @@ APP = textwrap.dedent('''\
     def main():
         @sot.to_static
         def nested(x):
-            return x - 2
+            def inner(y):
+                return halve(y) * 3
+
+            return inner(x) - 2
 
         x = paddle.to_tensor(np.ones((2, 3), "float32"))
         for n in (1, 2, 3, 3):
@@ -95,7 +105,9 @@ def line_of(text, source=APP):
 
 
 CAPTURED = [line_of(s) for s in ("def scaled(x, n):", "return x * n if n > 0 else x", "def noisy(x):",
-                                 "y = paddle.tanh(x) * 2", "return y + 1", "def nested(x):", "return x - 2")]
+                                 "y = paddle.tanh(x) * 2", "return y + 1", "def nested(x):", "def inner(y):",
+                                 "return inner(x) - 2")]
+INLINED = [line_of("return halve(y) * 3")]  # in no translated code object: its ops ran in nested's graph
 CAPTURED += [line_of("def scaled(x, n):") - 1, line_of("def noisy(x):") - 1, line_of("def nested(x):") - 1]
 EAGER = [line_of(s) for s in ("@sot.to_static(", "cache_size_limit=4,", ")", "def checked(x, ok):", "if not ok:",
                               "return x - 1", "def counting(x):", "yield x + 1")]
@@ -157,13 +169,18 @@ class _Dom(HTMLParser):
         self.stack[-1].parts.append(data)
 
 
-def dom(path):
-    """The parsed page at `path`; every element it opens is closed in order."""
+def parse(text):
+    """The parsed page `text`; every element it opens is closed in order."""
     parser = _Dom()
-    parser.feed(path.read_text(encoding="utf-8"))
+    parser.feed(text)
     parser.close()
     assert parser.stack == [parser.root], "unclosed elements"
     return parser.root
+
+
+def dom(path):
+    """The parsed page at `path`."""
+    return parse(path.read_text(encoding="utf-8"))
 
 
 @pytest.fixture(scope="module")
@@ -174,9 +191,11 @@ def site(tmp_path_factory):
     app = folder / "app.py"
     app.write_text(APP)
     out = folder / "report.json"
+    src = Path(sot.__file__).parent.parent  # the sot under test, whatever the working directory
     done = subprocess.run([sys.executable, "-m", "sot.tools.cli", "run", "--report", str(out), str(app)],
                           capture_output=True, text=True, timeout=120, cwd=folder,
-                          env={**os.environ, "SOT_DISABLE": "0", "SOT_MIN_GRAPH_SIZE": "1"})
+                          env={**os.environ, "SOT_DISABLE": "0", "SOT_MIN_GRAPH_SIZE": "1",
+                               "PYTHONPATH": os.pathsep.join([str(src), os.environ.get("PYTHONPATH", "")])})
     assert done.returncode == 0, done.stderr
     assert main(["report", str(out), "--format", "html", "-o", str(folder / "html")]) == 0
     return folder / "html", load(out), app, folder / "mathlib.py"
@@ -189,6 +208,11 @@ def page_of(html_dir, path):
     return html_dir / link.attrs["href"]
 
 
+def first_column(table):
+    """The first cell's text of each body row of `table`."""
+    return [tr.all("td")[0].text for tr in table.one("tbody").all("tr")]
+
+
 def source_rows(page):
     """Line number -> its <tr> of a file page."""
     return {int(tr.attrs["id"][1:]): tr for tr in page.all("tr") if tr.attrs.get("id", "").startswith("L")}
@@ -198,14 +222,16 @@ def test_the_index_has_one_row_per_source_file_with_its_line_counts(site):
     html_dir, report, app, lib = site
     index = dom(html_dir / "index.html")
     rows = index.one("table", id="files").one("tbody").all("tr")
+    assert first_column(index.one("table", id="files")) == ["app.py", "mathlib.py"]  # by path
     cells = {tr.all("td")[0].text: [td.text for td in tr.all("td")[1:6]] for tr in rows}
-    n = len(CAPTURED) + len(EAGER) + len(BREAKS)
-    assert cells == {"app.py": ["6", str(len(CAPTURED)), str(len(EAGER)), str(len(BREAKS)),
-                                f"{len(CAPTURED) / n:.0%}"],
-                     "mathlib.py": ["1", "3", "0", "0", "100%"]}
-    assert [tr.all("td")[0].text for tr in rows] == ["app.py", "mathlib.py"]  # by path without the script
-    bar = rows[0].one("span", cls="bar").one("span")
-    assert bar.attrs["style"] == f"width:{len(CAPTURED) / n * 100:.0f}%"
+    captured = CAPTURED + INLINED
+    n = len(captured) + len(EAGER) + len(BREAKS)
+    assert cells == {"app.py": ["6", str(len(captured)), str(len(EAGER)), str(len(BREAKS)),
+                                f"{len(captured) / n:.0%}"],
+                     "mathlib.py": ["1", "4", "0", "0", "100%"]}  # double's 3 lines, halve's body inlined
+    bar = {span.attrs["class"]: span.attrs["style"] for span in rows[0].one("span", cls="bar").all("span")}
+    assert bar == {cls: f"width:{len(lines) / n * 100:.0f}%"
+                   for cls, lines in (("captured", captured), ("eager", EAGER), ("break", BREAKS))}
 
 
 def test_the_index_summary_shows_the_report_totals(site):
@@ -237,12 +263,34 @@ def test_lines_are_marked_with_the_reason_next_to_them(site):
     rows = source_rows(dom(page_of(html_dir, app)))
     assert len(rows) == len(APP.splitlines())
     marked = {n: tr.attrs["class"].split()[0] for n, tr in rows.items() if tr.attrs.get("class")}
-    assert marked == {**dict.fromkeys(CAPTURED, "captured"), **dict.fromkeys(EAGER, "eager"),
+    assert marked == {**dict.fromkeys(CAPTURED + INLINED, "captured"), **dict.fromkeys(EAGER, "eager"),
                       **dict.fromkeys(BREAKS, "break")}
     for line, code in BREAKS.items():
         assert f"[{code}]" in rows[line].one("td", cls="note").text
     assert "SOT-R001" not in rows[line_of("if not ok:")].one("td", cls="note").text
     assert rows[line_of("def main():")].one("td", cls="note").text == ""
+    for line in INLINED:
+        assert rows[line].one("td", cls="note").text == "inlined: ran inside the graph of main.<locals>.nested"
+
+
+def test_a_file_whose_code_only_ran_inlined_has_its_lines_marked(site):
+    html_dir, _, _, lib = site
+    rows = source_rows(dom(page_of(html_dir, lib)))
+    marked = {n: tr.attrs["class"] for n, tr in rows.items() if tr.attrs.get("class")}
+    assert marked == dict.fromkeys([5, 6, 7, line_of("return x / 2", LIB)], "captured")
+    assert "main.<locals>.nested" in rows[line_of("return x / 2", LIB)].text
+
+
+def test_library_files_inlined_into_a_graph_get_no_page(tmp_path):
+    import runtime
+
+    user = tmp_path / "user.py"
+    user.write_text("def f(x):\n    return x\n")
+    graph = Graph(0, 2, 1, "StatementIR: ...", op_lines=[f"{user}:2", f"{runtime.__file__}:1"])
+    f = FunctionReport("g", str(tmp_path / "main.py"), 1, [1, 2], None, 1, 0.0, [graph], [], [],
+                       Cache(8, False, [Entry(0, "graph", 0, [])]))
+    index = dom(write_html(Report([f]), tmp_path / "html"))
+    assert first_column(index.one("table", id="files")) == ["main.py", "user.py"]
 
 
 def test_a_recompiled_function_shows_the_guard_that_failed_on_its_def_line(site):
@@ -322,7 +370,5 @@ def test_text_from_the_report_is_escaped(tmp_path, site):
 
 
 def test_a_report_of_nothing_writes_an_index_with_no_rows(tmp_path):
-    from sot.tools.htmlreport import write_html
-
     index = dom(write_html(Report([]), tmp_path))
     assert index.one("table", id="files").one("tbody").all("tr") == []

@@ -16,8 +16,10 @@ CSS = """body{font-family:system-ui,sans-serif;margin:1.5em;color:#222}h1{font-s
 a{color:#1a5fb4}table{border-collapse:collapse}td,th{padding:3px 8px;border-bottom:1px solid #ddd;text-align:right}
 td.name,th.name{text-align:left}th{background:#f3f3f3}th[data-sort]{cursor:pointer}
 .cards{display:flex;flex-wrap:wrap;gap:8px;margin:0.8em 0}.card{border:1px solid #ccc;border-radius:4px;padding:4px 10px}
-.card b{display:block;font-size:1.3em}.bar{display:inline-block;width:100px;height:10px;background:#f9c0c0;
-vertical-align:middle}.bar span{display:block;height:100%;background:#4caf50}
+.card b{display:block;font-size:1.3em}.bar{display:inline-flex;width:120px;height:10px;background:#eee;
+vertical-align:middle}.bar span{height:100%}.bar .captured{background:#4caf50}.bar .eager{background:#f0a030}
+.bar .break{background:#e05050}th[aria-sort=ascending]::after{content:" \\25B2"}
+th[aria-sort=descending]::after{content:" \\25BC"}
 .legend span{padding:1px 6px;margin-right:6px}.captured{background:#d4f7d4}.eager{background:#fde8c0}
 .break{background:#f9c0c0}.src{width:100%}.src td{text-align:left;border:none;padding:0 6px;vertical-align:top}
 .src td.n{color:#888;text-align:right;width:3em}.src td.code{font-family:monospace;white-space:pre}

@@ -4,10 +4,11 @@
 breaking, with the share captured; the table sorts on a header click or from the address, e.g.
 `index.html#sort=files:-pct`) and one row per function linking its compile timeline
 (`html_timeline`). One page per source file shows the source with each line of a translated function
-marked `captured` (it ran inside a compiled graph), `eager` (its frame ran eagerly) or `break` (where
-a graph broke or a frame fell back), the reason written next to the line; the decorator and `def`
-lines of a function take the function's mark, and its `def` line says when and why it recompiled.
-A line in no translated function has no mark. Self-contained: inline CSS, one small inline script.
+marked `captured` (it ran inside a compiled graph, also as a callee inlined into one), `eager` (its
+frame ran eagerly) or `break` (where a graph broke or a frame fell back), the reason written next to
+it; the decorator and `def` lines of a function take the function's mark, and its `def` line says
+when and why it recompiled. A user file whose code only ran inlined gets a page too; the library's
+own files (runtime, sot) do not. Self-contained: inline CSS, one small inline script.
 """
 from __future__ import annotations
 
@@ -17,12 +18,15 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import runtime
+import sot
+
 from .formats import headline
 from .html_page import document, esc, function_trees, summary
 from .html_timeline import event_lines, miss_before, timeline_page
 from .report import FunctionReport, Report
 
-__all__ = ["write_html", "line_marks", "LineMark", "function_headers"]
+__all__ = ["write_html", "line_marks", "LineMark", "function_headers", "inlined_lines"]
 
 _RANK = {"eager": 0, "captured": 1, "break": 2}  # a line in several functions shows the strongest mark
 
@@ -85,10 +89,38 @@ def _recompile_notes(f: FunctionReport) -> list[str]:
     return notes
 
 
+def inlined_lines(report: Report) -> dict[str, dict[int, list[str]]]:
+    """File -> line -> the functions whose compiled graphs ran an op of that line (`Graph.op_lines`): the
+    lines of callees inlined into a graph, which belong to no translated code object of their own."""
+    found: dict[str, dict[int, list[str]]] = {}
+    for f in report.functions:
+        for g in f.graphs:
+            if not g.compiled:
+                continue
+            for where in g.op_lines:
+                file, _, line = where.rpartition(":")
+                if line.isdigit():
+                    names = found.setdefault(file, {}).setdefault(int(line), [])
+                    if f.qualname not in names:
+                        names.append(f.qualname)
+    return found
+
+
+_LIBRARY = tuple(os.path.dirname(m.__file__) + os.sep for m in (runtime, sot))
+
+
+def _is_library(file: str) -> bool:
+    """A file of the runtime or of sot: its code inlined into a graph is not the user's to read."""
+    return os.path.abspath(file).startswith(_LIBRARY)
+
+
 def line_marks(functions: list[FunctionReport], headers: dict[int, tuple[range, int]] | None = None,
-               anchors: dict[int, str] | None = None) -> dict[int, LineMark]:
+               anchors: dict[int, str] | None = None, inlined: dict[int, list[str]] | None = None
+               ) -> dict[int, LineMark]:
     """Line -> `LineMark` for the functions of one source file. `headers` (`function_headers`) extends a
-    function's mark to its decorator and signature lines; `anchors` maps id(function) to its timeline."""
+    function's mark to its decorator and signature lines; `anchors` maps id(function) to its timeline;
+    `inlined` (`inlined_lines` of this file) marks captured the lines no function of the file marks whose
+    ops ran inlined in a graph."""
     headers = headers or {}
     anchors = anchors or {}
     marks: dict[int, LineMark] = {}
@@ -117,6 +149,9 @@ def line_marks(functions: list[FunctionReport], headers: dict[int, tuple[range, 
                 if e.file == f.file:
                     times = f" ({count}x)" if count > 1 else ""
                     mark(e.line, "break", f"{kind} [{e.code}] {e.kind}: {e.reason}{times}")
+    for line, names in sorted((inlined or {}).items()):
+        if line not in marks:
+            mark(line, "captured", f"inlined: ran inside the graph of {', '.join(names)}")
     return marks
 
 
@@ -125,7 +160,8 @@ def write_html(report: Report, folder: str | Path) -> Path:
     `folder`; the index's path."""
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
-    files = sorted({f.file for f in report.functions})
+    inlined = inlined_lines(report)
+    files = sorted({f.file for f in report.functions} | {f for f in inlined if not _is_library(f)})
     pages = {file: f"file{i}.html" for i, file in enumerate(files)}
     trees = function_trees(report)
     anchors: dict[int, str] = {}
@@ -138,7 +174,7 @@ def write_html(report: Report, folder: str | Path) -> Path:
     for file, page in pages.items():
         functions = [f for root, members in trees for f in (root, *members) if f.file == file]  # roots first
         source = "".join(linecache.getlines(file))
-        marks = line_marks(functions, function_headers(source), anchors)
+        marks = line_marks(functions, function_headers(source), anchors, inlined.get(file))
         (folder / page).write_text(_file_page(file, functions, source, marks), encoding="utf-8")
         rows.append(_file_row(file, page, functions, marks))
     index = folder / "index.html"
@@ -159,8 +195,12 @@ def _share(counts: dict[str, int]) -> float:
     return counts["captured"] / marked if marked else 0.0
 
 
-def _bar(share: float) -> str:
-    return f"<span class=\"bar\" title=\"{share:.0%}\"><span style=\"width:{share * 100:.0f}%\"></span></span>"
+def _bar(counts: dict[str, int]) -> str:
+    """The marked lines as one bar: captured, eager and breaking parts in proportion."""
+    marked = sum(counts.values()) or 1
+    parts = "".join(f"<span class=\"{cls}\" style=\"width:{counts[cls] / marked * 100:.0f}%\"></span>"
+                    for cls in ("captured", "eager", "break") if counts[cls])
+    return f"<span class=\"bar\" title=\"{_share(counts):.0%} captured\">{parts}</span>"
 
 
 def _file_row(file: str, page: str, functions: list[FunctionReport], marks: dict[int, LineMark]) -> str:
@@ -170,7 +210,7 @@ def _file_row(file: str, page: str, functions: list[FunctionReport], marks: dict
                     for cls in ("captured", "eager", "break"))
     return (f"<tr><td class=\"name\" title=\"{esc(file)}\"><a href=\"{page}\">{esc(os.path.basename(file))}</a></td>"
             f"<td data-v=\"{len(functions)}\">{len(functions)}</td>{cells}"
-            f"<td class=\"pct\" data-v=\"{share:.4f}\">{share:.0%}</td><td class=\"name\">{_bar(share)}</td></tr>")
+            f"<td class=\"pct\" data-v=\"{share:.4f}\">{share:.0%}</td><td class=\"name\">{_bar(counts)}</td></tr>")
 
 
 def _index(report: Report, file_rows: list[str], trees: list[tuple[FunctionReport, list[FunctionReport]]],

@@ -18,7 +18,8 @@ may be added without a version change, a removed or changed key bumps the versio
         "graphs": [{"entry": 0, "ops": 7, "runs": 10, "sir": "StatementIR: ...",
                     "bytecode": null, "program": null,        # these two with details=True
                     "ends_in_break": false,                   # its code breaks after the graph
-                    "eager": false}],                         # too small to compile: runs eagerly
+                    "eager": false,                           # too small to compile: runs eagerly
+                    "op_lines": ["/abs/train.py:13"]}],       # file:line of its ops' source (optional)
         "breaks": [EVENT], "fallbacks": [EVENT],
         "cache": {"limit": 8, "limit_reached": false, "eager_runs": 0,   # calls run eagerly past the limit
                   "entries": [{"id": 1, "kind": "graph" | "eager", "hits": 9,
@@ -124,6 +125,7 @@ class Graph:
     program: str | None = None
     ends_in_break: bool = False
     eager: bool = False  # below SOT_MIN_GRAPH_SIZE: its ops ran through the eager API (SOT-C001)
+    op_lines: list[str] = field(default_factory=list)  # file:line of each op's source, callees inlined included
 
     @property
     def compiled(self) -> bool:
@@ -416,7 +418,7 @@ def _collect(code: types.CodeType, translators: list[Any], resume_of: str | None
             graphs.append(Graph(e.id, sir_ops(e.payload), e.hits + 1, str(e.payload),
                                 disassembly(generated) if details and generated is not None else None,
                                 lower(e.payload).program.to_string() if details else None, e.id in breaking,
-                                e.id in translators[0].entry_eager))
+                                e.id in translators[0].entry_eager, op_lines=_op_lines(e.payload)))
     graphs.sort(key=lambda g: g.entry)
     misses = [[MissedGuard(r.entry, str(r.guard), r.expected, r.actual) for r in m.reasons]
               for m in cache.miss_reasons() if m.reasons]
@@ -437,6 +439,13 @@ def _collect(code: types.CodeType, translators: list[Any], resume_of: str | None
 def sir_ops(sir: StatementIR) -> int:
     """Ops a SIR runs: its statements and those of the SIRs it calls, not counting the calls."""
     return sum(not isinstance(st, SirStatement) for s in (sir, *sir.called_sirs()) for st in s.statements)
+
+
+def _op_lines(sir: StatementIR) -> list[str]:
+    """The file:line each op of `sir` (and of the SIRs it calls) was recorded at: the lines a graph ran,
+    callees inlined into it included, which its function's own lines do not show."""
+    return sorted({st.where for s in (sir, *sir.called_sirs()) for st in s.statements
+                   if not isinstance(st, SirStatement) and st.where})
 
 
 def _event(code: str, detail: str, where: str) -> Event:
