@@ -249,13 +249,13 @@ def test_the_function_table_links_each_function_to_its_timeline(site):
     html_dir, report, _, _ = site
     index = dom(html_dir / "index.html")
     rows = index.one("table", id="functions").one("tbody").all("tr")
-    assert len(rows) == len(report.functions)
+    assert len(rows) == sum(len(node.functions()) for node in report.tree())
     for tr in rows:
         href = tr.all("a")[0].attrs["href"]
         page, _, anchor = href.partition("#")
         assert (html_dir / page).exists() and dom(html_dir / page).all(id=anchor), href
     (resume,) = [tr for tr in rows if "child" in (tr.attrs.get("class") or "")]
-    assert "from a break in noisy" in resume.text
+    assert resume.all("a")[0].text == "\u21b3 noisy: resumed after the break at line 18"
 
 
 def test_lines_are_marked_with_the_reason_next_to_them(site):
@@ -330,10 +330,15 @@ def test_the_timeline_of_a_function_with_a_break_holds_its_resume_function(site)
     rows = source_rows(dom(page_of(html_dir, app)))
     (link,) = rows[line_of("def noisy(x):")].all("a")
     timeline = dom(html_dir / link.attrs["href"].partition("#")[0])
-    assert [h.text.split(" (")[0] for h in timeline.all("h2")] == ["noisy", "noisy"]
-    assert "made by a break in noisy" in timeline.all("h2")[1].text
+    assert [h.text for h in timeline.all("h2")] == ["noisy", "noisy: resumed after the break at line 18"]
     (brk,) = timeline.all("li", cls="break")
     assert "[SOT-B003]" in brk.text and "line 18" in brk.text
+    def_notes, break_notes = ([s.text for s in rows[n].one("td", cls="note").all("span") if not s.all("a")]
+                              for n in (line_of("def noisy(x):"), line_of('print("mid", y.shape, file=sys.stdout)')))
+    assert def_notes == ["noisy: captured (1 graph(s), captured 67%)"]
+    # the resume function's note where it resumes, after the break's reason, not on the def line
+    assert break_notes[0].startswith("break [SOT-B003] UNSPS: ") and not break_notes[0].endswith("x)")
+    assert break_notes[1:] == ["noisy: resumed after the break at line 18: captured (1 graph(s), captured 100%)"]
 
 
 def test_decorator_and_def_lines_take_the_function_mark():

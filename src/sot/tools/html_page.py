@@ -1,5 +1,5 @@
 """What the pages of `sot report --format html` share: the document frame, the stylesheet, the summary
-cards and the grouping of functions into trees (a user function and the resume functions its breaks made).
+cards and how a function of `Report.tree()` is named and walked.
 
 Every page is self-contained (inline CSS, at most one small inline script, no external asset) so a CI
 artifact opens anywhere; every piece of text from the report or the source goes through `esc`.
@@ -7,10 +7,11 @@ artifact opens anywhere; every piece of text from the report or the source goes 
 from __future__ import annotations
 
 import html
+from typing import Iterator
 
-from .report import FunctionReport, Report
+from .report import FunctionReport, Node
 
-__all__ = ["CSS", "document", "esc", "summary", "function_trees"]
+__all__ = ["CSS", "document", "esc", "summary", "label", "walk"]
 
 CSS = """body{font-family:system-ui,sans-serif;margin:1.5em;color:#222}h1{font-size:1.4em}h2{font-size:1.15em}
 a{color:#1a5fb4}table{border-collapse:collapse}td,th{padding:3px 8px;border-bottom:1px solid #ddd;text-align:right}
@@ -27,7 +28,7 @@ th[aria-sort=descending]::after{content:" \\25BC"}
 .note .recompiled,.legend .recompiled{font-weight:bold;color:#8a3b00}.src tr.recompiled td.n{border-left:4px solid #e08000}
 pre{background:#f7f7f7;border:1px solid #ddd;padding:6px;overflow-x:auto;margin:4px 0}
 .entry{border-left:4px solid #1a5fb4;padding-left:10px;margin:12px 0}.entry.eager{border-color:#e08000;background:none}
-.child{margin-left:1.5em}.miss{color:#8a3b00}"""
+tr.child td.name:first-child{padding-left:calc(8px + var(--depth) * 1.2em)}.miss{color:#8a3b00}"""
 
 
 def esc(text: object) -> str:
@@ -43,41 +44,36 @@ def document(title: str, body: str, script: str = "") -> str:
             f"<style>{CSS}</style></head><body>\n{body}\n{tail}</body></html>\n")
 
 
-def summary(report: Report) -> str:
-    """Cards with `report.totals` (the figures `headline` and the gate use, never counted again here)."""
-    t = report.totals
-    cards = [("functions", t["functions"]), ("graphs", t["graphs"]), ("breaks", t["breaks"]),
-             ("fallbacks", t["fallbacks"]), ("recompiles", t["recompiles"]),
-             ("captured", f"{t['captured_ratio']:.0%}")]
+def summary(totals: dict[str, float]) -> str:
+    """Cards with `totals` (`Report.totals`, `Node.totals`: the figures `headline` and the gate use,
+    never counted again here)."""
+    cards = [("functions", totals["functions"]), ("graphs", totals["graphs"]), ("breaks", totals["breaks"]),
+             ("fallbacks", totals["fallbacks"]), ("recompiles", totals["recompiles"]),
+             ("captured", f"{totals['captured_ratio']:.0%}")]
     return "<div class=\"cards\">" + "".join(
         f"<div class=\"card\" data-total=\"{name}\">{esc(name)}<b>{esc(value)}</b></div>"
         for name, value in cards) + "</div>"
 
 
-def function_trees(report: Report) -> list[tuple[FunctionReport, list[FunctionReport]]]:
-    """Each user function with the functions its breaks made (resume functions, callees translated on
-    their own, and theirs), roots in report order. `resume_of` is a qualname, and a resume function has
-    its parent's qualname, so a name resolves to the first root of that name; a function whose parent
-    is not in the report is a root (a first pass takes the functions with no parent, a second whatever
-    is left)."""
-    known = {f.qualname for f in report.functions}
-    children: dict[str, list[FunctionReport]] = {}
-    for f in report.functions:
-        if f.resume_of is not None:
-            children.setdefault(f.resume_of, []).append(f)
-    placed: set[int] = set()
-    trees = []
-    first = [f for f in report.functions if f.resume_of is None or f.resume_of not in known]
-    for root in first + report.functions:
-        if id(root) in placed:
-            continue
-        placed.add(id(root))
-        members, names = [], [root.qualname]
-        while names:
-            for child in children.get(names.pop(0), []):
-                if id(child) not in placed:
-                    placed.add(id(child))
-                    members.append(child)
-                    names.append(child.qualname)
-        trees.append((root, members))
-    return trees
+def label(f: FunctionReport) -> str:
+    """What a function of the tree is, in the user's words: its name, or what a break made of it."""
+    if f.kind == "resume":
+        return f"{f.qualname}: resumed after the break at line {_line(f.break_at)}" if f.break_at else \
+            f"{f.qualname}: resumed at line {f.resumes_at}"
+    if f.kind == "loop_body":
+        return f"{f.qualname}: body of the loop at line {f.resumes_at}"
+    if f.kind == "callee":
+        return f"{f.qualname}: called at the break at line {_line(f.break_at)}" if f.break_at else \
+            f"{f.qualname} (translated on its own after a break in {f.resume_of})"
+    return f"{f.qualname} (from a break in {f.resume_of})" if f.resume_of else f.qualname
+
+
+def _line(where: str | None) -> str:
+    return (where or "").rpartition(":")[2]
+
+
+def walk(node: Node, depth: int = 0) -> Iterator[tuple[FunctionReport, int]]:
+    """The functions of `node`'s tree, depth first, with their depth (0: the user's function)."""
+    yield node.function, depth
+    for child in node.children:
+        yield from walk(child, depth + 1)

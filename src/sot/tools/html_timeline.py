@@ -9,8 +9,8 @@ from collections import Counter
 
 from sot.translation.reasons import REASONS
 
-from .html_page import document, esc, summary
-from .report import Cache, Event, FunctionReport, Graph, MissedGuard, Report
+from .html_page import document, esc, label, summary, walk
+from .report import Cache, Event, FunctionReport, Graph, MissedGuard, Node
 
 __all__ = ["miss_before", "timeline_page", "event_lines"]
 
@@ -75,11 +75,11 @@ def _graph_html(g: Graph | None) -> str:
 def _function_html(f: FunctionReport, n: int, file_page: str | None) -> str:
     """One function of the tree: its breaks and fallbacks, then each translation in order."""
     anchor = f"f{n}"
-    origin = f" <small>(made by a break in {esc(f.resume_of)})</small>" if f.resume_of else ""
-    where = f"{esc(f.file)}:{f.line}"
+    line = f.resumes_at or f.line
+    where = f"{esc(f.file)}:{line}"
     if file_page:
-        where = f"<a href=\"{file_page}#L{f.line}\">{where}</a>"
-    head = (f"<h2 id=\"{anchor}\">{esc(f.qualname)}{origin}</h2><p>{where}: {f.translations} translation(s) in "
+        where = f"<a href=\"{file_page}#L{line}\">{where}</a>"
+    head = (f"<h2 id=\"{anchor}\">{esc(label(f))}</h2><p>{where}: {f.translations} translation(s) in "
             f"{f.translate_seconds * 1000:.1f} ms, {len(f.cache.entries)} cache entr{'y' if len(f.cache.entries) == 1 else 'ies'}"
             f" (limit {f.cache.limit}), {f.recompiles} recompile(s)</p>")
     events = [_event_html(kind, e, count, file_page) for kind, events in (("break", f.breaks), ("eager", f.fallbacks))
@@ -106,14 +106,14 @@ def _function_html(f: FunctionReport, n: int, file_page: str | None) -> str:
     return "<section class=\"function\">" + "".join(parts) + "</section>"
 
 
-def timeline_page(root: FunctionReport, members: list[FunctionReport], file_page: str | None) -> str:
-    """The timeline of `root` and the functions its breaks made (`members`); `file_page` is the page of
-    their source file, None when it has none."""
-    tree = [root, *members]
+def timeline_page(node: Node, file_page: str | None) -> str:
+    """The timeline of a user's function and the functions its breaks made (`node`, of `Report.tree()`);
+    `file_page` is the page of their source file, None when it has none."""
+    root = node.function
     body = [f"<p><a href=\"index.html\">index</a></p><h1>Compile timeline: {esc(root.qualname)}</h1>",
-            summary(Report(tree)),
+            summary(node.totals),
             "<p>Each function's translations in the order they were made, with the guards that select them "
-            "and the miss that made the next one.</p>"]
-    body += [_function_html(f, n, file_page) if n == 0 else f"<div class=\"child\">{_function_html(f, n, file_page)}</div>"
-             for n, f in enumerate(tree)]
+            "and the miss that made the next one; the functions a break made follow, indented.</p>"]
+    body += [f"<div style=\"margin-left:{depth * 1.5}em\">{_function_html(f, n, file_page)}</div>"
+             for n, (f, depth) in enumerate(walk(node))]
     return document(f"sot timeline: {root.qualname}", "\n".join(body))

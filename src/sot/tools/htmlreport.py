@@ -22,9 +22,9 @@ import runtime
 import sot
 
 from .formats import headline
-from .html_page import document, esc, function_trees, summary
+from .html_page import document, esc, label, summary, walk
 from .html_timeline import event_lines, miss_before, timeline_page
-from .report import FunctionReport, Report
+from .report import FunctionReport, Node, Report
 
 __all__ = ["write_html", "line_marks", "LineMark", "function_headers", "inlined_lines"]
 
@@ -135,13 +135,17 @@ def line_marks(functions: list[FunctionReport], headers: dict[int, tuple[range, 
 
     for f in functions:
         header, def_line = headers.get(f.line, (range(f.line, f.line + 1), f.line))
+        if f.kind in ("resume", "loop_body") and f.resumes_at:
+            # the code after a break (or a loop's body) is a copy of the whole function: only the lines
+            # from where it resumes are its own, and its notes go there, not on the `def` line
+            lines, at, prefix = [n for n in f.lines if n >= f.resumes_at], f.resumes_at, ""
+        else:
+            lines, at, prefix = sorted({*f.lines, *header}), def_line, "resume function: " if f.resume_of else ""
         if f.cache.entries or f.fallbacks or f.cache.eager_runs:
             cls = "captured" if f.ops_captured else "eager"  # a graph too small to compile runs eagerly
-            for line in sorted({*f.lines, *header}):
+            for line in lines:
                 mark(line, cls)
-            who = f"resume function (from a break in {f.resume_of})" if f.resume_of else f.qualname
-            top = mark(def_line, cls, f"{who}: {cls} ({f.graph_count} graph(s), captured {f.captured_ratio:.0%})")
-            prefix = "resume function: " if f.resume_of else ""
+            top = mark(at, cls, f"{label(f)}: {cls} ({f.graph_count} graph(s), captured {f.captured_ratio:.0%})")
             top.recompiles += [prefix + n for n in _recompile_notes(f) if prefix + n not in top.recompiles]
             top.timeline = top.timeline or anchors.get(id(f))
         for kind, events in (("break", f.breaks), ("ran eagerly", f.fallbacks)):
@@ -163,16 +167,16 @@ def write_html(report: Report, folder: str | Path) -> Path:
     inlined = inlined_lines(report)
     files = sorted({f.file for f in report.functions} | {f for f in inlined if not _is_library(f)})
     pages = {file: f"file{i}.html" for i, file in enumerate(files)}
-    trees = function_trees(report)
+    trees = report.tree()
     anchors: dict[int, str] = {}
-    for j, (root, members) in enumerate(trees):
-        for n, f in enumerate([root, *members]):
+    for j, node in enumerate(trees):
+        for n, (f, _) in enumerate(walk(node)):
             anchors[id(f)] = f"timeline{j}.html#f{n}"
-        (folder / f"timeline{j}.html").write_text(timeline_page(root, members, pages.get(root.file)),
+        (folder / f"timeline{j}.html").write_text(timeline_page(node, pages.get(node.function.file)),
                                                   encoding="utf-8")
     rows = []
     for file, page in pages.items():
-        functions = [f for root, members in trees for f in (root, *members) if f.file == file]  # roots first
+        functions = [f for node in trees for f, _ in walk(node) if f.file == file]  # a user's function first
         source = "".join(linecache.getlines(file))
         marks = line_marks(functions, function_headers(source), anchors, inlined.get(file))
         (folder / page).write_text(_file_page(file, functions, source, marks), encoding="utf-8")
@@ -213,20 +217,18 @@ def _file_row(file: str, page: str, functions: list[FunctionReport], marks: dict
             f"<td class=\"pct\" data-v=\"{share:.4f}\">{share:.0%}</td><td class=\"name\">{_bar(counts)}</td></tr>")
 
 
-def _index(report: Report, file_rows: list[str], trees: list[tuple[FunctionReport, list[FunctionReport]]],
-           pages: dict[str, str], anchors: dict[int, str]) -> str:
+def _index(report: Report, file_rows: list[str], trees: list[Node], pages: dict[str, str],
+           anchors: dict[int, str]) -> str:
     files = ("<table class=\"sortable\" id=\"files\"><thead><tr><th class=\"name\" data-sort=\"file\">file</th>"
              "<th data-sort=\"functions\">functions</th><th data-sort=\"captured\">captured lines</th>"
              "<th data-sort=\"eager\">eager lines</th><th data-sort=\"break\">break lines</th>"
              "<th data-sort=\"pct\">lines captured</th><th class=\"name\"></th></tr></thead>\n<tbody>\n"
              + "\n".join(file_rows) + "\n</tbody></table>")
     rows = []
-    for root, members in trees:
-        for f in (root, *members):
-            child = f is not root
-            tr = "<tr class=\"child\">" if child else "<tr>"
-            name = (f"&#8627; {esc(f.qualname)} <small>(from a break in {esc(f.resume_of)})</small>" if child
-                    else esc(f.qualname))
+    for node in trees:
+        for f, depth in walk(node):
+            tr = f"<tr class=\"child\" style=\"--depth:{depth}\">" if depth else "<tr>"
+            name = f"{'&#8627; ' if depth else ''}{esc(label(f))}"
             rows.append(
                 f"{tr}<td class=\"name\"><a href=\"{anchors[id(f)]}\">{name}</a></td>"
                 f"<td class=\"name\"><a href=\"{pages[f.file]}#L{f.line}\">{esc(os.path.basename(f.file))}:{f.line}</a></td>"
@@ -238,7 +240,7 @@ def _index(report: Report, file_rows: list[str], trees: list[tuple[FunctionRepor
                  "<th data-sort=\"graphs\">graphs</th><th data-sort=\"breaks\">breaks</th>"
                  "<th data-sort=\"fallbacks\">fallbacks</th><th data-sort=\"recompiles\">recompiles</th>"
                  "<th data-sort=\"captured\">captured</th></tr></thead>\n<tbody>\n" + "\n".join(rows) + "\n</tbody></table>")
-    body = (f"<h1>sot: what the JIT captured</h1>{summary(report)}<p class=\"headline\">{esc(headline(report))}</p>\n"
+    body = (f"<h1>sot: what the JIT captured</h1>{summary(report.totals)}<p class=\"headline\">{esc(headline(report))}</p>\n"
             "<p>captured: the share of ops run inside compiled graphs (each frame run eagerly and each break counts "
             "against it). Lines: a file's lines of translated functions, by how they ran.</p>\n"
             f"<h2>Files</h2>\n{files}\n<h2>Functions</h2>\n{functions}")
@@ -276,6 +278,6 @@ def _file_page(file: str, functions: list[FunctionReport], source: str, marks: d
         title = "\n".join(m.notes + m.recompiles)
         rows.append(f"<tr id=\"L{n}\" class=\"{cls}\" title=\"{esc(title)}\"><td class=\"n\">{n}</td>"
                     f"<td class=\"code\">{esc(text.rstrip())}</td><td class=\"note\">{_note(m)}</td></tr>")
-    body = (f"{head}{summary(Report(functions))}{lines_summary}{_LEGEND}\n"
+    body = (f"{head}{summary(Report(functions).totals)}{lines_summary}{_LEGEND}\n"
             "<table class=\"src\">\n" + "\n".join(rows) + "\n</table>")
     return document(file, body)
