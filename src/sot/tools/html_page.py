@@ -16,7 +16,8 @@ __all__ = ["CSS", "document", "esc", "summary", "label", "walk"]
 CSS = """body{font-family:system-ui,sans-serif;margin:1.5em;color:#222}h1{font-size:1.4em}h2{font-size:1.15em}
 a{color:#1a5fb4}table{border-collapse:collapse}td,th{padding:3px 8px;border-bottom:1px solid #ddd;text-align:right}
 td.name,th.name{text-align:left}th{background:#f3f3f3}th[data-sort]{cursor:pointer}
-.cards{display:flex;flex-wrap:wrap;gap:8px;margin:0.8em 0}.card{border:1px solid #ccc;border-radius:4px;padding:4px 10px}
+.cards{display:flex;flex-wrap:wrap;gap:8px;margin:0.8em 0}
+.card{border:1px solid #ccc;border-radius:4px;padding:4px 10px}
 .card b{display:block;font-size:1.3em}.bar{display:inline-flex;width:120px;height:10px;background:#eee;
 vertical-align:middle}.bar span{height:100%}.bar .captured{background:#4caf50}.bar .eager{background:#f0a030}
 .bar .break{background:#e05050}th[aria-sort=ascending]::after{content:" \\25B2"}
@@ -25,7 +26,8 @@ th[aria-sort=descending]::after{content:" \\25BC"}
 .break{background:#f9c0c0}.src{width:100%}.src td{text-align:left;border:none;padding:0 6px;vertical-align:top}
 .src td.n{color:#888;text-align:right;width:3em}.src td.code{font-family:monospace;white-space:pre}
 .src td.note{font-size:0.85em;white-space:normal;max-width:45em;color:#333}.note span{display:block}
-.note .recompiled,.legend .recompiled{font-weight:bold;color:#8a3b00}.src tr.recompiled td.n{border-left:4px solid #e08000}
+.note .recompiled,.legend .recompiled{font-weight:bold;color:#8a3b00}
+.src tr.recompiled td.n{border-left:4px solid #e08000}
 pre{background:#f7f7f7;border:1px solid #ddd;padding:6px;overflow-x:auto;margin:4px 0}
 .entry{border-left:4px solid #1a5fb4;padding-left:10px;margin:12px 0}.entry.eager{border-color:#e08000;background:none}
 tr.child td.name:first-child{padding-left:calc(8px + var(--depth) * 1.2em)}.miss{color:#8a3b00}"""

@@ -80,7 +80,7 @@ def _function_html(f: FunctionReport, n: int, file_page: str | None) -> str:
     if file_page:
         where = f"<a href=\"{file_page}#L{line}\">{where}</a>"
     head = (f"<h2 id=\"{anchor}\">{esc(label(f))}</h2><p>{where}: {f.translations} translation(s) in "
-            f"{f.translate_seconds * 1000:.1f} ms, {len(f.cache.entries)} cache entr{'y' if len(f.cache.entries) == 1 else 'ies'}"
+            f"{f.translate_seconds * 1000:.1f} ms, {len(f.cache.entries)} cache entr(y/ies)"
             f" (limit {f.cache.limit}), {f.recompiles} recompile(s)</p>")
     events = [_event_html(kind, e, count, file_page) for kind, events in (("break", f.breaks), ("eager", f.fallbacks))
               for e, count in event_lines(events)]

@@ -207,40 +207,55 @@ def _bar(counts: dict[str, int]) -> str:
     return f"<span class=\"bar\" title=\"{_share(counts):.0%} captured\">{parts}</span>"
 
 
+def _num(value: float, shown: str | None = None) -> str:
+    """A number cell: the sort script reads `data-v`, the reader `shown` (the value itself by default)."""
+    return f"<td data-v=\"{value:g}\">{esc(value if shown is None else shown)}</td>"
+
+
+def _th(key: str, title: str, text: bool = False) -> str:
+    """A header the sort script sorts on by `key` (none when empty); `text` aligns a text column left."""
+    cls = " class=\"name\"" if text else ""
+    sort = f" data-sort=\"{key}\"" if key else ""
+    return f"<th{cls}{sort}>{esc(title)}</th>"
+
+
+def _sortable(table: str, headers: list[str], rows: list[str]) -> str:
+    return (f"<table class=\"sortable\" id=\"{table}\"><thead><tr>{''.join(headers)}</tr></thead>\n<tbody>\n"
+            + "\n".join(rows) + "\n</tbody></table>")
+
+
 def _file_row(file: str, page: str, functions: list[FunctionReport], marks: dict[int, LineMark]) -> str:
     counts = _line_counts(marks)
     share = _share(counts)
-    cells = "".join(f"<td class=\"{cls}-n\" data-v=\"{counts[cls]}\">{counts[cls]}</td>"
-                    for cls in ("captured", "eager", "break"))
     return (f"<tr><td class=\"name\" title=\"{esc(file)}\"><a href=\"{page}\">{esc(os.path.basename(file))}</a></td>"
-            f"<td data-v=\"{len(functions)}\">{len(functions)}</td>{cells}"
-            f"<td class=\"pct\" data-v=\"{share:.4f}\">{share:.0%}</td><td class=\"name\">{_bar(counts)}</td></tr>")
+            + _num(len(functions)) + "".join(_num(counts[cls]) for cls in ("captured", "eager", "break"))
+            + _num(share, f"{share:.0%}") + f"<td class=\"name\">{_bar(counts)}</td></tr>")
+
+
+def _function_row(f: FunctionReport, depth: int, page: str, timeline: str) -> str:
+    tr = f"<tr class=\"child\" style=\"--depth:{depth}\">" if depth else "<tr>"
+    name = f"{'&#8627; ' if depth else ''}{esc(label(f))}"
+    line = f.resumes_at or f.line
+    return (f"{tr}<td class=\"name\"><a href=\"{timeline}\">{name}</a></td>"
+            f"<td class=\"name\"><a href=\"{page}#L{line}\">{esc(os.path.basename(f.file))}:{line}</a></td>"
+            + "".join(_num(v) for v in (f.graph_count, len(f.breaks), len(f.fallbacks), f.recompiles))
+            + _num(f.captured_ratio, f"{f.captured_ratio:.0%}") + "</tr>")
 
 
 def _index(report: Report, file_rows: list[str], trees: list[Node], pages: dict[str, str],
            anchors: dict[int, str]) -> str:
-    files = ("<table class=\"sortable\" id=\"files\"><thead><tr><th class=\"name\" data-sort=\"file\">file</th>"
-             "<th data-sort=\"functions\">functions</th><th data-sort=\"captured\">captured lines</th>"
-             "<th data-sort=\"eager\">eager lines</th><th data-sort=\"break\">break lines</th>"
-             "<th data-sort=\"pct\">lines captured</th><th class=\"name\"></th></tr></thead>\n<tbody>\n"
-             + "\n".join(file_rows) + "\n</tbody></table>")
-    rows = []
-    for node in trees:
-        for f, depth in walk(node):
-            tr = f"<tr class=\"child\" style=\"--depth:{depth}\">" if depth else "<tr>"
-            name = f"{'&#8627; ' if depth else ''}{esc(label(f))}"
-            rows.append(
-                f"{tr}<td class=\"name\"><a href=\"{anchors[id(f)]}\">{name}</a></td>"
-                f"<td class=\"name\"><a href=\"{pages[f.file]}#L{f.line}\">{esc(os.path.basename(f.file))}:{f.line}</a></td>"
-                f"<td data-v=\"{f.graph_count}\">{f.graph_count}</td><td data-v=\"{len(f.breaks)}\">{len(f.breaks)}</td>"
-                f"<td data-v=\"{len(f.fallbacks)}\">{len(f.fallbacks)}</td><td data-v=\"{f.recompiles}\">{f.recompiles}</td>"
-                f"<td data-v=\"{f.captured_ratio:.4f}\">{f.captured_ratio:.0%}</td></tr>")
-    functions = ("<table class=\"sortable\" id=\"functions\"><thead><tr><th class=\"name\" data-sort=\"function\">function "
-                 "(its compile timeline)</th><th class=\"name\" data-sort=\"where\">where</th>"
-                 "<th data-sort=\"graphs\">graphs</th><th data-sort=\"breaks\">breaks</th>"
-                 "<th data-sort=\"fallbacks\">fallbacks</th><th data-sort=\"recompiles\">recompiles</th>"
-                 "<th data-sort=\"captured\">captured</th></tr></thead>\n<tbody>\n" + "\n".join(rows) + "\n</tbody></table>")
-    body = (f"<h1>sot: what the JIT captured</h1>{summary(report.totals)}<p class=\"headline\">{esc(headline(report))}</p>\n"
+    files = _sortable("files", [_th("file", "file", True), _th("functions", "functions"),
+                                _th("captured", "captured lines"), _th("eager", "eager lines"),
+                                _th("break", "break lines"), _th("pct", "lines captured"), _th("", "", True)],
+                      file_rows)
+    functions = _sortable("functions", [_th("function", "function (its compile timeline)", True),
+                                        _th("where", "where", True), _th("graphs", "graphs"),
+                                        _th("breaks", "breaks"), _th("fallbacks", "fallbacks"),
+                                        _th("recompiles", "recompiles"), _th("captured", "captured")],
+                          [_function_row(f, depth, pages[f.file], anchors[id(f)])
+                           for node in trees for f, depth in walk(node)])
+    body = (f"<h1>sot: what the JIT captured</h1>{summary(report.totals)}"
+            f"<p class=\"headline\">{esc(headline(report))}</p>\n"
             "<p>captured: the share of ops run inside compiled graphs (each frame run eagerly and each break counts "
             "against it). Lines: a file's lines of translated functions, by how they ran.</p>\n"
             f"<h2>Files</h2>\n{files}\n<h2>Functions</h2>\n{functions}")
