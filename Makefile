@@ -45,8 +45,11 @@ demo: .venv/.stamp
 	.venv/bin/sot run --report build/sot-report.json examples/train_mlp.py
 	.venv/bin/sot report build/sot-report.json
 
+# First the side-by-side table (PaddlePaddle and PyTorch beside ours where .venv has them), then each benchmark.
 bench: .venv/.stamp
-	@for f in benchmarks/[!_]*.py; do echo "== $$f"; .venv/bin/python $$f || exit 1; done
+	.venv/bin/python benchmarks/side_by_side.py
+	@for f in benchmarks/[!_]*.py; do [ $$f = benchmarks/side_by_side.py ] && continue; \
+	  echo "== $$f"; .venv/bin/python $$f || exit 1; done
 
 clean:
 	rm -rf .venv .venv-* build src/*.egg-info

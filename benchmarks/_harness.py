@@ -48,32 +48,38 @@ def describe() -> str:
             f"BLAS/OMP threads = {THREADS} (OMP/MKL/OPENBLAS_NUM_THREADS), {_ALLOCATOR}")
 
 
-def _calls_per_block(fn: Callable[[], object], block_s: float) -> int:
+def _calls_per_block(fn: Callable[[], object], block_s: float, clock: Callable[[], float]) -> int:
     n = 1
     while True:
-        t0 = time.perf_counter()
+        t0 = clock()
         for _ in range(n):
             fn()
-        dt = time.perf_counter() - t0
+        dt = clock() - t0
         if dt >= block_s / 4 or n >= 1 << 22:
             return max(1, int(n * block_s / max(dt, 1e-9)))
         n *= 2
 
 
-def bench(variants: dict[str, Callable[[], object]], rounds: int = 21, block_s: float = 0.05) -> dict[str, float]:
-    """Median over rounds of the per-call mean time (seconds) of each variant, timed round robin."""
+def bench(variants: dict[str, Callable[[], object]], rounds: int = 21, block_s: float = 0.05,
+          clock: Callable[[], float] = time.perf_counter,
+          statistic: Callable[[list[float]], float] = statistics.median) -> dict[str, float]:
+    """Median (or `statistic`) over rounds of the per-call mean time (seconds) of each variant,
+    timed round robin. `clock=time.process_time` counts the process's CPU time instead of wall
+    time: on a machine shared with many jobs, the time this process waited for a core then stays
+    out of the figures (only meaningful for variants that run on one thread); `statistic=min`
+    keeps the round least disturbed by other jobs."""
     for fn in variants.values():  # warm up
         fn()
-    sizes = {name: _calls_per_block(fn, block_s) for name, fn in variants.items()}
+    sizes = {name: _calls_per_block(fn, block_s, clock) for name, fn in variants.items()}
     samples: dict[str, list[float]] = {name: [] for name in variants}
     for _ in range(rounds):
         for name, fn in variants.items():
             n = sizes[name]
-            t0 = time.perf_counter()
+            t0 = clock()
             for _ in range(n):
                 fn()
-            samples[name].append((time.perf_counter() - t0) / n)
-    return {name: statistics.median(v) for name, v in samples.items()}
+            samples[name].append((clock() - t0) / n)
+    return {name: statistic(v) for name, v in samples.items()}
 
 
 def fmt_time(seconds: float) -> str:
