@@ -56,4 +56,9 @@ def _translated(translation: events.Translation) -> None:
     log.emit(translation)
 
 
-events.subscribe(on_made=register, on_translated=_translated)
+def _forgotten(translator: Any) -> None:
+    """A reset translator starts again from no translating time."""
+    _seconds.pop(translator, None)
+
+
+events.subscribe(on_made=register, on_translated=_translated, on_forgotten=_forgotten)

@@ -1,4 +1,4 @@
-"""What the translation pipeline tells whoever watches it: a translator was made, a translation ran.
+"""What the translation pipeline tells whoever watches it: a translator was made, a translation ran, a reset.
 
 The pipeline emits here and knows nothing of its watchers: reports, the `sot` command and `SOT_LOG`
 (the tools package, a layer above) subscribe. A translation's record says what it added to its translator's
@@ -12,7 +12,7 @@ import time
 from dataclasses import dataclass
 from typing import Any, Callable, Iterator
 
-__all__ = ["Translation", "subscribe", "made", "translating"]
+__all__ = ["Translation", "subscribe", "made", "translating", "forgotten"]
 
 
 @dataclass(frozen=True)
@@ -30,19 +30,25 @@ class Translation:
 
 _on_made: list[Callable[[Any], None]] = []
 _on_translated: list[Callable[[Translation], None]] = []
+_on_forgotten: list[Callable[[Any], None]] = []
 
 
 def subscribe(on_made: Callable[[Any], None] | None = None,
-              on_translated: Callable[[Translation], None] | None = None) -> Callable[[], None]:
+              on_translated: Callable[[Translation], None] | None = None,
+              on_forgotten: Callable[[Any], None] | None = None) -> Callable[[], None]:
     """Call `on_made(translator)` for every translator made from now on, `on_translated(translation)`
-    after every translation (even one that raised); returns the function that ends the subscription."""
+    after every translation (even one that raised), `on_forgotten(translator)` when a reset started a
+    translator's records afresh; returns the function that ends the subscription."""
     if on_made is not None:
         _on_made.append(on_made)
     if on_translated is not None:
         _on_translated.append(on_translated)
+    if on_forgotten is not None:
+        _on_forgotten.append(on_forgotten)
 
     def unsubscribe() -> None:
-        for watchers, watcher in ((_on_made, on_made), (_on_translated, on_translated)):
+        for watchers, watcher in ((_on_made, on_made), (_on_translated, on_translated),
+                                  (_on_forgotten, on_forgotten)):
             watchers[:] = [w for w in watchers if w is not watcher]  # (by identity: bound methods compare equal)
     return unsubscribe
 
@@ -50,6 +56,12 @@ def subscribe(on_made: Callable[[Any], None] | None = None,
 def made(translator: Any) -> None:
     """A translator was made."""
     for watcher in _on_made:
+        watcher(translator)
+
+
+def forgotten(translator: Any) -> None:
+    """`sot.reset` started the translator's records afresh: what a watcher keeps of it must go too."""
+    for watcher in _on_forgotten:
         watcher(translator)
 
 

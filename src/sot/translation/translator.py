@@ -297,6 +297,7 @@ def reset_caches(caches: Iterable[HookCache]) -> None:
             policy_of(cache.code).clear()
             for translator in list(cache.translators):
                 translator._forget()
+                events.forgotten(translator)
 
 
 def reset_all() -> None:
