@@ -1,6 +1,7 @@
 """`sot.reset()` and `fn.sot_translator.reset()`: every translation is forgotten (cache entries, the
 cache limit reached, dims made dynamic, breaks and fallbacks, resume functions), the next call
 translates again, and its result is still eager's."""
+import gc
 import warnings
 
 import numpy as np
@@ -140,3 +141,25 @@ def test_reset_of_a_generator_keeps_its_fallback_and_forgets_its_calls():
     assert jit.sot_translator.eager_calls == 1
     jit.sot_translator.reset()
     assert jit.sot_translator.eager_calls == 0 and [f.code for f in jit.sot_translator.fallbacks] == ["SOT-G001"]
+
+
+def through(layer, x):
+    return layer(x) + 1
+
+
+def test_a_layer_freed_after_reset_leaves_the_new_entries_alone():
+    jit = jit_of(through)
+    x = rand(4, 3)
+    old = Net()
+    jit(old, x)  # its entry guards `old` (held weakly: its death retires the entry)
+    jit.sot_translator.reset()
+    new = Net()
+    with sot.disable():
+        want = through(new, x)
+    assert_same_result(jit(new, x), want)
+    del old
+    gc.collect()
+    (entry,) = jit.sot_translator.cache.entries
+    assert entry.code is not None
+    assert_same_result(jit(new, x), want)
+    assert jit.sot_translator.translations == 1 and entry.hits == 1

@@ -2,8 +2,9 @@
 
 Interface (what the frame hook and the translator use):
 
-- `CodeCache(code, cache_size_limit=8)`; `insert(guards, code, payload=None) -> CacheEntry`
-  adds a translation (most recent first).
+- `CodeCache(code, cache_size_limit=8)`; `insert(guards, code, payload=None, disposable=False) -> CacheEntry`
+  adds a translation (most recent first); a disposable one is dropped to make room when a miss finds
+  the cache full, before it gives up. `clear()` forgets every entry, miss and count.
 - `lookup(frame) -> code | None | RUN_EAGERLY` (`frame`: a frame, or anything with `f_locals`,
   `f_globals`, `f_builtins`, e.g. `FrameLike`): the code of the first entry, most recent hit
   first, whose guards all pass; `None` on a miss (translate, then `insert`); `RUN_EAGERLY` once
