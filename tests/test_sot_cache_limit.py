@@ -42,6 +42,25 @@ def test_wrong_typed_calls_never_push_a_function_past_its_cache_limit():
     assert jit.sot_translator.translations == 1
 
 
+def checked_scale(x, n):
+    if n < 0:
+        raise ValueError(f"negative scale {n}")
+    return x * n
+
+
+def test_calls_the_function_itself_rejects_never_push_it_past_its_cache_limit():
+    jit = jit_of(checked_scale)
+    x = rand(3)
+    limit = jit.sot_translator.cache.cache_size_limit
+    for n in range(-1, -limit - 2, -1):  # each value its own translation (the `if` needs it), each raising
+        assert str(_raised(jit, x, n)) == str(_raised(checked_scale, x, n))
+    assert [f.code for f in jit.sot_translator.fallbacks] == ["SOT-R001"] * (limit + 1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert_same_result(jit(x, 3), checked_scale(x, 3))
+    assert not jit.sot_translator.cache.eager and jit.sot_translator.translations == 1
+
+
 def test_a_wrong_call_repeated_is_served_from_the_cache():
     jit = jit_of(exp_plus_one)
     for _ in range(3):

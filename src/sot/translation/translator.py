@@ -169,7 +169,7 @@ class Translator:
             self.shapes.keep_static(e)
             return _Again(options, str(e), ex)
         except FrameRaises as e:  # the frame raises its own exception: eager code raises it, in any mode
-            return self._run_eagerly(ex, Fallback(e.reason, e.where, e.code))
+            return self._run_eagerly(ex, Fallback(e.reason, e.where, e.code), disposable=True)  # (as below)
         except (Unsupported, DecodeError) as e:
             return self._cannot_capture(ex, e)
         except _USER_ERRORS as e:  # a meta function rejected the user's call: eager code raises it as it should
@@ -179,8 +179,8 @@ class Translator:
                 if config.strict():
                     raise
                 return self._cannot_capture(ex, e)
-            # cached so the next such call is not simulated again, but disposable: wrong calls, however
-            # many, never push the function past its cache size limit
+            # cached so the next such call is not simulated again, but disposable: calls that raise,
+            # however many, never push the function past its cache size limit
             return self._run_eagerly(ex, Fallback(f"{type(e).__name__}: {e}", self._where(ex), "SOT-E001"),
                                      disposable=True)
         except Exception as e:  # noqa: BLE001 - a gap of the translation itself (NotImplementedError, ...)
