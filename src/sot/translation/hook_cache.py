@@ -43,7 +43,7 @@ class HookCache(CodeCache):
         LIVE_CACHES.add(self)
 
     def clear(self) -> None:
-        """Forget the entries and what reports say of them (the children stay: their translator resets them)."""
+        """Forget the entries and what reports say of them (`reset_caches` resets the children, then clears them)."""
         super().clear()
         self.entry_breaks.clear()
         self.entry_eager_rest.clear()
