@@ -3,6 +3,8 @@
 Caches are per code object, so each test translates a copy of its function (`fresh`) and
 starts from an empty cache. `captured` is the common assertion: eager and JIT agree, and the
 frame was translated (no fallback recorded)."""
+import dis
+import re
 import sys
 import types
 
@@ -133,3 +135,14 @@ def events(jit):
         found += [(e.code, e.detail, e.where) for e in t.breaks]
         found += [(f.code, f.reason, f.where) for f in t.fallbacks]
     return found
+
+
+# what only the simulator knows: Variable reprs, SIR symbols, static var names, static-graph advice, opcodes
+INTERNAL_NAMES = re.compile(r"\w*Variable\(|\bvar_\d+|\w+\.tmp_\d+|Executor\.run|fetch_list|\bf_locals\b|__sot_|"
+                            r"\b(?:%s)\b" % "|".join(sorted(dis.opmap, key=len, reverse=True)))
+
+
+def assert_user_terms(detail):
+    """A break or fallback detail names nothing of the simulator (see INTERNAL_NAMES)."""
+    found = INTERNAL_NAMES.search(detail)
+    assert found is None, f"{found.group()!r} in {detail!r}"

@@ -289,10 +289,10 @@ def test_a_whole_training_step_compiles_its_forward_and_runs_backward_for_real()
         report = sot.explain(jit, jit_model, jit_opt, x, y)
         np.testing.assert_allclose(report.result.numpy(), want.numpy(), rtol=1e-6)
         assert report.graph_count == 1 and [b.code for b in report.breaks] == ["SOT-B003"] * 3
-        assert "Tensor.backward runs autograd for real" in report.breaks[0].detail
+        assert "calls Tensor.backward, which runs autograd for real" in report.breaks[0].detail
         # the optimizer's methods run for real where they are called, not simulated
-        assert "Optimizer.step updates" in report.breaks[1].detail
-        assert "Optimizer.clear_grad updates" in report.breaks[2].detail
+        assert "calls Optimizer.step, which updates" in report.breaks[1].detail
+        assert "calls Optimizer.clear_grad, which updates" in report.breaks[2].detail
         assert report.fallbacks == []
     for a, b in zip(eager_model.parameters(), jit_model.parameters()):
         np.testing.assert_allclose(b.numpy(), a.numpy(), rtol=1e-6, atol=1e-7)

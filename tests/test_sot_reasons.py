@@ -1,8 +1,9 @@
 """Every reason code in sot.translation.reasons is produced by some code, and reported with it.
 
 Each case runs a function under to_static, compares with eager, and asserts the first recorded
-break or fallback carries the expected code (GraphBreakError too, with fallback=False, where the frame
-cannot be captured). The registry itself: codes unique and well-formed, a hint for each.
+break or fallback carries the expected code, quotes the expression it happened at and names nothing
+of the simulator (GraphBreakError too, with fallback=False, where the frame cannot be captured).
+The registry itself: codes unique and well-formed, a hint for each.
 """
 import re
 import sys
@@ -13,7 +14,7 @@ import runtime as paddle
 import sot
 from sot.guards import CacheSizeLimitWarning
 from sot.translation.reasons import REASONS, reason
-from sot_helpers import assert_same_result, events, jit_of, rand
+from sot_helpers import assert_same_result, assert_user_terms, events, jit_of, rand
 
 COUNTER = 0
 
@@ -87,6 +88,11 @@ CASES = {
     "SOT-E001": (shape_mismatch, True),
     "SOT-G001": (iter_with_a_sentinel, False),
 }
+# the expression each case's detail quotes, as written above (a class statement: its header)
+QUOTES = {"SOT-B001": "x.sum() > 0", "SOT-B002": "x.numpy()", "SOT-B003": "print(x.shape, file=sys.stdout)",
+          "SOT-B004": "helper(x)", "SOT-B005": "paddle.nonzero(x > 0.5)", "SOT-U001": "class Local",
+          "SOT-S001": "COUNTER", "SOT-R001": 'raise KeyError("no such key")', "SOT-E001": "paddle.matmul(x, x)",
+          "SOT-G001": "iter(one, 1)"}
 
 
 @pytest.mark.parametrize("code", list(CASES))
@@ -105,6 +111,8 @@ def test_each_code_is_produced_and_recorded(code):
         assert fn is not writes_global or COUNTER == 1  # the delete and the write ran for real
     recorded = events(jit)  # a graph break where the frame can resume, else the frame ran eagerly
     assert recorded and recorded[0][0] == code, recorded
+    assert recorded[0][1].startswith(f"`{QUOTES[code]}` "), recorded[0]
+    assert_user_terms(recorded[0][1])
     if not raises_in_eager:
         with pytest.raises(sot.GraphBreakError, match=re.escape(f"[{code}]")) as err:
             jit_of(fn, fallback=False)(x)

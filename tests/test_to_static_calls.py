@@ -419,11 +419,11 @@ def deep_recursion(x, n):
 
 
 @pytest.mark.parametrize("fn,inputs,reason", [
-    (calls_eager_only, lambda: (rand(2),), "marked not_to_static"),
-    (in_place_on_view, lambda: (rand(2, 2),), "in-place update"),
-    (set_value_of_argument, lambda: (rand(2),), "Tensor.set_value changes a tensor in place"),
+    (calls_eager_only, lambda: (rand(2),), "`eager_only(x)` calls eager_only, which is marked sot.not_to_static"),
+    (in_place_on_view, lambda: (rand(2, 2),), "`y += 1` updates a tensor in place"),
+    (set_value_of_argument, lambda: (rand(2),), "calls Tensor.set_value, which changes a tensor in place"),
     (calls_backward, lambda: (rand(2, grad=True),), "Tensor.backward"),
-    (deep_recursion, lambda: (rand(2), 40), "recursion of deep_recursion deeper than"),
+    (deep_recursion, lambda: (rand(2), 40), "recurses into deep_recursion deeper than"),
 ], ids=["not_to_static", "view", "set_value", "backward", "recursion"])  # in-place on arguments: test_in_place_inputs
 def test_what_cannot_be_captured_breaks_there_with_its_reason_and_is_cached(fn, inputs, reason):
     args = inputs()

@@ -150,8 +150,8 @@ def first_of_a_breaking_generator(x):
     return x * next(breaking(x))
 
 
-@pytest.mark.parametrize("fn, reason", [(left_in_a_try, "yield inside a try"),
-                                        (first_of_a_breaking_generator, "needs a tensor value at translation time")],
+@pytest.mark.parametrize("fn, reason", [(left_in_a_try, "yields inside a try"),
+                                        (first_of_a_breaking_generator, "reads a tensor's value into Python")],
                          ids=["a generator left inside a try", "a generator whose body breaks"])
 def test_a_generator_that_cannot_be_simulated_runs_the_frame_eagerly_with_its_reason(fn, reason):
     LOG.clear()

@@ -247,8 +247,8 @@ def _writes_an_input(x):
     return x * 2, x
 
 
-@pytest.mark.parametrize("fn, reason", [(_makes_a_leaf, "makes it a leaf"),
-                                        (_writes_an_input, "may be aliased outside the frame")])
+@pytest.mark.parametrize("fn, reason", [(_makes_a_leaf, "makes a tensor a leaf"),
+                                        (_writes_an_input, "may be aliased outside the function")])
 def test_other_stop_gradient_writes_run_for_real_at_a_graph_break(fn, reason):
     x, other = _tensor(3, grad=True), _tensor(3, grad=True)
     want = fn(other)

@@ -27,6 +27,7 @@ from sot.opcode_executor.variables import (BoundMethodVariable, CellVariable, Co
                                            ContainerMethodVariable, DictVariable, FunctionVariable, InstanceVariable,
                                            IteratorVariable, ListVariable, NumberVariable, ObjectVariable,
                                            SetVariable, TensorMethodVariable, TensorVariable, TupleVariable, Variable)
+from sot.opcode_executor.wording import shown
 from sot.pyversion import Instruction, with_null
 
 __all__ = ["OUT", "Rebuilder"]
@@ -54,7 +55,8 @@ class Rebuilder:
         #                                      for real around the breaking instruction -> the context's type
 
     def fail(self, detail: str) -> None:
-        raise Unsupported(self.brk.instruction.opname, self.brk.cause.where, f"cannot break here: {detail}")
+        raise Unsupported(self.brk.instruction.opname, self.brk.cause.where,
+                          f"sot cannot break the graph there: {detail}")
 
     def emit(self, opname: str, **fields: Any) -> Instruction:
         ins = Instruction(opname, **fields)
@@ -86,7 +88,7 @@ class Rebuilder:
         key = (id(var), translate_callee)
         if key not in self.temps:
             if key in self.building:
-                self.fail(f"{var!r} contains itself")
+                self.fail(f"{shown(var)} contains itself")
             self.building.add(key)
             kind = None
             if translate_callee:
@@ -153,7 +155,7 @@ class Rebuilder:
             if var.tracker.source is not None and self.load(var):
                 return  # the very set the frame was given (never changed by the simulation)
             if not var.copied_in_order():
-                self.fail(f"rebuilding {var!r} in its iteration order")
+                self.fail(f"rebuilding {shown(var)} in its iteration order")
             self.callable_const(var.kind.copy)  # a copy of the simulated set: its iteration order
             self.emit("LOAD_CONST", argval=var.items)
             self.call(1)
@@ -167,7 +169,7 @@ class Rebuilder:
         elif isinstance(var, CellVariable):  # one of the translated frame's cells: the real cell
             name = next((n for n, c in self.ex.cells.items() if c is var), None)
             if name is None:
-                self.fail(f"a closure cell of an inlined call ({var!r})")
+                self.fail(f"a closure cell of an inlined call ({shown(var)})")
             self.emit("LOAD_CLOSURE", argval=name)
         elif isinstance(var, FunctionVariable) and var.value is None:
             self.make_function(var)
@@ -181,11 +183,11 @@ class Rebuilder:
             self.bind(var.function.value, var.receiver)
         elif isinstance(var, InstanceVariable):
             if var.tracker.source is None or not self.load(var):
-                self.fail(f"{var!r} has no source to reload it from")
+                self.fail(f"{shown(var)} has no source to reload it from")
         elif isinstance(var, ObjectVariable) and (not isinstance(var, FunctionVariable) or var.value is not None):
             self.emit("LOAD_CONST", argval=var.value)  # pinned by identity (or made by the translation)
         else:
-            self.fail(f"rebuilding {var!r}")
+            self.fail(f"rebuilding {shown(var)}")
 
     def enter(self, exit_: GradModeExitVariable) -> type:
         """Push the `__exit__` of a fresh grad-mode context of `exit_`'s mode, entered for real: the

@@ -17,6 +17,7 @@ from sot.ir import ApiStatement, CompiledSIR, EagerSIR, MethodStatement, Stateme
 from sot.opcode_executor import (ConstantVariable, DictVariable, ListVariable, ObjectVariable, OpcodeExecutor,
                                  TensorVariable, TupleVariable)
 from sot.opcode_executor.variables import NumberVariable, SetVariable, Variable
+from sot.opcode_executor.wording import shown
 
 __all__ = ["Out", "In", "View", "Passed", "NewSet", "template", "fill", "runner", "view_maker"]
 
@@ -100,7 +101,7 @@ def template(ex: OpcodeExecutor, var: Variable, outputs: list[Symbol], passed: l
     if isinstance(var, ConstantVariable) or (isinstance(var, ObjectVariable) and var.tracker.source is None
                                              and type(var.value).__module__ == "runtime.dtypes"):
         return var.value
-    ex.unsupported(f"returning {var!r}")
+    ex.unsupported(f"returns {shown(var)}, which sot cannot rebuild after the graph")
 
 
 def _view_of_input(ex: OpcodeExecutor, symbol: Symbol) -> View | None:

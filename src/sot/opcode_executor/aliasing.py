@@ -21,6 +21,7 @@ from sot.guards.source import Source, expression
 
 from .side_effects import Refill, SetAttr, SetGlobal, SideEffects, WriteBack
 from .variables import CellVariable, DictVariable, InstanceVariable, ListVariable, TensorVariable, TupleVariable, Variable
+from .wording import shown
 
 __all__ = ["aliasing_guards", "shares_memory", "held_outside"]
 
@@ -72,11 +73,11 @@ def held_outside(tensor: TensorVariable, effects: SideEffects, cells: list[CellV
     roots: list[tuple[Variable, str]] = []
     for record in effects.records:
         if isinstance(record, SetAttr):
-            roots.append((record.value, f"it was stored into {record.target!r}.{record.name}"))
+            roots.append((record.value, f"it was stored into the attribute {record.name!r} of {shown(record.target)}"))
         elif isinstance(record, SetGlobal):
             roots.append((record.value, f"it was stored into the global {record.name!r}"))
         elif isinstance(record, Refill):
-            roots.append((record.target, f"it was stored into {record.target.tracker.source}, from outside the frame"))
+            roots.append((record.target, f"it was stored into {shown(record.target)} from outside the function"))
     roots += [(cell.content, "it was stored into a closure cell") for cell in cells if cell.real and cell.content]
     for root, where in roots:
         if _reaches(root, tensor, set()):

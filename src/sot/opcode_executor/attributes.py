@@ -25,6 +25,7 @@ from .trackers import ExpressionTracker, GetAttrTracker, GetItemTracker, TypeTra
 from .variables import (BoundMethodVariable, ConstantVariable, ContainerMethodVariable, ExceptionVariable,
                         FunctionVariable, InstanceVariable, ListVariable, ObjectVariable, SuperVariable,
                         TensorMethodVariable, TensorVariable, TupleVariable, Variable, python_type)
+from .wording import shown
 
 __all__ = ["AttributeMixin", "C_METHODS"]
 
@@ -55,9 +56,9 @@ class AttributeMixin:
                                                              types.BuiltinMethodType):
             return ObjectVariable(getattr(base.value, name))  # "a,b".split: folded when called
         if not isinstance(base, ObjectVariable) or isinstance(base, FunctionVariable):
-            self.unsupported(f"attribute {name!r} of {base!r}")
+            self.unsupported(f"reads the attribute {name!r} of {shown(base)}, which sot cannot translate yet")
         if not hasattr(base.value, name):
-            self.unsupported(f"{base!r} has no attribute {name!r}")
+            self.unsupported(f"reads the attribute {name!r}, which {shown(base)} does not have")
         return self.wrap(getattr(base.value, name), GetAttrTracker(base.tracker, name))
 
     def has_attr(self, base: Variable, name: str) -> bool:
@@ -68,7 +69,7 @@ class AttributeMixin:
             if self.translation.effects.attr(base.value, name) is not None:
                 return True  # written by this translation
             if base.tracker.source is None:
-                self.unsupported(f"hasattr on {base!r}, which has no source to guard")
+                self.unsupported(f"calls hasattr() on {shown(base)}, which sot cannot find again on the next call")
             present = hasattr(base.value, name)
             self.wrap(present, ExpressionTracker(expression(f"hasattr({base.tracker.source}, {name!r})")))
             return present
@@ -84,7 +85,7 @@ class AttributeMixin:
             if shape is not None:
                 return shape
             specialise(tensor, self.inputs, None, f"`.{name}` read at {self.where()}")
-            self.unsupported(f"{name} of {tensor!r} has sizes known only at run time")
+            self.unsupported(f"reads the {name} of a tensor whose sizes are known only at run time")
         values = {
             "shape": lambda: ListVariable([ConstantVariable(d) for d in meta.shape]),
             "ndim": lambda: ConstantVariable(len(meta.shape)),
@@ -96,7 +97,7 @@ class AttributeMixin:
             return values[name]()
         if callable(getattr(Tensor, name, None)) and not isinstance(getattr(Tensor, name), property):
             return BoundMethodVariable(TensorMethodVariable(name), tensor)
-        self.unsupported(f"tensor attribute {name!r}")
+        self.unsupported(f"reads the tensor attribute {name!r}, which sot cannot translate yet")
 
     def _class_attr(self, obj: Variable, name: str, start_after: type | None = None) -> Variable:
         """Python's attribute lookup on an object of a known type, with methods and properties inlined."""
@@ -108,7 +109,7 @@ class AttributeMixin:
         if found is None or (start_after is None and name in getattr(value, "__dict__", {}) and not hasattr(
                 found[1], "__set__")):
             if start_after is not None:
-                self.unsupported(f"{type(value).__name__} object has no attribute {name!r}")
+                self.unsupported(f"reads the attribute {name!r}, which a {type(value).__name__} object does not have")
             if not hasattr(value, name):
                 self._no_attribute(obj, name)
             return self.wrap(getattr(value, name), GetAttrTracker(obj.tracker, name))
@@ -121,7 +122,7 @@ class AttributeMixin:
             self._guard_not_overridden(obj, name, first, k, start_after is None and not hasattr(attr, "__set__"))
         if isinstance(attr, property):
             if attr.fget is None:
-                self.unsupported(f"property {name!r} has no getter")
+                self.unsupported(f"reads the property {name!r}, which has no getter")
             getter = self.wrap(attr.fget, GetAttrTracker(where, "fget"))
             return self.call(getter, [obj], {})
         if isinstance(attr, types.FunctionType):
@@ -133,7 +134,7 @@ class AttributeMixin:
             cls = ObjectVariable(type(value), TypeTracker(obj.tracker) if obj.tracker.source is not None else None)
             return BoundMethodVariable(function, cls)  # `cls.ATTR` in its body is read, and guarded, on type(obj)
         if start_after is not None:
-            self.unsupported(f"super() attribute {name!r} of type {type(attr).__name__}")
+            self.unsupported(f"reads {name!r} through super(), a {type(attr).__name__} sot cannot translate yet")
         if isinstance(attr, C_METHODS):  # `arr.mean` is a new bound method on every read: what is guarded
             return BoundMethodVariable(self.guard_identity(attr, where), obj)  # is the method found on the type
         return self.wrap(getattr(value, name), GetAttrTracker(obj.tracker, name))
@@ -148,7 +149,7 @@ class AttributeMixin:
         getattr_hooks = [klass.__dict__["__getattr__"] for klass in mro if "__getattr__" in klass.__dict__]
         if src is None or type(value).__getattribute__ is not object.__getattribute__ or \
                 getattr_hooks[:1] not in ([], [Layer.__getattr__]):
-            self.unsupported(f"{type(value).__name__} object has no attribute {name!r}")
+            self.unsupported(f"reads the attribute {name!r}, which a {type(value).__name__} object does not have")
         try:
             getattr(value, name)  # (no code of the user's runs) for eager's exact message
         except AttributeError as e:
@@ -193,7 +194,7 @@ class AttributeMixin:
     def _load_super_attr(self, ins: Instruction) -> None:
         super_fn, cls, receiver = self.pop(3)
         if not (isinstance(super_fn, ObjectVariable) and super_fn.value is super):
-            self.unsupported("LOAD_SUPER_ATTR of something other than super")
+            self.unsupported("reads an attribute through a name `super` that is not the builtin super")
         found = self.load_attr(self.call(super_fn, [cls, receiver], {}), ins.argval)
         if ins.is_method:
             self.push_call_slots(found)
@@ -212,7 +213,8 @@ class AttributeMixin:
         if not isinstance(target, InstanceVariable) or not self.reloadable(target) or hasattr(
                 getattr(kind, name, None), "__set__") or (setter is not object.__setattr__ and getattr(
                     setter, "__module__", "").split(".")[0] != "runtime"):
-            self.unsupported(f"{target!r}.{name} = ...: a write the replay cannot make", "SOT-S001")
+            self.unsupported(f"sets the attribute {name!r} of {shown(target)}, a change outside the function sot "
+                             "cannot replay", "SOT-S001")
         self.record_write()
         self.translation.effects.set_attr(target, name, value)
 

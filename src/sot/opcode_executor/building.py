@@ -18,6 +18,7 @@ from .containers import call_container_method, set_of
 from .dispatch import FrameRaises, handles
 from .variables import (ConstantVariable, DictVariable, InstanceVariable, ListVariable, ObjectVariable, SetVariable,
                         TensorVariable, TupleVariable, Variable)
+from .wording import shown
 
 __all__ = ["BuildMixin"]
 
@@ -64,9 +65,9 @@ class BuildMixin:
         other = self.stack.pop()
         target = self.stack[-ins.arg]
         if not isinstance(other, DictVariable):
-            self.unsupported(f"**{other!r}")
+            self.unsupported(f"unpacks **{shown(other)}, which sot cannot translate yet")
         if ins.opname == "DICT_MERGE" and set(other.items) & set(target.items):
-            raise FrameRaises(ins.opname, self.where(), "a keyword argument given twice")
+            raise FrameRaises(ins.opname, self.where(), "raises TypeError: a keyword argument given twice")
         self.write_into(target)
         target.items.update(other.items)
 
@@ -98,12 +99,12 @@ class BuildMixin:
                 self.stack.append(base.items[index])
             except (IndexError, KeyError) as e:
                 if hasattr(getattr(base, "kind", dict), "__missing__"):  # a subclass's __missing__ runs eagerly
-                    raise FrameRaises(ins.opname, self.where(), f"{type(e).__name__}: {e}") from None
+                    raise FrameRaises(ins.opname, self.where(), f"raises {type(e).__name__}: {e}") from None
                 raise FrameRaises.of(ins.opname, self.where(), e) from None
         elif isinstance(base, ConstantVariable) and not isinstance(index, Variable):
             self.stack.append(ConstantVariable(base.value[index]))
         else:
-            self.unsupported(f"{base!r}[{index!r}]")
+            self.unsupported(f"indexes {shown(base)} by {shown(index)}, which sot cannot translate yet")
 
     def _check_tensor_index(self, index: Any) -> None:
         """Indexing a tensor by a tensor, a list or an array (advanced indexing) is not recorded: a bool
@@ -111,9 +112,10 @@ class BuildMixin:
         items = index if type(index) is tuple else (index,)
         for item in items:
             if isinstance(item, TensorVariable) and item.meta.dtype == "bool":
-                self.unsupported(f"indexing by the bool mask {item!r}", "SOT-B005")
+                self.unsupported("indexes by a boolean mask: the result's shape depends on tensor values", "SOT-B005")
             if isinstance(item, (TensorVariable, list, np.ndarray)):
-                self.unsupported(f"advanced indexing by {type(item).__name__}")
+                self.unsupported(f"indexes by a {type(item).__name__} (advanced indexing), which sot cannot "
+                                 "translate yet")
 
     @handles("STORE_SUBSCR")
     def _store_subscr(self, ins: Instruction) -> None:
@@ -124,10 +126,10 @@ class BuildMixin:
             self.update_in_place(base, lambda: self.call(setitem, [base, ConstantVariable(key), value], {}))
             return
         if not isinstance(base, (ListVariable, DictVariable)):
-            self.unsupported(f"{base!r}[{key!r}] = ...: a write into an object from outside the frame", "SOT-S001")
+            self.unsupported(f"assigns an item of {shown(base)}, a change sot cannot replay", "SOT-S001")
         if isinstance(base, ListVariable):
             if not isinstance(key, int) or not -len(base.items) <= key < len(base.items):
-                self.unsupported(f"list assignment at {key!r}")
+                self.unsupported(f"assigns a list item at {key!r}, which eager code rejects")
         self.write_into(base)
         base.items[key] = value
 
@@ -135,12 +137,13 @@ class BuildMixin:
     def _delete_subscr(self, ins: Instruction) -> None:
         index, base = self.stack.pop(), self.stack.pop()
         if not isinstance(base, (ListVariable, DictVariable)):
-            self.unsupported(f"del {base!r}[...]: a write into an object from outside the frame", "SOT-S001")
+            self.unsupported(f"deletes an item of {shown(base)} from outside the function, a change sot cannot "
+                             "replay", "SOT-S001")
         key = self.python_value(index)
         try:
             base.items[key]
         except (IndexError, KeyError, TypeError) as e:
-            raise FrameRaises(ins.opname, self.where(), f"{type(e).__name__}: {e}") from None
+            raise FrameRaises(ins.opname, self.where(), f"raises {type(e).__name__}: {e}") from None
         self.write_into(base)
         del base.items[key]
 
@@ -149,7 +152,7 @@ class BuildMixin:
         start, end = (self.python_value(v) for v in self.pop(2))
         base, value = self.stack.pop(), self.stack.pop()
         if not isinstance(base, ListVariable):
-            self.unsupported(f"{base!r}[{start}:{end}] = ...: a write into an object from outside the frame",
+            self.unsupported(f"assigns a slice of {shown(base)} from outside the function, a change sot cannot replay",
                              "SOT-S001")
         items = self.elements(value)  # (before the write: `xs[1:] = xs` assigns the items it had)
         self.write_into(base)
@@ -160,7 +163,7 @@ class BuildMixin:
         if container.tracker.source is not None:
             if not self.reloadable(container) or isinstance(container, SetVariable) or (
                     isinstance(container, DictVariable) and container.kind is not dict):
-                self.unsupported(f"mutating {container!r}", "SOT-S001")
+                self.unsupported(f"changes {shown(container)} from outside the function", "SOT-S001")
             self.record_write()
             self.translation.effects.refill(container)
         self.touch(container)

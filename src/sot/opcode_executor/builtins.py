@@ -25,6 +25,7 @@ from .variables import (CONSTANT_TYPES, ITERATOR_TYPES, ConstantVariable, DictVa
                         EnumerateVariable, ExceptionVariable, FunctionVariable, InstanceVariable, IteratorVariable,
                         ListVariable, NumberVariable, ObjectVariable, SetVariable, SuperVariable, TensorVariable,
                         TupleVariable, Variable, ZipVariable, python_type)
+from .wording import shown
 
 if TYPE_CHECKING:
     from .executor import OpcodeExecutor
@@ -53,7 +54,7 @@ def _real(ex: "OpcodeExecutor", fn: Callable, *args: Any, **kwargs: Any) -> Any:
 def _result(ex: "OpcodeExecutor", result: Any) -> Variable:
     """A folded builtin's result as a Variable."""
     if not _is_folded_value(result):
-        ex.unsupported(f"a builtin returning {type(result).__name__}")
+        ex.unsupported(f"calls a builtin returning a {type(result).__name__}, which sot cannot translate yet")
     if type(result) is list:  # a new mutable list (sorted): items the frame may append to
         return ListVariable([ConstantVariable(v) for v in result])
     return ConstantVariable(result)
@@ -79,7 +80,7 @@ def _len(ex: "OpcodeExecutor", args: list[Variable], kwargs: dict[str, Variable]
         if shape and shape[0] < 0:  # needed as an int: keep that dim static (sot.dynamic.shapes), or break
             specialise(var, ex.inputs, (0,), f"len() at {ex.where()}")
         if not shape or shape[0] < 0:
-            ex.unsupported(f"len of {var!r}")
+            ex.unsupported(f"takes the len() of {shown(var)}, known only at run time")
         return ConstantVariable(shape[0])
     return _fold(len)(ex, args, kwargs)
 
@@ -90,7 +91,7 @@ def _enumerate(ex: "OpcodeExecutor", args: list[Variable], kwargs: dict[str, Var
     bound = _bind(ex, "enumerate", args, kwargs, ("iterable", "start"), {"start": ConstantVariable(0)})
     start = ex.python_value(bound["start"])
     if not isinstance(start, int):
-        ex.unsupported(f"enumerate with start={start!r}")
+        ex.unsupported(f"calls enumerate with start={shown(start)}, which sot cannot translate yet")
     iterable = bound["iterable"]
     if isinstance(iterable, ITERATOR_TYPES):
         return EnumerateVariable(iterable, start)
@@ -163,14 +164,15 @@ def _reversed(ex: "OpcodeExecutor", args: list[Variable], kwargs: dict[str, Vari
     if kwargs or len(args) != 1:
         ex.raises("reversed() takes exactly one argument")
     if isinstance(args[0], ITERATOR_TYPES):
-        ex.raises(f"{args[0]!r} is not reversible")
+        ex.raises(f"{shown(args[0])} is not reversible")
     return IteratorVariable(ex.elements(args[0])[::-1])
 
 
 def _iter(ex: "OpcodeExecutor", args: list[Variable], kwargs: dict[str, Variable]) -> Variable:
     """iter(x): an iterator is its own; anything else an iterator over the items known at translation time."""
     if kwargs or len(args) != 1:
-        ex.unsupported("iter() with a sentinel (it calls a function until it returns the sentinel)")
+        ex.unsupported("calls iter() with a sentinel (a function called until it returns the sentinel), which sot "
+                       "cannot translate yet")
     return ex.iterator_of(args[0])
 
 
@@ -180,7 +182,7 @@ def _next(ex: "OpcodeExecutor", args: list[Variable], kwargs: dict[str, Variable
         ex.raises("next() takes one or two positional arguments")
     iterator = args[0]
     if not isinstance(iterator, ITERATOR_TYPES):
-        ex.unsupported(f"next() of {iterator!r}")
+        ex.unsupported(f"calls next() on {shown(iterator)}, which sot cannot translate yet")
     item = ex.next_of(iterator)
     if item is None:
         if len(args) < 2:
@@ -251,7 +253,7 @@ def _isinstance(ex: "OpcodeExecutor", args: list[Variable], kwargs: dict[str, Va
     else:
         targets = None
     if known is None or targets is None:
-        ex.unsupported(f"isinstance({var!r}, {classes!r})")
+        ex.unsupported(f"checks isinstance() of {shown(var)} against {shown(classes)}, which sot cannot decide")
     return ConstantVariable(issubclass(known, targets))
 
 
@@ -259,7 +261,7 @@ def _type(ex: "OpcodeExecutor", args: list[Variable], kwargs: dict[str, Variable
     """type(x) of a Variable whose type its guards pin."""
     known = python_type(args[0]) if len(args) == 1 and not kwargs else None
     if known is None:
-        ex.unsupported("type() of this value")
+        ex.unsupported("calls type() on a value whose type sot does not know")
     source = args[0].tracker.source
     # reached from the frame: `type(x).ATTR` is read through `type(<x's source>)`, so it is guarded
     return ObjectVariable(known, TypeTracker(args[0].tracker) if source is not None else None)
@@ -269,7 +271,7 @@ def _getattr(ex: "OpcodeExecutor", args: list[Variable], kwargs: dict[str, Varia
     """getattr(obj, name[, default]) with a constant name: the same lookup as LOAD_ATTR."""
     name = ex.python_value(args[1])
     if not isinstance(name, str):
-        ex.unsupported("getattr with a non-constant name")
+        ex.unsupported("calls getattr() with a name known only at run time")
     if len(args) == 3 and not ex.has_attr(args[0], name):
         return args[2]
     return ex.load_attr(args[0], name)
@@ -279,7 +281,7 @@ def _hasattr(ex: "OpcodeExecutor", args: list[Variable], kwargs: dict[str, Varia
     """hasattr(obj, name) with a constant name."""
     name = ex.python_value(args[1])
     if not isinstance(name, str):
-        ex.unsupported("hasattr with a non-constant name")
+        ex.unsupported("calls hasattr() with a name known only at run time")
     return ConstantVariable(ex.has_attr(args[0], name))
 
 
@@ -293,7 +295,7 @@ def _super(ex: "OpcodeExecutor", args: list[Variable], kwargs: dict[str, Variabl
         cls = receiver = None
     if not isinstance(cls, ObjectVariable) or not isinstance(cls.value, type) or not isinstance(
             receiver, InstanceVariable):
-        ex.unsupported("super() outside a method of an object")
+        ex.unsupported("calls super() outside a method of an object, which sot cannot translate yet")
     return SuperVariable(cls.value, receiver)
 
 
@@ -341,14 +343,14 @@ def _print(ex: "OpcodeExecutor", args: list[Variable], kwargs: dict[str, Variabl
     Anything else may run user code or write elsewhere when printed (`file=`, an object's own
     `__str__`): the call breaks the graph and runs for real (SOT-B003)."""
     if not config.defer_print():
-        ex.unsupported("print (SOT_DEFER_PRINT=0)", "SOT-B003")
+        ex.unsupported("calls print, which sot does not defer with SOT_DEFER_PRINT=0", "SOT-B003")
     unknown = sorted(set(kwargs) - _PRINT_OPTIONS)
     if unknown:
-        ex.unsupported(f"print with {', '.join(unknown)}= cannot be deferred", "SOT-B003")
+        ex.unsupported(f"calls print with {', '.join(unknown)}=, which sot cannot defer", "SOT-B003")
     options = {}
     for name, var in kwargs.items():
         if not isinstance(var, ConstantVariable) or (name != "flush" and not isinstance(var.value, (str, type(None)))):
-            ex.unsupported(f"print with {name}={var!r} cannot be deferred", "SOT-B003")
+            ex.unsupported(f"calls print with {name}={shown(var)}, which sot cannot defer", "SOT-B003")
         options[name] = var.value
     ex.translation.effects.print([_printed(ex, a, ()) for a in args], options, ex.builder.mark()[0], ex.where())
     return ConstantVariable(None)
@@ -370,7 +372,7 @@ def _printed(ex: "OpcodeExecutor", var: Variable, within: tuple[int, ...]) -> Va
     if id(var) not in within and isinstance(var, DictVariable) and var.kind is dict and all(
             type(k) in CONSTANT_TYPES for k in var.items):
         return DictVariable({k: _printed(ex, v, (*within, id(var))) for k, v in var.items.items()})
-    ex.unsupported(f"print of a {type(var).__name__} cannot be deferred (its text may not be the graph's values)",
+    ex.unsupported(f"prints a {type(var).__name__}, which sot cannot defer (its text may not be the graph's values)",
                    "SOT-B003")
 
 
@@ -378,7 +380,7 @@ def _hash(ex: "OpcodeExecutor", args: list[Variable], kwargs: dict[str, Variable
     """`hash()` folded, but not of an exception the frame raised: eager code makes a new one, with a new
     identity hash, on every call, where a folded hash would be the same number each time."""
     if any(isinstance(a, ExceptionVariable) for a in args):
-        ex.unsupported("hash of an exception made in the frame (a new object and hash on every call)")
+        ex.unsupported("hashes an exception made in the function (a new object and hash on every call)")
     return _fold(hash)(ex, args, kwargs)
 
 

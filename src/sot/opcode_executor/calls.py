@@ -34,6 +34,7 @@ from .dispatch import InPlaceUpdate, Unsupported, handles
 from .trackers import ExpressionTracker, GetAttrTracker
 from .variables import (NULL, BoundMethodVariable, ContainerMethodVariable, DictVariable, FunctionVariable,
                         InstanceVariable, ObjectVariable, TensorMethodVariable, TensorVariable, Variable)
+from .wording import kind_of_callee, shown
 
 __all__ = ["CallMixin", "MAX_INLINE_DEPTH", "ReadsFrames", "is_optimizer_code", "is_runtime_api"]
 
@@ -113,7 +114,8 @@ class CallMixin:
         if isinstance(fn, BoundMethodVariable):
             return self.call(fn.function, [fn.receiver, *args], kwargs, direct)
         if isinstance(fn, ObjectVariable) and (breaks_on(fn.value) or is_skipped(fn.value)):
-            self.unsupported(f"{getattr(fn.value, '__qualname__', fn)} is on the block list", "SOT-B004")
+            self.unsupported(f"calls {shown(fn)}, which is on the block list (sot.skip_function / "
+                             "sot.graph_break_on)", "SOT-B004")
         grad_mode = self.grad_mode_call(fn, args, kwargs)  # no_grad(), is_grad_enabled(), a with's exit
         if grad_mode is not None:
             return grad_mode
@@ -121,7 +123,8 @@ class CallMixin:
             if _reads_or_sets_state(fn.value):
                 return self._runtime_state_call(fn.value, args, kwargs)
             if fn.value.__name__.endswith("_"):
-                raise InPlaceUpdate("CALL", self.where(), f"{fn.value.__name__} changes its argument in place")
+                raise InPlaceUpdate("CALL", self.where(),
+                                    f"calls {fn.value.__name__}, which changes its argument in place")
             pos, kw = call_arguments(self, fn.value, args, kwargs)
             with self.recording():
                 return self.from_result(self.builder.call_api(fn.value, pos, kw,
@@ -130,7 +133,8 @@ class CallMixin:
             return self.call(self.wrap(fn.value.__wrapped__, GetAttrTracker(fn.tracker, "__wrapped__")), args, kwargs,
                              direct)
         if isinstance(fn, FunctionVariable) and is_optimizer_code(fn.value):
-            self.unsupported(f"{fn.value.__qualname__} updates parameters and gradients in place: it runs for real",
+            self.unsupported(f"calls {fn.value.__qualname__}, which updates parameters and gradients in place: it runs "
+                             "for real",
                              "SOT-B003")
         if isinstance(fn, FunctionVariable):
             try:
@@ -142,7 +146,7 @@ class CallMixin:
         if isinstance(fn, InstanceVariable):
             method = self.load_attr(fn, "__call__")
             if not isinstance(method, (BoundMethodVariable, FunctionVariable)):
-                self.unsupported(f"calling {fn!r}, whose __call__ is not Python code")
+                self.unsupported(f"calls {shown(fn)}, whose __call__ is not Python code sot can trace")
             return self.call(method, args, kwargs, direct)
         if isinstance(fn, ObjectVariable) and isinstance(fn.value, type) and issubclass(fn.value, BaseException):
             return self.make_exception(fn.value, args, kwargs)
@@ -151,15 +155,15 @@ class CallMixin:
             if builtin is not None:
                 return builtin(self, args, kwargs)
             if any(fn.value is reader and (n is None or len(args) < n) for reader, n in _FRAME_READERS):
-                raise ReadsFrames("CALL", self.where(), f"calling {fn!r}, which reads its caller's frame")
-        self.unsupported(f"calling {fn!r}", "SOT-B003")
+                raise ReadsFrames("CALL", self.where(), f"calls {shown(fn)}, which reads its caller's frame")
+        self.unsupported(f"calls {shown(fn)}, which sot cannot trace{kind_of_callee(fn)}", "SOT-B003")
 
     def _runtime_state_call(self, fn: Any, args: list[Variable], kwargs: dict[str, Variable]) -> Variable:
         """A query of the runtime's state, read now and guarded; a call that changes it breaks the graph."""
         name = fn.__name__
         if name in _STATE_QUERIES and not args and not kwargs and getattr(runtime, name, None) is fn:
             return self.wrap(fn(), ExpressionTracker(expression(f"__import__('runtime').{name}()")))
-        self.unsupported(f"runtime.{name} reads or changes the runtime's global state: it runs for real",
+        self.unsupported(f"calls runtime.{name}, which reads or changes the runtime's global state: it runs for real",
                          "SOT-S001")
 
     def too_deep(self, fn: FunctionVariable) -> None:
@@ -172,10 +176,10 @@ class CallMixin:
             chain.append(chain[-1].parent)
         owners = [frame for frame in chain if frame.code is fn.code]
         if not owners:
-            self.unsupported(f"calls nested deeper than {MAX_INLINE_DEPTH}")
-        error = Unsupported(self.current.opname, self.where(), f"a recursion of {fn.code.co_qualname} deeper than "
-                            f"{MAX_INLINE_DEPTH} inlined calls runs for real from its first call (one frame per "
-                            "level, as eagerly: the recursion limit applies as it does eagerly)", "SOT-B003")
+            self.unsupported(f"makes calls nested deeper than {MAX_INLINE_DEPTH}, which sot does not inline")
+        error = Unsupported(self.current.opname, self.where(), f"recurses into {fn.code.co_qualname} deeper than "
+                            f"{MAX_INLINE_DEPTH} inlined calls: the recursion runs for real from its first call "
+                            "(one frame per level, as eagerly: the recursion limit applies as it does eagerly)", "SOT-B003")
         error.breakable = False
         error.unwind_to = max(owners[-1].depth, 1)  # the outermost call of its code (the translated frame's: the first)
         raise error
@@ -184,21 +188,22 @@ class CallMixin:
         """A Tensor method call, recorded as call_method; an in-place one (`add_`) updates a tensor the
         frame made as its out-of-place twin (`add`) would, anything else that mutates cannot be captured."""
         if name in _AUTOGRAD_METHODS:
-            self.unsupported(f"Tensor.{name} runs autograd for real", "SOT-B003")
+            self.unsupported(f"calls Tensor.{name}, which runs autograd for real", "SOT-B003")
         if name == "detach_" and isinstance(self_var, TensorVariable) and not args and not kwargs:
             return self.detach_in_place(self_var)
         if _mutates(name):
             twin = name[:-1]
             if not (isinstance(self_var, TensorVariable) and name.endswith("_") and callable(getattr(Tensor, twin,
                                                                                                       None))):
-                raise InPlaceUpdate("CALL", self.where(), f"Tensor.{name} changes a tensor in place (a side effect)")
+                raise InPlaceUpdate("CALL", self.where(),
+                                    f"calls Tensor.{name}, which changes a tensor in place (a side effect)")
             return self.update_in_place(self_var, lambda: self._record_method(twin, self_var, args, kwargs))
         if name in ("cpu", "cuda"):
             return self._device_move(name, self_var, args, kwargs)
         self_sym = self.as_arg(self_var)
         method = getattr(Tensor, name, None)
         if breaks_on(method):
-            self.unsupported(f"Tensor.{name} is on the block list", "SOT-B004")
+            self.unsupported(f"calls Tensor.{name}, which is on the block list (sot.graph_break_on)", "SOT-B004")
         pos, kw = call_arguments(self, method, args, kwargs, method=True)
         with self.recording():
             return self.from_result(self.builder.call_method(
@@ -211,7 +216,7 @@ class CallMixin:
             has_gpu = self._runtime_state_call(runtime.is_compiled_with_cuda, [], {})
             if has_gpu.value is False:
                 return self_var
-        self.unsupported(f"Tensor.{name} moves a tensor between devices: it runs for real", "SOT-B003")
+        self.unsupported(f"calls Tensor.{name}, which moves a tensor between devices: it runs for real", "SOT-B003")
 
     @contextlib.contextmanager
     def recording(self) -> Iterator[None]:
@@ -219,11 +224,11 @@ class CallMixin:
         try:
             yield
         except NeedsTensorValue as e:
-            self.unsupported(str(e), "SOT-B002")
+            self.unsupported("reads a tensor's value into Python", "SOT-B002")
         except WritesSymbol as e:
-            self.unsupported(str(e), "SOT-S001")
+            self.unsupported("changes a tensor the function already computed in place", "SOT-S001")
         except DynamicShapeOp as e:
-            self.unsupported(str(e), "SOT-B005")
+            self.unsupported("makes a tensor whose shape depends on tensor values", "SOT-B005")
 
     @handles("CALL")
     def _call(self, ins: Instruction) -> None:
@@ -246,5 +251,5 @@ class CallMixin:
         first, second = self.pop(2)
         fn = second if first is NULL else first
         if not isinstance(kwargs, DictVariable) or not all(isinstance(k, str) for k in kwargs.items):
-            self.unsupported(f"**{kwargs!r}")
+            self.unsupported(f"passes **{shown(kwargs)} as keyword arguments, which sot cannot translate yet")
         self.stack.append(self.call(fn, self.elements(args), kwargs.items, direct=True))

@@ -18,6 +18,7 @@ from .builtins import builtin_of
 from .dispatch import FrameRaises
 from .variables import (ConstantVariable, DictVariable, DictViewVariable, ListVariable, SetVariable,
                         TensorVariable, TupleVariable, Variable)
+from .wording import shown
 
 if TYPE_CHECKING:
     from .executor import OpcodeExecutor
@@ -32,7 +33,7 @@ def same_item(ex: "OpcodeExecutor", a: Variable, b: Variable) -> bool:
     if a is b:
         return True
     if isinstance(a, TensorVariable) or isinstance(b, TensorVariable):
-        ex.unsupported(f"comparing {a!r} with {b!r}: a tensor's == decides it at run time", "SOT-B001")
+        ex.unsupported(f"compares {shown(a)} with {shown(b)}: a tensor's == decides it at run time", "SOT-B001")
     return ex.python_value(a) == ex.python_value(b)
 
 
@@ -57,7 +58,7 @@ def _element(ex: "OpcodeExecutor", var: Variable) -> Any:
     try:
         hash(value)
     except TypeError:
-        raise FrameRaises("CALL", ex.where(), f"unhashable type: {type(value).__name__!r}") from None
+        raise FrameRaises("CALL", ex.where(), f"raises TypeError: unhashable type: {type(value).__name__!r}") from None
     return value
 
 
@@ -66,7 +67,7 @@ def _index(ex, seq: TupleVariable, value: Variable, start: Variable = ConstantVa
            stop: Variable = ConstantVariable(None)) -> Variable:
     found = _position(ex, seq.items, value, ex.python_value(start), ex.python_value(stop))
     if found is None:
-        raise FrameRaises("CALL", ex.where(), "ValueError: the value is not in the sequence")
+        raise FrameRaises("CALL", ex.where(), "raises ValueError: the value is not in the sequence")
     return ConstantVariable(found)
 
 
@@ -155,7 +156,7 @@ def _get(ex, d: DictVariable, key: Variable, default: Variable = ConstantVariabl
 
 def _update(ex, d: DictVariable, *others: Variable, **kwargs: Variable) -> Variable:
     if len(others) > 1:
-        ex.unsupported("dict.update with more than one positional argument")
+        ex.unsupported("calls dict.update with more than one positional argument, which sot cannot translate yet")
     new: dict[Any, Variable] = {}
     for other in others:
         if isinstance(other, DictVariable):
@@ -198,7 +199,7 @@ def _popitem(ex, d: DictVariable) -> Variable:
 
 def _dict_copy(ex, d: DictVariable) -> Variable:
     if d.kind is not dict:
-        ex.unsupported(f"{d.kind.__name__}.copy")
+        ex.unsupported(f"calls {d.kind.__name__}.copy, which sot cannot translate yet")
     return DictVariable(d.items)
 
 
@@ -211,7 +212,7 @@ def _set_mutation(name: str) -> Callable:
         try:
             result = getattr(s.items, name)(*values)
         except (KeyError, TypeError) as e:
-            raise FrameRaises("CALL", ex.where(), f"{type(e).__name__}: {e}") from None
+            raise FrameRaises("CALL", ex.where(), f"raises {type(e).__name__}: {e}") from None
         return ConstantVariable(result) if name == "pop" else ConstantVariable(None)
     return method
 
@@ -222,7 +223,7 @@ def _set_query(name: str) -> Callable:
         try:
             result = getattr(s.items, name)(*(ex.python_value(a) for a in args))
         except TypeError as e:
-            raise FrameRaises("CALL", ex.where(), f"TypeError: {e}") from None
+            raise FrameRaises("CALL", ex.where(), f"raises TypeError: {e}") from None
         return SetVariable(result) if isinstance(result, (set, frozenset)) else ConstantVariable(result)
     return method
 
@@ -252,9 +253,9 @@ def call_container_method(ex: "OpcodeExecutor", name: str, container: Variable, 
     """Simulate `container.name(*args, **kwargs)`; a frozenset has only the methods that make no change."""
     method = CONTAINER_METHODS[type(container)][name]
     if isinstance(container, SetVariable) and container.kind is frozenset and name in _SET_MUTATIONS:
-        ex.unsupported(f"frozenset has no method {name!r}")
+        ex.unsupported(f"calls frozenset.{name}, which frozenset does not have")
     try:
         inspect.signature(method).bind(ex, container, *args, **kwargs)
     except TypeError:
-        ex.unsupported(f"{name}() with arguments it does not take: the call runs for real")
+        ex.unsupported(f"calls {name}() with arguments it does not take: the call runs for real")
     return method(ex, container, *args, **kwargs)

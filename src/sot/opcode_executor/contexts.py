@@ -41,6 +41,7 @@ from .dispatch import handles
 from .trackers import ExpressionTracker
 from .variables import BoundMethodVariable, ConstantVariable, ExceptionVariable, FunctionVariable, InstanceVariable, \
     ObjectVariable, TensorVariable, Variable
+from .wording import shown
 
 __all__ = ["ContextMixin", "GradModeVariable", "GradModeExitVariable"]
 
@@ -99,7 +100,7 @@ class ContextMixin:
     def _switch_grad_mode(self, mode: bool) -> None:
         """Record what follows under `mode` (statements carry it: see Statement.grad)."""
         if mode and not self.outer_grad_mode():
-            self.unsupported("enable_grad under the caller's no_grad: a compiled subgraph records autograd only "
+            self.unsupported("enters enable_grad under the caller's no_grad: a compiled graph records autograd only "
                              "when its caller's grad mode is on", "SOT-G001")
         self.builder.grad_mode = mode
 
@@ -110,9 +111,9 @@ class ContextMixin:
         if isinstance(fn, GradModeExitVariable):
             leaving = [a.value if isinstance(a, ConstantVariable) else a for a in args]
             if kwargs or (leaving != [None] * 3 and not (len(args) == 3 and isinstance(args[1], ExceptionVariable))):
-                self.unsupported("a grad-mode context's __exit__ called other than on leaving its with block")
+                self.unsupported("calls a grad-mode context's __exit__ other than on leaving its with block")
             if fn.context.saved != fn.before:  # an object entered twice: eager leaves the mode changed
-                self.unsupported("a grad-mode context entered again inside its own with block leaves the grad "
+                self.unsupported("enters a grad-mode context again inside its own with block, which leaves the grad "
                                  "mode changed after it (a side effect)", "SOT-S001")
             self.builder.grad_mode = fn.context.saved
             return ConstantVariable(None)
@@ -121,7 +122,7 @@ class ContextMixin:
 
     def _make_grad_context(self, mode: bool, args: list[Variable], kwargs: dict[str, Variable]) -> Variable:
         if args or kwargs:
-            self.unsupported(f"{'enable_grad' if mode else 'no_grad'} used as a decorator inside the function")
+            self.unsupported(f"uses {'enable_grad' if mode else 'no_grad'} as a decorator inside the function")
         return GradModeVariable(mode)
 
     def _set_grad_enabled(self, args: list[Variable], kwargs: dict[str, Variable]) -> Variable:
@@ -129,11 +130,12 @@ class ContextMixin:
         bare call changes the mode for the rest of the frame and for its caller: a break runs it)."""
         given = [*args, *kwargs.values()]
         if len(given) != 1:
-            self.unsupported(f"set_grad_enabled with {len(given)} arguments")
+            self.unsupported(f"calls set_grad_enabled with {len(given)} arguments")
         flag = given[0]
         following = self.normalised.instructions[self.normalised.index(self.current) + 1]
         if following.opname != "BEFORE_WITH":
-            self.unsupported("set_grad_enabled outside a with statement changes the caller's grad mode", "SOT-S001")
+            self.unsupported("calls set_grad_enabled outside a with statement, which changes the caller's grad mode",
+                             "SOT-S001")
         context = GradModeVariable(self.truth(flag), switches_when_made=True)  # a tensor flag: a break
         context.saved = self.builder.grad_mode
         self._switch_grad_mode(context.mode)
@@ -141,7 +143,7 @@ class ContextMixin:
 
     def _is_grad_enabled(self, args: list[Variable], kwargs: dict[str, Variable]) -> Variable:
         if args or kwargs:
-            self.unsupported("is_grad_enabled with arguments")
+            self.unsupported("calls is_grad_enabled with arguments")
         return ConstantVariable(self.grad_mode_here())
 
     # ------------------------------------------------------------ with
@@ -161,7 +163,7 @@ class ContextMixin:
             exit_ = self._python_method(manager, "__exit__")
             entered = self.call(enter, [], {})
         else:
-            self.unsupported(f"a with statement over {manager!r}", "SOT-B003")
+            self.unsupported(f"enters a with statement over {shown(manager)}, which sot cannot trace", "SOT-B003")
         self.stack.extend([exit_, entered])
 
     def _outside_grad_context(self, manager: InstanceVariable) -> GradModeVariable:
@@ -177,7 +179,8 @@ class ContextMixin:
         """`manager.<name>` as a method whose code can be inlined."""
         method = self.load_attr(manager, name)
         if not (isinstance(method, BoundMethodVariable) and isinstance(method.function, FunctionVariable)):
-            self.unsupported(f"{type(manager.value).__name__}.{name} of a context manager is not Python code",
+            self.unsupported(f"enters or leaves a {type(manager.value).__name__}, whose {name} is not Python code "
+                             "sot can trace",
                              "SOT-B003")
         return method
 

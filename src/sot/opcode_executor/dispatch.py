@@ -8,6 +8,7 @@ raises with its own type and message.
 """
 from __future__ import annotations
 
+import types
 from typing import Any, Callable
 
 __all__ = ["HANDLERS", "handles", "Unsupported", "FrameRaises", "InPlaceUpdate"]
@@ -15,7 +16,10 @@ __all__ = ["HANDLERS", "handles", "Unsupported", "FrameRaises", "InPlaceUpdate"]
 
 class Unsupported(Exception):
     """The frame uses something this executor cannot simulate: a reason to break the graph or run it
-    eagerly. `code` is its entry in `sot.translation.reasons.REASONS` (no detail: an opcode without a handler)."""
+    eagerly. `code` is its entry in `sot.translation.reasons.REASONS` (no detail: an opcode without a handler).
+    `detail` says what the instruction's expression does, in the user's terms, as a verb phrase ("reads a
+    tensor's value into Python"; values named with `wording.shown`, never by their Variable): reports
+    print it after the expression it quotes (sot.translation.source_text)."""
 
     default_code = "SOT-G001"
     # an in-place update of a tensor: not broken on, because the compiled graph's outputs do not
@@ -29,7 +33,14 @@ class Unsupported(Exception):
         self.code = code or (self.default_code if detail else "SOT-U001")
         self.reason = f"{opname}: {detail}" if detail else f"unsupported opcode {opname}"
         self.call_site: str | None = None  # why an inlined frame it came from could not be resumed at it
+        self.at: tuple[types.CodeType, Any] | None = None  # (code, Instruction) it happened at: see `locate`
         super().__init__(f"[{self.code}] {self.reason} at {where}")
+
+    def locate(self, code: types.CodeType, instruction: Any) -> None:
+        """Remember the instruction it happened at, whose source positions let reasons quote the user's
+        expression; the innermost frame locates it first, and that is where it happened."""
+        if self.at is None:
+            self.at = (code, instruction)
 
 
 class FrameRaises(Unsupported):
@@ -50,7 +61,7 @@ class FrameRaises(Unsupported):
         """Eager code raises `error` here (a builtin's on values known at translation time): catchable in the
         simulation when it is a builtin exception whose arguments are plain constants."""
         simple = type(error).__module__ == "builtins" and all(_is_plain(a) for a in error.args)
-        return cls(opname, where, f"{type(error).__name__}: {error}",
+        return cls(opname, where, f"raises {type(error).__name__}: {error}",
                    raised=(type(error), error.args) if simple else None)
 
 

@@ -24,6 +24,7 @@ from sot.pyversion import Instruction
 
 from .dispatch import FrameRaises, handles
 from .variables import ConstantVariable, ExceptionVariable, ObjectVariable, TupleVariable, Variable, python_type
+from .wording import shown
 
 __all__ = ["ExceptionMixin"]
 
@@ -48,7 +49,8 @@ class ExceptionMixin:
         constant arguments: an ExceptionVariable; any other exception runs the frame eagerly."""
         if kwargs or not all(isinstance(a, ConstantVariable) for a in args) or \
                 any(c.__module__ != "builtins" for c in kind.__mro__):
-            raise FrameRaises("CALL", self.where(), f"the frame makes a {kind.__name__} (to raise it)")
+            raise FrameRaises("CALL", self.where(),
+                              f"makes a {kind.__name__} exception, which runs eagerly to raise it")
         return ExceptionVariable(kind, list(args))
 
     def catch(self, raised: FrameRaises) -> None:
@@ -63,7 +65,7 @@ class ExceptionMixin:
                 raised.raised = None
             raise raised
         if len(self.stack) < entry.depth:
-            self.unsupported(f"unwinding {exc!r} to a handler below the simulated stack")
+            self.unsupported(f"raises {shown(exc)} to a handler sot cannot reach")
         del self.stack[entry.depth:]
         if entry.lasti:  # the raising instruction's offset, which only RERAISE reads (for the traceback)
             self.stack.append(ConstantVariable(self.current.offset))
@@ -82,13 +84,13 @@ class ExceptionMixin:
     @handles("RAISE_VARARGS")
     def _raise_varargs(self, ins: Instruction) -> None:
         if ins.arg == 0:  # a bare `raise`: the exception being handled, which is not modelled
-            raise FrameRaises(ins.opname, self.where(), "the frame raises an exception")
+            raise FrameRaises(ins.opname, self.where(), "raises the exception being handled")
         if ins.arg == 2:  # `raise exc from cause`: the cause is not part of what is simulated (class, args)
             self.stack.pop()
         exc = self.stack.pop()
         if isinstance(exc, ObjectVariable) and isinstance(exc.value, type) and issubclass(exc.value, BaseException):
             exc = self.make_exception(exc.value, [], {})  # `raise ValueError`: the class is called
-        self._throw(ins, exc, "the frame raises an exception")
+        self._throw(ins, exc, f"raises {shown(exc)}")
 
     @handles("PUSH_EXC_INFO")
     def _push_exc_info(self, ins: Instruction) -> None:
@@ -100,7 +102,7 @@ class ExceptionMixin:
         kind = exc.kind if isinstance(exc, ExceptionVariable) else python_type(exc)
         wanted = classes.items if isinstance(classes, TupleVariable) else [classes]
         if kind is None or not all(isinstance(c, ObjectVariable) and isinstance(c.value, type) for c in wanted):
-            self.unsupported(f"except {classes!r} for {exc!r}")
+            self.unsupported(f"catches {shown(exc)} with except {shown(classes)}, which sot cannot decide")
         self.stack.append(ConstantVariable(issubclass(kind, tuple(c.value for c in wanted))))
 
     @handles("POP_EXCEPT")
@@ -109,7 +111,8 @@ class ExceptionMixin:
 
     @handles("RERAISE")
     def _reraise(self, ins: Instruction) -> None:
-        self._throw(ins, self.stack.pop(), "the exception goes on (no except clause matched, or a finally)")
+        self._throw(ins, self.stack.pop(),
+                    "raises the exception on (no except clause matched it, or a finally re-raises it)")
 
     @handles("WITH_EXCEPT_START")
     def _with_except_start(self, ins: Instruction) -> None:

@@ -159,7 +159,7 @@ class OpcodeExecutor(WrappingMixin, NamesMixin, OperatorMixin, IterationMixin, B
         while translation.steps < _MAX_STEPS:
             translation.steps += 1
             if pc == len(instructions):
-                self.unsupported("the frame ends without RETURN_VALUE")
+                self.unsupported("ends the function without a return sot can see")
             ins = self.current = instructions[pc]
             if pc == translation.loop_head and self.parent is None:  # the translator asked: its loop runs for real
                 raise GraphBreak(ins, Unsupported(ins.opname, self.where(), "the loop runs for real"),
@@ -169,15 +169,19 @@ class OpcodeExecutor(WrappingMixin, NamesMixin, OperatorMixin, IterationMixin, B
             try:
                 result = handler(self, ins) if not self.may_break else self._step_or_break(handler, ins)
             except FrameRaises as raised:
+                raised.locate(self.code, ins)
                 if raised.raised is None:
                     raise
                 self.catch(raised)  # (or re-raised to the caller's frame)
                 result = None
+            except Unsupported as e:
+                e.locate(self.code, ins)
+                raise
             if result is not None:
                 self.resume_pc = pc + 1
                 return result
             pc = pc + 1 if self.jump_to is None else self.normalised.index(self.jump_to)
-        self.unsupported(f"more than {_MAX_STEPS} instructions simulated")
+        self.unsupported(f"runs more than {_MAX_STEPS} steps, which sot does not unroll")
 
     def _step_or_break(self, handler: Callable, ins: Instruction) -> Any:
         """Simulate one instruction of a frame that may break; what it cannot simulate becomes a
@@ -200,6 +204,7 @@ class OpcodeExecutor(WrappingMixin, NamesMixin, OperatorMixin, IterationMixin, B
                 raise
             cause = brk.cause
         except Unsupported as e:
+            e.locate(self.code, ins)
             cause, call_site = e, e.call_site
         finally:
             translation.open_steps.pop()
@@ -222,7 +227,8 @@ class OpcodeExecutor(WrappingMixin, NamesMixin, OperatorMixin, IterationMixin, B
         if callee is not brk.frames[-1].executor:
             return f"{name} cannot be resumed: {callee.resume_blocker()}"
         if ins.opname not in CALLS or not callee.direct:
-            return f"{name} runs inside {ins.opname}, not as its own call"
+            return f"{name} is called by an operation of its caller (an operator, an index, an attribute), " \
+                   "not by a call"
         if self.normalised.handler(ins) is not None:
             return "the call is inside a try or with block"
         return None
@@ -258,7 +264,8 @@ class OpcodeExecutor(WrappingMixin, NamesMixin, OperatorMixin, IterationMixin, B
 
     def raises(self, detail: str) -> None:
         """Raises FrameRaises for the current instruction: eager code raises an exception there."""
-        raise FrameRaises(self.current.opname if self.current else "?", self.where(), detail)
+        raise FrameRaises(self.current.opname if self.current else "?", self.where(),
+                          f"raises an exception, as eager code does: {detail}")
 
     def guards(self) -> list[Guard]:
         """The guards of every Variable read from the frame, and that the containers written into are
@@ -327,18 +334,18 @@ class OpcodeExecutor(WrappingMixin, NamesMixin, OperatorMixin, IterationMixin, B
     @handles("RETURN_GENERATOR")
     def _return_generator(self, ins: Instruction) -> Variable:
         if self.parent is None:
-            self.unsupported("a generator frame")
+            self.unsupported("yields from the translated function itself, which runs eagerly")
         self.stack.append(ConstantVariable(None))  # what the POP_TOP after it discards
         return SUSPENDED  # the call gives the generator (see `inline`); its body runs when consumed
 
     @handles("YIELD_VALUE")
     def _yield_value(self, ins: Instruction) -> Variable:
         if self.parent is None:
-            self.unsupported("yield outside an inlined generator")
+            self.unsupported("yields outside a generator sot runs, which sot cannot translate")
         handler = self.normalised.handler(ins)
         if handler is not None and handler.target.argval != "INTRINSIC_STOPITERATION_ERROR":  # (3.12+: every body)
-            self.unsupported("a yield inside a try or with block: a generator left there runs its handler when "
-                             "closed, which the simulation cannot")
+            self.unsupported("yields inside a try or with block: a generator left there runs its handler when "
+                             "closed, which sot cannot translate")
         self.yielded = self.stack.pop()
         self.stack.append(ConstantVariable(None))  # the value sent back in on resumption: iteration sends None
         return SUSPENDED
@@ -348,11 +355,11 @@ class OpcodeExecutor(WrappingMixin, NamesMixin, OperatorMixin, IterationMixin, B
                direct: bool = False) -> Variable:
         """Simulate a Python function's code into this translation's SIR (`direct`: see `call`)."""
         if fn.value is not None and (is_not_to_static(fn.value) or is_skipped(fn.value)):
-            self.unsupported(f"{fn.code.co_qualname} is marked not_to_static or skipped", "SOT-B004")
+            self.unsupported(f"calls {fn.code.co_qualname}, which is marked sot.not_to_static or skipped", "SOT-B004")
         if self.depth >= MAX_INLINE_DEPTH:
             self.too_deep(fn)
         if fn.code.co_flags & (0x80 | 0x100 | 0x200):  # coroutine, iterable coroutine, async generator
-            self.unsupported(f"calling the coroutine function {fn.code.co_qualname}")
+            self.unsupported(f"calls the coroutine function {fn.code.co_qualname}, which sot cannot translate")
         defaults, kwdefaults, closure = (fn.defaults, fn.kwdefaults, fn.closure) if fn.value is None else \
             self._parts_of(fn)
         if fn.value is not None and fn.tracker.source is not None and not in_runtime(fn.value):
@@ -361,7 +368,7 @@ class OpcodeExecutor(WrappingMixin, NamesMixin, OperatorMixin, IterationMixin, B
         try:
             bound = bind_arguments(fn.code, args, kwargs, defaults, kwdefaults)
         except BindError as e:
-            raise FrameRaises("CALL", self.where(), str(e)) from None
+            raise FrameRaises("CALL", self.where(), f"raises TypeError: {e}") from None
         callee = OpcodeInlineExecutor(self, fn, bound, closure, direct)
         try:
             result = callee.run()
@@ -407,7 +414,7 @@ class OpcodeInlineExecutor(OpcodeExecutor):
     def free_cells(self) -> list[CellVariable]:
         """The function's closure cells."""
         if len(self.closure) != len(self.code.co_freevars):
-            self.unsupported("a closure that does not match the code's free variables")
+            self.unsupported("uses a closure that does not match its code's free variables, which sot cannot translate")
         return list(self.closure)
 
     def returned(self, value: Variable) -> Variable:

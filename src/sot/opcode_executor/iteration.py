@@ -15,6 +15,7 @@ from .loops import past_unroll_limit
 from .variables import (ITERATOR_TYPES, BoundMethodVariable, ConstantVariable, DictVariable, DictViewVariable,
                         FunctionVariable, InstanceVariable, IteratorVariable, LazyIteratorVariable, ListVariable,
                         SetVariable, TensorVariable, TupleVariable, Variable)
+from .wording import shown
 
 __all__ = ["IterationMixin"]
 
@@ -39,11 +40,12 @@ class IterationMixin:
     @handles("FOR_ITER")
     def _for_iter(self, ins: Instruction) -> None:
         if not isinstance(self.stack[-1], ITERATOR_TYPES):
-            self.unsupported(f"iterating {self.stack[-1]!r}, known only at run time", "SOT-B002")
+            self.unsupported(f"iterates over {shown(self.stack[-1])}, whose length is known only at run time",
+                             "SOT-B002")
         iterator = self.stack[-1]
         if self.parent is None and past_unroll_limit(iterator):
-            self.unsupported(f"a loop of {len(iterator.items)} iterations is unrolled only {config.max_unroll()} times "
-                             "(SOT_MAX_UNROLL): it runs as a loop", "SOT-C003")
+            self.unsupported(f"loops {len(iterator.items)} times, more than SOT_MAX_UNROLL={config.max_unroll()}: "
+                             "the loop runs for real", "SOT-C003")
         item = self.next_of(iterator)
         if item is None:
             self.stack.pop()
@@ -70,20 +72,23 @@ class IterationMixin:
             return [ConstantVariable(v) for v in var.value]
         if isinstance(var, InstanceVariable):  # a LayerList, a user container: its __iter__, inlined
             return self.elements(self.protocol(var, "__iter__"))
-        self.unsupported(f"iterating {var!r}", "SOT-B002" if isinstance(var, TensorVariable) else None)
+        if isinstance(var, TensorVariable):
+            self.unsupported("iterates over a tensor, reading its values into Python", "SOT-B002")
+        self.unsupported(f"iterates over {shown(var)}, which sot cannot translate yet")
 
     def protocol(self, obj: InstanceVariable, dunder: str, *args: Variable) -> Variable:
         """`obj.<dunder>(*args)` resolved on obj's type and inlined (iteration, len, indexing, `in`)."""
         method = self.load_attr(obj, dunder)
         if not isinstance(method, (BoundMethodVariable, FunctionVariable)):
-            self.unsupported(f"{type(obj.value).__name__}.{dunder} is not Python code")
+            self.unsupported(f"calls {type(obj.value).__name__}.{dunder}, which is not Python code sot can trace")
         return self.call(method, list(args), {})
 
     @handles("UNPACK_SEQUENCE")
     def _unpack_sequence(self, ins: Instruction) -> None:
         items = self.elements(self.stack.pop())
         if len(items) != ins.arg:
-            raise FrameRaises(ins.opname, self.where(), f"unpacking {len(items)} values into {ins.arg}")
+            raise FrameRaises(ins.opname, self.where(),
+                              f"raises ValueError: {len(items)} values to unpack into {ins.arg}")
         self.stack.extend(reversed(items))
 
     @handles("UNPACK_EX")
@@ -91,6 +96,7 @@ class IterationMixin:
         before, after = ins.arg & 0xFF, ins.arg >> 8
         items = self.elements(self.stack.pop())
         if len(items) < before + after:
-            raise FrameRaises(ins.opname, self.where(), f"not enough values to unpack ({len(items)})")
+            raise FrameRaises(ins.opname, self.where(),
+                              f"raises ValueError: not enough values to unpack (got {len(items)})")
         middle = ListVariable(items[before:len(items) - after])
         self.stack.extend(reversed([*items[:before], middle, *items[len(items) - after:]]))

@@ -14,6 +14,7 @@ from sot.pyversion import Instruction
 from .dispatch import handles
 from .variables import (ConstantVariable, DictVariable, InstanceVariable, ObjectVariable, SetVariable, TupleVariable,
                         Variable, python_type)
+from .wording import shown
 
 __all__ = ["MatchMixin"]
 
@@ -29,7 +30,7 @@ class MatchMixin:
     def _subject_type(self, subject: Variable) -> type:
         kind = python_type(subject)
         if kind is None:
-            self.unsupported(f"matching {subject!r}, whose type the translation does not know")
+            self.unsupported(f"matches {shown(subject)}, whose type sot does not know")
         return kind
 
     @handles("MATCH_MAPPING", "MATCH_SEQUENCE")
@@ -49,7 +50,7 @@ class MatchMixin:
     def _match_keys(self, ins: Instruction) -> None:
         keys, subject = self.python_value(self.stack[-1]), self.stack[-2]
         if not isinstance(subject, DictVariable):
-            self.unsupported(f"a mapping pattern on {subject!r}")
+            self.unsupported(f"matches a mapping pattern on {shown(subject)}, which sot cannot translate yet")
         found = [subject.items[k] for k in keys if k in subject.items]
         self.stack.append(TupleVariable(found) if len(found) == len(keys) else ConstantVariable(None))
 
@@ -57,7 +58,7 @@ class MatchMixin:
     def _match_class(self, ins: Instruction) -> None:
         subject, cls, names = self.pop(3)
         if not (isinstance(cls, ObjectVariable) and isinstance(cls.value, type)):
-            self.unsupported(f"a class pattern with {cls!r}")
+            self.unsupported(f"matches a class pattern with {shown(cls)}, which sot cannot translate yet")
         if not issubclass(self._subject_type(subject), cls.value) or isinstance(subject, InstanceVariable) and \
                 not isinstance(subject.value, cls.value):  # (an instance's __class__ may differ from its type)
             self.stack.append(ConstantVariable(None))
@@ -69,7 +70,8 @@ class MatchMixin:
             if match_args is None and cls.value in _SELF_MATCHING and ins.arg == 1:
                 positional = [subject]
             elif not isinstance(match_args, tuple) or len(match_args) < ins.arg:
-                self.unsupported(f"{cls.value.__name__}() accepts fewer positional sub-patterns (eager raises)")
+                self.unsupported(f"matches more positional sub-patterns than {cls.value.__name__}() accepts "
+                                 "(eager code raises)")
             else:
                 attributes = [*match_args[:ins.arg], *attributes]
         values = positional

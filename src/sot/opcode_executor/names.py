@@ -20,6 +20,7 @@ from .dispatch import FrameRaises, handles
 from .trackers import (BuiltinTracker, CellTracker, ClosureTracker, ExpressionTracker, GetAttrTracker, GetItemTracker,
                        GlobalTracker, LocalTracker, Tracker)
 from .variables import NULL, CellVariable, FunctionVariable, ObjectVariable, Variable
+from .wording import shown
 
 __all__ = ["NamesMixin"]
 
@@ -37,10 +38,11 @@ class NamesMixin:
         var = self.locals.get(name)
         if var is None:
             if name not in self.f_locals or name in self.code.co_freevars:
-                self.unsupported(f"local {name!r} is unbound")
+                self.unsupported(f"reads the local {name!r}, which has no value yet")
             var = self.locals[name] = self.wrap(self.f_locals[name], LocalTracker(name))
         if var is NULL:
-            raise FrameRaises("LOAD_FAST", self.where(), f"local {name!r} referenced before assignment")
+            raise FrameRaises("LOAD_FAST", self.where(),
+                              f"raises UnboundLocalError: local {name!r} referenced before assignment")
         return var
 
     @handles("LOAD_FAST")
@@ -77,7 +79,7 @@ class NamesMixin:
         of the frame it continues, which its other closures share)."""
         names = self.code.co_freevars
         if self.f_closure is not None and len(self.f_closure) != len(names):
-            self.unsupported("a closure that does not match the code's free variables")
+            self.unsupported("uses a closure that does not match its code's free variables, which sot cannot translate")
         return [self._free_cell(name, cell) for name, cell in zip(names, self.f_closure or [None] * len(names))]
 
     def _free_cell(self, name: str, cell: Any) -> CellVariable:
@@ -100,7 +102,7 @@ class NamesMixin:
     def _load_deref(self, ins: Instruction) -> None:
         cell = self.cells.get(ins.argval)
         if cell is None or cell.content is None:
-            self.unsupported(f"free variable {ins.argval!r} referenced before assignment")
+            self.unsupported(f"reads the free variable {ins.argval!r}, which has no value yet")
         self.stack.append(cell.content)
 
     @handles("STORE_DEREF")
@@ -109,8 +111,8 @@ class NamesMixin:
         if cell.real:  # a cell of a real function: the write is replayed into it after the graph
             holder = None if cell.where is None else cell.where[0] if len(cell.where) == 1 else self.wrap(*cell.where)
             if holder is None or not self.reloadable(holder) or self.translation.unknown_cells:
-                self.unsupported(f"assigning {ins.argval!r}, a variable of an enclosing function with no source "
-                                 "to reach its cell from (or maybe the translated frame's own)", "SOT-S001")
+                self.unsupported(f"assigns {ins.argval!r}, a variable of an enclosing function sot cannot reach on "
+                                 "the next call", "SOT-S001")
             self.record_write()
             self.translation.effects.set_attr(holder, "cell_contents", self.stack[-1])
         self.touch(cell)
@@ -120,9 +122,10 @@ class NamesMixin:
     def _delete_deref(self, ins: Instruction) -> None:
         cell = self.cells[ins.argval]
         if cell.content is None:
-            raise FrameRaises(ins.opname, self.where(), f"free variable {ins.argval!r} referenced before assignment")
+            raise FrameRaises(ins.opname, self.where(), f"raises NameError: free variable {ins.argval!r} referenced "
+                                                         "before assignment")
         if cell.real:
-            self.unsupported(f"del {ins.argval!r}, a variable of an enclosing function", "SOT-S001")
+            self.unsupported(f"deletes {ins.argval!r}, a variable of an enclosing function", "SOT-S001")
         self.touch(cell)
         cell.content = None
 
@@ -167,7 +170,7 @@ class NamesMixin:
         """`super()`'s two implicit arguments: the `__class__` cell and the first argument."""
         cell = self.cells.get("__class__")
         if cell is None or cell.content is None or not self.code.co_argcount:
-            self.unsupported("super() without a __class__ cell or a first argument")
+            self.unsupported("calls super() without a __class__ cell or a first argument, which sot cannot translate")
         first = self.code.co_varnames[0]
         receiver = self.cells[first].content if first in self.cells else self.local(first)
         return cell.content, receiver
@@ -186,13 +189,13 @@ class NamesMixin:
         elif name in self.f_globals:
             tracker = self.global_tracker(name)
             if tracker is None:
-                self.unsupported(f"global {name!r} of a function with no reloadable source")
+                self.unsupported(f"reads the global {name!r} of a function sot cannot find again on the next call")
             var = self.wrap(self.f_globals[name], tracker)
         elif name in self.f_builtins:
             var = self.wrap(self.f_builtins[name], BuiltinTracker(name))
             self._guard_unshadowed(name)
         else:
-            self.unsupported(f"global {name!r} is not defined")
+            self.unsupported(f"reads the global {name!r}, which is not defined")
         if ins.push_null:
             self.push_call_slots(var)
         else:
@@ -214,13 +217,14 @@ class NamesMixin:
     @handles("STORE_GLOBAL")
     def _store_global(self, ins: Instruction) -> None:
         if self.f_globals is not self.translation.f_globals:
-            self.unsupported(f"assigning the global {ins.argval!r} of another module", "SOT-S001")
+            self.unsupported(f"assigns the global {ins.argval!r} of another module", "SOT-S001")
         self.record_write()
         self.translation.effects.set_global(self.f_globals, ins.argval, self.stack.pop())
 
     @handles("DELETE_ATTR", "DELETE_GLOBAL")
     def _side_effect(self, ins: Instruction) -> None:
-        self.unsupported(f"{ins.opname} {ins.argval or ''}: a write visible outside the frame", "SOT-S001")
+        what = "global" if ins.opname == "DELETE_GLOBAL" else "attribute"
+        self.unsupported(f"deletes the {what} {ins.argval!r}, a change visible outside the function", "SOT-S001")
 
     @handles("IMPORT_NAME")
     def _import_name(self, ins: Instruction) -> None:
@@ -229,7 +233,7 @@ class NamesMixin:
         if level == 0 and name not in sys.modules and self._module_missing(name):
             raise FrameRaises.of(ins.opname, self.where(), ModuleNotFoundError(f"No module named {name!r}"))
         if level != 0 or name not in sys.modules:
-            self.unsupported(f"importing {name!r}, which is not imported yet (a side effect)", "SOT-B003")
+            self.unsupported(f"imports {name!r}, which is not imported yet (importing it runs its code)", "SOT-B003")
         module = sys.modules[name] if fromlist else sys.modules[name.partition(".")[0]]
         source = f"__import__({name!r}, fromlist={fromlist!r})" if fromlist else f"__import__({name!r})"
         self.stack.append(self.wrap(module, ExpressionTracker(expression(source))))

@@ -23,6 +23,7 @@ from .trackers import ComputedTracker, ConstTracker
 from .variables import (BoundMethodVariable, ConstantVariable, DictVariable, DimVariable, FunctionVariable,
                         InstanceVariable, ListVariable, NumberVariable, NumpyScalarVariable, ObjectVariable,
                         SetVariable, TensorVariable, TupleVariable, Variable)
+from .wording import shown
 
 __all__ = ["OperatorMixin"]
 
@@ -111,7 +112,7 @@ class OperatorMixin:
         """`left op right` (`op=` when in_place): a recorded tensor operator, a folded constant, or a
         container built from Variables."""
         if op not in _BINARY:
-            self.unsupported(f"operator {op!r}")
+            self.unsupported(f"uses the operator {op!r}, which sot cannot translate yet")
         fold, dunder, reflected = _BINARY[op]
         if isinstance(left, TupleVariable) and type(left) is type(right) and op == "+":
             if isinstance(left, ListVariable) and in_place:
@@ -126,7 +127,7 @@ class OperatorMixin:
                 return repeated
         if in_place and not isinstance(left, (ConstantVariable, TensorVariable)) and not (
                 isinstance(left, TupleVariable) and not isinstance(left, ListVariable)):
-            self.unsupported(f"in-place {op}= on {left!r}", "SOT-S001")  # mutates the object
+            self.unsupported(f"updates {shown(left)} in place with {op}=", "SOT-S001")  # mutates the object
         if isinstance(left, TensorVariable):
             if in_place and hasattr(Tensor, f"__i{dunder[2:]}"):
                 return self._tensor_in_place(left, dunder, right)
@@ -134,7 +135,7 @@ class OperatorMixin:
         if isinstance(right, TensorVariable) and isinstance(left, ConstantVariable):
             return self._operator(reflected, right, left)
         if isinstance(right, TensorVariable):
-            self.unsupported(f"{left!r} {op} {right!r}")
+            self.unsupported(f"computes {shown(left)} {op} {shown(right)}, which sot cannot translate yet")
         size = size_arithmetic(self, op, left, right) if isinstance(left, DimVariable) or isinstance(
             right, DimVariable) else None  # (None: folded below, which reads the size's value and specialises)
         if size is not None:
@@ -155,7 +156,7 @@ class OperatorMixin:
             self.write_into(left)
             result = _IN_PLACE[fold](left.items, right.items)
         except TypeError as e:
-            raise FrameRaises("BINARY_OP", self.where(), f"TypeError: {e}") from None
+            raise FrameRaises("BINARY_OP", self.where(), f"raises TypeError: {e}") from None
         return left if result is left.items else SetVariable(result)  # (a frozenset's |= makes a new one)
 
     def _operator(self, dunder: str, tensor: TensorVariable, other: Variable | None = None) -> Variable:
@@ -200,17 +201,17 @@ class OperatorMixin:
                 self.outer_grad_mode()  # which tensors require grad (the checks below) may follow the caller's mode
                 why = self._saved_for_backward(tensor)
             if why is not None:
-                raise InPlaceUpdate(self.current.opname, self.where(), f"in-place update of {tensor!r}, {why}")
+                raise InPlaceUpdate(self.current.opname, self.where(), f"updates a tensor in place, {why}")
         result = compute()
         tensor.passed = not writes_back  # the update itself reads the input: not a view of it
         if writes_back and not result.meta.stop_gradient:
             raise InPlaceUpdate(self.current.opname, self.where(),
-                                f"in-place update of the input {tensor!r} with a value that requires grad")
+                                "updates an input tensor in place with a value that requires grad")
         meta = tensor.meta
         if not isinstance(result, TensorVariable) or result.meta.shape != meta.shape:
-            self.unsupported(f"in-place update of {tensor!r} changes its shape")  # eager raises: let it
+            self.unsupported("updates a tensor in place with a value of another shape")  # eager raises: let it
         if not writes_back and result.meta.stop_gradient and not meta.stop_gradient:
-            raise InPlaceUpdate(self.current.opname, self.where(), f"in-place update of {tensor!r}, which "
+            raise InPlaceUpdate(self.current.opname, self.where(), "updates a tensor in place, which "
                                 "requires grad, by a value that does not (under no_grad): eager leaves it a "
                                 "tensor that requires grad with no history")
         if result.meta.dtype != meta.dtype:
@@ -229,10 +230,10 @@ class OperatorMixin:
         gives the old symbol back (eager kept the tensor's history). Any other change (on an input, or
         making a computed tensor a leaf that requires grad) cannot be captured (SOT-S001)."""
         if not isinstance(value, ConstantVariable) or type(value.value) is not bool:
-            self.unsupported(f"{tensor!r}.stop_gradient = {value!r}", "SOT-S001")
+            self.unsupported(f"sets the stop_gradient of a tensor to {shown(value)}", "SOT-S001")
         why = self.why_not_renamed(tensor)
         if why is not None:
-            self.unsupported(f"{tensor!r}.stop_gradient = ...: a write to a tensor {why}", "SOT-S001")
+            self.unsupported(f"sets the stop_gradient of a tensor, {why}", "SOT-S001")
         if self.stop_gradient_of(tensor) == value.value:
             return  # (eager's write changes nothing either)
         if value.value:
@@ -242,7 +243,7 @@ class OperatorMixin:
             self.touch(tensor)
             tensor.symbol = tensor.detached[1]
         else:
-            self.unsupported(f"{tensor!r}.stop_gradient = False makes it a leaf tensor that requires grad",
+            self.unsupported("sets stop_gradient = False, which makes a tensor a leaf that requires grad",
                              "SOT-S001")
 
     def detach_in_place(self, tensor: TensorVariable) -> TensorVariable:
@@ -250,7 +251,7 @@ class OperatorMixin:
         Variable stands for `t.detach()` from now on."""
         why = self.why_not_renamed(tensor)
         if why is not None:
-            raise InPlaceUpdate(self.current.opname, self.where(), f"detaching {tensor!r} in place, {why}")
+            raise InPlaceUpdate(self.current.opname, self.where(), f"detaches a tensor in place, {why}")
         old = tensor.symbol
         with self.recording():
             new = self.builder.call_method("detach", old)
@@ -270,7 +271,7 @@ class OperatorMixin:
         if tensor.bound:
             return "a parameter or buffer: the Layer holds it"
         if tensor.tracker.source is not None or any(tensor.symbol is v.symbol for v in self.inputs):
-            return "which may be aliased outside the frame or by a view"
+            return "which may be aliased outside the function or by a view"
         why = self.builder.unrenamable.get(tensor.symbol)
         if why is None:
             why = held_outside(tensor, self.translation.effects, [c for _, c in self.translation.cells.values()])
@@ -282,8 +283,8 @@ class OperatorMixin:
         that was written in place since (its version counter)."""
         for st in self.builder.readers.get(tensor.symbol, []):
             if any(not out.meta.stop_gradient for out in st.output_symbols()):
-                return (f"whose value an op that records a gradient read before ({st.kind} statement making "
-                        f"{st.output_symbols()[0]!r}): eager's backward checks it was not changed since")
+                return "whose value an op that records a gradient read before: eager's backward checks it was not " \
+                       "changed since"
         return None
 
     def writes_back(self, tensor: TensorVariable) -> bool:
@@ -306,7 +307,7 @@ class OperatorMixin:
             return ConstantVariable(fold(value.value))
         if isinstance(value, TensorVariable):
             return self._operator(dunder, value)
-        self.unsupported(f"{kind} of {value!r}")
+        self.unsupported(f"takes the {kind} of {shown(value)}, which sot cannot translate yet")
 
     @handles("CALL_INTRINSIC_1")
     def _call_intrinsic_1(self, ins: Instruction) -> None:
@@ -315,7 +316,7 @@ class OperatorMixin:
         elif ins.argval in _UNARY:
             self.stack.append(self._unary_of(ins.argval, self.stack.pop()))
         else:
-            self.unsupported(f"intrinsic {ins.argval}")
+            self.unsupported("uses a construct sot cannot translate yet")
 
     # ------------------------------------------------------------ comparisons and truth
     def truth(self, var: Variable) -> bool:
@@ -328,10 +329,12 @@ class OperatorMixin:
             kind = type(var.value)
             if getattr(kind, "__bool__", None) is None and getattr(kind, "__len__", None) is None:
                 return True  # an object without __bool__/__len__ is true; its type guard pins that
-            self.unsupported(f"the truth of {var!r}", "SOT-B003")
+            self.unsupported(f"tests the truth of {shown(var)}, which runs its own __bool__ or __len__", "SOT-B003")
         if isinstance(var, (ObjectVariable, FunctionVariable, BoundMethodVariable)):
             return True if not isinstance(var, ObjectVariable) else bool(var.value)
-        self.unsupported(f"a condition on {var!r}", "SOT-B001" if isinstance(var, TensorVariable) else None)
+        if isinstance(var, TensorVariable):
+            self.unsupported("decides on a tensor's value", "SOT-B001")
+        self.unsupported(f"decides on {shown(var)}, known only at run time")
 
     @handles("UNARY_NOT")
     def _unary_not(self, ins: Instruction) -> None:
@@ -351,7 +354,7 @@ class OperatorMixin:
         elif isinstance(right, TensorVariable) and _is_number(left):  # a number's comparison gives way to the tensor's
             self.stack.append(self._operator(_COMPARE[_SWAPPED[ins.argval]][1], right, left))
         elif isinstance(right, TensorVariable):
-            self.unsupported(f"{left!r} {ins.argval} {right!r}")
+            self.unsupported(f"compares {shown(left)} {ins.argval} {shown(right)}, which sot cannot decide")
         else:
             self.stack.append(ConstantVariable(fold(self.python_value(left), self.python_value(right))))
 
@@ -370,7 +373,7 @@ class OperatorMixin:
                   and not isinstance(left, InstanceVariable) and not isinstance(right, InstanceVariable)):
                 result = left.value is right.value  # both pinned by identity guards
             else:
-                self.unsupported(f"{left!r} is {right!r}: identity not pinned by a guard")
+                self.unsupported(f"tests {shown(left)} is {shown(right)}, an identity sot cannot pin on the next call")
         else:
             if isinstance(right, InstanceVariable):
                 result = self.truth(self.protocol(right, "__contains__", left))
@@ -379,5 +382,5 @@ class OperatorMixin:
             elif isinstance(left, ConstantVariable):
                 result = left.value in self.python_value(right)
             else:
-                self.unsupported(f"{left!r} in {right!r}")
+                self.unsupported(f"tests {shown(left)} in {shown(right)}, which sot cannot decide")
         self.stack.append(ConstantVariable(result != bool(ins.arg)))

@@ -37,6 +37,7 @@ from .variables import (CONSTANT_TYPES, ITERATOR_TYPES, OBJECT_TYPES, BoundMetho
                         DictVariable, DictViewVariable, ExceptionVariable, FunctionVariable, InstanceVariable,
                         ListVariable, NumberVariable, NumpyScalarVariable, ObjectVariable, SetVariable, TensorVariable,
                         TupleVariable, Variable)
+from .wording import shown
 
 __all__ = ["WrappingMixin", "in_runtime"]
 
@@ -107,7 +108,8 @@ class WrappingMixin:
         elif isinstance(value, OBJECT_TYPES) or is_runtime_api(value) or type(value).__module__ == "runtime.dtypes":
             var = ObjectVariable(value, tracker)
         elif type(type(value).__getattribute__) is types.FunctionType:
-            self.unsupported(f"an object of {type(value).__name__} with its own __getattribute__")
+            self.unsupported(f"uses a {type(value).__name__} object with its own __getattribute__, which sot cannot "
+                             "trace")
         else:
             var = InstanceVariable(value, tracker)
         self.tracked.append(var)
@@ -141,11 +143,12 @@ class WrappingMixin:
     def _wrap_tensor(self, value: Tensor, tracker: Tracker) -> TensorVariable:
         """A frame's argument or global becomes a SIR input; a tensor found through an attribute is bound."""
         if tracker.source is None:
-            self.unsupported("a tensor with no reloadable source")
+            self.unsupported("reads a tensor sot cannot find again on the next call (it has no source to reload it "
+                             "from)")
         for record in self.translation.effects.records:
             if isinstance(record, WriteBack) and shares_memory(value, record.target.value):
-                self.unsupported(f"{tracker.source} shares memory with {record.target!r}, which the frame updated "
-                                 "in place", "SOT-S001")
+                self.unsupported(f"reads a tensor that shares memory with {shown(record.target)} the function "
+                                 "updated in place", "SOT-S001")
         if tracker.reloadable:
             meta = input_meta(self.root_code(), tracker.source, value)  # -1 where the code's inputs vary (sot.dynamic.shapes)
             var = TensorVariable(self.builder.add_input(meta), tracker, value)
@@ -230,7 +233,7 @@ class WrappingMixin:
             return ConstantVariable(result)
         if type(result).__module__ == "runtime.dtypes":
             return ObjectVariable(result)
-        self.unsupported(f"a call returning {type(result).__name__}")
+        self.unsupported(f"returns a {type(result).__name__}, which sot cannot translate yet")
 
     def as_arg(self, var: Variable) -> Any:
         """A Variable as an argument of a recorded call: a Symbol (or bound tensor) or a Python value."""
@@ -246,7 +249,7 @@ class WrappingMixin:
             return {k: self.as_arg(v) for k, v in var.items.items()}
         if isinstance(var, ObjectVariable) and not isinstance(var, (InstanceVariable, FunctionVariable)):
             return var.value  # a dtype, a module-level constant object
-        self.unsupported(f"passing {var!r} to a tensor operation")
+        self.unsupported(f"passes {shown(var)} to a tensor operation, which sot cannot translate yet")
 
     def python_value(self, var: Variable) -> Any:
         """A value made only of constants, as a Python object (to fold an operation on it)."""
@@ -264,11 +267,14 @@ class WrappingMixin:
         if isinstance(var, DictViewVariable):  # (for `in` and folding: its items now, as a list)
             return [self.python_value(v) for v in var.current()]
         if isinstance(var, FunctionVariable) and var.value is None:
-            self.unsupported(f"the value of {var!r}, a function made by the frame (it exists only at run time)")
+            self.unsupported(f"needs the value of {shown(var)}, a function made in the function (it exists only at "
+                             "run time)")
         if isinstance(var, ObjectVariable) and not isinstance(var, InstanceVariable):
             return var.value
         if isinstance(var, ExceptionVariable):  # a builtin exception class: making one runs no code of the user's
             if var.made is None:
                 var.made = var.kind(*(self.python_value(a) for a in var.args))
             return var.made
-        self.unsupported(f"a Python value of {var!r}", "SOT-B002" if isinstance(var, TensorVariable) else None)
+        if isinstance(var, TensorVariable):
+            self.unsupported("reads a tensor's value into Python", "SOT-B002")
+        self.unsupported(f"needs the Python value of {shown(var)}, known only at run time")

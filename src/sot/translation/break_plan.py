@@ -26,6 +26,7 @@ from sot.opcode_executor.loops import hot_loop, loops_around, outermost_loop, pl
 from sot.opcode_executor.trackers import LocalTracker
 from sot.translation.outcomes import Fallback
 from sot.translation.reasons import Event
+from sot.translation.source_text import said, saying, told
 
 __all__ = ["BreakOptions", "Retranslate", "check_frames", "loops_of", "unbuildable", "break_event",
            "eager_rests", "needs_loop_item"]
@@ -95,28 +96,34 @@ def unbuildable(brk: GraphBreak, loop: tuple | None, error: Unsupported) -> Exce
     if loop is not None:
         return Retranslate(loop_head=None, no_loop=True)
     cause = brk.cause
-    return Unsupported(cause.opname, cause.where, f"{cause.detail}; {error.detail}", cause.code)
+    combined = Unsupported(cause.opname, cause.where, f"{said(cause)}; {error.detail}", cause.code)
+    if cause.at is not None:
+        combined.locate(*cause.at)
+    return combined
 
 
 def break_event(brk: GraphBreak, options: BreakOptions, loop: tuple | None) -> Event:
     """The graph break a translation records, reported where it is: in a loop's body, or inside a call."""
     cause = brk.cause
-    reason = cause.reason
+    reason = told(cause)
     at = brk.frames[0].executor
     if loop is not None:  # the break the loop's body makes, reported where it is
         cause, why = options.loop_cause
-        reason = f"{cause.reason} (in {why}: the loop runs for real, its body as a translated function)"
+        reason = f"{told(cause)} (in {why}: the loop runs for real, its body as a translated function)"
     elif cause.where != at.where():  # it broke inside a call that cannot resume inside its callee: say why
         why = brk.call_site or "the callee cannot be resumed at that point"
         reason += f" (inside the call at {at.where()}: {why}; the caller breaks at the call, the callee " \
-                  "runs as a translated frame of its own)"
+                  "is translated as a function of its own)"
     return Event(cause.code, reason, cause.where)
 
 
 def eager_rests(brk: GraphBreak, hot: dict[int, str]) -> list[Fallback]:
     """The SOT-C002 decisions of a break: the frames (by index) in hot loops whose rest runs eagerly."""
-    return [Fallback(f"a break inside {why} (more than SOT_MAX_LOOP_BREAKS={config.max_loop_breaks()}): the rest "
-                     "of the frame runs eagerly", brk.frames[i].executor.where(), "SOT-C002") for i, why in hot.items()]
+    return [Fallback(saying((brk.frames[i].executor.code, brk.frames[i].instruction),
+                            f"breaks the graph inside {why} (more than "
+                            f"SOT_MAX_LOOP_BREAKS={config.max_loop_breaks()}): the rest of the function runs eagerly "
+                            "from there"),
+                     brk.frames[i].executor.where(), "SOT-C002") for i, why in hot.items()]
 
 
 def needs_loop_item(code: types.CodeType, error: NumberNeeded) -> bool:

@@ -4,7 +4,8 @@ A `Reason` has a code (`SOT-B001`), a kind (DDCF, UNSPS, CDBL, UNIMP, SIDE, RAIS
 COST, LIMIT), a one-line explanation and a hint for the user. Logs, `explain`, reports and the
 `sot` command show the code; tests produce each code at least once (tests/test_sot_reasons.py).
 The executor raises `Unsupported(..., code=...)` with the code of what it met; `Event` is one
-break or fallback that happened.
+break or fallback that happened, its detail in the user's terms, led by the expression of the user's
+code it happened at (sot.translation.source_text). docs/reasons.md explains every code.
 """
 from __future__ import annotations
 

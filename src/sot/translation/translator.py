@@ -47,6 +47,7 @@ from sot.translation.dump import dump_translation
 from sot.translation.hook_cache import EAGER, LIVE_CACHES, HookCache, cache_of
 from sot.translation.outcomes import Fallback, GraphBreakError, rerun_after, where_defined
 from sot.translation.reasons import Event
+from sot.translation.source_text import saying, told
 
 __all__ = ["GraphBreakError", "Fallback", "Translator", "reset_caches", "reset_all"]
 
@@ -162,14 +163,13 @@ class Translator:
         except (StaticDimNeeded, NumberNeeded) as e:  # a dynamic dim or number's value was needed: keep it static
             if isinstance(e, NumberNeeded) and needs_loop_item(self.code, e):
                 # kept static, they would make one translation per iteration's values: the body runs eagerly
-                return self._run_eagerly(ex, Fallback(f"the loop body needs the value of its item or of a number "
-                                                      f"it carries at translation time "
-                                                      f"({e.why}): it runs eagerly rather than being translated "
-                                                      "once per iteration", self._where(ex), "SOT-C003"))
+                said = "needs the value of the loop's item or of a number it carries at translation time: the " \
+                       "loop's body runs eagerly rather than being translated once per iteration"
+                return self._run_eagerly(ex, Fallback(saying(self._at(ex), said), self._where(ex), "SOT-C003"))
             self.shapes.keep_static(e)
             return _Again(options, str(e), ex)
         except FrameRaises as e:  # the frame raises its own exception: eager code raises it, in any mode
-            return self._run_eagerly(ex, Fallback(e.reason, e.where, e.code), disposable=True)  # (as below)
+            return self._run_eagerly(ex, Fallback(told(e), e.where, e.code), disposable=True)  # (as below)
         except (Unsupported, DecodeError) as e:
             return self._cannot_capture(ex, e)
         except _USER_ERRORS as e:  # a meta function rejected the user's call: eager code raises it as it should
@@ -181,8 +181,9 @@ class Translator:
                 return self._cannot_capture(ex, e)
             # cached so the next such call is not simulated again, but disposable: calls that raise,
             # however many, never push the function past its cache size limit
-            return self._run_eagerly(ex, Fallback(f"{type(e).__name__}: {e}", self._where(ex), "SOT-E001"),
-                                     disposable=True)
+            return self._run_eagerly(ex, Fallback(saying(self._at(ex), f"raises {type(e).__name__}: {e}, as eager "
+                                                                       "code does"),
+                                                  self._where(ex), "SOT-E001"), disposable=True)
         except Exception as e:  # noqa: BLE001 - a gap of the translation itself (NotImplementedError, ...)
             if config.strict():  # a bug of the JIT: shown where it happened, not hidden as an eager fallback
                 raise
@@ -260,8 +261,9 @@ class Translator:
     def _cannot_capture(self, ex: OpcodeExecutor | None, error: Exception) -> CustomCode:
         """The frame cannot be captured whole (`error` says why): see `_give_up`."""
         if isinstance(error, Unsupported):
-            return self._give_up(ex, Fallback(error.reason, error.where, error.code), error)
-        return self._give_up(ex, Fallback(f"{type(error).__name__}: {error}", self._where(ex)), error)
+            return self._give_up(ex, Fallback(told(error), error.where, error.code), error)
+        said = f"meets a gap of sot: {type(error).__name__}: {error}"
+        return self._give_up(ex, Fallback(saying(self._at(ex), said), self._where(ex)), error)
 
     def _give_up(self, ex: OpcodeExecutor | None, fallback: Fallback, error: Exception | None = None) -> CustomCode:
         """GraphBreakError in full-graph mode, else run the frame eagerly."""
@@ -272,6 +274,10 @@ class Translator:
     def _where(self, ex: OpcodeExecutor | None) -> str:
         """file:line of the instruction the simulation stopped at (the definition before it started)."""
         return ex.where() if ex is not None else where_defined(self.code)
+
+    def _at(self, ex: OpcodeExecutor | None) -> tuple[types.CodeType, Any] | None:
+        """The code and instruction the simulation stopped at, whose source a reason quotes (None: not started)."""
+        return (ex.code, ex.current) if ex is not None and ex.current is not None else None
 
     def _run_eagerly(self, ex: OpcodeExecutor | None, fallback: Fallback, disposable: bool = False) -> CustomCode:
         """Record why the frame runs eagerly, and cache that decision under the guards the simulation
