@@ -31,7 +31,7 @@ class Unsupported(Exception):
         self.where = where
         self.detail = detail
         self.code = code or (self.default_code if detail else "SOT-U001")
-        self.reason = f"{opname}: {detail}" if detail else f"unsupported opcode {opname}"
+        self.reason = f"{detail} ({opname})" if detail else f"unsupported opcode {opname}"  # for logs and tracebacks
         self.call_site: str | None = None  # why an inlined frame it came from could not be resumed at it
         self.at: tuple[types.CodeType, Any] | None = None  # (code, Instruction) it happened at: see `locate`
         super().__init__(f"[{self.code}] {self.reason} at {where}")
