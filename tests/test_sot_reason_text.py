@@ -19,6 +19,8 @@ import runtime as paddle
 import sot
 from sot import config
 from sot.pyversion import Instruction
+from sot.tools import formats
+from sot.tools.report import Report
 from sot.translation.reasons import REASONS
 from sot.translation.source_text import quoted
 from sot_helpers import assert_same_result, assert_user_terms, events, jit_of, rand
@@ -202,6 +204,16 @@ def test_a_small_graph_and_the_cache_limit_say_no_internal_name():
         config.set_min_graph_size(None)
     assert small.code == "SOT-C001"
     assert_user_terms(small.detail)
+
+
+def test_the_text_report_quotes_the_expression_and_links_the_codes_section():
+    x, w = rand(2, 4), rand(4, 4)
+    jit = jit_of(forward)
+    assert_same_result(jit(x, w), forward(x, w))
+    mine = [f for f in sot.report().functions if f.qualname == "forward" and f.file == __file__]
+    text = formats.render(Report(mine), "text")
+    assert "see docs/reasons.md#sot-b001)" in text
+    assert "`h.sum() > 0` decides on a tensor's value" in text
 
 
 def test_every_code_has_a_section_in_docs_reasons_linked_from_the_readme():

@@ -148,7 +148,8 @@ def _own_text(f: FunctionReport, indent: str) -> list[str]:
     lines = []
     for kind, events in (("break", f.breaks), ("eager", f.fallbacks)):
         for code, group in _grouped(events).items():
-            lines.append(f"{indent}{kind} [{code}] {REASONS[code].kind}: {REASONS[code].summary} ({len(group)}x)")
+            lines.append(f"{indent}{kind} [{code}] {REASONS[code].kind}: {REASONS[code].summary} ({len(group)}x; "
+                         f"see docs/reasons.md#{code.lower()})")
             lines += [f"{indent}  {_where(same[0].file, same[0].line)}{_times(len(same))}: {readable(f, same[0].reason)}"
                       + (f"    | {same[0].source}" if same[0].source else "") for same in by_place(group)]
     for miss in f.cache.misses:
