@@ -14,7 +14,7 @@ import sot
 from sot import config
 from sot.translation.dump import dump_translation
 
-ARTIFACTS = {"source.py", "sir.txt", "program.txt", "bytecode.txt", "guards.txt"}
+ARTIFACTS = {"source.py", "sir.txt", "program.txt", "bytecode.txt", "guards.txt", "transformed.py"}
 
 
 def tensor(*shape):
@@ -173,7 +173,7 @@ def test_a_frame_that_breaks_is_dumped_with_its_break_and_so_is_its_resume_funct
     folder = dump_folder(tmp_path, fn)
     assert sorted(p.name for p in folder.iterdir()) == ["0", "1"]
     broken, resumed = folder / "0", folder / "1"
-    assert {p.name for p in broken.iterdir()} == ARTIFACTS | {"break.txt"}
+    assert {p.name for p in broken.iterdir()} == ARTIFACTS | {"break.txt", "resume_0.py"}
     assert {p.name for p in resumed.iterdir()} == ARTIFACTS
     first_line = fn.__code__.co_firstlineno
     reason = (broken / "break.txt").read_text()

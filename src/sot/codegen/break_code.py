@@ -60,6 +60,7 @@ from sot.opcode_executor.loops import enclosing
 from sot.opcode_executor.variables import NULL, Variable
 from sot.pyversion import ExceptionEntry, Instruction, NormalisedCode, encode, with_null
 
+from .pysource import Plan, note_plan
 from .rebuild import OUT, Rebuilder
 from .resume_code import resume_code
 
@@ -92,6 +93,7 @@ class NeedsClosure:
     with `make(cells)`."""
 
     def __init__(self, code: types.CodeType, make: Callable[[tuple], Callable]):
+        self.code = code
         self.freevars = code.co_freevars
         self.make = make
 
@@ -113,6 +115,8 @@ class _BreakEmitter(Rebuilder):
         self.rerun = rerun  # makes the handler re-running the frame when the runner raises
         self.table: tuple[ExceptionEntry, ...] = ()  # the breaking instruction's handler, under a `try`/`with`
         self.saved: list[str] = []  # the temporaries held at the bottom of the stack across the instruction
+        self.resumes: list[Callable] = []  # the resume functions its tails call (for `pysource`)
+        self.break_at: int | None = None  # where the breaking instruction (or the loop) starts in `body`
 
     def run(self) -> types.CodeType:
         """The break's code (see the module docstring)."""
@@ -152,7 +156,7 @@ class _BreakEmitter(Rebuilder):
             for name in ex.code.co_varnames[:ex.code.co_argcount]:
                 if name.startswith(GENERATED):
                     self.emit("DELETE_FAST", argval=name)
-        first = len(self.body)
+        first = self.break_at = len(self.body)
         if self.loop is not None:
             last = self.run_loop(inner, stack_temps, loads[0])
         else:
@@ -215,7 +219,10 @@ class _BreakEmitter(Rebuilder):
             item.lineno = item.lineno or ins.lineno
         body[0].starts_line = True
         meta = ex.normalised.meta.replace(varnames=(*ex.code.co_varnames, OUT, *self.names))
-        return encode(NormalisedCode(body, self.table, meta))
+        code = encode(NormalisedCode(body, self.table, meta))
+        note_plan(code, Plan(self.runner, tuple(r for r in self.resumes if self.loop is None or r is not self.loop[1]),
+                             None if self.loop is None else self.loop[1], self.break_at, body[self.break_at].opname))
+        return code
 
     def save(self, names: list[str]) -> None:
         """Hold the temporaries `names` as one tuple at the bottom of the stack (they are deleted before the
@@ -301,6 +308,8 @@ class _BreakEmitter(Rebuilder):
     def call_resume(self, resume: Callable, stack: list[str], locals_: list[str]) -> None:
         """Call a resume function with the temporaries / locals named (one of code with free
         variables is made first, from this frame's cells)."""
+        if all(r is not resume for r in self.resumes):
+            self.resumes.append(resume)
         if isinstance(resume, NeedsClosure):  # the function made from the cells is the callable
             n = len(resume.freevars)
             self.body += with_null([*with_null([Instruction("LOAD_CONST", argval=resume)]),

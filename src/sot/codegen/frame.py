@@ -24,6 +24,7 @@ from sot.pyversion import Instruction, NormalisedCode, encode, with_null
 
 from .break_code import break_code
 from .effects import effects_plan, runner_with_effects, with_effects
+from .pysource import Plan, note_plan
 from .rerun import guarded_call, rerun_handler
 from .returns import runner, template, view_maker
 
@@ -62,7 +63,9 @@ def whole_frame(ex: OpcodeExecutor, returned: Variable, compile: Compile,
     for ins in body:
         ins.lineno = code.co_firstlineno
     body[0].starts_line = True
-    return encode(NormalisedCode(tuple(body), table, ex.normalised.meta), template=code), compiled
+    generated = encode(NormalisedCode(tuple(body), table, ex.normalised.meta), template=code)
+    note_plan(generated, Plan(graph=run))
+    return generated, compiled
 
 
 def broken_frame(ex: OpcodeExecutor, brk: GraphBreak, compile: Compile, rerun_after: Callable[[Exception], bool],
