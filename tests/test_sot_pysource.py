@@ -5,16 +5,23 @@ The round trips execute the rendered source over the user's globals and the rend
 compare it with the generated code object run directly and with eager code.
 """
 import ast
+import contextlib
+import io
 import sys
 import types
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 import runtime as paddle
+import sot
 from sot.codegen.pysource import Unrenderable, render
 from sot.translation import dump
 from sot_helpers import assert_same_result, jit_of, rand, translators
+
+import test_graph_breaks_differential as breaking  # (its programs: random functions with graph breaks)
 
 
 def dumped(tmp_path, monkeypatch, fn, *args):
@@ -117,6 +124,31 @@ def test_each_break_of_a_chain_is_written_where_its_translation_is(tmp_path, mon
     round_trip(jit, breaks_twice, x)
 
 
+def halves(y):
+    n = y.numpy()
+    return y * float(n.size) / 12
+
+
+def calls_halves(x):
+    y = paddle.tanh(x)
+    z = halves(y)
+    return z + 1
+
+
+def test_a_break_inside_an_inlined_callee_resumes_the_callee_then_passes_its_result_to_the_caller(
+        tmp_path, monkeypatch):
+    x = rand(2, 3)
+    jit, folder = dumped(tmp_path, monkeypatch, calls_halves, x)
+    files = python_files(folder)
+    text = files[folder / "0" / "transformed.py"]
+    assert "n = y.numpy()" in text
+    callee_result = next(line.split(" = ")[0].strip() for line in text.splitlines() if " = __resume_0(" in line)
+    assert f"return __resume_1({callee_result}, x, y)" in text
+    assert "return y * float(n.size) / 12" in files[folder / "0" / "resume_0.py"]
+    assert "return z + 1" in files[folder / "0" / "resume_1.py"]
+    round_trip(jit, calls_halves, x)
+
+
 def loop_with_a_branch(x, items):
     for w in items:
         if x.sum() > 1e9:  # a tensor condition in every iteration (never taken)
@@ -176,6 +208,93 @@ def test_a_break_under_a_try_hands_what_it_raises_to_the_handlers_resume_functio
     round_trip(jit, breaks_in_a_try, x)
 
 
+class Log:
+    """A context manager recording its enter and exit."""
+
+    def __init__(self):
+        self.log = []
+
+    def __enter__(self):
+        self.log.append("enter")
+        return self
+
+    def __exit__(self, kind, value, tb):
+        self.log.append(("exit", None if kind is None else kind.__name__))
+        return False
+
+
+def branches_in_a_with(x, manager):
+    with manager:
+        if x.sum() > 0:
+            y = x + 1
+        else:
+            y = x * 2
+    return y
+
+
+def test_a_tensor_condition_in_a_with_block_tests_its_truth_inside_the_try(tmp_path, monkeypatch):
+    x = rand(3)
+    jit, folder = dumped(tmp_path, monkeypatch, branches_in_a_with, x, Log())
+    text = python_files(folder)[folder / "0" / "transformed.py"]
+    assert "if x.sum() > 0:" in text
+    truth = next(line.strip() for line in text.splitlines() if "= bool(" in line)  # may raise: in the try
+    assert text.count("try:") == 2 and f"if not {truth.split(' = ')[0]}:" in text
+    round_trip(jit, branches_in_a_with, x, Log())
+
+
+def numpy_under_no_grad(x):
+    y = x * 3
+    with paddle.no_grad():
+        n = y.numpy()
+        z = y + float(n.size)
+    return z * 2
+
+
+def test_a_resume_function_inside_a_grad_mode_block_enters_it_again(tmp_path, monkeypatch):
+    x = rand(2, 3, grad=True)
+    jit, folder = dumped(tmp_path, monkeypatch, numpy_under_no_grad, x)
+    files = python_files(folder)
+    assert "__enter_grad_mode(" in files[folder / "0" / "transformed.py"]
+    resume = files[folder / "0" / "resume_0.py"]
+    assert "value stack on entry (bottom first): [no_grad().__exit__, " in resume
+    assert "z = y + float(n.size)" in resume
+    round_trip(jit, numpy_under_no_grad, x)
+
+
+def keeps_a_temporary_across_a_store(x, y):
+    __sot_t0 = x  # a temporary reading a local: read as that local until the local is written
+    x = y
+    return __sot_t0, x
+
+
+def loops_branches_and_calls(items, scale):
+    total, seen = 0, []
+    for item in items:
+        if item is None:
+            continue
+        __sot_t1 = item
+        total += __sot_t1 * scale
+        seen.append(round(item, ndigits=1))
+        if total > 100:
+            return total, seen, "early"
+    key, value = sorted({"b": 2, "a": 1}.items())[0]
+    while True:
+        scale -= 1
+        if scale < 0:
+            return total, seen, key, value, items[1:-1]
+
+
+@pytest.mark.parametrize("fn, args", [(keeps_a_temporary_across_a_store, (1, 2)),
+                                      (loops_branches_and_calls, ([1.25, None, 2.5, 3.0], 2)),
+                                      (loops_branches_and_calls, ([50.0, 60.0], 1))])
+def test_plain_code_rendered_and_run_gives_what_the_code_gives(fn, args):
+    rendered = render(fn.__code__)
+    ast.parse(rendered.text)
+    scope = {**fn.__globals__, **rendered.namespace}
+    exec(compile(rendered.text, "<rendered>", "exec"), scope)
+    assert scope[fn.__name__](*args) == fn(*args)
+
+
 def test_code_the_renderer_does_not_know_raises_unrenderable():
     def formats(x):
         return f"{x}"
@@ -223,3 +342,46 @@ def test_a_debugger_steps_through_the_users_own_lines(tmp_path, monkeypatch):
     assert lines and {f for f, _ in lines} == {code.co_filename} and all(n in function for _, n in lines)
     assert code.co_firstlineno + 2 in {n for _, n in lines}  # the breaking line
     assert len(translators(jit)) == 2
+
+
+def printed(fn, *args):
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        result = fn(*args)
+    return result, out.getvalue()
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(source=breaking.programs(), seed=st.integers(0, 2**16))
+def test_the_rendered_source_of_random_breaking_programs_does_what_the_generated_code_does(source, seed):
+    """Each run gets its own inputs and state: the rendered source, the generated code and eager code
+    give the same result, print the same text and make the same side effects."""
+    namespace = {"paddle": paddle}
+    exec(compile(breaking.HELPER + source, "<generated>", "exec"), namespace)
+    fn = namespace["f"]
+    jit = sot.to_static(fn)
+    values = np.random.default_rng(seed).uniform(-1, 1, (3,)).astype("float32")
+
+    def inputs():
+        return paddle.to_tensor(values), [1.0], breaking.Box()
+
+    printed(jit, *inputs())
+    generated = generated_code(jit)
+    try:
+        rendered = render(generated)
+    except Unrenderable as e:  # a loop run for real inside a `with` block: its handler covers the loop
+        assert "a protected range with a jump" in str(e), source
+        return
+    scope = {**fn.__globals__, **rendered.namespace}
+    exec(compile(rendered.text, "<transformed>", "exec"), scope)
+    runs = []
+    for run in (scope["f"], types.FunctionType(generated, fn.__globals__), fn):
+        args = inputs()
+        with sot.disable() if run is fn else contextlib.nullcontext():
+            result, text = printed(run, *args)
+        runs.append((result, text, args[1], args[2]))
+    for result, text, log, box in runs[:2]:
+        assert text == runs[2][1], source
+        assert_same_result(result, runs[2][0])
+        assert_same_result(log, runs[2][2])
+        assert box == runs[2][3]

@@ -168,6 +168,9 @@ class _Names:
                 if code is not None:
                     self.children[name] = (kind, code)
             return self.bind(name, value)
+        wrapped = getattr(value, "fn", None)  # a callee translated as a frame of its own when it runs
+        if getattr(value, "callback", None) is not None and isinstance(getattr(wrapped, "__name__", None), str):
+            return self.bind(f"__translated_{_identifier(wrapped.__name__)}_{len(self.namespace)}", value)
         if isinstance(value, types.ModuleType):
             return self.bind(f"__{_identifier(value.__name__)}", value)
         qualname = getattr(value, "__qualname__", None)
@@ -286,6 +289,7 @@ class _Renderer:
 
     def walk(self, i: int, state: _State, depth: int, loops: frozenset[int], entering: bool = False) -> None:
         """Write the path from instruction `i` until it returns (or goes round its loop: `continue`)."""
+        tested = None  # a protected range's jump, whose truth test the range's `try` made
         while True:
             if i in loops and not entering:
                 self.emit(depth, "continue")
@@ -294,11 +298,11 @@ class _Renderer:
                 self.loop(i, state, depth, loops)
                 return
             entering = False
-            if i == self.break_index:
+            if i == self.break_index and i != tested:
                 for line in self.break_note:
                     self.emit(depth, line)
-            if i in self.entries:
-                i = self.protected(self.entries[i], state, depth, loops)
+            if i in self.entries and i != tested:
+                i = tested = self.protected(self.entries[i], state, depth, loops)
                 if i is None:
                     return
                 continue
@@ -312,7 +316,9 @@ class _Renderer:
                 i = self.code.index(ins.target)
                 continue
             if ins.opname in CONDITIONAL_JUMPS:
-                test = _JUMP_TESTS[ins.opname].format(self.pop(state).operand())
+                value = self.pop(state)
+                test = _JUMP_TESTS[ins.opname].format(value.text if ins.opname == "POP_JUMP_IF_TRUE"
+                                                      else value.operand())
                 self.spill(state, depth)
                 self.emit(depth, f"if {test}:")
                 self.walk(self.code.index(ins.target), state.copy(), depth + 1, loops)
@@ -378,7 +384,8 @@ class _Renderer:
         and handled after the `try` (with no `except` state, as the generated handler runs); the index
         of the instruction after the range (None: the path returned)."""
         start, end = self.code.index(entry.start), self.code.index(entry.end)
-        for ins in self.ins[start:end + 1]:
+        test = self.ins[end].opname in ("POP_JUMP_IF_FALSE", "POP_JUMP_IF_TRUE")  # its truth test may raise
+        for ins in self.ins[start:end + 1 - test]:
             if ins.target is not None or ins.opname in ("RETURN_VALUE", "FOR_ITER"):
                 raise Unrenderable("a protected range with a jump or a return in it")
         self.spill(state, depth)
@@ -389,15 +396,19 @@ class _Renderer:
         caught = f"{GENERATED}raised_{len(self.caught)}"
         self.caught.append(caught)
         after = self.ins[end + 1] if end + 1 < len(self.ins) else None
-        returns = after is not None and after.opname == "RETURN_VALUE"
+        returns = not test and after is not None and after.opname == "RETURN_VALUE"
         if not returns:
             self.emit(depth, f"{caught} = None")
         self.emit(depth, "try:")
         below = list(state.stack[:entry.depth])
         body = len(self.lines)
-        for n in range(start, end + 1):
+        for n in range(start, end + 1 - test):
             self.step(self.ins[n], n, state, depth + 1)
-        if returns or (after is not None and after.opname in ("STORE_FAST", "STORE_DEREF") and state.stack
+        if test:  # the jump itself tests the truth of a bool, which cannot raise
+            truth = self.temp()
+            self.emit(depth + 1, f"{truth} = bool({self.pop(state).text})")
+            state.stack.append(_local(truth))
+        elif returns or (after is not None and after.opname in ("STORE_FAST", "STORE_DEREF") and state.stack
                        and not state.stack[-1].stable):  # what the range computed, returned or stored in it
             self.step(after, end + 1, state, depth + 1) if not returns else \
                 self.emit(depth + 1, f"return {self.pop(state).text}")
@@ -413,7 +424,7 @@ class _Renderer:
             return None
         self.emit(depth, f"if {caught} is not None:")
         self.walk(self.code.index(entry.target), handler, depth + 1, loops)
-        return end + 1
+        return end if test else end + 1
 
     # ----- one instruction -----
 
@@ -522,6 +533,10 @@ class _Renderer:
             flat = self.pop(state, 2 * arg)
             pairs = [f"{flat[k].text}: {flat[k + 1].text}" for k in range(0, len(flat), 2)]
             self.push(state, f"{{{', '.join(pairs)}}}")
+        elif op == "BUILD_CONST_KEY_MAP":
+            keys = self.pop(state)
+            values = self.pop(state, arg)
+            self.push(state, f"dict(zip({keys.text}, ({''.join(v.text + ', ' for v in values)})))")
         elif op == "BUILD_SLICE":
             parts = [v.text for v in self.pop(state, arg)]
             self.push(state, f"slice({', '.join(parts)})")
@@ -666,17 +681,22 @@ def resume_source(code: types.CodeType, name: str, kind: str) -> str:
     target = instructions[jump].target
     lineno = next((ins.lineno for ins in instructions[normalised.index(target):] if ins.lineno), None)
     stack: list[str] = []
-    for ins in instructions[:jump]:
-        if ins.opname in ("LOAD_FAST", "LOAD_CONST"):
-            stack.append(ins.argval if ins.opname == "LOAD_FAST" else repr(ins.argval))
+    for ins in instructions[:jump]:  # (the prologues of sot.codegen.resume_code and loop_body)
+        if ins.opname == "LOAD_FAST":
+            stack.append(ins.argval)
+        elif ins.opname == "LOAD_CONST":
+            stack.append(ins.argval.__qualname__ if isinstance(ins.argval, type) else repr(ins.argval))
         elif ins.opname == "PUSH_NULL":
             stack.append("NULL")
-        elif ins.opname == "BEFORE_WITH":
-            stack[-1] = f"{stack[-1]}().__exit__ (the `with` block entered again)"
         elif ins.opname == "CALL":
-            del stack[-2]  # the context type's NULL slot: what CALL makes stands in its place
+            del stack[len(stack) - ins.arg:]
+            lower, upper = stack.pop(-2), stack.pop()
+            stack.append(f"{upper if lower == 'NULL' else lower}()")
+        elif ins.opname == "BEFORE_WITH":  # a grad-mode `with` entered again: its __exit__ stays
+            manager = stack.pop()
+            stack += [f"{manager}.__exit__", f"{manager}.__enter__()"]
         elif ins.opname == "POP_TOP":
-            stack.pop(-2)
+            stack.pop()
     where = f"{code.co_filename}:{lineno}"
     what = "the body of the loop" if kind == "loop_body" else "the rest"
     entered = "the `except` handler" if target.opname == "PUSH_EXC_INFO" else target.opname
