@@ -295,6 +295,17 @@ def test_plain_code_rendered_and_run_gives_what_the_code_gives(fn, args):
     assert scope[fn.__name__](*args) == fn(*args)
 
 
+def test_explain_gives_the_generated_code_of_each_translation_that_ran_as_python():
+    x = rand(2, 3)
+    report = sot.explain(jit_of(breaks_once), x)
+    assert_same_result(report.result, breaks_once(x))
+    first, resumed = report.sources  # the frame up to its break, then its resume function
+    for text in report.sources:
+        ast.parse(text)
+    assert "def breaks_once(x):" in first and "n = y.numpy()" in first and "return __resume_0(" in first
+    assert "return __compiled_graph_" in resumed and "graph break" not in resumed
+
+
 def test_code_the_renderer_does_not_know_raises_unrenderable():
     def formats(x):
         return f"{x}"

@@ -8,7 +8,8 @@ with statements is a compiled subgraph (`graph_count`, `sir_texts`), unless it i
 adds its break (`break_count`, `breaks`, each an `Event` with code, detail and file:line); an entry
 holding a `Fallback` is a frame that ran eagerly, just translated or served from the cache
 (`fallbacks`, each with reason, file:line and code). A `print` made right after its graph instead
-of breaking it is listed by file:line (`deferred_prints`).
+of breaking it is listed by file:line (`deferred_prints`). `sources` holds the generated code of
+each translated entry that ran, as the Python SOT_DUMP writes to transformed.py.
 
 Its text nests what each break made (resume functions, loop bodies, callees) under the function
 whose break made it, each with its own breaks and fallbacks (`parts`), as `sot report` does.
@@ -28,6 +29,7 @@ from runtime.nn import Layer
 from .api import to_static
 from .tools.formats import title
 from .tools.report import counts_as_graph, limit_fallback, origin, sir_ops
+from .translation.dump import readable_source
 from .translation.reasons import Event
 from .translation.hook_cache import LIVE_CACHES
 from .translation.translator import Fallback, Translator
@@ -68,6 +70,7 @@ class Explanation:
     translations: int = 0
     deferred_prints: list[str] = field(default_factory=list)  # file:line of each print made after its graph
     parts: list[Part] = field(default_factory=list)  # each translator that ran, depth first: the breaks nested
+    sources: list[str] = field(default_factory=list)  # the generated code of each translation that ran, as Python
 
     def __str__(self) -> str:
         lines = [f"explain {self.name}: {self.graph_count} graph(s), {self.eager_graph_count} small graph(s) run "
@@ -148,6 +151,10 @@ def explain(fn: Callable, *args: Any, **kwargs: Any) -> Explanation:
                 report.graph_count += 1
                 report.sir_texts.append(str(e.payload))
             report.deferred_prints += t.entry_prints.get(e.id, [])
+            generated = getattr(e.code, "code", None)
+            if generated is not None:
+                report.sources.append(readable_source(t.code, e.payload, generated, e.guards,
+                                                      t.entry_breaks.get(e.id), e.id))
             if e.id in t.entry_breaks:
                 part.breaks.append(t.entry_breaks[e.id])
                 part.fallbacks += t.entry_eager_rest.get(e.id, [])  # SOT-C002: the rest ran eagerly

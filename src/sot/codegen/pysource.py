@@ -82,35 +82,28 @@ class _Expr:
     """A value on the symbolic stack: its source `text`; `atom`: needs no parentheses as an operand;
     `reads`: the locals it reads when it is computed by reading locals only (a literal, a local, a
     tuple of them), so it may be written later, until one of them is written; None: anything else,
-    bound to a temporary before any statement is written. `name`: the local it is (None: not one);
-    `items`: the texts of a tuple display's items."""
+    bound to a temporary before any statement is written. `items`: the texts of a tuple display's items."""
 
     text: str
     atom: bool = True
     reads: frozenset[str] | None = None
-    name: str | None = None
     items: tuple[str, ...] | None = None
 
     @property
     def stable(self) -> bool:
         return self.reads is not None
 
-    @property
-    def literal(self) -> bool:
-        return self.reads == frozenset() and self.items is None
-
     def operand(self) -> str:
         return self.text if self.atom else f"({self.text})"
 
 
 def _local(name: str) -> _Expr:
-    return _Expr(name, reads=frozenset({name}), name=name)
+    return _Expr(name, reads=frozenset({name}))
 
 
 _NULL = object()  # CALL's NULL slot
 _EXHAUSTED = object()  # what `next` gives for an exhausted iterator in a FOR_ITER's step
 _NULL_FIRST = call_slots(_Expr("f"), _NULL)[0] is _NULL  # the running CPython keeps it below the callable
-_PREVIOUS = object()  # the exception PUSH_EXC_INFO saves under the one being handled
 
 
 def _literal(value: Any) -> str | None:

@@ -42,7 +42,7 @@ from sot.guards import Guard
 from sot.ir import StatementIR
 from sot.translation.reasons import Event
 
-__all__ = ["dump_translation", "disassembly", "transformed_source"]
+__all__ = ["dump_translation", "disassembly", "readable_source", "transformed_source"]
 
 _counts: dict[Path, int] = {}
 _ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
@@ -82,7 +82,7 @@ def dump_translation(code: types.CodeType, sir: StatementIR, program: Program | 
     return target
 
 
-def _python_source(code: types.CodeType, sir: StatementIR, generated: types.CodeType, guards: Sequence[Guard],
+def _python_source(code: types.CodeType, sir: StatementIR | None, generated: types.CodeType, guards: Sequence[Guard],
                    brk: Event | None, n: int) -> dict[str, str]:
     """transformed.py and the files of the resume functions it calls; a comment saying why where the
     generated code cannot be rendered (a dump never makes a translation fail)."""
@@ -98,6 +98,13 @@ def _python_source(code: types.CodeType, sir: StatementIR, generated: types.Code
     return files
 
 
+def readable_source(code: types.CodeType, sir: StatementIR | None, generated: types.CodeType,
+                    guards: Sequence[Guard], brk: Event | None = None, n: int = 0) -> str:
+    """What transformed.py holds for this translation (`sot.explain` shows it too): the generated code
+    as Python, or a comment saying why it could not be rendered."""
+    return _python_source(code, sir, generated, guards, brk, n)["transformed.py"]
+
+
 def transformed_source(code: types.CodeType, sir: StatementIR | None, generated: types.CodeType,
                        guards: Sequence[Guard], brk: Event | None = None, n: int = 0) -> Rendered:
     """The generated code of translation `n` of `code` as Python source, headed by what it runs
@@ -108,8 +115,8 @@ def transformed_source(code: types.CodeType, sir: StatementIR | None, generated:
               "user's file and lines, so a debugger shows the user's source, not this file.",
               "__sot_* names are its temporaries."]
     if graph is not None:
-        header.append(f"__compiled_graph_{n}(...) runs {graph} (sir.txt, program.txt), compiled, and makes "
-                      "the side effects it recorded.")
+        header.append(f"__compiled_graph_{n}(...) runs {graph} (sir.txt; program.txt: its Program, when "
+                      "compiled) and makes the side effects it recorded.")
     header += ["", "Guards (this code runs while all of them hold):", *(f"  {g}" for g in guards)]
     note = []
     if brk is not None:
