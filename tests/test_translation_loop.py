@@ -19,7 +19,7 @@ def test_a_retranslation_that_changes_nothing_runs_the_frame_eagerly(monkeypatch
     translator = jit.sot_translator
     first = rand(2, 4)
     assert_same_result(jit(first), reshape_by_first_dim(first))
-    monkeypatch.setattr(translator.shapes, "keep_static", lambda error: None)  # the dim stays dynamic
+    monkeypatch.setattr(translator.shapes, "keep_static", lambda error, where: None)  # the dim stays dynamic
     x = rand(3, 4)  # a second size makes dim 0 dynamic; int() then reads it
     assert_same_result(jit(x), reshape_by_first_dim(x))
     (fallback,) = translator.fallbacks
@@ -32,6 +32,6 @@ def test_a_retranslation_that_changes_nothing_runs_the_frame_eagerly(monkeypatch
 def test_a_retranslation_that_changes_nothing_raises_in_full_graph_mode(monkeypatch):
     jit = jit_of(reshape_by_first_dim, fallback=False)
     jit(rand(2, 4))
-    monkeypatch.setattr(jit.sot_translator.shapes, "keep_static", lambda error: None)
+    monkeypatch.setattr(jit.sot_translator.shapes, "keep_static", lambda error, where: None)
     with pytest.raises(sot.GraphBreakError, match="nothing changed"):
         jit(rand(3, 4))

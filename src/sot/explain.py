@@ -10,6 +10,9 @@ holding a `Fallback` is a frame that ran eagerly, just translated or served from
 (`fallbacks`, each with reason, file:line and code). A `print` made right after its graph instead
 of breaking it is listed by file:line (`deferred_prints`). `sources` holds the generated code of
 each translated entry that ran, as the Python SOT_DUMP writes to transformed.py.
+The dims of the function's inputs kept
+static so far that a recompile would have made dynamic (a dim read as a Python int, one `mark_static`
+kept) are listed with why and the line (`kept_static`): each new size of them translates again.
 
 Its text nests what each break made (resume functions, loop bodies, callees) under the function
 whose break made it, each with its own breaks and fallbacks (`parts`), as `sot report` does.
@@ -27,6 +30,7 @@ from typing import Any, Callable, Iterator
 from runtime.nn import Layer
 
 from .api import to_static
+from .dynamic.shapes import KeptStatic
 from .tools.formats import title
 from .tools.report import counts_as_graph, limit_fallback, origin, sir_ops
 from .translation.dump import readable_source
@@ -71,6 +75,7 @@ class Explanation:
     deferred_prints: list[str] = field(default_factory=list)  # file:line of each print made after its graph
     parts: list[Part] = field(default_factory=list)  # each translator that ran, depth first: the breaks nested
     sources: list[str] = field(default_factory=list)  # the generated code of each translation that ran, as Python
+    kept_static: list[KeptStatic] = field(default_factory=list)  # dims kept static so far, with why and where
 
     def __str__(self) -> str:
         lines = [f"explain {self.name}: {self.graph_count} graph(s), {self.eager_graph_count} small graph(s) run "
@@ -83,6 +88,7 @@ class Explanation:
             lines += [f"{indent}break: {event}" for event in part.breaks]
             lines += [f"{indent}fallback: [{fb.code}] {fb.reason} ({fb.where})" for fb in part.fallbacks]
         lines += [f"  print deferred to after its graph ({where})" for where in self.deferred_prints]
+        lines += [f"  {kept.text()}" for kept in self.kept_static]
         for i, text in enumerate(self.sir_texts):
             lines.append(f"  graph {i}:")
             lines += ["    " + line for line in text.splitlines()]
@@ -135,6 +141,7 @@ def explain(fn: Callable, *args: Any, **kwargs: Any) -> Explanation:
         part = Part(t.code.co_qualname, t.code.co_filename, t.code.co_firstlineno,
                     parent.code.co_qualname if parent is not None else None, depth,
                     **origin(t.code, [parent] if parent is not None else []))
+        report.kept_static += t.shapes.kept_static()
         hits, eager_runs = hits_before.get(id(t.cache), ({}, 0))
         if t.cache.eager_runs > eager_runs:  # its cache gave up: the frame ran eagerly (SOT-L001)
             part.fallbacks.append(Fallback(*limit_fallback(t.cache.cache_size_limit, t.code), "SOT-L001"))

@@ -20,7 +20,9 @@ computes at run time, which shape arguments (`x.reshape([B, -1])`, `paddle.zeros
 as it is, and `+`/`*` keep. A translation that needs its value as a Python int (a condition,
 `range`, a print, `len(x)`, `x.size`) raises `StaticDimNeeded`; the translator keeps those dims
 static for this code object, with the reason (`ShapePolicy.static`), and simulates again: never
-a result computed from a wrong size. A dim of a tensor computed in the frame cannot be traced
+a result computed from a wrong size. Such a function translates once per size, so reports say
+which dim was kept static, why and on which line (`ShapePolicy.kept_static`, a `KeptStatic` each,
+a dim named as the code names it: `x dim 0`), as they do for a dim `mark_static` kept static. A dim of a tensor computed in the frame cannot be traced
 back to one input dim, so needing its value specialises every dynamic dim of that translation.
 
 Where -1 hides what sizes would show, the translation specialises rather than guess: a
@@ -31,6 +33,9 @@ raises the meta function's error, not the kernel's (`with_eager_errors`).
 """
 from __future__ import annotations
 
+import linecache
+import re
+import sys
 import weakref
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable
@@ -43,19 +48,76 @@ from sot.guards.layer_tree import leaf_guards
 from sot.guards.source import Scope, Source, expression
 from sot.ir import Meta, StatementIR, Symbol, lower
 
-__all__ = ["mark_dynamic", "mark_static", "ShapePolicy", "StaticDimNeeded", "Recompile", "policy_of",
+__all__ = ["mark_dynamic", "mark_static", "ShapePolicy", "StaticDimNeeded", "KeptStatic", "Recompile", "policy_of",
            "input_meta", "dynamic_tensor_guards", "dims_behind", "specialise", "check_gradient", "with_eager_errors"]
 
 _MIN_DYNAMIC = 2  # sizes 0 and 1 are specialised (see the module docstring)
 
 
-class StaticDimNeeded(Exception):
-    """A translation read dynamic dims as Python ints: keep `dims` ((source, rank, dim), ...) static."""
+_READ_AS_INT = "read as a Python int"
+_MARKED_STATIC = "marked static by sot.mark_static"
+_ROOT_ITEM = re.compile(r"^f_(?:locals|globals|builtins)\[(['\"])([^\W\d]\w*)\1\]")
 
-    def __init__(self, dims: tuple[tuple[str, int, int], ...], why: str):
+
+class StaticDimNeeded(Exception):
+    """A translation needed dynamic dims' sizes: keep `dims` ((source, rank, dim), ...) static.
+
+    `read_at` (file:line) says the code read them as Python ints there (empty: an op or a gradient
+    rule needed the sizes, `why` says which); `needed_at` is set by the simulation to the instruction
+    whose value it was, when the read's value was needed later (`n = x.shape[0]`, then `if n > 4`)."""
+
+    def __init__(self, dims: tuple[tuple[str, int, int], ...], why: str, read_at: str = ""):
         self.dims = dims
         self.why = why
+        self.read_at = read_at
+        self.needed_at = ""
         super().__init__(f"{why}: {', '.join(f'{s} dim {d}' for s, _, d in dims)} must stay static")
+
+    def needed(self, where: str) -> None:
+        """Note the innermost instruction simulated when the value was needed (the first one told)."""
+        if not self.needed_at:
+            self.needed_at = where
+
+
+@dataclass(frozen=True)
+class KeptStatic:
+    """A dim kept static that a recompile would have made dynamic, as reports show it: the dim as the
+    code names it (`x dim 0`), why, and the line (as written) of the read as a Python int, of the
+    `mark_static` call, or where the translation stopped; plus the line that needed a read's value
+    when it is another one. Plain data: it is saved in reports (`sot.tools.report`)."""
+
+    dim: str
+    why: str
+    file: str
+    line: int
+    source: str
+    needed_file: str = ""
+    needed_line: int = 0
+    needed_source: str = ""
+
+    def text(self, path: Callable[[str], str] = str) -> str:
+        """One line for people, each file shown as `path` gives it."""
+        out = f"{self.dim} kept static: {self.why} at {path(self.file)}:{self.line}" + _quoted(self.source)
+        if self.needed_line:
+            out += f", its value needed at {path(self.needed_file)}:{self.needed_line}" + _quoted(self.needed_source)
+        return out
+
+
+def _quoted(source: str) -> str:
+    return f" `{source}`" if source else ""
+
+
+def _line_of(where: str) -> tuple[str, int, str]:
+    """file, line and that line's text (stripped) of a file:line ("", 0, "" for none)."""
+    file, _, line = where.rpartition(":")
+    if not line.isdigit():
+        return "", 0, ""
+    return file, int(line), linecache.getline(file, int(line)).strip()
+
+
+def _dim_name(source: str, dim: int) -> str:
+    """`x dim 0` for the dim of a tensor read from `f_locals['x']`: the name the code uses."""
+    return f"{_ROOT_ITEM.sub(lambda m: m.group(2), source)} dim {dim}"
 
 
 @dataclass(frozen=True)
@@ -92,14 +154,14 @@ class _ByIdentity:
         return found
 
 
-_marks = _ByIdentity()  # tensor -> (dims marked dynamic, dims marked static)
+_marks = _ByIdentity()  # tensor -> (dims marked dynamic, dims marked static -> file:line of the mark)
 
 
-def _marks_of(t: Tensor) -> tuple[set[int], set[int]]:
-    return _marks.get(t) or (set(), set())
+def _marks_of(t: Tensor) -> tuple[set[int], dict[int, str]]:
+    return _marks.get(t) or (set(), {})
 
 
-def _mark(fn: str, t: Any, dim: Any, dynamic: bool) -> None:
+def _mark(fn: str, t: Any, dim: Any, dynamic: bool, where: str = "") -> None:
     if not isinstance(t, Tensor):
         raise TypeError(f"{fn}: argument 't' must be a Tensor, got {type(t).__name__}")
     if type(dim) is not int:
@@ -108,12 +170,14 @@ def _mark(fn: str, t: Any, dim: Any, dynamic: bool) -> None:
     if not -ndim <= dim < ndim:
         raise IndexError(f"{fn}: argument 'dim' ({dim}) is out of range for a tensor of rank {ndim}")
     dim %= ndim
-    dyn, static = _marks.setdefault(t, lambda: (set(), set()))
-    mine, other = (dyn, static) if dynamic else (static, dyn)
-    if dim in other:
+    dyn, static = _marks.setdefault(t, lambda: (set(), {}))
+    if dim in (static if dynamic else dyn):
         raise ValueError(f"{fn}: argument 'dim' ({dim}) is already marked "
                          f"{'static' if dynamic else 'dynamic'} on this tensor")
-    mine.add(dim)
+    if dynamic:
+        dyn.add(dim)
+    else:
+        static[dim] = where
 
 
 def mark_dynamic(t: Tensor, dim: int) -> None:
@@ -123,8 +187,10 @@ def mark_dynamic(t: Tensor, dim: int) -> None:
 
 
 def mark_static(t: Tensor, dim: int) -> None:
-    """Never make dim `dim` of `t` dynamic: translations that see `t` specialise on its size."""
-    _mark("mark_static", t, dim, False)
+    """Never make dim `dim` of `t` dynamic: translations that see `t` specialise on its size (reports
+    name the line of this call where a recompile would have made the dim dynamic)."""
+    caller = sys._getframe(1)
+    _mark("mark_static", t, dim, False, f"{caller.f_code.co_filename}:{caller.f_lineno}")
 
 
 # ----- the decision per code object
@@ -141,6 +207,7 @@ class ShapePolicy:
         """No decision yet: every dim and number static until a miss says otherwise (`sot.reset`)."""
         self.dynamic: dict[tuple[str, int], set[int]] = {}
         self.static: dict[tuple[str, int], dict[int, str]] = {}
+        self._kept: dict[tuple[str, int, int], KeptStatic] = {}  # what reports say of each dim kept static
         self.numbers = NumberPolicy()  # the Python numbers left dynamic (sot.dynamic.numbers)
         self._seen: Any = None  # the last miss taken into account (a retry sees it again)
 
@@ -149,7 +216,7 @@ class ShapePolicy:
         shape = t.shape
         key = (source, len(shape))
         marked_dynamic, marked_static = _marks_of(t)
-        free = (self.dynamic.get(key, set()) | marked_dynamic) - marked_static - self.static.get(key, {}).keys()
+        free = (self.dynamic.get(key, set()) | marked_dynamic) - marked_static.keys() - self.static.get(key, {}).keys()
         return tuple(sorted(d for d in free if shape[d] >= _MIN_DYNAMIC))
 
     def on_miss(self, frame: Any, cache: Any) -> Recompile | None:
@@ -175,10 +242,16 @@ class ShapePolicy:
         for (src, rank), dims in changed.items():
             t = scope.value(src)  # a Tensor of rank `rank`: _dims_or_numbers_miss checked it
             source = src.text
-            new = {d for d in dims if t.shape[d] >= _MIN_DYNAMIC} - _marks_of(t)[1] \
-                - self.static.get((source, rank), {}).keys() - self.dynamic.get((source, rank), set())
+            marked_static = _marks_of(t)[1]
+            eligible = {d for d in dims if t.shape[d] >= _MIN_DYNAMIC}
+            for d in sorted(eligible & marked_static.keys()):
+                self._report((source, rank, d), _MARKED_STATIC, marked_static[d])
+            new = eligible - marked_static.keys() - self.static.get((source, rank), {}).keys() \
+                - self.dynamic.get((source, rank), set())
             if new:
                 self.dynamic.setdefault((source, rank), set()).update(new)
+                for d in new:  # a dim `mark_static` kept on earlier tensors, not marked on this one
+                    self._kept.pop((source, rank, d), None)
                 made += [f"{source} dim {d}" for d in sorted(new)]
         made += [f"{source} (number)" for source in self.numbers.make_dynamic(numbers)]
         first = miss.reasons[0]
@@ -186,23 +259,42 @@ class ShapePolicy:
         expected = str(guard.expected) if isinstance(guard.expected, TensorMeta) else repr(guard.expected)
         return Recompile(str(guard), expected, first.actual, tuple(made))
 
-    def keep_static(self, error: StaticDimNeeded | NumberNeeded) -> None:
-        """The dims (or the number) `error` names stay static for this code object from now on, with its reason."""
+    def keep_static(self, error: StaticDimNeeded | NumberNeeded, where: str = "") -> None:
+        """The dims (or the number) `error` names stay static for this code object from now on, with its
+        reason; `where` (file:line the translation stopped at) is the line reports give a dim that was
+        not read as a Python int."""
         if isinstance(error, NumberNeeded):
             self.numbers.keep_static(error)
             return
         for source, rank, dim in error.dims:
             self.static.setdefault((source, rank), {})[dim] = error.why
             self.dynamic.get((source, rank), set()).discard(dim)
+            if error.read_at:
+                self._report((source, rank, dim), _READ_AS_INT, error.read_at,
+                             error.needed_at if error.needed_at != error.read_at else "")
+            else:
+                self._report((source, rank, dim), error.why, error.needed_at or where)
 
-    def keep_static_after(self, inputs: Iterable[Any], error: Exception) -> bool:
+    def keep_static_after(self, inputs: Iterable[Any], error: Exception, where: str = "") -> bool:
         """A meta function raised `error` in a translation with dynamic dims (`inputs`: its
-        TensorVariables): it may be the user's error or one of the unknown sizes (`expand` of a -1 dim
-        to 5), so keep them all static and say True (simulate again); False without dynamic dims."""
+        TensorVariables; `where`: file:line of the op): it may be the user's error or one of the unknown
+        sizes (`expand` of a -1 dim to 5), so keep them all static and say True (simulate again); False
+        without dynamic dims."""
         found = _dynamic_input_dims(inputs)
         if found:
-            self.keep_static(StaticDimNeeded(found, f"{type(error).__name__} with the dims dynamic: {error}"))
+            self.keep_static(StaticDimNeeded(found, f"{type(error).__name__} with the dims dynamic: {error}"), where)
         return bool(found)
+
+    def _report(self, dim: tuple[str, int, int], why: str, where: str, needed_at: str = "") -> None:
+        """Remember for reports why `dim` ((source, rank, dim)) is static, the first reason found."""
+        if dim not in self._kept:
+            source, _, index = dim
+            self._kept[dim] = KeptStatic(_dim_name(source, index), why, *_line_of(where), *_line_of(needed_at))
+
+    def kept_static(self) -> list[KeptStatic]:
+        """The dims kept static that a recompile would have made dynamic, in the order it was decided:
+        those read as Python ints (where), those an op or gradient rule needed, those `mark_static` kept."""
+        return list(self._kept.values())
 
     def describe(self) -> str:
         """The decisions as text, one line per dim."""
@@ -293,12 +385,12 @@ def dims_behind(tensor: Any, inputs: Iterable[Any], dims: Iterable[int] | None) 
     return _dynamic_input_dims(inputs)
 
 
-def specialise(tensor: Any, inputs: Iterable[Any], dims: Iterable[int] | None, why: str) -> None:
+def specialise(tensor: Any, inputs: Iterable[Any], dims: Iterable[int] | None, why: str, read_at: str) -> None:
     """Raise StaticDimNeeded for the input dims behind the dynamic `dims` (None: all) of `tensor`
-    (a TensorVariable), read as Python ints; return if none of them is dynamic."""
+    (a TensorVariable), read as Python ints at `read_at` (file:line); return if none of them is dynamic."""
     found = dims_behind(tensor, inputs, dims)
     if found:
-        raise StaticDimNeeded(found, why)
+        raise StaticDimNeeded(found, why, read_at)
 
 
 def with_eager_errors(runner: Callable, sir: StatementIR) -> Callable:

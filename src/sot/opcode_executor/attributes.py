@@ -84,7 +84,7 @@ class AttributeMixin:
             shape = run_time_shape(self, tensor) if name == "shape" else None
             if shape is not None:
                 return shape
-            specialise(tensor, self.inputs, None, f"`.{name}` read at {self.where()}")
+            specialise(tensor, self.inputs, None, f"`.{name}` read at {self.where()}", self.where())
             self.unsupported(f"reads the {name} of a tensor whose sizes are known only at run time")
         values = {
             "shape": lambda: ListVariable([ConstantVariable(d) for d in meta.shape]),

@@ -78,7 +78,7 @@ def _len(ex: "OpcodeExecutor", args: list[Variable], kwargs: dict[str, Variable]
     if isinstance(var, TensorVariable):
         shape = var.meta.shape
         if shape and shape[0] < 0:  # needed as an int: keep that dim static (sot.dynamic.shapes), or break
-            specialise(var, ex.inputs, (0,), f"len() at {ex.where()}")
+            specialise(var, ex.inputs, (0,), f"len() at {ex.where()}", ex.where())
         if not shape or shape[0] < 0:
             ex.unsupported(f"takes the len() of {shown(var)}, known only at run time")
         return ConstantVariable(shape[0])

@@ -32,6 +32,7 @@ import operator
 import types
 from typing import Any, Callable
 
+from sot.dynamic.shapes import StaticDimNeeded
 from sot.guards import Guard
 from sot.ir import SIRBuilder
 from sot.opcode_executor.blocklist import is_skipped
@@ -176,6 +177,9 @@ class OpcodeExecutor(WrappingMixin, NamesMixin, OperatorMixin, IterationMixin, B
                 result = None
             except Unsupported as e:
                 e.locate(self.code, ins)
+                raise
+            except StaticDimNeeded as needed:  # reports name the line whose instruction needed the size
+                needed.needed(self.where())
                 raise
             if result is not None:
                 self.resume_pc = pc + 1

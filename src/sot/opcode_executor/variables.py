@@ -119,7 +119,7 @@ class DimVariable(ConstantVariable):
     def value(self) -> Any:
         """Not known at translation time: the reader is named in StaticDimNeeded's reason."""
         raise StaticDimNeeded(self.dims, f"`.shape` read at {self.read_at}, its value needed at translation time "
-                                         f"(by {sys._getframe(1).f_code.co_name})")
+                                         f"(by {sys._getframe(1).f_code.co_name})", self.read_at)
 
     def _describe(self) -> str:
         return f"size known at run time ({self.symbol.name})"

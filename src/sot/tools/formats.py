@@ -157,6 +157,7 @@ def _own_text(f: FunctionReport, indent: str) -> list[str]:
             f"entry {m.entry} failed `{readable(f, m.expected)}` (got {m.actual})" for m in miss))
     if f.made_dynamic:
         lines.append(f"{indent}made dynamic: {', '.join(readable(f, d) for d in f.made_dynamic)}")
+    lines += [f"{indent}{kept.text(_path)}" for kept in f.kept_static]
     if f.cache.limit_reached:
         lines.append(f"{indent}[SOT-L001] cache limit {f.cache.limit} reached: runs eagerly from then on")
     return lines
@@ -189,6 +190,11 @@ def _markdown(report: Report) -> str:
         lines += [f"| {name_of(f).replace('|', '/')} | {kind} | {same[0].code} | `{os.path.basename(same[0].file)}:"
                   f"{same[0].line}` | {len(same)} | {readable(f, same[0].reason).replace('|', '/')} |"
                   for f, kind, same in events]
+    kept = [(node.function, k) for _, node in flat for k in node.function.kept_static]
+    if kept:
+        lines += ["", "## Dims kept static", "", "| function | dim | why | where | source |", "|---|---|---|---|---|"]
+        lines += [f"| {name_of(f).replace('|', '/')} | {k.dim} | {k.why.replace('|', '/')} "
+                  f"| `{os.path.basename(k.file)}:{k.line}` | `{k.source.replace('|', '/')}` |" for f, k in kept]
     return "\n".join(lines) + "\n"
 
 
@@ -244,7 +250,8 @@ def cache_text(functions: list[FunctionReport]) -> str:
 
 
 def why_text(functions: list[FunctionReport]) -> str:
-    """For each function's last misses: per entry, the first guard that failed, expected and actual."""
+    """For each function's last misses: per entry, the first guard that failed, expected and actual;
+    then the dims kept static (a new size of one misses by design), with why and the line."""
     lines = []
     for f in (f for f in functions if not f.idle):
         lines.append(f"{name_of(f)}  {_where(f.file, f.line)}: {len(f.cache.misses)} miss(es) with entries to compare")
@@ -252,4 +259,5 @@ def why_text(functions: list[FunctionReport]) -> str:
             lines.append(f"  miss {i}:")
             lines += [f"    entry {m.entry}: first failing guard `{readable(f, m.expected)}`; got {m.actual}"
                       for m in miss]
+        lines += [f"  {kept.text(_path)}" for kept in f.kept_static]
     return "\n".join(lines) + "\n"

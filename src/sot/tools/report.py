@@ -32,7 +32,11 @@ may be added without a version change, a removed or changed key bumps the versio
         "resumes_at": null,                  # a resume function's first line; a loop body's loop's line
         "break_at": null,                    # file:line of the break that made it (the parent's one break)
         "source": "",                        # the source line of break_at, or of a loop body's loop
-        "eager_calls": 3}]}                  # optional: calls of a generator function (all eager)
+        "eager_calls": 3,                    # optional: calls of a generator function (all eager)
+        "kept_static": [{"dim": "x dim 0", "why": "read as a Python int",   # dims a recompile would
+                         "file": "/abs/train.py", "line": 13, "source": "n = x.shape[0]",  # have made
+                         "needed_file": "/abs/train.py", "needed_line": 14,  # dynamic, kept static
+                         "needed_source": "print(n)"}]}]}   # (needed_*: the line needing the value, if another)
 
     EVENT = {"code": "SOT-B003", "kind": "UNSPS", "reason": "...", "file": "...", "line": 14,
              "source": "print(x)"}
@@ -57,6 +61,7 @@ from typing import Any
 
 from sot.codegen.loop_body import loop_keyword
 from sot.codegen.resume_code import is_resume_code
+from sot.dynamic.shapes import KeptStatic
 from sot.ir import SirStatement, StatementIR, lower
 from sot.translation.dump import disassembly
 from sot.translation.reasons import REASONS
@@ -190,6 +195,7 @@ class FunctionReport:
     id: int | None = None
     parent: int | None = None
     eager_calls: int = 0  # calls the hook never saw (a generator function's), each run eagerly
+    kept_static: list[KeptStatic] = field(default_factory=list)  # each new size of them translates again
 
     @property
     def where(self) -> str:
@@ -433,7 +439,8 @@ def _collect(code: types.CodeType, translators: list[Any], resume_of: str | None
                   ([_event("SOT-L001", *limit_fallback(cache.cache_size_limit, code))] if cache.eager else []),
         cache=Cache(cache.cache_size_limit, cache.eager, entries, misses, cache.eager_runs),
         made_dynamic=sorted({dim for t in translators for r in t.recompiles for dim in r.dynamic}),
-        eager_calls=sum(t.eager_calls for t in translators))
+        eager_calls=sum(t.eager_calls for t in translators),
+        kept_static=translators[0].shapes.kept_static())  # (a policy per code, like the cache)
 
 
 def sir_ops(sir: StatementIR) -> int:

@@ -166,14 +166,14 @@ class Translator:
                 said = "needs the value of the loop's item or of a number it carries at translation time: the " \
                        "loop's body runs eagerly rather than being translated once per iteration"
                 return self._run_eagerly(ex, Fallback(saying(self._at(ex), said), self._where(ex), "SOT-C003"))
-            self.shapes.keep_static(e)
+            self.shapes.keep_static(e, self._where(ex))
             return _Again(options, str(e), ex)
         except FrameRaises as e:  # the frame raises its own exception: eager code raises it, in any mode
             return self._run_eagerly(ex, Fallback(told(e), e.where, e.code), disposable=True)  # (as below)
         except (Unsupported, DecodeError) as e:
             return self._cannot_capture(ex, e)
         except _USER_ERRORS as e:  # a meta function rejected the user's call: eager code raises it as it should
-            if self.shapes.keep_static_after(ex.inputs if ex is not None else (), e):  # or a dynamic dim's -1 did
+            if self.shapes.keep_static_after(ex.inputs if ex is not None else (), e, self._where(ex)):  # or a -1 dim did
                 return _Again(options, f"{type(e).__name__}: {e}", ex)
             if simulated:  # raised while generating code: a gap of the JIT, as below
                 if config.strict():
