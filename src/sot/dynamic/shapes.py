@@ -20,10 +20,11 @@ computes at run time, which shape arguments (`x.reshape([B, -1])`, `paddle.zeros
 as it is, and `+`/`*` keep. A translation that needs its value as a Python int (a condition,
 `range`, a print, `len(x)`, `x.size`) raises `StaticDimNeeded`; the translator keeps those dims
 static for this code object, with the reason (`ShapePolicy.static`), and simulates again: never
-a result computed from a wrong size. Such a function translates once per size, so reports say
-which dim was kept static, why and on which line (`ShapePolicy.kept_static`, a `KeptStatic` each,
-a dim named as the code names it: `x dim 0`), as they do for a dim `mark_static` kept static. A dim of a tensor computed in the frame cannot be traced
+a result computed from a wrong size. A dim of a tensor computed in the frame cannot be traced
 back to one input dim, so needing its value specialises every dynamic dim of that translation.
+Such a function translates once per size, so reports say which dim was kept static, why and on
+which line (`ShapePolicy.kept_static`, a `KeptStatic` each, the dim named as the code names it:
+`x dim 0`), as they do for a dim `mark_static` kept static.
 
 Where -1 hides what sizes would show, the translation specialises rather than guess: a
 differentiable translation builds its gradient Program while translating (`check_gradient`; a
