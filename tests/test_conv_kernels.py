@@ -122,3 +122,61 @@ def test_batch_norm_float32_gradients_match_float64(shape, fmt, axis, affine, of
     for got, want in zip(grads("float32"), grads("float64")):
         assert got.dtype == np.float32
         np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4 * np.abs(want).max())
+
+
+CONV_CASES = [  # x shape, weight shape, keyword arguments, flat pads
+    ((2, 4, 5, 6), (6, 4, 1, 1), {}, (0, 0, 0, 0)),  # 1x1: the columns are x itself
+    ((2, 4, 5, 6), (6, 2, 3, 3), {"padding": 1, "groups": 2}, (1, 1, 1, 1)),
+    ((3, 3, 6, 5), (3, 1, 3, 2), {"stride": 2, "padding": [1, 0, 0, 1], "groups": 3}, (1, 0, 0, 1)),
+]
+
+
+@pytest.mark.parametrize("xshape,wshape,kw,pads", CONV_CASES)
+@pytest.mark.parametrize("with_bias", [True, False])
+def test_conv2d_and_its_gradients_match_reference(xshape, wshape, kw, pads, with_bias):
+    from test_conv import ref_conv  # noqa: PLC0415 - the direct-loop reference lives with the conv tests
+    x, w = rng.standard_normal(xshape), rng.standard_normal(wshape)
+    b = rng.standard_normal(wshape[0]) if with_bias else None
+    stride = (kw.get("stride", 1),) * 2
+    groups = kw.get("groups", 1)
+
+    def ref(x_, w_, b_=None):
+        return ref_conv(x_, w_, b_, stride, pads, (1, 1), groups)
+
+    arrays = [x, w] + ([b] if with_bias else [])
+    tensors = [t(a, grad=True) for a in arrays]
+    out = F.conv2d(*tensors[:2], tensors[2] if with_bias else None, **kw)
+    np.testing.assert_allclose(out.numpy(), ref(*arrays), rtol=1e-10, atol=1e-10)
+    v = rng.standard_normal(out.shape)
+    grads = paddle.grad((out * t(v)).sum(), tensors)
+    for a, g in zip(arrays, grads):
+        np.testing.assert_allclose(g.numpy(), fd_grad(lambda: (ref(*arrays) * v).sum(), a), rtol=1e-6, atol=1e-6)
+    out32 = F.conv2d(*[t(a.astype(np.float32)) for a in arrays[:2]],
+                     t(b.astype(np.float32)) if with_bias else None, **kw)
+    np.testing.assert_allclose(out32.numpy(), ref(*arrays), rtol=1e-5, atol=1e-5)
+
+
+def test_conv_results_do_not_share_the_reused_work_array():
+    # the im2col columns live in a per-thread work array reused by the next call: nothing a
+    # kernel returns may alias it, whatever the next call's shape and dtype
+    x1, w1 = rng.standard_normal((2, 3, 6, 6)), rng.standard_normal((4, 3, 3, 3))
+    y1 = F.conv2d(t(x1), t(w1), padding=1)
+    gx1 = F.conv2d_transpose(t(rng.standard_normal((2, 4, 6, 6))), t(w1), padding=1)
+    kept = y1.numpy().copy(), gx1.numpy().copy()
+    x2, w2 = rng.standard_normal((3, 5, 9, 9)).astype(np.float32), rng.standard_normal((2, 5, 3, 3)).astype(np.float32)
+    F.conv2d(t(x2), t(w2), t(rng.standard_normal(2).astype(np.float32)), padding=2)
+    F.conv2d_transpose(t(rng.standard_normal((3, 5, 9, 9))), t(rng.standard_normal((5, 2, 3, 3))))
+    np.testing.assert_array_equal(y1.numpy(), kept[0])
+    np.testing.assert_array_equal(gx1.numpy(), kept[1])
+
+
+def test_conv_in_parallel_threads_matches_sequential():
+    from concurrent.futures import ThreadPoolExecutor  # noqa: PLC0415
+
+    # big enough that the copy and the matmul release the GIL: threads run them at the same time
+    jobs = [(rng.standard_normal((4, 8, 24 + i, 24)), rng.standard_normal((8, 8, 3, 3))) for i in range(6)]
+    want = [F.conv2d(t(x), t(w), padding=1).numpy() for x, w in jobs]
+    with ThreadPoolExecutor(3) as pool:
+        got = list(pool.map(lambda job: F.conv2d(t(job[0]), t(job[1]), padding=1).numpy(), jobs * 4))
+    for i, g in enumerate(got):
+        np.testing.assert_array_equal(g, want[i % len(jobs)])

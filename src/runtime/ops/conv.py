@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import functools
 import math as _pymath
+import threading
 from typing import Any
 
 import numpy as np
@@ -210,6 +211,49 @@ def col2im(xp, cols, size: tuple, kernel: tuple, stride: tuple, dilation: tuple,
     return buf[lead + tuple(slice(pads[2 * i], pads[2 * i] + s) for i, s in enumerate(size))]
 
 
+# ---------------------------------------------------------------- im2col columns in a reusable work array
+_SCRATCH_MAX_BYTES = 256 << 20
+_scratch = threading.local()
+
+
+def scratch(xp, shape: tuple, dtype) -> Any:
+    """A per-thread work array for a kernel's temporary that never leaves the kernel.
+
+    im2col columns are a convolution's largest temporary. Past glibc's largest mmap threshold
+    (32 MiB) a fresh array is mapped anew and page-faulted in full on every call, which costs
+    as much as the copy itself; NumPy kernels therefore reuse one buffer per thread (thread-local,
+    so parallel executor threads never share one), kept up to 256 MiB.
+    """
+    dtype = np.dtype(dtype)
+    nbytes = _pymath.prod(shape) * dtype.itemsize
+    if xp is not np or nbytes > _SCRATCH_MAX_BYTES:
+        return xp.empty(shape, dtype=dtype)
+    buf = getattr(_scratch, "buf", None)
+    if buf is None or buf.nbytes < nbytes:
+        buf = _scratch.buf = np.empty(nbytes, dtype=np.uint8)
+    return buf[:nbytes].view(dtype).reshape(shape)
+
+
+def im2col(xp, x, kernel: tuple, stride: tuple, dilation: tuple, pads: tuple, out: tuple, groups: int,
+           ones_row: bool = False):
+    """Columns (N, groups, C / groups * prod(kernel) [+ 1], prod(out)) of x's windows, in a work array.
+
+    With ones_row, one more row of ones per group lets a matmul add a bias. A 1x1 kernel with
+    unit stride and no padding needs no copy: its columns are x itself.
+    """
+    n, c = x.shape[:2]
+    k, length = c // groups * _pymath.prod(kernel), _pymath.prod(out)
+    if not ones_row and all(v == 1 for v in kernel + stride) and not any(pads):
+        return x.reshape(n, groups, k, length)
+    view = windows(xp, x, kernel, stride, dilation, pads, out)
+    cols = scratch(xp, (n, groups, k + ones_row, length), x.dtype)
+    split = (n, groups, c // groups, *kernel, *out)  # only splits axes, so both reshapes are views
+    cols[:, :, :k].reshape(split)[...] = view.reshape(split)
+    if ones_row:
+        cols[:, :, k] = 1
+    return cols
+
+
 # ---------------------------------------------------------------- meta checks
 def _api(nd: int, suffix: str = "") -> str:
     return f"conv{nd}d{suffix}"
@@ -274,16 +318,10 @@ def _conv_kernel(xp, x, weight, bias, *, stride, padding, dilation, groups, chan
     x = to_channel_first(xp, x, channel_last)
     n, o, cg, kernel = x.shape[0], weight.shape[0], weight.shape[1], weight.shape[2:]
     pads, dil, out = out_geometry("conv", x.shape[2:], kernel, stride, padding, dilation)
-    view = windows(xp, x, kernel, stride, dil, pads, out)
-    k, length = cg * _pymath.prod(kernel), _pymath.prod(out)
-    w = weight.reshape(groups, o // groups, k)
-    if bias is None:
-        cols = view.reshape(n, groups, k, length)
-    else:  # the bias joins the matmul as one more column of weights over a row of ones (no pass over y)
-        cols = xp.empty((n, groups, k + 1, length), dtype=xp.result_type(x, weight))
-        split = (n, groups, cg, *kernel, *out)  # only splits axes, so both reshapes are views
-        cols[:, :, :k].reshape(split)[...] = view.reshape(split)
-        cols[:, :, k] = 1
+    # the bias joins the matmul as one more column of weights over a row of ones (no pass over y)
+    cols = im2col(xp, x, kernel, stride, dil, pads, out, groups, ones_row=bias is not None)
+    w = weight.reshape(groups, o // groups, cg * _pymath.prod(kernel))
+    if bias is not None:
         w = xp.concatenate([w, bias.reshape(groups, o // groups, 1).astype(w.dtype, copy=False)], axis=2)
     y = xp.matmul(w, cols).reshape((n, o, *out))
     return from_channel_first(xp, y, channel_last)
@@ -360,8 +398,10 @@ def _conv_t_kernel(xp, x, weight, bias, *, stride, padding, dilation, groups, ou
     x = to_channel_first(xp, x, channel_last)
     n, cin, size = x.shape[0], x.shape[1], x.shape[2:]
     kernel, cout = weight.shape[2:], weight.shape[1] * groups
-    cols = xp.matmul(weight.reshape(groups, cin // groups, -1).transpose(0, 2, 1),
-                     x.reshape(n, groups, cin // groups, _pymath.prod(size)))
+    w = weight.reshape(groups, cin // groups, -1).transpose(0, 2, 1)
+    length = _pymath.prod(size)
+    cols = xp.matmul(w, x.reshape(n, groups, cin // groups, length),
+                     out=scratch(xp, (n, groups, w.shape[1], length), xp.result_type(w, x)))
     y = col2im(xp, cols.reshape((n, cout, *kernel, *size)), output_size, kernel, stride, dilation, padding)
     if bias is not None:
         y += bias.reshape((cout,) + (1,) * len(size))
@@ -420,8 +460,7 @@ def _grad_filter_kernel(xp, x, grad_out, *, stride, padding, dilation, groups, k
     n, c, o = x.shape[0], x.shape[1], grad_out.shape[1]
     pads, dil, out = out_geometry("conv", x.shape[2:], kernel_size, stride, padding, dilation)
     length = _pymath.prod(out)
-    cols = windows(xp, x, kernel_size, stride, dil, pads, out).reshape(
-        n, groups, c // groups * _pymath.prod(kernel_size), length)
+    cols = im2col(xp, x, kernel_size, stride, dil, pads, out, groups)
     gw = xp.matmul(grad_out.reshape(n, groups, o // groups, length), cols.transpose(0, 1, 3, 2))
     return gw.sum(axis=0).reshape((o, c // groups, *kernel_size))
 
