@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import functools
 import math as _pymath
-import threading
 from typing import Any
 
 import numpy as np
@@ -21,6 +20,7 @@ from ..tensor import Tensor, as_tensor
 from . import meta_utils as mu
 from .reduction import sum as _sum
 from .registry import Sample, TensorSpec, defop, uniform_sampler
+from .scratch import scratch
 
 __all__ = ["conv1d", "conv2d", "conv3d", "conv1d_transpose", "conv2d_transpose", "conv3d_transpose"]
 
@@ -212,28 +212,6 @@ def col2im(xp, cols, size: tuple, kernel: tuple, stride: tuple, dilation: tuple,
 
 
 # ---------------------------------------------------------------- im2col columns in a reusable work array
-_SCRATCH_MAX_BYTES = 256 << 20
-_scratch = threading.local()
-
-
-def scratch(xp, shape: tuple, dtype) -> Any:
-    """A per-thread work array for a kernel's temporary that never leaves the kernel.
-
-    im2col columns are a convolution's largest temporary. Past glibc's largest mmap threshold
-    (32 MiB) a fresh array is mapped anew and page-faulted in full on every call, which costs
-    as much as the copy itself; NumPy kernels therefore reuse one buffer per thread (thread-local,
-    so parallel executor threads never share one), kept up to 256 MiB.
-    """
-    dtype = np.dtype(dtype)
-    nbytes = _pymath.prod(shape) * dtype.itemsize
-    if xp is not np or nbytes > _SCRATCH_MAX_BYTES:
-        return xp.empty(shape, dtype=dtype)
-    buf = getattr(_scratch, "buf", None)
-    if buf is None or buf.nbytes < nbytes:
-        buf = _scratch.buf = np.empty(nbytes, dtype=np.uint8)
-    return buf[:nbytes].view(dtype).reshape(shape)
-
-
 def im2col(xp, x, kernel: tuple, stride: tuple, dilation: tuple, pads: tuple, out: tuple, groups: int,
            ones_row: bool = False):
     """Columns (N, groups, C / groups * prod(kernel) [+ 1], prod(out)) of x's windows, in a work array.

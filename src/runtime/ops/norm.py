@@ -25,6 +25,7 @@ from .grad_mode import no_grad, state as _grad_state
 from .linalg import norm as _p_norm
 from .reduction import mean, sum as _sum
 from .registry import Sample, TensorSpec, defop, normal_sampler
+from .scratch import scratch
 from .indexing import slice as _slice
 from .shape import concat, reshape
 
@@ -137,10 +138,11 @@ def _bn_forward(xp, x, weight, bias, lay: _Layout, eps: float):
 
 def _bn_backward(xp, x, weight, mean, var, g, lay: _Layout, eps: float):
     """Batch norm's input and parameter gradients from two per-channel reductions (sum of g and
-    of g * (x - mean)) and one centred temporary, which becomes the input gradient's correction."""
+    of g * (x - mean)) and one centred temporary (a work array), which becomes the input
+    gradient's correction."""
     x3, g3 = _channel_view(x, lay), _channel_view(g, lay)
     inv = 1.0 / xp.sqrt(var.reshape(-1) + eps)
-    xc = x3 - mean.reshape(-1, 1)
+    xc = xp.subtract(x3, mean.reshape(-1, 1), out=scratch(xp, x3.shape, xp.result_type(x3, mean)))
     gb = _channel_sum(xp, g3)
     gw = _channel_dot(xp, g3, xc) * inv
     w_inv = inv if weight is None else inv * weight.reshape(-1)
