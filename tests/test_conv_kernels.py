@@ -180,3 +180,31 @@ def test_conv_in_parallel_threads_matches_sequential():
         got = list(pool.map(lambda job: F.conv2d(t(job[0]), t(job[1]), padding=1).numpy(), jobs * 4))
     for i, g in enumerate(got):
         np.testing.assert_array_equal(g, want[i % len(jobs)])
+
+
+CONV_T_CASES = [  # x shape, weight shape, keyword arguments, flat pads: unit strides (a direct conv
+    # with the flipped kernel while in_channels <= 2 * out_channels), else col2im
+    ((2, 4, 5, 6), (4, 3, 3, 3), {"padding": 1}, (1, 1, 1, 1)),
+    ((2, 4, 5, 6), (4, 1, 3, 2), {"padding": [1, 0, 0, 1], "dilation": 2, "groups": 2}, (1, 0, 0, 1)),
+    ((1, 2, 4, 4), (2, 3, 1, 1), {}, (0, 0, 0, 0)),
+    ((2, 6, 4, 5), (6, 2, 3, 3), {"padding": 1}, (1, 1, 1, 1)),  # in_channels 6 > 2 * 2: col2im
+    ((1, 2, 6, 6), (2, 2, 3, 3), {"padding": 3}, (3, 3, 3, 3)),  # padding past the kernel's reach: col2im
+    ((2, 4, 3, 3), (4, 2, 3, 3), {"stride": 2, "padding": 1}, (1, 1, 1, 1)),
+]
+
+
+@pytest.mark.parametrize("xshape,wshape,kw,pads", CONV_T_CASES)
+def test_conv2d_transpose_routes_match_reference(xshape, wshape, kw, pads):
+    from test_conv import ref_conv_t  # noqa: PLC0415 - the direct-loop reference lives with the conv tests
+    x, w = rng.standard_normal(xshape), rng.standard_normal(wshape)
+    groups = kw.get("groups", 1)
+    b = rng.standard_normal(wshape[1] * groups)
+    out = F.conv2d_transpose(t(x), t(w), t(b), **kw)
+    stride, dil = (kw.get("stride", 1),) * 2, (kw.get("dilation", 1),) * 2
+    size = tuple((s - 1) * stride[i] - pads[2 * i] - pads[2 * i + 1] + dil[i] * (wshape[2 + i] - 1) + 1
+                 for i, s in enumerate(xshape[2:]))
+    want = ref_conv_t(x, w, b, stride, pads, dil, groups, size)
+    np.testing.assert_allclose(out.numpy(), want, rtol=1e-10, atol=1e-10)
+    out32 = F.conv2d_transpose(*[t(a.astype(np.float32)) for a in (x, w, b)], **kw)
+    assert out32.dtype == paddle.float32
+    np.testing.assert_allclose(out32.numpy(), want, rtol=1e-5, atol=1e-5)
