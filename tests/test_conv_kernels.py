@@ -14,16 +14,16 @@ from helpers import fd_grad, t
 rng = np.random.default_rng(11)
 
 
-def test_max_pool_mask_beyond_int16_window_count():
-    # 40000 taps in one window: the tap index no longer fits int16, the kernel must widen it
-    n = 40000
+@pytest.mark.parametrize("n", [300, 70000])
+def test_max_pool_mask_past_narrow_tap_index_widths(n):
+    # n taps in one window: the scan's tap index no longer fits uint8 (300) or uint16 (70000)
+    # and the kernel must widen it
     x = rng.standard_normal((1, 2, n))
-    x[0, 0, 35000] = 10.0
+    x[0, 0, n - 7] = 10.0
     x[0, 1, 123] = 10.0
     out, mask = F.max_pool1d(t(x), n, return_mask=True)
     np.testing.assert_array_equal(out.numpy()[0, :, 0], x[0].max(axis=1))
     np.testing.assert_array_equal(mask.numpy()[0, :, 0], x[0].argmax(axis=1))
-
 
 
 @pytest.mark.parametrize("kernel,stride,padding", [(2, 2, 0), (3, 3, 1), (1, 1, 1), (3, 2, 1), (2, 1, 0)])
