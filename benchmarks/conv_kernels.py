@@ -7,7 +7,12 @@ The ratio op / floor says how much a kernel spends beyond that. W5 (WORKLOADS.md
 3->16 + BN + ReLU, conv3x3 16->32 + BN + ReLU, maxpool 2, linear 8192->10; eval, no grad,
 input [32, 3, 32, 32]) is timed against a hand-written NumPy forward (NHWC im2col + sgemm),
 and W5t (its training step, SGD) is timed alone. Results are checked before timing.
+Times are this thread's CPU time (BLAS pinned to one thread), so that a machine shared with
+other work still gives each kernel's own cost; BENCH_CLOCK=wall measures wall time instead.
 """
+import os
+import time
+
 from _harness import bench, describe, fmt_time
 
 import numpy as np
@@ -71,7 +76,8 @@ def pool_cases() -> list[tuple]:
     return [
         ("max_pool2d fwd", lambda: F.max_pool2d(xt, 2), lambda: taps(np.maximum)),
         ("avg_pool2d fwd", lambda: F.avg_pool2d(xt, 2), lambda: taps(np.add)),
-        ("max_pool2d grad", lambda: scatter(gy, mask, size=(HW, HW), channel_last=False), scatter_floor),
+        ("max_pool2d grad", lambda: scatter(gy, mask, size=(HW, HW), channel_last=False, disjoint=True),
+         scatter_floor),
     ]
 
 
@@ -185,7 +191,9 @@ def main() -> None:
         variants[name] = ours
         if floor is not None:
             variants[name + " /floor"] = floor
-    r = bench(variants)
+    wall = os.environ.get("BENCH_CLOCK") == "wall"
+    r = bench(variants, clock=time.perf_counter if wall else time.thread_time)
+    print(f"clock: {'wall time' if wall else 'CPU time of this thread'}")
     print(f"{'op':28s} {'runtime':>12s} {'numpy floor':>12s} {'ratio':>7s}")
     for name, _, floor in cases:
         ours = r[name]
