@@ -49,11 +49,12 @@ def test_a_lone_report_argument_of_why_is_the_report_not_the_function(folder, ca
     assert out.startswith("grows  ") and "miss 0:" in out
 
 
-def test_a_missing_default_report_says_how_to_write_it(tmp_path, capsys, monkeypatch):
+@pytest.mark.parametrize("argv", [["cache", "why", "grows"], ["cache"], ["report"]])
+def test_a_missing_default_report_says_how_to_write_it(argv, tmp_path, capsys, monkeypatch):
     monkeypatch.chdir(tmp_path)
-    assert main(["cache", "why", "grows"]) == 2
+    assert main(argv) == 2
     err = capsys.readouterr().err
-    assert err.count("\n") == 1 and "sot run --report sot-report.json" in err
+    assert err.count("\n") == 1 and "no sot-report.json here (`sot run SCRIPT` writes it" in err
 
 
 def test_a_missing_named_report_is_named(tmp_path, capsys):

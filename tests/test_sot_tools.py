@@ -284,11 +284,16 @@ def test_run_writes_the_report_when_the_script_fails(known, tmp_path):
 
 
 @pytest.mark.parametrize("flag", ["-m", "--module"])
-def test_run_a_module_and_print_the_summary_without_report(known, flag):
+def test_run_a_module_writes_the_default_report_that_report_reads_by_default(known, flag):
     folder, _, _ = known
+    default = folder / "sot-report.json"
+    default.unlink(missing_ok=True)
     done = sot_cli("run", flag, "known", cwd=folder)
     assert done.returncode == 0, done.stderr
-    assert "sot report: 3 function(s), 4 graph(s)" in done.stderr
+    assert "sot run: 3 function(s), 4 graph(s)" in done.stderr and "report written to sot-report.json" in done.stderr
+    assert load(default).totals["graphs"] == 4
+    summary = sot_cli("report", cwd=folder)
+    assert summary.returncode == 0 and summary.stdout.startswith("sot report: 3 function(s), 4 graph(s)")
 
 
 def test_cache_shows_entries_in_lookup_order_and_why_shows_the_failing_guard(known, capsys):

@@ -1,14 +1,15 @@
 """The `sot` command: run a script under the JIT and report, gate CI, inspect caches, explain.
 
     sot run [--report OUT.json] SCRIPT [ARGS...]      (or: sot run [--report OUT.json] -m|--module MODULE [ARGS...])
-    sot report OUT.json [--format text|json|junit|markdown|html] [-o PATH]
+    sot report [OUT.json] [--format text|json|junit|markdown|html] [-o PATH]
                [--max-breaks N] [--max-fallbacks N] [--min-captured-ratio R] [--max-recompiles N]
                [--baseline OLD.json]
     sot cache [OUT.json] [FUNCTION]        sot cache why [OUT.json] [FUNCTION]
     sot explain SCRIPT:FUNCTION [ARGS...]  (FUNCTION: name, Class.method, obj.method, or a Layer object)
     sot bisect SCRIPT:FUNCTION [--rtol R] [--atol A]
 
-`sot <command> --help` describes each command's options. Bad input (an unknown option, an unreadable
+OUT.json defaults to sot-report.json in the working directory, which `sot run` writes unless told
+another path (as `coverage run` writes .coverage). `sot <command> --help` describes each command's options. Bad input (an unknown option, an unreadable
 or malformed report, an unwritable output, a missing script or module) exits 2 with one line on stderr.
 """
 from __future__ import annotations
@@ -107,7 +108,8 @@ def _parser() -> _Commands:
                          "The report is written at exit, also when the script raises (exit status 1) or calls\n"
                          "sys.exit (its status).")
     run.add_argument("--report", metavar="OUT.json",
-                     help="write the report as JSON (schema sot-report/1) here; default: a text summary on stderr")
+                     help=f"write the report as JSON (schema sot-report/1) here (default: {_DEFAULT_REPORT}, which "
+                          "`sot report`, `sot cache` and `sot cache why` read when given no report)")
     run.add_argument("-m", "--module", metavar="MODULE", help="run a module (like python -m) instead of SCRIPT")
     run.add_argument("script", metavar="SCRIPT", nargs="?", help="the Python file to run as __main__")
     run.add_argument("args", metavar="ARGS", nargs=argparse.REMAINDER, help="the script's arguments")
@@ -115,7 +117,8 @@ def _parser() -> _Commands:
     rep = command("report", _cmd_report, description="Summarise a saved report; fail (exit 1) on thresholds.",
                   epilog="Exit status: 0 ok, 1 a threshold exceeded or a function worse than --baseline (each\n"
                          "violation on stderr), 2 bad input.")
-    rep.add_argument("file", metavar="OUT.json", help="a report written by `sot run --report`")
+    rep.add_argument("file", metavar="OUT.json", nargs="?", default=_DEFAULT_REPORT,
+                     help=f"a report written by `sot run` (default: {_DEFAULT_REPORT})")
     rep.add_argument("--format", choices=[*formats.FORMATS, "html"], default="text", help="output format (default: text)")
     rep.add_argument("-o", "--output", metavar="PATH",
                      help="file to write (a folder for html); default stdout (html: sot-html)")
@@ -135,7 +138,7 @@ def _parser() -> _Commands:
                            "`sot cache why [OUT.json] [FUNCTION]`: per recent miss, each entry's first failing guard.\n"
                            "Both take the same arguments, each optional: FUNCTION limits the output to that function\n"
                            "(and the resume functions its breaks made); OUT.json is the report, by default\n"
-                           f"{_DEFAULT_REPORT} (`sot run --report {_DEFAULT_REPORT} SCRIPT` writes it). The report is the\n"
+                           f"{_DEFAULT_REPORT}, which `sot run SCRIPT` writes. The report is the\n"
                            "argument naming an existing file, else the one ending in .json, so either order works:\n"
                            "  sot cache why r.json step    sot cache why step r.json    sot cache why step")
     cache.add_argument("words", nargs="*", metavar="[why] [OUT.json] [FUNCTION]",
@@ -304,11 +307,10 @@ def _cmd_run(parser: argparse.ArgumentParser, argv: list[str]) -> int:
         script_args.insert(0, args.script)
     status = _run_target(args.script if args.module is None else None, args.module, script_args)
     result = report()
-    if report_path is not None:
-        _write(report_path, result.save)
-        print(f"sot run: report written to {report_path}", file=sys.stderr)
-    else:
-        sys.stderr.write(formats.render(result, "text"))
+    path = _DEFAULT_REPORT if report_path is None else report_path
+    _write(path, result.save)
+    print(f"sot run: {formats.headline(result)}; report written to {path} (details: sot report {path})",
+          file=sys.stderr)
     return status
 
 
@@ -429,6 +431,8 @@ def _indent(text: str) -> str:
 # ----- sot report / sot cache: a saved report -----
 
 def _load(path: str) -> Report:
+    if path == _DEFAULT_REPORT and not os.path.exists(path):
+        raise UsageError(f"no report given and no {_DEFAULT_REPORT} here (`sot run SCRIPT` writes it; or name one)")
     try:
         return load(path)
     except ValueError as e:
@@ -463,9 +467,6 @@ def _cmd_report(args: argparse.Namespace) -> int:
 def _cmd_cache(args: argparse.Namespace) -> int:
     why = args.words[:1] == ["why"]
     path, name = _report_and_function(args.words[why:], _WHY_USAGE if why else _CACHE_USAGE)
-    if path == _DEFAULT_REPORT and not os.path.exists(path):
-        raise UsageError(f"no report given and no {_DEFAULT_REPORT} here (write it with `sot run --report "
-                         f"{_DEFAULT_REPORT} SCRIPT`, or name one)")
     loaded = _load(path)
     functions = loaded.functions if name is None else _functions(loaded, name)
     sys.stdout.write((formats.why_text if why else formats.cache_text)(functions))
