@@ -1,5 +1,5 @@
 """What the pages of `sot report --format html` share: the document frame, the stylesheet, the summary
-cards and how a function of `Report.tree()` is named and walked.
+cards and the walk through a function of `Report.tree()`.
 
 Every page is self-contained (inline CSS, at most one small inline script, no external asset) so a CI
 artifact opens anywhere; every piece of text from the report or the source goes through `esc`.
@@ -11,7 +11,7 @@ from typing import Iterator
 
 from .report import FunctionReport, Node
 
-__all__ = ["CSS", "document", "esc", "summary", "label", "walk"]
+__all__ = ["CSS", "document", "esc", "summary", "walk"]
 
 CSS = """body{font-family:system-ui,sans-serif;margin:1.5em;color:#222}h1{font-size:1.4em}h2{font-size:1.15em}
 a{color:#1a5fb4}table{border-collapse:collapse}td,th{padding:3px 8px;border-bottom:1px solid #ddd;text-align:right}
@@ -55,23 +55,6 @@ def summary(totals: dict[str, float]) -> str:
     return "<div class=\"cards\">" + "".join(
         f"<div class=\"card\" data-total=\"{name}\">{esc(name)}<b>{esc(value)}</b></div>"
         for name, value in cards) + "</div>"
-
-
-def label(f: FunctionReport) -> str:
-    """What a function of the tree is, in the user's words: its name, or what a break made of it."""
-    if f.kind == "resume":
-        return f"{f.qualname}: resumed after the break at line {_line(f.break_at)}" if f.break_at else \
-            f"{f.qualname}: resumed at line {f.resumes_at}"
-    if f.kind == "loop_body":
-        return f"{f.qualname}: body of the loop at line {f.resumes_at}"
-    if f.kind == "callee":
-        return f"{f.qualname}: called at the break at line {_line(f.break_at)}" if f.break_at else \
-            f"{f.qualname} (translated on its own after a break in {f.resume_of})"
-    return f"{f.qualname} (from a break in {f.resume_of})" if f.resume_of else f.qualname
-
-
-def _line(where: str | None) -> str:
-    return (where or "").rpartition(":")[2]
 
 
 def walk(node: Node, depth: int = 0) -> Iterator[tuple[FunctionReport, int]]:

@@ -5,14 +5,13 @@ and the guard whose failure made the next translation.
 """
 from __future__ import annotations
 
-from collections import Counter
-
 from sot.translation.reasons import REASONS
 
-from .html_page import document, esc, label, summary, walk
+from .formats import by_place, readable, title
+from .html_page import document, esc, summary, walk
 from .report import Cache, Event, FunctionReport, Graph, MissedGuard, Node
 
-__all__ = ["miss_before", "timeline_page", "event_lines"]
+__all__ = ["miss_before", "timeline_page"]
 
 
 def miss_before(cache: Cache, entry: int) -> list[MissedGuard] | None:
@@ -27,17 +26,9 @@ def miss_before(cache: Cache, entry: int) -> list[MissedGuard] | None:
     return found
 
 
-def event_lines(events: list[Event]) -> list[tuple[Event, int]]:
-    """Events told once per (code, line), the first one's text, with how often they happened: a break
-    made by every translation is one break of the code (its text may name a temporary that differs)."""
-    counts = Counter((e.code, e.line) for e in events)
-    first: dict[tuple[str, int], Event] = {}
-    for e in events:
-        first.setdefault((e.code, e.line), e)
-    return [(e, counts[key]) for key, e in first.items()]
-
-
-def _event_html(kind: str, e: Event, count: int, file_page: str | None) -> str:
+def _event_html(f: FunctionReport, kind: str, group: list[Event], file_page: str | None) -> str:
+    """One break or fallback of a function, told once however many translations met it (`by_place`)."""
+    e, count = group[0], len(group)
     where = f"line {e.line}"
     if file_page and e.line:
         where = f"<a href=\"{file_page}#L{e.line}\">{where}</a>"
@@ -45,16 +36,16 @@ def _event_html(kind: str, e: Event, count: int, file_page: str | None) -> str:
     source = f" <code>{esc(e.source)}</code>" if e.source else ""
     summary_text = REASONS[e.code].summary if e.code in REASONS else ""
     return (f"<li class=\"{'break' if kind == 'break' else 'eager'}\">{kind} <b>[{esc(e.code)}]</b> {esc(e.kind)} at "
-            f"{where}{source}{times}: {esc(e.reason)}<br><small>{esc(summary_text)}</small></li>")
+            f"{where}{source}{times}: {esc(readable(f, e.reason))}<br><small>{esc(summary_text)}</small></li>")
 
 
-def _miss_html(miss: list[MissedGuard] | None, entry: int) -> str:
-    """Why entry `entry` no longer matched: its own failed guard first, then the other entries'."""
+def _miss_html(f: FunctionReport, miss: list[MissedGuard] | None, entry: int) -> str:
+    """Why entry `entry` of `f` no longer matched: its own failed guard first, then the other entries'."""
     if miss is None:
         return "<p class=\"miss\">the miss that made the next translation is not recorded any more</p>"
     mine = [m for m in miss if m.entry == entry] + [m for m in miss if m.entry != entry]
-    items = "".join(f"<li>entry {m.entry}: <code>{esc(m.guard)}</code> failed, got <code>{esc(m.actual)}</code></li>"
-                    for m in mine)
+    items = "".join(f"<li>entry {m.entry}: <code>{esc(readable(f, m.guard))}</code> failed, got "
+                    f"<code>{esc(m.actual)}</code></li>" for m in mine)
     return f"<div class=\"miss\">recompiled: a later call matched no entry<ul>{items}</ul></div>"
 
 
@@ -79,20 +70,20 @@ def _function_html(f: FunctionReport, n: int, file_page: str | None) -> str:
     where = f"{esc(f.file)}:{line}"
     if file_page:
         where = f"<a href=\"{file_page}#L{line}\">{where}</a>"
-    head = (f"<h2 id=\"{anchor}\">{esc(label(f))}</h2><p>{where}: {f.translations} translation(s) in "
+    head = (f"<h2 id=\"{anchor}\">{esc(title(f))}</h2><p>{where}: {f.translations} translation(s) in "
             f"{f.translate_seconds * 1000:.1f} ms, {len(f.cache.entries)} cache entr(y/ies)"
             f" (limit {f.cache.limit}), {f.recompiles} recompile(s)</p>")
-    events = [_event_html(kind, e, count, file_page) for kind, events in (("break", f.breaks), ("eager", f.fallbacks))
-              for e, count in event_lines(events)]
+    events = [_event_html(f, kind, group, file_page) for kind, events in (("break", f.breaks), ("eager", f.fallbacks))
+              for group in by_place(events)]
     parts = [head, f"<ul class=\"events\">{''.join(events)}</ul>" if events else ""]
     if f.made_dynamic:
-        parts.append(f"<p>made dynamic by recompiles: {esc(', '.join(f.made_dynamic))}</p>")
+        parts.append(f"<p>made dynamic by recompiles: {esc(readable(f, ', '.join(f.made_dynamic)))}</p>")
     graphs = {g.entry: g for g in f.graphs}
     entries = sorted(f.cache.entries, key=lambda e: e.id)
     for i, e in enumerate(entries):
-        guards = "".join(f"<li><code>{esc(g)}</code></li>" for g in e.guards)
+        guards = "".join(f"<li><code>{esc(readable(f, g))}</code></li>" for g in e.guards)
         if i + 1 < len(entries):
-            after = _miss_html(miss_before(f.cache, entries[i + 1].id), e.id)
+            after = _miss_html(f, miss_before(f.cache, entries[i + 1].id), e.id)
         elif f.cache.limit_reached:
             after = (f"<p class=\"miss\">the next miss found the cache full (limit {f.cache.limit}): "
                      f"[SOT-L001] the code runs eagerly from then on ({f.cache.eager_runs} call(s))</p>")

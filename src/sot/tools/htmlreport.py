@@ -21,9 +21,9 @@ from pathlib import Path
 import runtime
 import sot
 
-from .formats import headline
-from .html_page import document, esc, label, summary, walk
-from .html_timeline import event_lines, miss_before, timeline_page
+from .formats import by_place, headline, readable, title
+from .html_page import document, esc, summary, walk
+from .html_timeline import miss_before, timeline_page
 from .report import FunctionReport, Node, Report
 
 __all__ = ["write_html", "line_marks", "LineMark", "function_headers", "inlined_lines"]
@@ -82,8 +82,9 @@ def _recompile_notes(f: FunctionReport) -> list[str]:
     for previous, entry in zip(entries, entries[1:]):
         miss = miss_before(f.cache, entry)
         failed = next((m for m in miss or [] if m.entry == previous), None)
-        notes.append(f"recompiled (entry {entry}): " + (f"`{failed.guard}` failed, got {failed.actual}" if failed
-                                                         else "the miss is not recorded any more"))
+        why = f"`{readable(f, failed.guard)}` failed, got {failed.actual}" if failed else \
+            "the miss is not recorded any more"
+        notes.append(f"recompiled (entry {entry}): {why}")
     if f.cache.limit_reached:
         notes.append(f"cache limit {f.cache.limit} reached [SOT-L001]: runs eagerly from then on")
     return notes
@@ -145,14 +146,15 @@ def line_marks(functions: list[FunctionReport], headers: dict[int, tuple[range, 
             cls = "captured" if f.ops_captured else "eager"  # a graph too small to compile runs eagerly
             for line in lines:
                 mark(line, cls)
-            top = mark(at, cls, f"{label(f)}: {cls} ({f.graph_count} graph(s), captured {f.captured_ratio:.0%})")
+            top = mark(at, cls, f"{title(f)}: {cls} ({f.graph_count} graph(s), captured {f.captured_ratio:.0%})")
             top.recompiles += [prefix + n for n in _recompile_notes(f) if prefix + n not in top.recompiles]
             top.timeline = top.timeline or anchors.get(id(f))
         for kind, events in (("break", f.breaks), ("ran eagerly", f.fallbacks)):
-            for e, count in event_lines(events):
+            for group in by_place(events):
+                e = group[0]
                 if e.file == f.file:
-                    times = f" ({count}x)" if count > 1 else ""
-                    mark(e.line, "break", f"{kind} [{e.code}] {e.kind}: {e.reason}{times}")
+                    times = f" ({len(group)}x)" if len(group) > 1 else ""
+                    mark(e.line, "break", f"{kind} [{e.code}] {e.kind}: {readable(f, e.reason)}{times}")
     for line, names in sorted((inlined or {}).items()):
         if line not in marks:
             mark(line, "captured", f"inlined: ran inside the graph of {', '.join(names)}")
@@ -234,7 +236,7 @@ def _file_row(file: str, page: str, functions: list[FunctionReport], marks: dict
 
 def _function_row(f: FunctionReport, depth: int, page: str, timeline: str) -> str:
     tr = f"<tr class=\"child\" style=\"--depth:{depth}\">" if depth else "<tr>"
-    name = f"{'&#8627; ' if depth else ''}{esc(label(f))}"
+    name = f"{'&#8627; ' if depth else ''}{esc(title(f))}"
     line = f.resumes_at or f.line
     return (f"{tr}<td class=\"name\"><a href=\"{timeline}\">{name}</a></td>"
             f"<td class=\"name\"><a href=\"{page}#L{line}\">{esc(os.path.basename(f.file))}:{line}</a></td>"
