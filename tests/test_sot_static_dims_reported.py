@@ -8,6 +8,9 @@ Every JIT result (and what it prints) is compared with the eager run of the same
 import gc
 import inspect
 import json
+import subprocess
+import sys
+import textwrap
 
 import numpy as np
 
@@ -235,3 +238,42 @@ def test_a_dim_a_gradient_rule_needs_is_reported_with_that_reason():
     (kept,) = jit.sot_translator.shapes.kept_static()
     assert kept.dim == "x dim 0" and kept.why.startswith("the gradient cannot be built for dynamic dims")
     assert (kept.file, kept.source) == (__file__, "return paddle.concat([x, x * w]).sum()")
+
+
+def test_reset_forgets_the_dims_kept_static(capsys):
+    jit = run_batches(print_batch, capsys, (2, 3, 5))
+    assert [k.dim for k in jit.sot_translator.shapes.kept_static()] == ["x dim 0"]
+    jit.sot_translator.reset()
+    assert jit.sot_translator.shapes.kept_static() == []
+    x = rand(2, 4)
+    want = print_batch(x)
+    printed = capsys.readouterr().out
+    assert_same_result(jit(x), want)
+    assert capsys.readouterr().out == printed and jit.sot_translator.shapes.kept_static() == []
+
+
+SCRIPT = textwrap.dedent('''\
+    import numpy as np
+
+    import runtime as paddle
+
+
+    def print_batch(x):
+        print(x.shape[0])
+        return x * 2
+
+
+    for n in (2, 3, 5):
+        print_batch(paddle.to_tensor(np.ones((n, 4), "float32")))
+''')
+
+
+def test_the_sot_explain_command_names_the_dim_kept_static(tmp_path):
+    script = tmp_path / "batches.py"
+    script.write_text(SCRIPT)
+    plain = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120)
+    done = subprocess.run([sys.executable, "-m", "sot.tools.cli", "explain", f"{script}:print_batch"],
+                          capture_output=True, text=True, timeout=120)
+    assert plain.returncode == 0 and done.returncode == 0, done.stderr
+    assert done.stdout.startswith(plain.stdout)  # the script's own output, as it runs without the JIT
+    assert f"  x dim 0 kept static: {READ_AS_INT} at {script}:7 `print(x.shape[0])`" in done.stdout.splitlines()

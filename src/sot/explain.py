@@ -9,10 +9,10 @@ adds its break (`break_count`, `breaks`, each an `Event` with code, detail and f
 holding a `Fallback` is a frame that ran eagerly, just translated or served from the cache
 (`fallbacks`, each with reason, file:line and code). A `print` made right after its graph instead
 of breaking it is listed by file:line (`deferred_prints`). `sources` holds the generated code of
-each translated entry that ran, as the Python SOT_DUMP writes to transformed.py.
-The dims of the function's inputs kept
-static so far that a recompile would have made dynamic (a dim read as a Python int, one `mark_static`
-kept) are listed with why and the line (`kept_static`): each new size of them translates again.
+each translated entry that ran, as the Python SOT_DUMP writes to transformed.py. The dims of the
+function's inputs kept static so far that a recompile would have made dynamic (a dim read as a
+Python int, one `mark_static` kept) are listed with why and the line (`kept_static`): each new size
+of them translates again.
 
 Its text nests what each break made (resume functions, loop bodies, callees) under the function
 whose break made it, each with its own breaks and fallbacks (`parts`), as `sot report` does.
