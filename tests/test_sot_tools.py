@@ -283,6 +283,16 @@ def test_run_writes_the_report_when_the_script_fails(known, tmp_path):
     assert done.returncode == 3 and load(out).totals["graphs"] == 4
 
 
+def test_run_details_stores_each_graphs_bytecode_and_program(known, tmp_path):
+    _, script, plain = known
+    out = tmp_path / "detailed.json"
+    done = sot_cli("run", "--details", "--report", out, script)
+    assert done.returncode == 0, done.stderr
+    detailed = [g for f in load(out).functions for g in f.graphs if g.compiled]
+    assert detailed and all("RETURN" in g.bytecode and g.program for g in detailed)
+    assert all(g.bytecode is None and g.program is None for f in load(plain).functions for g in f.graphs)
+
+
 @pytest.mark.parametrize("flag", ["-m", "--module"])
 def test_run_a_module_writes_the_default_report_that_report_reads_by_default(known, flag):
     folder, _, _ = known
