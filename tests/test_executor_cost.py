@@ -1,7 +1,8 @@
-"""The executor's parallel-or-sequential decision (executor/cost.py) on programs whose tiny ops
-cannot repay a thread: chains fed by many constant-producing ops, built as static programs and
-through sot.to_static. Every test asserts the build's choice (the plan), never a timing, and
-checks the default mode's result against NumPy or eager."""
+"""The executor's parallel-or-sequential decision: the estimate (executor/cost.py) on programs
+whose tiny ops cannot repay a thread (chains fed by many constant-producing ops, built as static
+programs and through sot.to_static), and the trial runs that check a choice of threads on the
+machine as it is (executor/mode_trial.py, timed by a scripted clock here). Every test asserts a
+decision, never a timing, and checks the default mode's result against NumPy or eager."""
 import numpy as np
 import pytest
 from executor_helpers import default_executor_flags  # noqa: F401
@@ -9,7 +10,7 @@ from executor_helpers import default_executor_flags  # noqa: F401
 import runtime as paddle
 import sot
 from runtime import static
-from runtime.executor import cost
+from runtime.executor import cost, mode_trial
 from runtime.executor import executor as executor_module
 
 pytestmark = pytest.mark.usefixtures("default_executor_flags")
@@ -101,3 +102,62 @@ def test_tiny_independent_ops_are_not_worth_threading_however_many():
     for n in (10, 1000, 10000):
         downstream = [frozenset({n})] * n + [frozenset()]
         assert not cost.prefer_parallel([cost.OP_OVERHEAD_US] * n + [cost.OP_OVERHEAD_US], downstream, threads=2)
+
+
+def _branches_program(size: int) -> tuple[static.Program, str]:
+    """x @ x @ x + y @ y @ y on float64 [size, size]: two independent matmul chains."""
+    main, startup = static.Program(), static.Program()
+    paddle.enable_static()
+    try:
+        with static.program_guard(main, startup):
+            x = static.data("x", [size, size], "float64")
+            y = static.data("y", [size, size], "float64")
+            out = paddle.matmul(paddle.matmul(x, x), x) + paddle.matmul(paddle.matmul(y, y), y)
+    finally:
+        paddle.disable_static()
+    return main, out.name
+
+
+def _scripted_clock(monkeypatch, threaded_s: float, single_s: float) -> None:
+    """The trial's clock: a threaded run lasts threaded_s, a single-threaded one single_s (the
+    trial alternates, threaded first, and reads the clock before and after each run)."""
+    ticks = []
+    now = 0.0
+    for k in range(2 * mode_trial.RUNS_EACH):
+        ticks += [now, now + (threaded_s if k % 2 == 0 else single_s)]
+        now = ticks[-1]
+    it = iter(ticks)
+    monkeypatch.setattr(mode_trial, "_clock", lambda: next(it))
+
+
+@pytest.mark.parametrize("threaded_s, single_s, keeps_threads", [(5.0, 1.0, False), (1.0, 5.0, True)])
+def test_the_trial_runs_keep_threads_only_when_the_threaded_runs_were_faster(monkeypatch, threaded_s, single_s,
+                                                                            keeps_threads):
+    program, out = _branches_program(256)
+    rng = np.random.default_rng(0)
+    feed = {k: rng.standard_normal((256, 256)) / 16 for k in ("x", "y")}
+    want = feed["x"] @ feed["x"] @ feed["x"] + feed["y"] @ feed["y"] @ feed["y"]
+    exe = static.Executor()
+    core = exe.core_for(program, ["x", "y"], [out])
+    assert core.plan.parallel and core.runs_parallel   # the estimate threads it
+    _scripted_clock(monkeypatch, threaded_s, single_s)
+    for _ in range(1 + 2 * mode_trial.RUNS_EACH):   # the build run, then the trial runs
+        np.testing.assert_allclose(exe.run(program, feed=feed, fetch_list=[out])[0], want, rtol=1e-12)
+    assert core.runs_parallel is keeps_threads
+    monkeypatch.setattr(mode_trial, "_clock", lambda: pytest.fail("a run after the trial read its clock"))
+    np.testing.assert_allclose(exe.run(program, feed=feed, fetch_list=[out])[0], want, rtol=1e-12)
+
+
+def test_forced_threads_run_no_trial(monkeypatch):
+    program, out = _branches_program(64)
+    feed = {k: np.eye(64) for k in ("x", "y")}
+    monkeypatch.setattr(mode_trial, "_clock", lambda: pytest.fail("a forced mode ran a trial"))
+    saved = paddle.get_flags(["FLAGS_executor_parallel"])
+    paddle.set_flags({"FLAGS_executor_parallel": "always"})
+    try:
+        exe = static.Executor()
+        for _ in range(1 + 2 * mode_trial.RUNS_EACH):
+            np.testing.assert_array_equal(exe.run(program, feed=feed, fetch_list=[out])[0], 2 * np.eye(64))
+        assert exe.core_for(program, ["x", "y"], [out]).runs_parallel
+    finally:
+        paddle.set_flags(saved)

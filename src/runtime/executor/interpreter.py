@@ -15,7 +15,9 @@ Run: the generated function loads the persistables it reads from their scope cel
 once per scope), runs the ops, commits, and returns the fetches; a run does no name lookup, no
 registry lookup and no meta inference. When the build chose the parallel mode, runs go through
 `parallel.ParallelRunner` instead (host pool, device-launch queue, emulated streams, the same
-plan and the same per-op code), from the second run on when the cost estimate chose it.
+plan and the same per-op code), from the second run on when the cost estimate chose it; the
+next runs then check that choice on the machine as it is (`mode_trial.py`: a few timed runs of
+each mode, then the faster one).
 `run(scheduler=True)` is the single-threaded reference (`run_modes.py`). FLAGS_check_nan_inf
 (read per run) selects a variant of the generated code that checks each op's outputs for NaN/Inf
 right after it ran. A run that fails leaves the scope as it was before it (`run_safety.py`), and
@@ -36,6 +38,7 @@ from .codegen import CodeGen
 from .control_flow import ControlFlowKernel
 from .errors import locate, op_error
 from .instructions import NO_NEED_BUFFER, PRIORITY_ATTR, insert_device_copies, op_list
+from .mode_trial import ModeTrial
 from .parallel import ParallelRunner
 from .plan import FEED_OP, FETCH_OP, Plan
 from .prepare import prepare_program
@@ -73,6 +76,7 @@ class InterpreterCore:
         self._runner: ParallelRunner | None = None
         self._use_parallel = False
         self._parallel_from = 1
+        self._trial: ModeTrial | None = None
         self._bound = False
         self._created: list[str] = []
 
@@ -93,6 +97,7 @@ class InterpreterCore:
         self._use_parallel = (not a.sequential_run and self._xp is np
                               and (mode == "always" or (mode == "auto" and a.plan.parallel)))
         self._parallel_from = 0 if mode == "always" else 1   # "auto": the first run is the build run
+        self._trial = ModeTrial() if self._use_parallel and mode == "auto" else None
         self._code = CodeGen(a, self._xp, len(self.fetch_names))
         self._fast = self._code.sequential(traced=False, checked=False)
         self.stats["builds"] += 1
@@ -136,7 +141,8 @@ class InterpreterCore:
         `parallel` overrides the build's choice (FLAGS_executor_parallel and the cost estimate). A
         choice made by the estimate applies from the second run on: like Paddle's build run, the
         first runs on this thread, so a program run once (a startup program) never starts the work
-        queues; FLAGS_executor_parallel="always" threads every run.
+        queues; the next runs alternate threaded and single-threaded, timed, and the faster mode
+        stays (`mode_trial.py`); FLAGS_executor_parallel="always" threads every run.
         FLAGS_check_nan_inf (read per run) checks every op's outputs as soon as it ran; under
         FLAGS_benchmark (read per run) a parallel run waits for each op to finish before another
         starts (the other modes run one op at a time anyway)."""
@@ -147,6 +153,9 @@ class InterpreterCore:
         try:
             if scheduler:
                 out = self._run_scheduled(feeds, snaps, hook, check)
+            elif (self._trial is not None and parallel is None and hook is None and not check
+                  and self.stats["runs"] >= self._parallel_from):
+                out = self._run_trial(self._trial, feeds, snaps)
             elif (self._use_parallel and self.stats["runs"] >= self._parallel_from) if parallel is None else parallel:
                 out = self._run_parallel(feeds, snaps, hook, check)
             elif hook is not None:
@@ -187,13 +196,24 @@ class InterpreterCore:
 
     @property
     def runs_parallel(self) -> bool:
-        """Whether `run()` without `parallel=` uses the parallel runner."""
+        """Whether `run()` without `parallel=` uses the parallel runner (after the trial runs of an
+        'auto' choice of threads: whether they kept it)."""
         return self._use_parallel
 
     def _run_scheduled(self, feeds: Sequence[Any], snaps: list, hook: Hook | None, check: bool) -> list:
         code = self._code
         return run_scheduled(self._a, code.op_functions(check), code.g, release_fn(self._a, code.g["_stub"]),
                              len(self.fetch_names), feeds, snaps, hook)
+
+    def _run_trial(self, trial: ModeTrial, feeds: Sequence[Any], snaps: list) -> list:
+        """One timed run in the mode the trial asks for; after the last, the faster mode for good."""
+        threaded = trial.next_parallel()
+        start = trial.clock()
+        out = self._run_parallel(feeds, snaps, None, False) if threaded else self._fast(feeds, snaps)
+        verdict = trial.record(threaded, trial.clock() - start)
+        if verdict is not None:
+            self._use_parallel, self._trial = verdict, None
+        return out
 
     def _run_parallel(self, feeds: Sequence[Any], snaps: list, hook: Hook | None, check: bool) -> list:
         code, runner = self._code, self._runner
