@@ -208,6 +208,31 @@ def test_a_break_under_a_try_hands_what_it_raises_to_the_handlers_resume_functio
     round_trip(jit, breaks_in_a_try, x)
 
 
+def loop_breaks_in_a_try(x):
+    try:
+        for i in range(3):
+            n = x.numpy()
+            x = x + float(n.size)
+    except ValueError:
+        x = x - 1
+    return x
+
+
+def test_a_loop_step_under_a_try_takes_the_next_item_inside_the_try(tmp_path, monkeypatch):
+    x = rand(3)
+    jit, folder = dumped(tmp_path, monkeypatch, loop_breaks_in_a_try, x)
+    files = python_files(folder)
+    steps = [text for text in files.values() if "= next(" in text]  # a resume function's break at FOR_ITER
+    assert steps
+    for text in steps:
+        lines = [line.strip() for line in text.splitlines()]
+        at = next(n for n, line in enumerate(lines) if "= next(" in line)
+        item = lines[at].split(" = ")[0]
+        assert lines[at - 1] == "try:" and lines[at + 1] == "except BaseException as __sot_error:"
+        assert f"if {item} is __exhausted:" in lines
+    round_trip(jit, loop_breaks_in_a_try, x)
+
+
 class Log:
     """A context manager recording its enter and exit."""
 

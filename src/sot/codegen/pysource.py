@@ -318,16 +318,24 @@ class _Renderer:
                 i += 1
                 continue
             if ins.opname == "FOR_ITER":  # one step (a loop's head is `loop`'s)
-                self.spill(state, depth)
-                iterator = self.pop(state)
-                item, end = self.temp(), self.names.of(_EXHAUSTED).text
-                self.emit(depth, f"{item} = next({iterator.text}, {end})")
-                self.emit(depth, f"if {item} is {end}:")
-                self.walk(self.code.index(ins.target), state.copy(), depth + 1, loops)
-                state.stack += [iterator, _local(item)]
+                item = self.pop(state) if i == tested else self.next_item(state, depth)  # (taken in the `try`)
+                end = self.names.of(_EXHAUSTED).text
+                self.emit(depth, f"if {item.text} is {end}:")
+                exhausted = state.copy()
+                exhausted.stack.pop()  # (the iterator)
+                self.walk(self.code.index(ins.target), exhausted, depth + 1, loops)
+                state.stack.append(item)
                 i += 1
                 continue
             i += self.step(ins, i, state, depth)
+
+    def next_item(self, state: _State, depth: int) -> _Expr:
+        """A FOR_ITER's `next` of the iterator on top of the stack (left there), bound to a temporary
+        (`__exhausted` when it runs out)."""
+        self.spill(state, depth)
+        item = self.temp()
+        self.emit(depth, f"{item} = next({state.stack[-1].text}, {self.names.of(_EXHAUSTED).text})")
+        return _local(item)
 
     def loop(self, head: int, state: _State, depth: int, loops: frozenset[int]) -> None:
         """The loop whose head is `head`: `for` over the iterator a FOR_ITER head reads, else `while True`."""
@@ -377,7 +385,9 @@ class _Renderer:
         and handled after the `try` (with no `except` state, as the generated handler runs); the index
         of the instruction after the range (None: the path returned)."""
         start, end = self.code.index(entry.start), self.code.index(entry.end)
-        test = self.ins[end].opname in ("POP_JUMP_IF_FALSE", "POP_JUMP_IF_TRUE")  # its truth test may raise
+        # a conditional jump's truth test or a FOR_ITER's step may raise: made in the `try`, the jump after it
+        test = self.ins[end].opname in ("POP_JUMP_IF_FALSE", "POP_JUMP_IF_TRUE") or \
+            (self.ins[end].opname == "FOR_ITER" and end not in self.heads)
         for ins in self.ins[start:end + 1 - test]:
             if ins.target is not None or ins.opname in ("RETURN_VALUE", "FOR_ITER"):
                 raise Unrenderable("a protected range with a jump or a return in it")
@@ -397,7 +407,9 @@ class _Renderer:
         body = len(self.lines)
         for n in range(start, end + 1 - test):
             self.step(self.ins[n], n, state, depth + 1)
-        if test:  # the jump itself tests the truth of a bool, which cannot raise
+        if test and self.ins[end].opname == "FOR_ITER":
+            state.stack.append(self.next_item(state, depth + 1))
+        elif test:  # the jump itself then tests the truth of a bool, which cannot raise
             truth = self.temp()
             self.emit(depth + 1, f"{truth} = bool({self.pop(state).text})")
             state.stack.append(_local(truth))
