@@ -36,7 +36,7 @@ from sot.dynamic.shapes import StaticDimNeeded
 from sot.guards import Guard
 from sot.ir import SIRBuilder
 from sot.opcode_executor.blocklist import is_skipped
-from sot.opcode_executor.markers import is_not_to_static
+from sot.opcode_executor.markers import is_not_to_static, is_sot_own
 from sot.pyversion import Instruction, call_slots, decode
 
 from .aliasing import aliasing_guards
@@ -360,6 +360,9 @@ class OpcodeExecutor(WrappingMixin, NamesMixin, OperatorMixin, IterationMixin, B
         """Simulate a Python function's code into this translation's SIR (`direct`: see `call`)."""
         if fn.value is not None and (is_not_to_static(fn.value) or is_skipped(fn.value)):
             self.unsupported(f"calls {fn.code.co_qualname}, which is marked sot.not_to_static or skipped", "SOT-B004")
+        if fn.value is not None and is_sot_own(fn.value):
+            self.unsupported(f"calls {fn.value.__module__}.{fn.code.co_qualname}, the JIT's own code, which runs as "
+                             "eager code runs it", "SOT-B004")
         if self.depth >= MAX_INLINE_DEPTH:
             self.too_deep(fn)
         if fn.code.co_flags & (0x80 | 0x100 | 0x200):  # coroutine, iterable coroutine, async generator

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["NOT_TO_STATIC", "TRANSLATOR", "is_not_to_static", "is_to_static_wrapper"]
+__all__ = ["NOT_TO_STATIC", "TRANSLATOR", "is_not_to_static", "is_to_static_wrapper", "is_sot_own"]
 
 NOT_TO_STATIC = "_sot_not_to_static"
 TRANSLATOR = "sot_translator"
@@ -23,3 +23,11 @@ def is_not_to_static(function: Any) -> bool:
 def is_to_static_wrapper(obj: Any) -> bool:
     """Whether `obj` is what `sot.to_static` returned for a function."""
     return getattr(obj, TRANSLATOR, None) is not None and hasattr(obj, "__wrapped__")
+
+
+def is_sot_own(function: Any) -> bool:
+    """Whether `function` is the JIT's own code (`sot.to_static`, `sot.explain`, ...): a translated frame
+    calling it breaks and runs it as eager code does, and it is never translated as a frame of its own,
+    so a function decorated inside a compiled one is wrapped once per call, not traced through sot."""
+    module = getattr(getattr(function, "__func__", function), "__module__", None)
+    return isinstance(module, str) and (module == "sot" or module.startswith("sot."))

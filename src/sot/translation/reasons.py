@@ -33,8 +33,8 @@ REASONS: dict[str, Reason] = {r.code: r for r in (
     Reason("SOT-B003", "UNSPS", "a call the simulator cannot capture (print, I/O, NumPy on values, C functions, "
            "modules it does not know)",
            "move the call out of the hot path, or mark the function with sot.not_to_static"),
-    Reason("SOT-B004", "CDBL", "a function on the user block list (sot.skip_function / sot.graph_break_on) "
-           "or marked sot.not_to_static",
+    Reason("SOT-B004", "CDBL", "a function on the user block list (sot.skip_function / sot.graph_break_on), "
+           "marked sot.not_to_static, or of sot itself (sot.to_static called inside a compiled function)",
            "remove it from the block list if it can be captured"),
     Reason("SOT-B005", "CDBL", "an op whose output shape depends on tensor values (nonzero, masked_select, unique)",
            "use fixed-shape ops (paddle.where with a mask), or capture it with sot.graph_break_on(api, False)"),
