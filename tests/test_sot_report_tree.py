@@ -112,7 +112,7 @@ def test_report_with_tree_keys_round_trips_through_json(saved, tmp_path):
 def test_report_without_tree_keys_loads_and_nests_by_resume_of(saved, tmp_path):
     data = json.loads(saved.read_text())
     for f in data["functions"]:
-        for key in ("id", "parent", "kind", "resumes_at", "break_at", "source"):
+        for key in ("id", "parent", "kind", "resumes_at", "break_at", "source", "carried"):
             del f[key]
     old = tmp_path / "old.json"
     old.write_text(json.dumps(data))
@@ -160,7 +160,8 @@ def test_no_format_shows_names_generated_code_gives_resume_parameters(saved, tex
     assert "__sot_" in saved.read_text()  # the guards themselves keep them
     for fmt, text in texts.items():
         assert "__sot_" not in text, fmt
-    assert "<stack slot 0 at the break (work.py:" in texts["cache"]
+    assert "<the value of `h` carried across the break> is a tensor of shape" in texts["cache"]
+    assert "<stack slot 0 at the break (work.py:" in texts["cache"]  # (a loop body's placeholder: no expression)
     assert "<the loop's item>" in texts["cache"]
 
 
@@ -213,3 +214,30 @@ def test_explain_text_nests_each_break_under_the_function_it_happened_in():
         f"resume at {here}:{first + 3} after the break at {here}:{first + 2}",
         f"resume at {here}:{first + 4} after the break at {here}:{first + 4}",
         f"resume at {here}:{first + 5} after the break at {here}:{first + 5}"]
+
+
+def carries(x):
+    return x * 2 + float(x.numpy().mean())  # breaks with `x * 2` on the stack
+
+
+def carries_either(x, c):
+    return (x if c else x * 2) + float(x.numpy().mean())  # `x` or `x * 2` on the stack: not named
+
+
+def _carried(jit):
+    from sot.codegen.carried import carried_positions
+    from sot.codegen.resume_code import is_resume_code
+    from sot_helpers import translators
+    return [[p.col_offset if p else None for p in carried_positions(t.code)]
+            for t in translators(jit) if is_resume_code(t.code)]
+
+
+def test_stack_slots_a_resume_function_receives_are_named_by_their_expression_where_known():
+    x = rand(2, 3)
+    jit = jit_of(carries)
+    np.testing.assert_allclose(jit(x).numpy(), carries(x).numpy(), rtol=1e-6)
+    first = _carried(jit)[0]
+    assert first[0] == len("    return ")  # `x * 2`, the left operand of `+`, at its column
+    jit = jit_of(carries_either)
+    np.testing.assert_allclose(jit(x, True).numpy(), carries_either(x, True).numpy(), rtol=1e-6)
+    assert _carried(jit)[0][0] is None  # it comes from either branch: left unnamed

@@ -105,6 +105,8 @@ def readable(f: FunctionReport, text: str) -> str:
     def what(match: re.Match) -> str:
         name = match.group(1) or match.group(0)
         slot = stack_slot(name)
+        if slot is not None and slot < len(f.carried) and f.carried[slot]:
+            return f"<the value of `{f.carried[slot]}` carried across the break>"
         if slot is not None:
             where = _where_text(f.break_at) if f.break_at else _where(f.file, f.resumes_at or f.line)
             return f"<stack slot {slot} at the break ({where})>"

@@ -32,6 +32,7 @@ may be added without a version change, a removed or changed key bumps the versio
         "resumes_at": null,                  # a resume function's first line; a loop body's loop's line
         "break_at": null,                    # file:line of the break that made it (the parent's one break)
         "source": "",                        # the source line of break_at, or of a loop body's loop
+        "carried": ["h", ""],                # a resume function's stack slots: the expression each holds
         "eager_calls": 3,                    # optional: calls of a generator function (all eager)
         "kept_static": [{"dim": "x dim 0", "why": "read as a Python int",   # dims a recompile would
                          "file": "/abs/train.py", "line": 13, "source": "n = x.shape[0]",  # have made
@@ -59,6 +60,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from sot.codegen.carried import carried_positions
 from sot.codegen.loop_body import loop_keyword
 from sot.codegen.resume_code import is_resume_code
 from sot.dynamic.shapes import KeptStatic
@@ -194,6 +196,7 @@ class FunctionReport:
     source: str = ""
     id: int | None = None
     parent: int | None = None
+    carried: list[str] = field(default_factory=list)  # per stack slot it receives: its expression ("": unknown)
     eager_calls: int = 0  # calls the hook never saw (a generator function's), each run eagerly
     kept_static: list[KeptStatic] = field(default_factory=list)  # each new size of them translates again
 
@@ -439,6 +442,7 @@ def _collect(code: types.CodeType, translators: list[Any], resume_of: str | None
                   ([_event("SOT-L001", *limit_fallback(cache.cache_size_limit, code))] if cache.eager else []),
         cache=Cache(cache.cache_size_limit, cache.eager, entries, misses, cache.eager_runs),
         made_dynamic=sorted({dim for t in translators for r in t.recompiles for dim in r.dynamic}),
+        carried=[_segment(code.co_filename, p) for p in carried_positions(code)] if is_resume_code(code) else [],
         eager_calls=sum(t.eager_calls for t in translators),
         kept_static=translators[0].shapes.kept_static())  # (a policy per code, like the cache)
 
@@ -453,6 +457,14 @@ def _op_lines(sir: StatementIR) -> list[str]:
     callees inlined into it included, which its function's own lines do not show."""
     return sorted({st.where for s in (sir, *sir.called_sirs()) for st in s.statements
                    if not isinstance(st, SirStatement) and st.where})
+
+
+def _segment(file: str, positions: Any) -> str:
+    """The source text at `positions` (dis.Positions) of `file` when it lies on one line, else ""."""
+    if positions is None or positions.lineno != positions.end_lineno or positions.col_offset is None:
+        return ""
+    line = linecache.getline(file, positions.lineno).encode()  # (column offsets count UTF-8 bytes)
+    return line[positions.col_offset:positions.end_col_offset].decode(errors="replace")
 
 
 def _event(code: str, detail: str, where: str) -> Event:
