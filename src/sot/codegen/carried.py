@@ -15,23 +15,30 @@ import types
 
 __all__ = ["carried_positions"]
 
-# opname -> how many items it pops (given its argument); what it pushes is its net stack effect plus that
-_POPS = {
-    **dict.fromkeys(("LOAD_FAST", "LOAD_FAST_CHECK", "LOAD_CONST", "LOAD_DEREF", "LOAD_NAME", "LOAD_GLOBAL",
-                     "LOAD_SMALL_INT", "PUSH_NULL"), lambda arg: 0),
-    **dict.fromkeys(("LOAD_ATTR", "LOAD_METHOD", "UNARY_NEGATIVE", "UNARY_NOT", "UNARY_INVERT", "TO_BOOL",
-                     "GET_ITER"), lambda arg: 1),
-    **dict.fromkeys(("BINARY_OP", "COMPARE_OP", "BINARY_SUBSCR", "CONTAINS_OP", "IS_OP"), lambda arg: 2),
-    **dict.fromkeys(("BUILD_TUPLE", "BUILD_LIST", "BUILD_SET"), lambda arg: arg),
-    "CALL": lambda arg: arg + 2,  # the callable, `self` or NULL, the arguments
-    **dict.fromkeys(("NOP", "PRECALL", "KW_NAMES", "EXTENDED_ARG"), lambda arg: 0),
+# what an instruction pushes: a known count, or (for a load that may push a NULL or `self` too) its net
+# stack effect plus the items it pops (a count of pops alone is not enough: 3.11 counts a call's
+# arguments against PRECALL, later versions against CALL)
+_PUSHES = {
+    **dict.fromkeys(("LOAD_FAST", "LOAD_FAST_CHECK", "LOAD_CONST", "LOAD_DEREF", "LOAD_NAME", "LOAD_SMALL_INT",
+                     "PUSH_NULL", "UNARY_NEGATIVE", "UNARY_NOT", "UNARY_INVERT", "TO_BOOL", "GET_ITER", "BINARY_OP",
+                     "COMPARE_OP", "BINARY_SUBSCR", "CONTAINS_OP", "IS_OP", "BUILD_TUPLE", "BUILD_LIST", "BUILD_SET",
+                     "CALL"), 1),
+    **dict.fromkeys(("NOP", "PRECALL", "KW_NAMES", "EXTENDED_ARG"), 0),
 }
+_POPS = {"LOAD_GLOBAL": 0, "LOAD_ATTR": 1, "LOAD_METHOD": 1}
 
 
 def carried_positions(code: types.CodeType) -> list[dis.Positions | None]:
     """For a resume function's `code`: per stack slot at its entry (bottom first), the positions of the
-    instruction that pushed it in the user's code, or None where unknown. Empty for other code."""
-    instructions = list(dis.get_instructions(code))
+    instruction that pushed it in the user's code, or None where unknown. Empty for other code, and
+    for code whose prologue `dis` cannot size (then no slot is named: a report must not fail on it)."""
+    try:
+        return _walk(list(dis.get_instructions(code)))
+    except ValueError:
+        return []
+
+
+def _walk(instructions: list[dis.Instruction]) -> list[dis.Positions | None]:
     jump = next((i for i, ins in enumerate(instructions) if ins.opcode in dis.hasjrel or ins.opcode in dis.hasjabs),
                 None)
     if jump is None:
@@ -44,11 +51,13 @@ def carried_positions(code: types.CodeType) -> list[dis.Positions | None]:
         return found
     decided: set[int] = set()  # slots whose last push the walk has passed (named or not)
     for ins in reversed(instructions[jump + 1:target]):
-        pops = _POPS.get(ins.opname)
-        if pops is None:
+        if ins.opname not in _PUSHES and ins.opname not in _POPS:
             break
-        before = depth - dis.stack_effect(ins.opcode, ins.arg if ins.opcode >= dis.HAVE_ARGUMENT else None)
-        pushes = depth - before + pops(ins.arg or 0)
+        net = dis.stack_effect(ins.opcode, ins.arg if ins.opcode >= dis.HAVE_ARGUMENT else None)
+        pushes = _PUSHES[ins.opname] if ins.opname in _PUSHES else net + _POPS[ins.opname]
+        before = depth - net
+        if before < 0 or not 0 <= pushes <= depth:
+            break
         for slot in set(range(depth - pushes, min(depth, len(found)))) - decided:
             decided.add(slot)
             found[slot] = ins.positions if pushes == 1 else None
