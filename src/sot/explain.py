@@ -75,6 +75,9 @@ class Explanation:
     deferred_prints: list[str] = field(default_factory=list)  # file:line of each print made after its graph
     parts: list[Part] = field(default_factory=list)  # each translator that ran, depth first: the breaks nested
     sources: list[str] = field(default_factory=list)  # the generated code of each translation that ran, as Python
+    # the function's translator: holding it keeps the one of a wrapper made for the call (a Layer's forward
+    # not converted) and what it made listed in `sot.report()` while the explanation lives
+    translator: Translator | None = field(default=None, repr=False, compare=False)
     kept_static: list[KeptStatic] = field(default_factory=list)  # dims kept static so far, with why and where
 
     def __str__(self) -> str:
@@ -131,7 +134,7 @@ def explain(fn: Callable, *args: Any, **kwargs: Any) -> Explanation:
     hits_before = {id(cache): ({id(e): e.hits for e in cache.entries}, cache.eager_runs) for cache in live}
     translations_before = {id(t): t.translations for t, _, _ in _tree(translator)}
     result = jit(*args, **kwargs)
-    report = Explanation(name, result)
+    report = Explanation(name, result, translator=translator)
     seen: set[int] = set()
     for t, parent, depth in _tree(translator):
         report.translations += t.translations - translations_before.get(id(t), 0)
