@@ -73,7 +73,7 @@ static PyObject *str_hits;          /* interned "hits" */
 static PyObject *str_lookup_slow;   /* interned "_lookup_slow" */
 
 static struct {
-    unsigned long long callback_calls, cache_lookups, cache_hits, relocated_runs, suspended_runs;
+    unsigned long long callback_calls, cache_lookups, cache_hits, relocated_runs, suspended_runs, foreign_runs;
 } counts;
 
 /* ------------------------------------------------------------------ CustomCode */
@@ -226,9 +226,10 @@ get_code_cache(PyObject *module, PyObject *code)
 static PyObject *
 counters(PyObject *module, PyObject *unused)
 {
-    return Py_BuildValue("{sKsKsKsKsK}", "callback_calls", counts.callback_calls, "cache_lookups",
+    return Py_BuildValue("{sKsKsKsKsKsK}", "callback_calls", counts.callback_calls, "cache_lookups",
                          counts.cache_lookups, "cache_hits", counts.cache_hits, "relocated_runs",
-                         counts.relocated_runs, "suspended_runs", counts.suspended_runs);
+                         counts.relocated_runs, "suspended_runs", counts.suspended_runs, "foreign_runs",
+                         counts.foreign_runs);
 }
 
 /* ------------------------------------------------------------------ frame access per version */
@@ -287,6 +288,34 @@ static Py_ssize_t threads_with_callback;
 static int hook_suspended;
 
 static PyObject *sot_eval_frame(PyThreadState *tstate, _PyInterpreterFrame *frame, int throw_flag);
+
+/* Whether another PEP 523 evaluator (another JIT's, a profiler's) is installed: sot cannot hook
+ * frames then, and its wrappers run their functions as eager code runs them. */
+static int
+foreign_evaluator(void)
+{
+    _PyFrameEvalFunction current = _PyInterpreterState_GetEvalFrameFunc(PyInterpreterState_Get());
+    return current != _PyEval_EvalFrameDefault && current != sot_eval_frame;
+}
+
+/* A stand-in for another JIT's evaluator, for tests of the fallback above: it evaluates as CPython does. */
+static PyObject *
+foreign_eval_frame(PyThreadState *tstate, _PyInterpreterFrame *frame, int throw_flag)
+{
+    return _PyEval_EvalFrameDefault(tstate, frame, throw_flag);
+}
+
+static PyObject *
+set_foreign_evaluator_for_testing(PyObject *module, PyObject *on)
+{
+    int install = PyObject_IsTrue(on);
+    if (install < 0) {
+        return NULL;
+    }
+    _PyInterpreterState_SetEvalFrameFunc(PyInterpreterState_Get(),
+                                         install ? foreign_eval_frame : _PyEval_EvalFrameDefault);
+    Py_RETURN_NONE;
+}
 
 static int
 install_hook(int on)
@@ -1139,6 +1168,16 @@ CallWithCallback_vectorcall(CallWithCallback *self, PyObject *const *args, size_
     if (hook.user_off) {
         return PyObject_Vectorcall(self->fn, args, nargsf, kwnames);
     }
+    if (foreign_evaluator()) { /* eager is always right: run it so, warn once, count each */
+        if (counts.foreign_runs++ == 0 &&
+            PyErr_WarnEx(PyExc_RuntimeWarning,
+                         "sot: another PEP 523 frame evaluator (another JIT's?) is installed: functions "
+                         "decorated with sot.to_static run eagerly while it is (counted in "
+                         "sot.hook.eval_frame.counters()['foreign_runs'])", 1) < 0) {
+            return NULL;
+        }
+        return PyObject_Vectorcall(self->fn, args, nargsf, kwnames);
+    }
     /* Called from code whose callees run unhooked (a graph break's code calling a resume
      * function): the hook is on again for this call, installed again if that run suspended it. */
     if (hook_suspended) {
@@ -1302,6 +1341,9 @@ static PyMethodDef methods[] = {
     {"add_disable_depth", add_disable_depth, METH_O,
      "add_disable_depth(delta) -> depth: turn this thread's hook off (+1) or back on (-1); 0 reads it."},
     {"counters", counters, METH_NOARGS, "counters() -> process-wide counts of hook events."},
+    {"_set_foreign_evaluator_for_testing", set_foreign_evaluator_for_testing, METH_O,
+     "_set_foreign_evaluator_for_testing(on): install (True) a stand-in for another JIT's evaluator, "
+     "or CPython's (False)."},
     {NULL},
 };
 

@@ -70,7 +70,9 @@ cache lookups and hits, relocated runs (code run in a new frame because the thre
 stack had no room to grow the original one in place) and suspended runs: code run with
 ``disable_eval_frame=True`` while its thread was the only one with a callback runs with the hook
 uninstalled (CPython inlines Python calls only without one); a thread that sets a callback
-meanwhile installs it again.
+meanwhile installs it again; and foreign runs: calls of a ``CallWithCallback`` made while another
+PEP 523 evaluator was installed, which run their function plainly (eager is always right; the
+first one warns).
 """
 from __future__ import annotations
 
