@@ -63,3 +63,17 @@ def test_compiled_cnn_training_matches_eager_and_is_captured(capsys, kept_transl
     assert "epoch 1: eager" in out and "compiled" in out and "JIT: " in out
     (forward,) = [f for f in sot.report().functions if f.qualname == "ResNet.forward" and f.file == train_cnn.__file__]
     assert forward.graphs and not forward.breaks and not forward.fallbacks
+
+
+def test_see_what_jit_did_example_breaks_once_recompiles_and_keeps_the_read_dim_static(kept_translators):
+    import see_what_jit_did
+
+    outputs = see_what_jit_did.main()  # main() itself checks each compiled output against eager's
+    assert [o.shape[0] for o in outputs] == [2, 3, 6, 6]
+    tree = [f for f in sot.report().function("Net.forward") if f.file == see_what_jit_did.__file__]
+    breaks = [(e.code, e.source) for f in tree for e in f.breaks]
+    assert breaks and all(b == ("SOT-B001", "if h.mean() > 0.5:  # a Python decision on a tensor's value: "
+                                            "the graph breaks here") for b in breaks)
+    kept = [k for f in tree for k in f.kept_static]
+    assert kept and all(k.dim == "x dim 0" and k.source.startswith("if x.shape[0] > 4:") for k in kept)
+    assert any(dims == "f_locals['x'] dim 0" for f in tree for dims in f.made_dynamic)
