@@ -302,8 +302,8 @@ def test_a_recompiled_function_shows_the_guard_that_failed_on_its_def_line(site)
     recompiled = {n for n, tr in rows.items() if "recompiled" in (tr.attrs.get("class") or "").split()}
     assert recompiled == {line_of("def scaled(x, n):")}
     notes = [s.text for s in rows[line_of("def scaled(x, n):")].all("span", cls="recompiled")]
-    assert notes == ["\u21bb recompiled (entry 1): `f_locals['n'] == 1` failed, got 2 (int)",
-                     "\u21bb recompiled (entry 2): `f_locals['n'] == 2` failed, got 3 (int)"]
+    assert notes == ["\u21bb recompiled (entry 1): `n == 1` failed, got 2 (int)",
+                     "\u21bb recompiled (entry 2): `n == 2` failed, got 3 (int)"]
 
 
 def test_the_timeline_lists_translations_in_order_with_the_miss_after_each(site):
@@ -319,10 +319,10 @@ def test_the_timeline_lists_translations_in_order_with_the_miss_after_each(site)
         "translation 3: entry 2, graph, 1 hit(s)"]
     misses = [[li.text for li in e.all("li")] for e in entries]
     guards = [e.one("ol", cls="guards").all("li") for e in entries]
-    assert [any("f_locals['n'] ==" in g.text for g in gs) for gs in guards] == [True, True, True]
-    assert misses[0][-1] == "entry 0: f_locals['n'] == 1 failed, got 2 (int)"
-    assert misses[1][-2:] == ["entry 1: f_locals['n'] == 2 failed, got 3 (int)",
-                              "entry 0: f_locals['n'] == 1 failed, got 3 (int)"]
+    assert [any("n ==" in g.text for g in gs) for gs in guards] == [True, True, True]
+    assert misses[0][-1] == "entry 0: n == 1 failed, got 2 (int)"
+    assert misses[1][-2:] == ["entry 1: n == 2 failed, got 3 (int)",
+                              "entry 0: n == 1 failed, got 3 (int)"]
     assert "last translation" in entries[2].text
     (scaled,) = [f for f in report.functions if f.qualname == "scaled"]
     assert [e.one("pre", cls="sir").text for e in entries] == [g.sir for g in scaled.graphs]

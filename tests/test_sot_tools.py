@@ -174,7 +174,7 @@ def test_text_and_markdown_name_each_function_and_reason(known, capsys):
     text = capsys.readouterr().out
     assert text.startswith("sot report: 3 function(s), 4 graph(s), 0 break(s), 1 fallback(s), 2 recompile(s)")
     assert f"known.py:{RAISE_LINE}" in text and "[SOT-R001]" in text
-    assert "recompiled: entry 0 failed `f_locals['n'] == 1` (got 2 (int))" in text
+    assert "recompiled: entry 0 failed `n == 1` (got 2 (int))" in text
     assert main(["report", str(out), "--format", "markdown"]) == 0
     rows = [line for line in capsys.readouterr().out.splitlines() if line.startswith("| `")]
     assert [r.split("|")[1].strip() for r in rows[:3]] == ["`clean`", "`scaled`", "`checked`"]
@@ -315,7 +315,7 @@ def test_cache_shows_entries_in_lookup_order_and_why_shows_the_failing_guard(kno
         ["entry 2 (graph)", "entry 1 (graph)", "entry 0 (graph)"]
     assert main(["cache", "why", "scaled", str(out)]) == 0
     why = capsys.readouterr().out
-    assert "entry 0: first failing guard `f_locals['n'] == 1`; got 2 (int)" in why
+    assert "entry 0: first failing guard `n == 1`; got 2 (int)" in why
     assert main(["cache", str(out), "nothing_like_it"]) == 2
 
 
@@ -416,3 +416,13 @@ def test_a_graph_break_is_reported_with_its_resume_function(tmp_path, capsys):
     parser.feed((folder / "file0.html").read_text())
     assert parser.rows[PRINT_LINE][0] == "break" and "SOT-B003" in parser.rows[PRINT_LINE][1]
     assert parser.rows[PRINT_LINE + 1][0] == parser.rows[PRINT_LINE - 1][0] == "captured"
+
+
+def test_guards_and_dims_are_shown_with_the_names_the_code_uses(known):
+    _, _, out = known
+    (scaled,) = [f for f in load(out).functions if f.qualname == "scaled"]
+    assert formats.readable(scaled, "f_locals['x'] is a tensor of shape [2]") == "x is a tensor of shape [2]"
+    assert formats.readable(scaled, "f_locals['self'].w.shape[0] == 3 and f_globals[\"SCALE\"] == 2") == \
+        "self.w.shape[0] == 3 and SCALE == 2"
+    assert formats.readable(scaled, "f_builtins['len'] is builtin len; my_f_locals['y']") == \
+        "len is builtin len; my_f_locals['y']"  # only the frame's own mappings

@@ -97,11 +97,14 @@ def _where_text(where: str) -> str:
 
 
 _GENERATED = re.compile(r"f_locals\[['\"](__sot_\w+)['\"]\]|\b__sot_\w+")
+_FRAME_NAME = re.compile(r"\bf_(?:locals|globals|builtins)\[(['\"])([^\W\d]\w*)\1\]")
 
 
 def readable(f: FunctionReport, text: str) -> str:
-    """`text` (a guard, a miss, a dim made dynamic, a reason) with the local names generated code gives
-    a resume function's or loop body's parameters replaced by what they hold: users never wrote them."""
+    """`text` (a guard, a miss, a dim made dynamic, a reason) as the user's code names things: a frame
+    variable read as `f_locals['x']` (or `f_globals`, `f_builtins`) shown as `x`, and the local names
+    generated code gives a resume function's or loop body's parameters replaced by what they hold:
+    users never wrote them."""
     def what(match: re.Match) -> str:
         name = match.group(1) or match.group(0)
         slot = stack_slot(name)
@@ -111,7 +114,7 @@ def readable(f: FunctionReport, text: str) -> str:
             where = _where_text(f.break_at) if f.break_at else _where(f.file, f.resumes_at or f.line)
             return f"<stack slot {slot} at the break ({where})>"
         return "<the loop's item>" if name == ITEM else "<a value the JIT passes along>"
-    return _GENERATED.sub(what, text)
+    return _FRAME_NAME.sub(lambda m: m.group(2), _GENERATED.sub(what, text))
 
 
 def headline(report: Report) -> str:
