@@ -28,12 +28,14 @@ class Net(nn.Layer):
 
     def forward(self, x):
         h = F.relu(self.fc1(x))
-        if h.mean() > 0.5:  # a Python decision on a tensor's value: the graph breaks here
+        # a Python decision on a tensor's value: the graph breaks here
+        if h.mean() > 0.5:
             h = h * 0.5
         return self.head(h, x)
 
     def head(self, h, x):
-        if x.shape[0] > 4:  # the batch size read as a Python int: that dim stays static
+        # the batch size read as a Python int: that dim stays static
+        if x.shape[0] > 4:
             h = h * 2
         return self.fc2(h)
 

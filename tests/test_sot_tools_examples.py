@@ -72,8 +72,7 @@ def test_see_what_jit_did_example_breaks_once_recompiles_and_keeps_the_read_dim_
     assert [o.shape[0] for o in outputs] == [2, 3, 6, 6]
     tree = [f for f in sot.report().function("Net.forward") if f.file == see_what_jit_did.__file__]
     breaks = [(e.code, e.source) for f in tree for e in f.breaks]
-    assert breaks and all(b == ("SOT-B001", "if h.mean() > 0.5:  # a Python decision on a tensor's value: "
-                                            "the graph breaks here") for b in breaks)
+    assert breaks and all(b == ("SOT-B001", "if h.mean() > 0.5:") for b in breaks)
     kept = [k for f in tree for k in f.kept_static]
-    assert kept and all(k.dim == "x dim 0" and k.source.startswith("if x.shape[0] > 4:") for k in kept)
+    assert kept and all(k.dim == "x dim 0" and k.source == "if x.shape[0] > 4:" for k in kept)
     assert any(dims == "f_locals['x'] dim 0" for f in tree for dims in f.made_dynamic)
