@@ -23,6 +23,10 @@ def applies(layer, x):
     return layer(x) * 2
 
 
+def applies_once_reported(layer, x):  # (one test's: the report finds its functions by name)
+    return layer(x) * 2
+
+
 def calls(fn, x):
     return fn(x) + 1
 
@@ -123,3 +127,20 @@ def test_a_parameter_held_by_a_plain_object_passed_in_is_not_kept_alive():
     del settings
     gc.collect()
     assert probe() is None
+
+
+def test_reports_still_count_the_graphs_of_entries_whose_layer_died():
+    # `sot explain SCRIPT:FUNCTION` reports after the script's Layers are gone: what ran still counts
+    import sot
+    jit, x = jit_of(applies_once_reported), paddle.ones([2, 3])
+    layers = [nn.Linear(3, 3) for _ in range(2)]
+    explained = [sot.explain(jit, layer, x) for layer in layers]
+    assert [e.graph_count for e in explained] == [1, 1]
+    before = [(g.entry, g.ops, g.runs) for f in sot.report().function("applies_once_reported") for g in f.graphs]
+    probe = weakref.ref(layers[0].weight)
+    del layers, explained
+    gc.collect()
+    assert probe() is None  # the entry's SIR went with the Layer
+    after = [f for f in sot.report().function("applies_once_reported") if f.file == __file__]
+    assert [(g.entry, g.ops, g.runs) for f in after for g in f.graphs] == before and len(before) == 2
+    assert sum(f.graph_count for f in after) == 2 and all(g.ops > 0 for f in after for g in f.graphs)

@@ -32,7 +32,7 @@ from runtime.nn import Layer
 from .api import to_static
 from .dynamic.shapes import KeptStatic
 from .tools.formats import title
-from .tools.report import counts_as_graph, limit_fallback, origin, sir_ops
+from .tools.report import counts_as_graph, limit_fallback, origin
 from .translation.dump import readable_source
 from .translation.reasons import Event
 from .translation.hook_cache import LIVE_CACHES
@@ -157,9 +157,10 @@ def explain(fn: Callable, *args: Any, **kwargs: Any) -> Explanation:
                 continue
             if e.id in t.entry_eager:
                 report.eager_graph_count += 1
-            elif e.payload is not None and counts_as_graph(sir_ops(e.payload), eager=False):
+            elif counts_as_graph(t.cache.entry_ops.get(e.id, 0), eager=False):
                 report.graph_count += 1
-                report.sir_texts.append(str(e.payload))
+                if e.payload is not None:  # (released with the objects its guards named, once they died)
+                    report.sir_texts.append(str(e.payload))
             report.deferred_prints += t.entry_prints.get(e.id, [])
             generated = getattr(e.code, "code", None)
             if generated is not None:

@@ -52,6 +52,10 @@ class StatementIR:
         walk(self)
         return list(found.values())
 
+    def op_count(self) -> int:
+        """Ops it runs: its statements and those of the SIRs it calls, not counting the calls."""
+        return sum(not isinstance(st, SirStatement) for s in (self, *self.called_sirs()) for st in s.statements)
+
     def own_text(self) -> str:
         """The text of this SIR alone (without the SIRs it calls)."""
         layers = self.layers()

@@ -72,7 +72,7 @@ from . import record
 
 __all__ = ["SCHEMA", "KINDS", "Event", "Graph", "Entry", "MissedGuard", "Cache", "FunctionReport", "Node", "Report",
            "report", "totals_of", "origin",
-           "load", "disassembly", "captured_ratio", "counts_as_graph", "sir_ops",
+           "load", "disassembly", "captured_ratio", "counts_as_graph",
            "limit_fallback"]
 
 SCHEMA = "sot-report/1"
@@ -91,7 +91,7 @@ def captured_ratio(ops_captured: int, eager_runs: int) -> float:
 
 def counts_as_graph(ops: int, eager: bool) -> bool:
     """Whether a cache entry is one compiled graph in every count (`sot.explain`, `sot.report()`, the
-    `sot` command): its SIR runs at least one op (`sir_ops`) and is compiled. An empty SIR (a frame that
+    `sot` command): its SIR runs at least one op (`StatementIR.op_count`) and is compiled. An empty SIR (a frame that
     breaks before its first op) compiles nothing, and a graph below SOT_MIN_GRAPH_SIZE runs its ops
     eagerly (counted apart, as an eager graph); counting either as a graph made the views disagree."""
     return ops > 0 and not eager
@@ -415,19 +415,29 @@ def origin(code: types.CodeType, parent: list[Any]) -> dict[str, Any]:
     return out
 
 
+_RETIRED = "(SIR released: an object its guards named was freed, so the entry can never run again)"
+
+
 def _collect(code: types.CodeType, translators: list[Any], resume_of: str | None, details: bool) -> FunctionReport:
     cache = translators[0].cache
     breaking = translators[0].entry_breaks  # shared by the translators of one code, like the cache
     graphs, entries = [], []
     for e in cache.entries:
-        is_graph = isinstance(e.payload, StatementIR)
+        sir = e.payload  # read once: an entry retired meanwhile (an object its guards name died) loses it
+        retired_ops = cache.entry_ops.get(e.id) if sir is None else None
+        if sir is None and retired_ops is None and e.code is None:  # a retired eager decision: nothing ran compiled
+            continue
+        is_graph = isinstance(sir, StatementIR) or retired_ops is not None
         entries.append(Entry(e.id, "graph" if is_graph else "eager", e.hits, [str(g) for g in e.guards]))
-        if is_graph:
+        if isinstance(sir, StatementIR):
             generated = getattr(e.code, "code", None)
-            graphs.append(Graph(e.id, sir_ops(e.payload), e.hits + 1, str(e.payload),
+            graphs.append(Graph(e.id, sir.op_count(), e.hits + 1, str(sir),
                                 disassembly(generated) if details and generated is not None else None,
-                                lower(e.payload).program.to_string() if details else None, e.id in breaking,
-                                e.id in translators[0].entry_eager, op_lines=_op_lines(e.payload)))
+                                lower(sir).program.to_string() if details else None, e.id in breaking,
+                                e.id in translators[0].entry_eager, op_lines=_op_lines(sir)))
+        elif retired_ops is not None:  # its counts stay; its SIR went with the objects it named
+            graphs.append(Graph(e.id, retired_ops, e.hits + 1, _RETIRED, ends_in_break=e.id in breaking,
+                                eager=e.id in translators[0].entry_eager))
     graphs.sort(key=lambda g: g.entry)
     misses = [[MissedGuard(r.entry, str(r.guard), r.expected, r.actual) for r in m.reasons]
               for m in cache.miss_reasons() if m.reasons]
@@ -445,11 +455,6 @@ def _collect(code: types.CodeType, translators: list[Any], resume_of: str | None
         carried=[_segment(code.co_filename, p) for p in carried_positions(code)] if is_resume_code(code) else [],
         eager_calls=sum(t.eager_calls for t in translators),
         kept_static=translators[0].shapes.kept_static())  # (a policy per code, like the cache)
-
-
-def sir_ops(sir: StatementIR) -> int:
-    """Ops a SIR runs: its statements and those of the SIRs it calls, not counting the calls."""
-    return sum(not isinstance(st, SirStatement) for s in (sir, *sir.called_sirs()) for st in s.statements)
 
 
 def _op_lines(sir: StatementIR) -> list[str]:

@@ -37,6 +37,7 @@ class HookCache(CodeCache):
         self.entry_eager_rest: dict[int, list[Fallback]] = {}  # SOT-C002: its break's resume runs eagerly
         self.entry_eager: set[int] = set()
         self.entry_prints: dict[int, list[str]] = {}  # file:line of the prints its code defers
+        self.entry_ops: dict[int, int] = {}  # ops of each graph: counted even once its SIR is released
         self.children: list[Translator] = []
         self.translators: "weakref.WeakSet[Translator]" = weakref.WeakSet()  # every translator of this code
         self.translating = threading.RLock()  # held while a thread translates this code
@@ -49,6 +50,7 @@ class HookCache(CodeCache):
         self.entry_eager_rest.clear()
         self.entry_eager.clear()
         self.entry_prints.clear()
+        self.entry_ops.clear()
 
 
 LIVE_CACHES: "weakref.WeakSet[HookCache]" = weakref.WeakSet()  # every code cache installed (explain reads them)

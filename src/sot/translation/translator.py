@@ -194,7 +194,9 @@ class Translator:
                 eager_rest: list[Fallback]) -> CustomCode:
         """Cache the generated code under the simulation's guards, with what reports say of its entry."""
         self.translations += 1
-        entry = self.cache.insert(_cached_guards(ex), custom, payload=ex.builder.build())
+        sir = ex.builder.build()
+        entry = self.cache.insert(_cached_guards(ex), custom, payload=sir)
+        self.cache.entry_ops[entry.id] = sir.op_count()
         if brk is not None:
             self.entry_breaks[entry.id] = self.breaks[-1]
             if eager_rest:
