@@ -3,7 +3,8 @@
 Per op, the floor is the least work any implementation does: the sgemm of the same (M, K, N)
 on contiguous operands for a convolution or its gradients, the running max / sum over the
 window taps without a mask for pooling, and `x * scale + shift` in place for batch norm.
-The ratio op / floor says how much a kernel spends beyond that. W5 (WORKLOADS.md: conv3x3
+The ratio op / floor says how much a kernel spends beyond that. W5 (the small CNN of
+benchmarks/_workloads.py: conv3x3
 3->16 + BN + ReLU, conv3x3 16->32 + BN + ReLU, maxpool 2, linear 8192->10; eval, no grad,
 input [32, 3, 32, 32]) is timed against a hand-written NumPy forward (NHWC im2col + sgemm),
 and W5t (its training step, SGD) is timed alone. Results are checked before timing.
