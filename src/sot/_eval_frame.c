@@ -1158,6 +1158,26 @@ typedef struct {
     vectorcallfunc vectorcall;
 } CallWithCallback;
 
+/* Installing the hook failed (its only failure: another PEP 523 evaluator, another JIT's, is
+ * installed). Eager is always right: `fn` runs plainly, the first such run warns, each is counted.
+ * Checked only when installing fails, so the cache-hit path pays nothing for it. */
+static PyObject *
+call_beside_foreign_evaluator(CallWithCallback *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    if (!foreign_evaluator()) {
+        return NULL; /* another error: raised as it is */
+    }
+    PyErr_Clear();
+    if (counts.foreign_runs++ == 0 &&
+        PyErr_WarnEx(PyExc_RuntimeWarning,
+                     "sot: another PEP 523 frame evaluator (another JIT's?) is installed: functions "
+                     "decorated with sot.to_static run eagerly while it is (counted in "
+                     "sot.hook.eval_frame.counters()['foreign_runs'])", 1) < 0) {
+        return NULL;
+    }
+    return PyObject_Vectorcall(self->fn, args, nargsf, kwnames);
+}
+
 static PyObject *
 CallWithCallback_vectorcall(CallWithCallback *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
@@ -1168,21 +1188,11 @@ CallWithCallback_vectorcall(CallWithCallback *self, PyObject *const *args, size_
     if (hook.user_off) {
         return PyObject_Vectorcall(self->fn, args, nargsf, kwnames);
     }
-    if (foreign_evaluator()) { /* eager is always right: run it so, warn once, count each */
-        if (counts.foreign_runs++ == 0 &&
-            PyErr_WarnEx(PyExc_RuntimeWarning,
-                         "sot: another PEP 523 frame evaluator (another JIT's?) is installed: functions "
-                         "decorated with sot.to_static run eagerly while it is (counted in "
-                         "sot.hook.eval_frame.counters()['foreign_runs'])", 1) < 0) {
-            return NULL;
-        }
-        return PyObject_Vectorcall(self->fn, args, nargsf, kwnames);
-    }
     /* Called from code whose callees run unhooked (a graph break's code calling a resume
      * function): the hook is on again for this call, installed again if that run suspended it. */
     if (hook_suspended) {
         if (install_hook(1) < 0) {
-            return NULL;
+            return call_beside_foreign_evaluator(self, args, nargsf, kwnames);
         }
         hook_suspended = 0;
     }
@@ -1191,7 +1201,7 @@ CallWithCallback_vectorcall(CallWithCallback *self, PyObject *const *args, size_
     PyObject *previous, *ours;
     if (swap_callback(self->callback, &previous) < 0) {
         hook.disabled = outer_disabled;
-        return NULL;
+        return call_beside_foreign_evaluator(self, args, nargsf, kwnames);
     }
     PyObject *result = PyObject_Vectorcall(self->fn, args, nargsf, kwnames);
     hook.disabled = outer_disabled;
