@@ -18,9 +18,9 @@ from sot.opcode_executor import DictVariable, ListVariable, OpcodeExecutor, Tupl
 from sot.opcode_executor.side_effects import Print, SetAttr, SetGlobal, WriteBack
 from sot.opcode_executor.variables import Variable
 
-from .returns import fill, template
+from .returns import fill, filler, template
 
-__all__ = ["Reprint", "effects_plan", "apply", "raised_while_applying", "with_effects", "runner_with_effects"]
+__all__ = ["Reprint", "effects_plan", "compiled_plan", "apply", "raised_while_applying", "with_effects", "runner_with_effects"]
 
 
 @dataclass(frozen=True)
@@ -73,10 +73,15 @@ def _reprint(ex: OpcodeExecutor, args: Variable, position: int) -> Reprint:
     return Reprint(StatementIR(sir.name, sir.inputs, printed, sir.statements[:position]), shape)
 
 
+def compiled_plan(plan: list[tuple]) -> list[tuple]:
+    """`plan` with each value template compiled by `returns.filler`, as `apply` takes it."""
+    return [(kind, where, name, filler(shape)) for kind, where, name, shape in plan]
+
+
 def apply(plan: list[tuple], values: tuple, inputs: tuple, targets: tuple, passed: tuple = ()) -> None:
-    """Make the recorded writes and prints, in order, with the values of this run."""
-    for kind, where, name, shape in plan:
-        value = fill(shape, values, inputs, passed)
+    """Make the recorded writes and prints of a `compiled_plan`, in order, with the values of this run."""
+    for kind, where, name, make in plan:
+        value = make(values, inputs, passed)
         if kind == "print":
             print(*value, **name)
         elif kind == "global":
@@ -138,6 +143,8 @@ def with_effects(run_prefix: Callable | None, plan: list[tuple], n_inputs: int, 
                  reprint: bool = True) -> Callable:
     """A break's prefix runner that also makes the side effects recorded before the break (arguments: the
     tensor inputs, the effects' targets, the passed numbers; `reprint`: see `_run_and_apply`)."""
+    plan = compiled_plan(plan)
+
     def run(*args: Any) -> tuple:
         return _run_and_apply(run_prefix, plan, args, n_inputs, n_targets, reprint=reprint)
     return run
@@ -149,8 +156,9 @@ def runner_with_effects(compiled: CompiledSIR | EagerSIR | None, shape: Any, pla
     `returns.template`; arguments: the tensor inputs, the effects' targets, the passed numbers)."""
     run_sir = compiled.run_checked if compiled is not None else None
     reprint = not isinstance(compiled, CompiledSIR)  # a failing Program's call runs again eagerly (see rerun)
+    plan, rebuild = compiled_plan(plan), filler(shape)
 
     def run(*args: Any) -> Any:
         values = _run_and_apply(run_sir, plan, args, n_inputs, n_targets, reprint)
-        return fill(shape, values, args[:n_inputs], args[n_inputs + n_targets:])
+        return rebuild(values, args[:n_inputs], args[n_inputs + n_targets:])
     return run

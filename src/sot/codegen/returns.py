@@ -5,7 +5,8 @@ SIR and must give back the very structure eager code returns. `template` describ
 once, at translation time, with placeholders for what only the run knows (`Out`: a SIR output,
 `In`: an input tensor returned as it is, `Passed`: a number or container the generated code passes
 in, `View`: a view of an input made again by its op, `NewSet`: a fresh copy of a set); `fill`
-puts a run's values in place, and `runner` is the function the generated code calls.
+puts a run's values in place (`filler` compiles a template into one generated expression that does
+the same without walking the template per call), and `runner` is the function the generated code calls.
 """
 from __future__ import annotations
 
@@ -19,7 +20,7 @@ from sot.opcode_executor import (ConstantVariable, DictVariable, ListVariable, O
 from sot.opcode_executor.variables import NumberVariable, SetVariable, Variable
 from sot.opcode_executor.wording import shown
 
-__all__ = ["Out", "In", "View", "Passed", "NewSet", "template", "fill", "runner", "view_maker"]
+__all__ = ["Out", "In", "View", "Passed", "NewSet", "template", "fill", "filler", "runner", "view_maker"]
 
 # Tensor methods / runtime functions whose eager result may share memory with their tensor argument
 _VIEWS = frozenset({"reshape", "flatten", "squeeze", "unsqueeze", "transpose", "detach"})
@@ -153,10 +154,11 @@ def runner(compiled: CompiledSIR | EagerSIR | None, shape: Any, n_inputs: int) -
     # the cache's guards already checked every input's shape, dtype and stop_gradient
     if isinstance(shape, Out):  # one tensor returned: the common case, one Python frame per call
         return compiled.output_runner(shape.index)
+    rebuild = filler(shape)
 
     def run(*args: Any) -> Any:
         tensors = args[:n_inputs]
-        return fill(shape, compiled.run_checked(*tensors) if compiled is not None else (), tensors, args[n_inputs:])
+        return rebuild(compiled.run_checked(*tensors) if compiled is not None else (), tensors, args[n_inputs:])
     return run
 
 
@@ -177,3 +179,40 @@ def fill(node: Any, values: tuple, inputs: tuple, passed: tuple = ()) -> Any:
     if isinstance(node, dict):
         return {k: fill(n, values, inputs, passed) for k, n in node.items()}
     return node
+
+
+def filler(node: Any) -> Callable[[tuple, tuple, tuple], Any]:
+    """`fill` for one template, as a generated function `(values, inputs, passed) -> structure`: the
+    template's walk is done once here, so a call only indexes and builds (a cache hit of a function that
+    returns a tuple or prints pays for its template on every call)."""
+    constants: dict[str, Any] = {}
+    source = f"lambda v, i, p: {_expression(node, constants)}"
+    return eval(compile(source, "<sot return template>", "eval"), constants)  # noqa: S307 - our own source
+
+
+def _expression(node: Any, constants: dict[str, Any]) -> str:
+    """Python source computing what `fill(node, v, i, p)` returns; objects it cannot spell go in `constants`."""
+    def constant(value: Any) -> str:
+        name = f"c{len(constants)}"
+        constants[name] = value
+        return name
+
+    if isinstance(node, Out):
+        return f"v[{node.index}]"
+    if isinstance(node, In):
+        return f"i[{node.index}]"
+    if isinstance(node, Passed):
+        return f"p[{node.index}]"
+    if isinstance(node, View):
+        return f"{constant(node.make)}({_expression(node.source, constants)})"
+    if isinstance(node, NewSet):
+        return f"{constant(node.items)}.copy()"
+    if type(node) is tuple:
+        return f"({''.join(_expression(n, constants) + ', ' for n in node)})"
+    if type(node) is list:
+        return f"[{', '.join(_expression(n, constants) for n in node)}]"
+    if type(node) is dict:
+        return f"{{{', '.join(f'{constant(k)}: {_expression(n, constants)}' for k, n in node.items())}}}"
+    if isinstance(node, (tuple, list, dict)):  # a subclass: rebuilt as `fill` rebuilds it
+        return f"{constant(fill)}({constant(node)}, v, i, p)"
+    return constant(node)
