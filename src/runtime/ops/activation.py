@@ -48,7 +48,17 @@ class _ArrayFns:
     def __init__(self, xp):
         self.xp = xp
         self.exp, self.tanh, self.abs = xp.exp, xp.tanh, xp.abs
-        self.minimum, self.where = xp.minimum, xp.where
+        self.minimum = xp.minimum
+
+    def where(self, condition, x, y):
+        """xp.where, through the `where` kernel where both operands are arrays of one dtype (a Python float
+        beside a float array takes the array's dtype, as NumPy's promotion gives it): its bit select is
+        several times faster on the data-dependent masks of activation gradients."""
+        if isinstance(y, float) and getattr(x, "dtype", None) is not None and x.dtype.kind == "f":
+            y = self.xp.asarray(y, dtype=x.dtype)
+        if getattr(x, "dtype", None) is not None and getattr(y, "dtype", None) == x.dtype:
+            return _m._where_kernel(self.xp, condition, x, y)
+        return self.xp.where(condition, x, y)
 
     def sigmoid(self, x):
         return 0.5 * (1.0 + self.xp.tanh(0.5 * x))  # no overflow for any x
