@@ -208,3 +208,34 @@ def test_conv2d_transpose_routes_match_reference(xshape, wshape, kw, pads):
     out32 = F.conv2d_transpose(*[t(a.astype(np.float32)) for a in (x, w, b)], **kw)
     assert out32.dtype == paddle.float32
     np.testing.assert_allclose(out32.numpy(), want, rtol=1e-5, atol=1e-5)
+
+
+BLOCK_CASES = [  # x shape, weight shape, keyword arguments, flat pads: 5 images, blocks of 2 (the last one short)
+    ((5, 4, 5, 6), (6, 2, 3, 3), {"padding": 1, "groups": 2}, (1, 1, 1, 1)),
+    ((5, 3, 6, 5), (4, 3, 3, 2), {"stride": 2, "padding": [1, 0, 0, 1], "dilation": 1}, (1, 0, 0, 1)),
+    ((5, 2, 4, 5), (6, 2, 3, 3), {"padding": 1}, (1, 1, 1, 1)),  # its input gradient takes the col2im route
+]
+
+
+@pytest.mark.parametrize("xshape,wshape,kw,pads", BLOCK_CASES)
+def test_conv_a_block_of_images_at_a_time_matches_reference(xshape, wshape, kw, pads, monkeypatch):
+    # the kernels copy the columns of a few images at a time into the work array; with blocks of
+    # two images over five, the bias row, the last short block and the weight gradient's sum over
+    # blocks must all come out as the direct loops do
+    from runtime.ops import conv  # noqa: PLC0415
+    from test_conv import ref_conv  # noqa: PLC0415
+    x, w, b = rng.standard_normal(xshape), rng.standard_normal(wshape), rng.standard_normal(wshape[0])
+    stride, groups = (kw.get("stride", 1),) * 2, kw.get("groups", 1)
+    blocks = []
+    monkeypatch.setattr(conv, "_block", lambda xp, n, image_bytes: blocks.append(n) or min(n, 2))
+
+    def ref(x_, w_, b_):
+        return ref_conv(x_, w_, b_, stride, pads, (1, 1), groups)
+
+    tensors = [t(a, grad=True) for a in (x, w, b)]
+    out = F.conv2d(*tensors, **kw)
+    np.testing.assert_allclose(out.numpy(), ref(x, w, b), rtol=1e-10, atol=1e-10)
+    v = rng.standard_normal(out.shape)
+    for a, g in zip((x, w, b), paddle.grad((out * t(v)).sum(), tensors)):
+        np.testing.assert_allclose(g.numpy(), fd_grad(lambda: (ref(x, w, b) * v).sum(), a), rtol=1e-6, atol=1e-6)
+    assert blocks == [5, 5, 5]  # forward, input gradient and weight gradient each went a block at a time
