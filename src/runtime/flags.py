@@ -13,6 +13,8 @@ _DEFAULTS: dict[str, tuple[Any, str]] = {
     "FLAGS_check_nan_inf": (False, "raise when an op produces NaN or Inf: every eager op, and every op of a "
                                    "static run (checked right after it ran, in every run mode)"),
     "FLAGS_new_executor_sequential_run": (False, "run static programs on one thread"),
+    "FLAGS_enable_constant_folding": (True, "evaluate static ops whose inputs are all constants once, when the "
+                                            "executor prepares the program"),
     "FLAGS_enable_dead_op_elimination": (True, "drop static ops that no fetch, persistable or side effect needs"),
     "FLAGS_enable_fusion": (True, "run chains of elementwise static ops as one fused_elementwise op"),
     "FLAGS_enable_inplace": (True, "let a static elementwise op write into a dead input's buffer"),

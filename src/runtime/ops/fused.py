@@ -4,10 +4,13 @@ The static fusion pass (runtime.static.passes) replaces a chain of single-consum
 elementwise ops by ONE `fused_elementwise` op whose attribute `chain` describes the members:
 a tuple of steps `(op name, input refs, attrs)`, where a ref `r < len(inputs)` names the fused
 op's input `r` and `r >= len(inputs)` the output of step `r - len(inputs)`; attrs are the
-member's attributes as sorted `(name, value)` pairs, so the chain is hashable. The kernel
+member's attributes as sorted `(name, value)` pairs, so the chain is hashable. A step with no
+refs is a constant (a no-input op that is not random, `assign_value` or `full`), evaluated once
+per signature with the op's kernel and read from the generated function's globals. The kernel
 evaluates the steps in order with each member's own computation, writing a step's result with
 `out=` into the buffer of an operand the chain owns and no longer needs, so a chain runs in
-one buffer; the meta replays the members' metas.
+one buffer; a chain on one-element values whose steps give the same bits on NumPy scalars runs
+on scalars instead (`_SCALAR_OPERATORS`, `_SCALAR_UFUNCS`). The meta replays the members' metas.
 
 `ELEMENTWISE` is the table of ops the pass may fuse (each output element depends only on the
 matching, broadcast, input elements). `inplace_kernel(name)` gives the `out=` form of an op,
@@ -30,7 +33,7 @@ from . import activation as _act
 from . import math as _m
 from .registry import Sample, TensorSpec, defop, get_op
 
-__all__: list[str] = []
+__all__ = ["constant_step"]
 
 # ---------------------------------------------------------------- the fusible ops
 ELEMENTWISE: frozenset[str] = frozenset(
@@ -114,12 +117,29 @@ def _guarded(name: str, into: Callable) -> Callable:
 
 
 # ---------------------------------------------------------------- the fused op
+def constant_step(name: str) -> bool:
+    """True for an op with no input whose output is the same on every run (`assign_value`, `full`):
+    a chain holds such a constant as a step, evaluated once when the chain is compiled."""
+    op = get_op(name)
+    return not op.inputs and not (op.random or op.side_effect or op.inplace)
+
+
+# The scalar path, for steps whose operands all have the step's dtype, one of _SCALAR_DTYPES: these
+# run as Python operators on NumPy scalars (one IEEE operation of that precision, as the ufunc's loop
+# does), and these ufuncs are called on NumPy scalars (the loop one-element arrays run, tested). Not
+# `pow`, `remainder`, `floor_divide`: their loops take other paths for contiguous arrays (x ** -1).
+_SCALAR_OPERATORS = {"add": "+", "subtract": "-", "multiply": "*", "divide": "/"}
+_SCALAR_UFUNCS = frozenset([*_UNARY_UFUNCS, "maximum", "minimum", "fmax", "fmin"])
+_SCALAR_DTYPES = frozenset(np.dtype(t) for t in ("float32", "float64"))
+
+
 class _Chain:
     """A chain, compiled per input signature into one straight-line NumPy function.
 
     Shapes and dtypes of every step follow from the inputs' by replaying the members' metas,
     so which step writes into which dead operand's buffer (`out=`) is decided once per
-    signature; the generated source is kept in `sources` for inspection.
+    signature; the generated source is kept in `sources` for inspection. Constant steps are
+    evaluated once per signature and read from the function's globals.
     """
 
     __slots__ = ("chain", "n_in", "compiled", "sources")
@@ -142,21 +162,87 @@ class _Chain:
     def _compile(self, xp, inputs: tuple, granted: int, key: tuple) -> Callable:
         n_in = self.n_in
         specs = [TensorSpec(tuple(a.shape), a.dtype) for a in inputs]
-        last_use = {r: k for k, (_, refs, _) in enumerate(self.chain) for r in refs}
         names: dict[str, Any] = {}
-        lines = [f"def fused_elementwise({', '.join(f'v{i}' for i in range(n_in))}):"]
+        consts: dict[int, Any] = {}   # ref of a constant step -> its value
         for k, (name, refs, attrs) in enumerate(self.chain):
+            op = get_op(name)
+            specs.append(op.meta(*[specs[r] for r in refs], **dict(attrs)))
+            if constant_step(name):
+                consts[n_in + k] = value = xp.asarray(op.kernel(xp, **dict(attrs)))
+                if xp is np:
+                    value.flags.writeable = False   # shared by every run: a write must raise
+        if self._scalar(xp, specs, consts):
+            lines = self._scalar_lines(specs, consts, names)
+        else:
+            lines = self._array_lines(xp, specs, consts, granted, names)
+        source = "\n".join([f"def fused_elementwise({', '.join(f'v{i}' for i in range(n_in))}):", *lines])
+        exec(compile(source, f"<fused_elementwise {len(self.chain)} steps>", "exec"), names)  # noqa: S102
+        if len(self.compiled) >= _CACHE_LIMIT:
+            self.compiled.clear()
+            self.sources.clear()
+        self.compiled[key], self.sources[key] = names["fused_elementwise"], source
+        return self.compiled[key]
+
+    def _scalar(self, xp, specs: list[TensorSpec], consts: dict[int, Any]) -> bool:
+        """True when every input and constant has one element and every step is a scalar-path step
+        (above) whose operands have its dtype: the chain then runs on NumPy scalars."""
+        n_in = self.n_in
+        if xp is not np or any(math.prod(specs[r].shape) != 1 for r in (*range(n_in), *consts)):
+            return False
+        for k, (name, refs, _) in enumerate(self.chain):
+            out = specs[n_in + k]
+            if n_in + k not in consts and (name not in _SCALAR_OPERATORS and name not in _SCALAR_UFUNCS
+                                           or out.dtype not in _SCALAR_DTYPES
+                                           or any(specs[r].dtype != out.dtype for r in refs)):
+                return False
+        return True
+
+    def _scalar_lines(self, specs: list[TensorSpec], consts: dict[int, Any], names: dict[str, Any]) -> list[str]:
+        """Each input read as a NumPy scalar, each step one operator or ufunc call on scalars, and the
+        result written once into a fresh array of the chain's shape and dtype."""
+        n_in = self.n_in
+
+        def at(shape: tuple) -> str:
+            return "[()]" if not shape else f"[{', '.join('0' for _ in shape)}]"
+        lines = [f"    s{i} = v{i}{at(specs[i].shape)}" for i in range(n_in)]
+        for r, value in consts.items():
+            names[f"c{r}"] = value[()] if value.ndim == 0 else value.reshape(())[()]
+        for k, (name, refs, _) in enumerate(self.chain):
+            r = n_in + k
+            if r in consts:
+                continue
+            operands = [f"c{i}" if i in consts else f"s{i}" for i in refs]
+            if name in _SCALAR_OPERATORS and len(refs) == 2:
+                lines.append(f"    s{r} = {operands[0]} {_SCALAR_OPERATORS[name]} {operands[1]}")
+            else:
+                names[f"u{k}"] = getattr(np, _UFUNC_STEPS[name])
+                lines.append(f"    s{r} = u{k}({', '.join(operands)})")
+        last = specs[-1]
+        names.update(_empty=np.empty, _shape=tuple(last.shape), _dtype=last.dtype)
+        return lines + ["    out = _empty(_shape, _dtype)", f"    out{at(last.shape)} = s{len(specs) - 1}",
+                        "    return out"]
+
+    def _array_lines(self, xp, specs: list[TensorSpec], consts: dict[int, Any], granted: int,
+                     names: dict[str, Any]) -> list[str]:
+        """Each step one ufunc or kernel call on arrays, writing with `out=` into a buffer the chain owns
+        and no later step reads, where its shape and dtype allow."""
+        n_in = self.n_in
+        last_use = {r: k for k, (_, refs, _) in enumerate(self.chain) for r in refs if r not in consts}
+        lines = []
+        for r, value in consts.items():
+            names[f"c{r}"] = value
+        for k, (name, refs, attrs) in enumerate(self.chain):
+            if n_in + k in consts:
+                continue
             op, attrs = get_op(name), dict(attrs)
-            args = [specs[r] for r in refs]
-            out = op.meta(*args, **attrs)
-            specs.append(out)
-            ending = list(dict.fromkeys(r for r in refs if last_use[r] == k))
+            args, out = [specs[r] for r in refs], specs[n_in + k]
+            ending = list(dict.fromkeys(r for r in refs if last_use.get(r) == k))
             # a float step whose operands all have its dtype is exactly its ufunc / out= form
             plain = out.dtype.kind in "fc" and all(a.dtype == out.dtype for a in args)
             reuse = None
             if plain and name in _INTO and math.prod(out.shape) > 1:  # NumPy's out= is slower for one element
                 reuse = next((r for r in ending if (r >= n_in or r == granted) and specs[r] == out), None)
-            operands = ", ".join(f"v{r}" for r in refs)
+            operands = ", ".join(f"c{r}" if r in consts else f"v{r}" for r in refs)
             if name in _UFUNC_STEPS and plain:
                 names[f"u{k}"] = getattr(xp, _UFUNC_STEPS[name])
                 lines.append(f"    v{n_in + k} = u{k}({operands}{'' if reuse is None else f', out=v{reuse}'})")
@@ -168,14 +254,7 @@ class _Chain:
                 lines.append(f"    v{n_in + k} = i{k}(v{reuse}, {operands})")
             if ending:
                 lines.append(f"    del {', '.join(f'v{r}' for r in ending)}")
-        lines.append(f"    return v{n_in + len(self.chain) - 1}")
-        source = "\n".join(lines)
-        exec(compile(source, f"<fused_elementwise {len(self.chain)} steps>", "exec"), names)  # noqa: S102
-        if len(self.compiled) >= _CACHE_LIMIT:
-            self.compiled.clear()
-            self.sources.clear()
-        self.compiled[key], self.sources[key] = names["fused_elementwise"], source
-        return self.compiled[key]
+        return lines + [f"    return v{n_in + len(self.chain) - 1}"]
 
 
 _CACHE_LIMIT = 1024
@@ -212,8 +291,8 @@ def _fused_meta(*inputs: TensorSpec, chain: tuple) -> TensorSpec:
         raise ValueError("fused_elementwise: attribute 'chain' must hold at least one step")
     specs = list(inputs)
     for k, (name, refs, attrs) in enumerate(chain):
-        if name not in ELEMENTWISE:
-            raise ValueError(f"fused_elementwise: step {k} op '{name}' is not an elementwise op")
+        if name not in ELEMENTWISE and (refs or not constant_step(name)):
+            raise ValueError(f"fused_elementwise: step {k} op '{name}' is not an elementwise op or a constant")
         if any(not 0 <= r < len(specs) for r in refs):
             raise ValueError(f"fused_elementwise: step {k} ('{name}') refers to {refs}, but only "
                              f"{len(specs)} values exist before it")

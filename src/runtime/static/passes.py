@@ -3,6 +3,15 @@
 `apply_passes(program, protected)` clones `program` (the user's Program is never changed) and
 runs on the copy's global block, each behind a flag of `runtime.flags`:
 
+0. constant folding (`FLAGS_enable_constant_folding`): an op that is not random, has no side
+   effect, does not update its inputs in place and whose inputs are all constants (outputs of
+   such ops with no input, `assign_value` and `full`, or of ops folded before it) is evaluated
+   once now with its own kernel, so the value is the bits a run would compute, and becomes an
+   `assign_value` op of that value. Only whole constant subexpressions fold: arithmetic is never
+   reassociated, so `(x * 2) * 3` keeps both multiplies. An op stays as it is when a var it reads
+   or writes holds more than `_FOLD_LIMIT` elements or has a dim unknown before the run, when it
+   writes a protected, persistable or sub-block var, a var written more than once, or when its
+   kernel raises or warns (a division by zero: the run warns or raises as the program says).
 1. dead-op elimination (`FLAGS_enable_dead_op_elimination`): walking backwards from the
    `protected` names (feeds, fetches, persistables), drop every op none of whose outputs is
    needed. Ops that are flagged `side_effect`, `inplace` or `random` (a random op advances the
@@ -12,7 +21,10 @@ runs on the copy's global block, each behind a flag of `runtime.flags`:
    `runtime.ops.fused.ELEMENTWISE` linked by intermediates that are written once, read by
    exactly one op of the group, and neither protected nor persistable becomes ONE
    `fused_elementwise` op at the position of the group's last op (moving a member's read of an
-   outside var there is allowed only when no op in between writes that var). The fused op has
+   outside var there is allowed only when no op in between writes that var). A constant the
+   group reads (a var written once by a constant op with no input, neither protected nor
+   persistable) becomes a step of the chain instead of an input, and dead-op elimination then
+   drops its op when nothing else reads it. The fused op has
    no gradient rule: passes run only on the copy the executor makes of a program whose
    backward ops append_backward/minimize have already added.
 3. in-place marks (`FLAGS_enable_inplace`): `new_program._inplace_pairs` is a dict
@@ -27,11 +39,16 @@ runs on the copy's global block, each behind a flag of `runtime.flags`:
 """
 from __future__ import annotations
 
-from collections import defaultdict
+import warnings
+from collections import Counter, defaultdict
+from typing import Any
+
+import numpy as np
 
 from ..flags import flag
 from ..ops.fused import ELEMENTWISE, inplace_kernel
-from .framework import Block, Operator, Program
+from ..ops.registry import get_op
+from .framework import CONTROL_FLOW_OPS, Block, Operator, Program
 
 __all__ = ["apply_passes"]
 
@@ -44,10 +61,14 @@ def apply_passes(program: Program, protected: set[str]) -> Program:
     new = program.clone()
     keep = set(protected) | _names_in_sub_blocks(new)
     block = new.global_block()
+    if flag("FLAGS_enable_constant_folding"):
+        _fold_constants(block, keep)
     if flag("FLAGS_enable_dead_op_elimination"):
         _eliminate_dead_ops(block, keep)
     if flag("FLAGS_enable_fusion"):
         _fuse_elementwise_chains(block, keep)
+        if flag("FLAGS_enable_dead_op_elimination"):
+            _eliminate_dead_ops(block, keep)   # the constant ops whose values the chains took in
     new._inplace_pairs = _inplace_pairs(block, keep) if flag("FLAGS_enable_inplace") else {}
     new._changed()
     return new
@@ -56,6 +77,82 @@ def apply_passes(program: Program, protected: set[str]) -> Program:
 def _names_in_sub_blocks(program: Program) -> set[str]:
     """Vars named by ops of blocks other than the global one: the passes leave them alone."""
     return {n for b in program.blocks[1:] for op in b.ops for n in (*op.input_arg_names, *op.outputs)}
+
+
+# ---------------------------------------------------------------- constant folding
+_FOLD_LIMIT = 64  # elements: a larger value stays an op (folded, its values would be an attribute)
+
+
+def _is_pure(op: Operator) -> bool:
+    """True when the op computes the same outputs from the same inputs and does nothing else."""
+    if op.type in CONTROL_FLOW_OPS:
+        return False
+    d = op.opdef
+    return not (d.random or d.side_effect or d.inplace or d.dynamic_shape)
+
+
+def _constant_makers(block: Block, keep: set[str]) -> dict[str, Operator]:
+    """var -> its op, for each var written by exactly one op, a pure one with no input, that is
+    neither protected nor persistable: the var holds the same value on every run."""
+    writes = Counter(n for op in block.ops for n in op.written())
+    return {op.outputs[0]: op for op in block.ops
+            if not op.inputs and len(op.outputs) == 1 and _is_pure(op) and _foldable_output(block, keep, writes, op)}
+
+
+def _foldable_output(block: Block, keep: set[str], writes: Counter, op: Operator) -> bool:
+    (name,) = op.outputs
+    return writes[name] == 1 and name not in keep and not block.var(name).persistable
+
+
+def _evaluate(op: Operator, args: list) -> np.ndarray | None:
+    """The op's kernel on `args`, or None when it raises or warns: the run then does it, as the
+    program says (a warning or error at pass time would come once, and from the wrong place)."""
+    try:
+        with warnings.catch_warnings(), np.errstate(all="raise"):
+            warnings.simplefilter("error")
+            value = get_op(op.type).kernel(np, *args, **op.attrs)
+    except Exception:  # noqa: BLE001 - whatever it is, the run raises it where the program says
+        return None
+    return None if isinstance(value, (tuple, list)) else np.array(value, copy=True)
+
+
+def _fold_constants(block: Block, keep: set[str]) -> None:
+    writes = Counter(n for op in block.ops for n in op.written())
+    makers = _constant_makers(block, keep)
+    values: dict[str, np.ndarray] = {}
+
+    def value(name: str) -> np.ndarray | None:
+        if name not in values:
+            values[name] = _evaluate(makers[name], [])
+        return values[name]
+
+    for i, op in enumerate(block.ops):
+        if (not op.input_arg_names or len(op.outputs) != 1 or not _is_pure(op)
+                or not _foldable_output(block, keep, writes, op)
+                or any(n not in makers for n in op.input_arg_names)
+                or any(not 0 <= block.var(n).size <= _FOLD_LIMIT for n in (*op.input_arg_names, *op.outputs))):
+            continue
+        args = [None if n is None else value(n) for n in op.inputs]
+        if any(n is not None and a is None for n, a in zip(op.inputs, args)):
+            continue
+        folded = _assign_value(block, op, _evaluate(op, args))
+        if folded is not None:
+            block.ops[i] = makers[op.outputs[0]] = folded
+
+
+def _assign_value(block: Block, op: Operator, value: np.ndarray | None) -> Operator | None:
+    """An assign_value op making `value` as op's output, or None when `value` is missing, is not what the
+    output var declares, or does not survive the trip through the op's attribute exactly."""
+    var = block.var(op.outputs[0])
+    if (value is None or value.dtype != var._np_dtype or value.ndim != len(var._shape)
+            or any(d != -1 and d != n for d, n in zip(var._shape, value.shape))):
+        return None
+    attrs = {"shape": tuple(value.shape), "dtype": value.dtype, "values": tuple(value.ravel().tolist())}
+    folded = Operator(block, "assign_value", [], [var.name], attrs, op.callsite)
+    made = _evaluate(folded, [])
+    if made is None or made.dtype != value.dtype or made.tobytes() != value.tobytes():
+        return None
+    return folded
 
 
 # ---------------------------------------------------------------- dead-op elimination
@@ -106,24 +203,28 @@ def _fuse_elementwise_chains(block: Block, keep: set[str]) -> None:
                 root[m] = i
             members[i] = members.pop(j) + members[i]
             outside[i] = (outside[i] - {name}) | outside.pop(j)
+    makers = _constant_makers(block, keep)
     fused = []
     for i, op in enumerate(ops):
         if root[i] != i:
             continue
         group = sorted(members[i])
-        fused.append(op if len(group) == 1 else _fused_op(block, [ops[m] for m in group]))
+        fused.append(op if len(group) == 1 else _fused_op(block, [ops[m] for m in group], makers))
     block.ops = fused
 
 
-def _fused_op(block: Block, group: list[Operator]) -> Operator:
-    """One fused_elementwise op for `group` (ops in program order, the last one's output kept)."""
-    step_of = {op.outputs[0]: k for k, op in enumerate(group)}
-    inputs = list(dict.fromkeys(n for op in group for n in op.inputs if n not in step_of))
-    slot = {n: s for s, n in enumerate(inputs)}
-    chain = tuple((op.type,
-                   tuple(len(inputs) + step_of[n] if n in step_of else slot[n] for n in op.inputs),
-                   tuple(sorted(op.attrs.items())))
-                  for op in group)
+def _fused_op(block: Block, group: list[Operator], makers: dict[str, Operator]) -> Operator:
+    """One fused_elementwise op for `group` (ops in program order, the last one's output kept); the
+    constants the group reads (`makers`) become its first steps, one per distinct constant op."""
+    outside = [n for op in group for n in op.inputs if n not in {o.outputs[0] for o in group}]
+    const_key = {n: (makers[n].type, tuple(sorted(makers[n].attrs.items()))) for n in outside if n in makers}
+    consts = list(dict.fromkeys(const_key.values()))
+    inputs = list(dict.fromkeys(n for n in outside if n not in const_key))
+    ref = {n: len(inputs) + consts.index(key) for n, key in const_key.items()}
+    ref.update({n: s for s, n in enumerate(inputs)})
+    ref.update({op.outputs[0]: len(inputs) + len(consts) + k for k, op in enumerate(group)})
+    chain = (*((name, (), attrs) for name, attrs in consts),
+             *((op.type, tuple(ref[n] for n in op.inputs), tuple(sorted(op.attrs.items()))) for op in group))
     for op in group[:-1]:
         del block.vars[op.outputs[0]]
     last = group[-1]
