@@ -3,7 +3,7 @@ PYTHON_VERSIONS ?= 3.11 3.12 3.13
 PYTEST_ARGS ?= -x -q
 SHELL := /bin/bash
 
-.PHONY: test fuzz demo bench clean
+.PHONY: test fuzz demo bench gpu-wheels gpu-check clean
 
 # .venv-X.Y/.stamp is rebuilt when pyproject.toml changes; when only the C hook changes (setup.py,
 # src/sot/_eval_frame.c) the package is reinstalled in place, which rebuilds the extension.
@@ -50,6 +50,15 @@ bench: .venv/.stamp
 	.venv/bin/python benchmarks/side_by_side.py
 	@for f in benchmarks/[!_]*.py; do [ $$f = benchmarks/side_by_side.py ] && continue; \
 	  echo "== $$f"; .venv/bin/python $$f || exit 1; done
+
+# The wheel a GPU machine without a package index lacks (Python 3.12, x86-64), for scripts/gpu-check.
+gpu-wheels: .venv/.stamp
+	.venv/bin/python -m pip download -q --no-deps --only-binary=:all: --python-version 3.12 --implementation cp \
+	  --platform manylinux2014_x86_64 -d .whl "bytecode==$$(.venv/bin/python -c 'import importlib.metadata as m; print(m.version("bytecode"))')"
+
+# On a machine with a GPU: build the hook, run the tests marked gpu and benchmarks/gpu.py (see the script).
+gpu-check:
+	scripts/gpu-check
 
 clean:
 	rm -rf .venv .venv-* build src/*.egg-info

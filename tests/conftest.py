@@ -22,6 +22,16 @@ settings.register_profile("explore", max_examples=1000, deadline=None, print_blo
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 
+def pytest_collection_modifyitems(config, items):
+    """Tests marked `gpu` need CuPy and a GPU: where either is missing they are skipped, saying so."""
+    if paddle.is_compiled_with_cuda():
+        return
+    skip = pytest.mark.skip(reason="needs CuPy and a CUDA GPU (the `gpu` extra on a machine with one)")
+    for item in items:
+        if "gpu" in item.keywords:
+            item.add_marker(skip)
+
+
 @pytest.fixture(autouse=True)
 def _fresh_state():
     np.random.seed(0)
