@@ -12,7 +12,10 @@ nothing (a per-thread scratch buffer); only an interrupt or an out-of-memory err
 inside a kernel could still leave an update half done.
 
 Kernels are called directly on the arrays, skipping eager dispatch: an optimizer step is not
-recorded by autograd, and the per-op dispatch overhead would be paid for every parameter.
+recorded by autograd, and the per-op dispatch overhead would be paid for every parameter. For
+elementwise rules, small parameters sharing their scalars are updated together, one kernel call
+per batch (`multi_tensor`, which also lays accumulators out flat); the staging copies are made
+before the first kernel runs, so the all-or-nothing guarantee holds.
 """
 from __future__ import annotations
 
@@ -28,6 +31,7 @@ from ..ops import optimizer_ops
 from ..ops.registry import OpDef
 from ..regularizer import L2Decay, WeightDecayRegularizer
 from ..tensor import Tensor
+from . import multi_tensor
 from .lr import LRScheduler
 
 __all__ = ["Optimizer"]
@@ -38,6 +42,9 @@ _CHECKS: dict[str, tuple[Callable[[float], bool], str]] = {
     "closed_unit": (lambda v: 0.0 <= v <= 1.0, "in [0, 1]"),
     "nonneg": (lambda v: v >= 0.0, ">= 0"),
 }
+
+
+_F32 = np.dtype(np.float32)
 
 
 def _float_arg(api: str, arg: str, value: Any) -> float:
@@ -90,6 +97,9 @@ class Optimizer:
     _hyper_checks: dict[str, str] = {}
     # accumulators: (Paddle's name, None for zeros like the param or a hyperparameter to fill [1] with)
     _accumulator_specs: tuple[tuple[str, str | None], ...] = ()
+    # the update of an element depends only on that element and on scalars, so the update of many
+    # small parameters may run as one (see `multi_tensor`)
+    _elementwise: bool = True
 
     def __init__(self, learning_rate: float | LRScheduler, parameters: Iterable | None = None,
                  weight_decay: float | WeightDecayRegularizer | None = None, grad_clip: Any = None,
@@ -110,6 +120,7 @@ class Optimizer:
         # accumulators by name, then by id(param); _owners keeps those params alive so ids stay unique
         self._accumulators: dict[str, dict[int, Tensor]] = {n: {} for n, _ in self._accumulator_specs}
         self._owners: dict[int, Tensor] = {}
+        self._flat_slots: multi_tensor.Slots = {}
         self._accumulators_holder: dict[str, Any] = {}
         self._static_lr_var: str | None = None  # the lr var of the last static minimize
         self._parameter_list, self._param_groups, self._groups = self._build_groups(parameters)
@@ -308,12 +319,11 @@ class Optimizer:
         op = self._op
         base_lr = self.get_lr()
         lr_arrays: dict[float, np.ndarray] = {}
-        new_accs: dict[tuple[str, int], Tensor] = {}
+        plan = [(group, pairs if group.options.get("grad_clip") is None else group.options["grad_clip"](pairs))
+                for group, pairs in plan]
+        new_accs, new_slots = self._create_accumulators(plan)
         updates = []
         for group, pairs in plan:
-            clip = group.options.get("grad_clip")
-            if clip is not None:
-                pairs = clip(pairs)
             for p, g in pairs:
                 if g is None:
                     continue
@@ -326,18 +336,22 @@ class Optimizer:
                 if lr_arr is None:
                     lr_arr = lr_arrays[lr] = np.array([lr])
                 parr = p._data
-                accs = tuple(self._accumulator(name, fill, p, group.options, new_accs)
-                             for name, fill in self._accumulator_specs)
+                accs = tuple(self._accumulator(name, p, new_accs) for name, _ in self._accumulator_specs)
                 arrays, attrs = self._op_inputs(p, g._data, lr_arr, accs, group)
                 optimizer_ops.check(op, arrays, attrs)
                 reg = self._regularizer_for(p, group)
                 if reg is not None:
                     arrays = (arrays[0], reg._regularized(_xp(parr), parr, arrays[1]), *arrays[2:])
                 updates.append((p, arrays, attrs))
+        self._flat_slots.update(new_slots)  # every update checked: the new accumulators will be kept
+        single, batches = (multi_tensor.plan(updates, self._per_element(), self._flat_slots)
+                           if self._elementwise else (updates, ()))
         kernel = op.kernel
-        for p, arrays, attrs in updates:
+        for p, arrays, attrs in single:
             kernel(_xp(arrays[0]), *arrays, **attrs)
             p._version += 1
+        for batch in batches:
+            batch.run(kernel)
         for (name, pid), t in new_accs.items():
             self._accumulators[name][pid] = t
         for p, _, _ in updates:
@@ -347,17 +361,46 @@ class Optimizer:
         """The update op's input arrays and attributes for one parameter."""
         raise NotImplementedError
 
+    def _per_element(self) -> tuple[bool, ...]:
+        """Which update inputs (param, grad, learning_rate, accumulators...) hold one value per element
+        of the parameter (the rest are one-element scalars)."""
+        probe = (2, 2)
+        options = dict.fromkeys((fill for _, fill in self._accumulator_specs if fill is not None), 0.0)
+        return (True, True, False, *(self._accumulator_layout(fill, probe, _F32, options)[0] == probe
+                                     for _, fill in self._accumulator_specs))
+
     # ----------------------------------------------------------- accumulators and state
-    def _accumulator(self, name: str, fill: str | None, param: Tensor, options: dict, new_accs: dict):
-        """The array of accumulator `name` of `param`, created (or loaded from a set state) on first use."""
-        pid = id(param)
-        t = self._accumulators[name].get(pid)
-        if t is None:
-            t = new_accs.get((name, pid))
-        if t is None:
-            t = self._new_accumulator(name, fill, param, options)
-            new_accs[(name, pid)] = t
-        return t._data
+    def _accumulator(self, name: str, param: Tensor, new_accs: dict):
+        """The array of accumulator `name` of `param` (one created by this step's `_create_accumulators`
+        until the step succeeds)."""
+        t = self._accumulators[name].get(id(param))
+        return (new_accs[(name, id(param))] if t is None else t)._data
+
+    def _create_accumulators(self, plan: list) -> tuple[dict[tuple[str, int], Tensor], multi_tensor.Slots]:
+        """({(name, id(param)): accumulator}, their flat slots) for the parameters of `plan` updated
+        for the first time, created (or loaded from a set state) and not yet recorded. NumPy ones
+        are views of one flat buffer per accumulator and dtype, small parameters first, so a
+        multi-tensor batch's state is one contiguous slice (see `multi_tensor`)."""
+        owners = self._owners  # a parameter updated before has all its accumulators
+        todo = [(p, group) for group, pairs in plan for p, g in pairs if g is not None and id(p) not in owners]
+        new_accs: dict[tuple[str, int], Tensor] = {}
+        slots: multi_tensor.Slots = {}
+        if not todo:
+            return new_accs, slots
+        todo.sort(key=lambda e: e[0]._data.size >= multi_tensor.BATCH)  # stable: plan order within each part
+        for name, fill in self._accumulator_specs:
+            keys, requests = [], []
+            for p, group in todo:
+                key = (name, id(p))
+                shape, dtype, value = self._accumulator_init(name, fill, p, group.options)
+                if type(p._data) is np.ndarray:
+                    keys.append(key)
+                    requests.append((f"{p.name}_{name}_0", shape, dtype, value))
+                else:
+                    new_accs[key] = self._new_accumulator(name, p, shape, dtype, value)
+            for key, t in zip(keys, multi_tensor.allocate(requests, slots)):
+                new_accs[key] = t
+        return new_accs, slots
 
     def _accumulator_layout(self, fill: str | None, shape: tuple, dtype: np.dtype,
                             options: dict) -> tuple[tuple, np.dtype, float]:
@@ -368,9 +411,10 @@ class Optimizer:
             return tuple(shape), dtype, 0.0
         return (1,), (np.dtype(np.float32) if dtype == np.float16 else dtype), options[fill]
 
-    def _new_accumulator(self, name: str, fill: str | None, param: Tensor, options: dict) -> Tensor:
+    def _accumulator_init(self, name: str, fill: str | None, param: Tensor, options: dict) -> tuple:
+        """(shape, dtype, initial value) of accumulator `name` of `param`: the loaded state when one
+        was set for it, else the layout's fill."""
         parr = param._data
-        xp = _xp(parr)
         shape, dtype, value = self._accumulator_layout(fill, parr.shape, parr.dtype, options)
         key = f"{param.name}_{name}_0"
         loaded = self._accumulators_holder.get(key)
@@ -379,11 +423,14 @@ class Optimizer:
             if tuple(np.shape(value)) != tuple(shape):
                 raise ValueError(f"{type(self).__name__}: the loaded state '{key}' has shape "
                                  f"{list(np.shape(value))}, expected {list(shape)}")
-            arr = xp.array(value, dtype=dtype)
-        else:
-            arr = xp.full(shape, value, dtype)
+        return shape, dtype, value
+
+    def _new_accumulator(self, name: str, param: Tensor, shape: tuple, dtype, value) -> Tensor:
+        """An accumulator on the parameter's device (NumPy ones are allocated flat instead)."""
+        xp = _xp(param._data)
+        arr = xp.full(shape, value, dtype) if isinstance(value, float) else xp.array(value, dtype=dtype)
         t = Tensor._wrap(arr)
-        t.name = key
+        t.name = f"{param.name}_{name}_0"
         t.persistable = True
         return t
 

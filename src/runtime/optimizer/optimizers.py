@@ -182,6 +182,7 @@ class Lamb(Optimizer):
     _op = optimizer_ops.LAMB
     _hyper_checks = {**Adam._hyper_checks, "lamb_weight_decay": "nonneg"}
     _accumulator_specs = Adam._accumulator_specs
+    _elementwise = False  # the trust ratio takes norms over the whole parameter
 
     def __init__(self, learning_rate: float | LRScheduler = 0.001, lamb_weight_decay: float = 0.01,
                  beta1: float = 0.9, beta2: float = 0.999, epsilon: float = 1e-6,

@@ -1,0 +1,163 @@
+"""Multi-tensor optimizer updates: one kernel call for many small parameters.
+
+An elementwise update (SGD, Momentum, Adam, AdamW, RMSProp, Adagrad, Adamax: an element's new
+value depends only on that element and on scalars) gives the same bits whether it runs once per
+parameter or once over several parameters laid end to end, as long as they share the scalars
+(learning rate, attributes, beta powers). Each kernel call costs a dozen ufunc calls of fixed
+overhead, which dominates for small parameters (biases, norms, small heads); so `plan` stages
+small NumPy parameters that share their scalars in flat buffers of up to BATCH elements
+(gradients and parameters copied in, parameters copied back) and each `Batch` updates its
+parameters with one call. Larger parameters are updated in place one by one: for them the copies
+would cost more than the calls they save.
+
+Accumulators are allocated flat (`allocate`): one buffer per accumulator name and dtype, small
+parameters first, so a batch's moments are one contiguous slice of it and are updated where they
+live. A batch checks that layout (`Slots`) before relying on it and copies whatever is not laid
+out so, so state that was replaced, or created at a later step, is still updated correctly.
+"""
+from __future__ import annotations
+
+import math
+from typing import Any, Callable
+
+import numpy as np
+
+from ..tensor import Tensor
+
+__all__ = ["BATCH", "Slots", "Batch", "allocate", "plan"]
+
+# Most elements per batch (a parameter as large is updated alone): a batch's dozen passes over its
+# arrays then run in cache. Measured on Adam, float32, 100 parameters of 64x64 and 64 elements:
+# 1.6 ms one by one, 1.1 ms in batches of 64K elements, 2.1 ms as one batch (out of cache).
+BATCH = 1 << 16
+
+# update inputs are (param, grad, learning_rate, states...): the kernel writes param and states
+_STATES = 3
+
+# array id -> (flat buffer, start, stop, the view handed out); the view is kept to tell a live
+# entry from a reused id
+Slots = dict
+
+
+def allocate(requests: list[tuple[str, tuple, Any, Any]], slots: Slots) -> list[Tensor]:
+    """Accumulator Tensors for `requests` of (name, shape, dtype, initial value: a number or an
+    array), NumPy views of one flat buffer per dtype in request order (recorded in `slots`)."""
+    by_dtype: dict = {}
+    for i, (_, shape, dtype, _) in enumerate(requests):
+        by_dtype.setdefault(np.dtype(dtype), []).append(i)
+    out: list = [None] * len(requests)
+    for dtype, members in by_dtype.items():
+        sizes = [math.prod(requests[i][1]) for i in members]
+        buf = np.empty(sum(sizes), dtype)
+        start = 0
+        for i, size in zip(members, sizes):
+            name, shape, _, value = requests[i]
+            view = buf[start:start + size].reshape(shape)
+            view[...] = value
+            slots[id(view)] = (buf, start, start + size, view)
+            t = Tensor._wrap(view)
+            t.name = name
+            t.persistable = True
+            out[i] = t
+            start += size
+    return out
+
+
+def _span(slots: Slots, arrays: list):
+    """The flat slice holding `arrays` back to back, or None when they are not laid out so."""
+    entry = slots.get(id(arrays[0]))
+    if entry is None or entry[3] is not arrays[0]:
+        return None
+    buf, start, stop, _ = entry
+    for a in arrays[1:]:
+        entry = slots.get(id(a))
+        if entry is None or entry[3] is not a or entry[0] is not buf or entry[1] != stop:
+            return None
+        stop = entry[2]
+    return buf[start:stop]
+
+
+def _key(arrays: tuple, attrs: dict, per_element: tuple) -> tuple | None:
+    """What a batch must share (None: update this parameter alone)."""
+    param = arrays[0]
+    if type(param) is not np.ndarray or param.size >= BATCH or param.base is not None:
+        return None  # a view may alias another parameter: keep the one-by-one order of writes
+    # scalars by their bits and attributes by repr, so -0.0 and 0.0 never share a batch
+    scalars = b"".join(a.tobytes() for a, each in zip(arrays, per_element) if not each)
+    return (param.dtype, repr(attrs), scalars)
+
+
+class Batch:
+    """Small parameters updated by one kernel call on staged flat arrays."""
+
+    __slots__ = ("params", "arrays", "attrs", "per_element", "staged", "copied")
+
+    def __init__(self, members: list, per_element: tuple, slots: Slots):
+        self.params = [p for p, _, _ in members]
+        self.arrays = [arrays for _, arrays, _ in members]
+        self.attrs = members[0][2]
+        self.per_element = per_element
+        self.staged: list = []
+        self.copied: list[bool] = []  # per position: staged by copy, or the flat state itself
+        for k, each in enumerate(per_element):
+            arrays = [a[k] for a in self.arrays]
+            if not each:  # a scalar: the kernel may update it (a beta power), so it gets a private copy
+                self.staged.append(arrays[0].copy())
+                self.copied.append(True)
+                continue
+            span = _span(slots, arrays) if k >= _STATES else None
+            self.copied.append(span is None)
+            self.staged.append(np.concatenate([a.reshape(-1) for a in arrays]) if span is None else span)
+
+    def run(self, kernel: Callable) -> None:
+        """Update, then write the staged copies of the parameters and states back."""
+        kernel(np, *self.staged, **self.attrs)
+        for k, staged in enumerate(self.staged):
+            if (k != 0 and k < _STATES) or not self.copied[k]:
+                continue  # the gradient and learning rate are only read; a flat state was updated in place
+            start = 0
+            for arrays in self.arrays:
+                a = arrays[k]
+                if self.per_element[k]:
+                    a[...] = staged[start:start + a.size].reshape(a.shape)
+                    start += a.size
+                else:
+                    a[...] = staged
+        for p in self.params:
+            p._version += 1
+
+
+def plan(updates: list, per_element: tuple, slots: Slots) -> tuple[list, list[Batch]]:
+    """Split (param Tensor, arrays, attrs) updates of an elementwise kernel into those run one by
+    one and batches of small parameters sharing their scalars. Batches stage their copies here,
+    so everything that allocates happens before the first parameter changes."""
+    single, groups = [], {}
+    for update in updates:
+        key = _key(update[1], update[2], per_element)
+        if key is None:
+            single.append(update)
+        else:
+            groups.setdefault(key, []).append(update)
+    batches = []
+    for members in groups.values():
+        for packed in _packs(members):
+            if len(packed) == 1:
+                single.extend(packed)
+            else:
+                batches.append(Batch(packed, per_element, slots))
+    return single, batches
+
+
+def _packs(members: list) -> list[list]:
+    """`members` cut into runs of at most BATCH elements (one parameter may exceed it alone)."""
+    packs, current, size = [], [], 0
+    for m in members:
+        n = m[1][0].size
+        if current and size + n > BATCH:
+            packs.append(current)
+            current, size = [], 0
+        current.append(m)
+        size += n
+    if current:
+        packs.append(current)
+    return packs
