@@ -3,11 +3,11 @@
 `apply_passes(program, protected)` clones `program` (the user's Program is never changed) and
 runs on the copy's global block, each behind a flag of `runtime.flags`:
 
-0. constant folding (`FLAGS_enable_constant_folding`): an op that is not random, has no side
-   effect, does not update its inputs in place and whose inputs are all constants (outputs of
-   such ops with no input, `assign_value` and `full`, or of ops folded before it) is evaluated
-   once now with its own kernel, so the value is the bits a run would compute, and becomes an
-   `assign_value` op of that value. Only whole constant subexpressions fold: arithmetic is never
+0. constant folding (`FLAGS_enable_constant_folding`): an op of `_FOLDABLE` (arithmetic, sqrt,
+   comparisons, casts, data movement: results IEEE 754 fixes to the bit on every array module)
+   whose inputs are all constants (outputs of pure ops with no input, `assign_value` and `full`,
+   or of ops folded before it) is evaluated once now with its own kernel, so the value is the
+   bits a run would compute, and becomes an `assign_value` op of that value. Only whole constant subexpressions fold: arithmetic is never
    reassociated, so `(x * 2) * 3` keeps both multiplies. An op stays as it is when a var it reads
    or writes holds more than `_FOLD_LIMIT` elements or has a dim unknown before the run, when it
    writes a protected, persistable or sub-block var, a var written more than once, or when its
@@ -82,6 +82,17 @@ def _names_in_sub_blocks(program: Program) -> set[str]:
 # ---------------------------------------------------------------- constant folding
 _FOLD_LIMIT = 64  # elements: a larger value stays an op (folded, its values would be an attribute)
 
+# Ops whose results IEEE 754 arithmetic or plain data movement fix to the bit, so the NumPy kernel run
+# by the pass gives what any executor's array module (NumPy, CuPy) computes at run time; library
+# functions (exp, tanh, pow, ...) may differ by an ulp between array modules and are not folded.
+_FOLDABLE = frozenset({
+    "add", "subtract", "multiply", "divide", "neg", "abs", "sqrt", "square", "maximum", "minimum", "fmax", "fmin",
+    "floor", "ceil", "trunc", "sign", "cast", "scale", "clip", "where", "isnan", "isinf", "isfinite",
+    "equal", "not_equal", "less_than", "less_equal", "greater_than", "greater_equal",
+    "logical_and", "logical_or", "logical_xor", "logical_not", "bitwise_and", "bitwise_or", "bitwise_xor",
+    "bitwise_not", "reshape", "transpose", "squeeze", "unsqueeze", "flatten", "concat", "stack", "expand",
+    "expand_as", "tile", "flip", "getitem", "assign", "full_like"})
+
 
 def _is_pure(op: Operator) -> bool:
     """True when the op computes the same outputs from the same inputs and does nothing else."""
@@ -127,7 +138,7 @@ def _fold_constants(block: Block, keep: set[str]) -> None:
         return values[name]
 
     for i, op in enumerate(block.ops):
-        if (not op.input_arg_names or len(op.outputs) != 1 or not _is_pure(op)
+        if (op.type not in _FOLDABLE or not op.input_arg_names or len(op.outputs) != 1 or not _is_pure(op)
                 or not _foldable_output(block, keep, writes, op)
                 or any(n not in makers for n in op.input_arg_names)
                 or any(not 0 <= block.var(n).size <= _FOLD_LIMIT for n in (*op.input_arg_names, *op.outputs))):
