@@ -219,3 +219,24 @@ def test_pow_of_one_element_arrays_keeps_the_arrays_bits():
     x = paddle.to_tensor(np.array([3.4922657], np.float32))
     y = paddle.to_tensor(np.array([-1.0], np.float32))
     same_bits(jit_of(f)(x, y), f(x, y))
+
+
+def test_a_constant_with_unhashable_attributes_stays_an_input_of_the_chain():
+    paddle.enable_static()
+    try:
+        main = paddle.static.Program()
+        block = main.global_block()
+        block.create_var("x", [3], "float32", need_check_feed=True)
+        for name in ("c", "a", "b"):
+            block.create_var(name, [3], "float32")
+        block.append_op("full", [], ["c"], {"shape": [3], "fill_value": 2.0, "dtype": np.dtype("float32")})
+        block.append_op("add", ["x", "c"], ["a"])
+        block.append_op("tanh", ["a"], ["b"])
+        new = apply_passes(main, {"x", "b"})
+        assert [op.type for op in new.global_block().ops] == ["full", "fused_elementwise"]
+        assert new.global_block().ops[1].inputs == ["x", "c"]
+        x = np.arange(3, dtype=np.float32)
+        (got,) = paddle.static.Executor().run(main, feed={"x": x}, fetch_list=["b"])
+        assert got.tobytes() == np.tanh(x + np.float32(2.0)).tobytes()
+    finally:
+        paddle.disable_static()

@@ -103,11 +103,21 @@ def _is_pure(op: Operator) -> bool:
 
 
 def _constant_makers(block: Block, keep: set[str]) -> dict[str, Operator]:
-    """var -> its op, for each var written by exactly one op, a pure one with no input, that is
-    neither protected nor persistable: the var holds the same value on every run."""
+    """var -> its op, for each var of known shape written by exactly one op, a pure one with no input
+    and hashable attributes, that is neither protected nor persistable: the var holds the same value
+    on every run, and the op can be a step of a fused chain."""
     writes = Counter(n for op in block.ops for n in op.written())
     return {op.outputs[0]: op for op in block.ops
-            if not op.inputs and len(op.outputs) == 1 and _is_pure(op) and _foldable_output(block, keep, writes, op)}
+            if not op.inputs and len(op.outputs) == 1 and _is_pure(op) and _foldable_output(block, keep, writes, op)
+            and block.var(op.outputs[0]).size >= 0 and _hashable(op.attrs)}
+
+
+def _hashable(attrs: dict[str, Any]) -> bool:
+    try:
+        hash(tuple(attrs.items()))
+    except TypeError:
+        return False
+    return True
 
 
 def _foldable_output(block: Block, keep: set[str], writes: Counter, op: Operator) -> bool:
