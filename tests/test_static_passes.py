@@ -14,7 +14,7 @@ from runtime.ops.fused import inplace_kernel
 from runtime.static.passes import apply_passes
 
 PASS_FLAGS = ("FLAGS_enable_constant_folding", "FLAGS_enable_dead_op_elimination", "FLAGS_enable_fusion",
-              "FLAGS_enable_inplace")
+              "FLAGS_enable_inplace", "FLAGS_enable_epilogue_fusion", "FLAGS_enable_dead_mask_elimination")
 
 
 @pytest.fixture

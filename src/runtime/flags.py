@@ -18,6 +18,11 @@ _DEFAULTS: dict[str, tuple[Any, str]] = {
     "FLAGS_enable_dead_op_elimination": (True, "drop static ops that no fetch, persistable or side effect needs"),
     "FLAGS_enable_fusion": (True, "run chains of elementwise static ops as one fused_elementwise op"),
     "FLAGS_enable_inplace": (True, "let a static elementwise op write into a dead input's buffer"),
+    "FLAGS_enable_epilogue_fusion": (True, "run a static conv/linear/matmul and the eval batch norm and "
+                                           "elementwise ops on its output as one op, in its buffer"),
+    "FLAGS_enable_dead_mask_elimination": (True, "a static max_pool whose mask nothing reads skips the argmax"),
+    "FLAGS_fold_batch_norm": (False, "fold a static eval batch norm into the conv/linear before it (changes "
+                                     "rounding; needs FLAGS_enable_epilogue_fusion)"),
     "FLAGS_executor_parallel": ("auto", "static runs: 'auto' (a cost estimate picks threads or one thread), "
                                         "'always', 'never'"),
     "FLAGS_executor_stream_policy": ("host", "where static kernels run: 'host' pool, 'single' device stream, "

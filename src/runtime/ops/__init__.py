@@ -3,6 +3,7 @@ from . import dispatch  # noqa: F401 - installs eager dispatch before any op run
 from . import (activation, common, conv, creation, fused, gather, indexing, interpolate, linalg, loss,  # noqa: F401
                math, norm, operators, optimizer_ops, padding, pool, random, reduction, sampling, search,
                shape)
+from . import fused_conv  # noqa: F401 - fused_epilogue and max_pool_values
 from .registry import OpDef, Sample, TensorSpec, all_ops, get_op
 
 __all__ = ["OpDef", "Sample", "TensorSpec", "all_ops", "get_op"]

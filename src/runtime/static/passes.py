@@ -36,6 +36,10 @@ runs on the copy's global block, each behind a flag of `runtime.flags`:
    output's shape and dtype, is not protected (so a caller's feed array is never written) nor
    persistable, is written exactly once, by an op known to return a fresh buffer, is read by no
    later op, and is read earlier only by ops that return fresh buffers (no view of it lives on).
+
+Between 2 and 3, `runtime.static.epilogue.apply_epilogue_passes` (behind its own flags) runs a
+conv and the eval batch norm and elementwise ops on its output as one op, and drops the argmax
+of a max_pool whose mask nothing reads.
 """
 from __future__ import annotations
 
@@ -48,6 +52,7 @@ import numpy as np
 from ..flags import flag
 from ..ops.fused import ELEMENTWISE, inplace_kernel
 from ..ops.registry import get_op
+from .epilogue import apply_epilogue_passes
 from .framework import CONTROL_FLOW_OPS, Block, Operator, Program
 
 __all__ = ["apply_passes"]
@@ -69,6 +74,7 @@ def apply_passes(program: Program, protected: set[str]) -> Program:
         _fuse_elementwise_chains(block, keep)
         if flag("FLAGS_enable_dead_op_elimination"):
             _eliminate_dead_ops(block, keep)   # the constant ops whose values the chains took in
+    apply_epilogue_passes(block, keep)
     new._inplace_pairs = _inplace_pairs(block, keep) if flag("FLAGS_enable_inplace") else {}
     new._changed()
     return new
