@@ -88,6 +88,27 @@ def test_conv_batch_norm_activation_is_one_op_bit_identical_to_eager(ran_ops, ac
     assert "fused_epilogue" in ran_ops[-1] and "conv" not in ran_ops[-1]
 
 
+def test_in_place_steps_keep_the_bits_of_signed_zeros_nan_payloads_and_infinities():
+    # a 1x1 conv with weight 1 hands its input through (zeros as +0), and neg makes -0 of them
+    special = np.array([0x80000000, 0, 0x7fc00001, 0xffc12345, 0x7f800000, 0xff800000, 0x00000001, 0x80000001,
+                        0x3f800000, 0xbf800000], np.uint32).view(np.float32)
+    x = np.random.default_rng(12).choice(special, size=(3, 1, 4, 5)).astype(np.float32)
+    w = np.ones((1, 1, 1, 1), np.float32)
+    mean, var, gamma, beta = (np.array([v], np.float32) for v in (0.0, 1.0, 1.0, 0.0))
+    conv = (("channel_last", False), ("dilation", (1, 1)), ("groups", 1), ("padding", (0, 0, 0, 0)),
+            ("stride", (1, 1)))
+    bn = ("batch_norm_infer", (-1, 3, 4, 5, 6), (("channel_axis", 1), ("epsilon", 0.0)))
+    for steps in [(("relu", (-1,), ()),), (bn, ("relu", (-1,), ())), (("neg", (-1,), ()), ("relu", (-1,), ())),
+                  (bn, ("neg", (-1,), ()), ("relu", (-1,), ()), ("neg", (-1,), ()))]:
+        got = get_op("fused_epilogue").kernel(np, x, w, None, mean, var, gamma, beta, head="conv",
+                                              head_attrs=conv, steps=steps, fold=False)
+        want = get_op("conv").kernel(np, x, w, None, **dict(conv))
+        arrays = (x, w, None, mean, var, gamma, beta)
+        for name, refs, attrs in steps:
+            want = get_op(name).kernel(np, *[want if r == -1 else arrays[r] for r in refs], **dict(attrs))
+        assert got.tobytes() == want.tobytes(), steps
+
+
 class Cnn(nn.Layer):
     """W5's shape, small: 2 x (conv3x3 + BatchNorm + ReLU), max pool 2, flatten, Linear."""
 

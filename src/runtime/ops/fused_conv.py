@@ -67,6 +67,16 @@ def _bn_into(xp, y, mean, variance, weight, bias, *, epsilon, channel_axis):
     return y
 
 
+def _relu_into(xp, y):
+    """relu(y) written into y's buffer, against a row of zeros rather than the scalar 0: NumPy's
+    maximum with a broadcast scalar runs about half as fast, and the result has the same bits."""
+    return xp.maximum(y, xp.zeros(y.shape[-1:], y.dtype), out=y)
+
+
+# op name -> fn(xp, y, *other operands, **attrs) of the steps whose running value is their first operand
+_STEP_INTO = {"batch_norm_infer": _bn_into, "relu": _relu_into}
+
+
 # ---------------------------------------------------------------- folding batch norm into the head
 class _Fold:
     """One folded (weight, bias) with copies of the values it was computed from."""
@@ -136,9 +146,10 @@ def _fused_kernel(xp, *inputs, head, head_attrs, steps, fold):
     owned = _owned(xp, y, inputs)
     for name, refs, attrs in steps:
         operands, attrs = _operands(y, refs, inputs), dict(attrs)
-        into = _bn_into if name == "batch_norm_infer" else inplace_kernel(name)
-        if owned and into is _bn_into:
-            res = _bn_into(xp, y, *operands[1:], **attrs)
+        step = _STEP_INTO.get(name) if refs[0] == -1 else None
+        into = inplace_kernel(name)
+        if owned and step is not None:
+            res = step(xp, y, *operands[1:], **attrs)
         elif owned and into is not None:
             res = into(xp, y, *operands, **attrs)
         else:
