@@ -124,6 +124,25 @@ def test_batch_norm_float32_gradients_match_float64(shape, fmt, axis, affine, of
         np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4 * np.abs(want).max())
 
 
+
+def test_batch_norm_constant_channel_outputs_its_bias_and_routes_no_gradient_through_its_mean():
+    # a channel whose values are all equal has variance 0: its output is exactly its bias (NumPy's
+    # float64 reference gives the same), and the input gradient of the x - mean term sums to zero.
+    # Taking the variance as E[x^2] - mean^2 would leave rounding noise there, scaled by 1/sqrt(eps)
+    x = rng.standard_normal((4, 3, 5, 6)).astype(np.float32)
+    x[:, 1] = np.float32(0.5)  # exact in binary: its mean is exactly 0.5
+    w, b = rng.uniform(0.5, 1.5, 3).astype(np.float32), rng.standard_normal(3).astype(np.float32)
+    xt, wt, bt = t(x, grad=True), t(w, grad=True), t(b, grad=True)
+    y = _bn_call(xt, wt, bt, "NCHW")
+    ref = ref_batch_norm(x, w, b, 1)
+    np.testing.assert_array_equal(y.numpy()[:, 1], np.full((4, 5, 6), b[1]))
+    np.testing.assert_allclose(y.numpy(), ref, rtol=2e-5, atol=2e-5 * np.abs(ref).max())
+    v = rng.standard_normal(x.shape).astype(np.float32)
+    gx, gw, gb = paddle.grad((y * t(v)).sum(), [xt, wt, bt])
+    np.testing.assert_allclose(gb.numpy(), v.sum(axis=(0, 2, 3)), rtol=1e-5)
+    assert gw.numpy()[1] == 0
+
+
 CONV_CASES = [  # x shape, weight shape, keyword arguments, flat pads
     ((2, 4, 5, 6), (6, 4, 1, 1), {}, (0, 0, 0, 0)),  # 1x1: the columns are x itself
     ((2, 4, 5, 6), (6, 2, 3, 3), {"padding": 1, "groups": 2}, (1, 1, 1, 1)),

@@ -120,37 +120,66 @@ def _channel_sum(xp, x3):
     return xp.matmul(x3, xp.ones(x3.shape[2], dtype=x3.dtype)).sum(axis=0)
 
 
+def _bn_stats(xp, x3, count: int):
+    """Per-channel mean and biased variance of an (A, C, B) array, and the centred copy x - mean
+    when one was made (else None), for the caller to reuse.
+
+    The variance is E[x^2] - mean^2: two BLAS reductions reading x once each, no centred copy.
+    That difference loses precision to cancellation when mean^2 is large against the variance,
+    so where some channel has mean^2 > variance (or a NaN) it is taken again over a centred copy.
+    """
+    mean = _channel_sum(xp, x3) / count
+    var = _channel_dot(xp, x3, x3) / count - mean * mean
+    if bool((mean * mean <= var).all()):
+        return mean, var, None
+    xc = x3 - mean[:, None]
+    return mean, _channel_dot(xp, xc, xc) / count, xc
+
+
 def _bn_forward(xp, x, weight, bias, lay: _Layout, eps: float):
-    """Batch norm's forward: the mean, then x centred into the output array, whose sum of squares
-    is the variance, then scale and shift in place (no full-size temporary besides the output)."""
+    """Batch norm's forward: per-channel statistics (see `_bn_stats`), then one scale and one
+    shift pass writing the output (on a centred copy when the statistics needed one)."""
     x3 = _channel_view(x, lay)
-    mean = _channel_sum(xp, x3) / lay.count
-    y = x3 - mean[:, None]
-    var = _channel_dot(xp, y, y) / lay.count
+    mean, var, xc = _bn_stats(xp, x3, lay.count)
     scale = 1.0 / xp.sqrt(var + eps)
     if weight is not None:
         scale = scale * weight.reshape(-1)
-    y *= scale.astype(x.dtype, copy=False)[:, None]
-    if bias is not None:
-        y += bias.reshape(-1, 1)
+    if xc is None:  # y = x * scale + (bias - mean * scale)
+        y = xp.multiply(x3, scale.astype(x.dtype, copy=False)[:, None])
+        shift = -mean * scale if bias is None else bias.reshape(-1) - mean * scale
+    else:
+        y = xp.multiply(xc, scale.astype(x.dtype, copy=False)[:, None], out=xc)
+        shift = bias.reshape(-1) if bias is not None else None
+    if shift is not None:
+        y += shift.astype(x.dtype, copy=False)[:, None]
     return y.reshape(x.shape), mean.reshape(lay.stats), var.reshape(lay.stats)
 
 
 def _bn_backward(xp, x, weight, mean, var, g, lay: _Layout, eps: float):
     """Batch norm's input and parameter gradients from two per-channel reductions (sum of g and
-    of g * (x - mean)) and one centred temporary (a work array), which becomes the input
-    gradient's correction."""
+    of g * (x - mean)), then the input gradient as g * a + x * b + c per channel. Where the
+    forward's statistics show no cancellation risk (mean^2 <= variance in every channel), the
+    second reduction is g . x - mean * sum(g) and x is read as is; otherwise over a centred
+    temporary (a work array)."""
     x3, g3 = _channel_view(x, lay), _channel_view(g, lay)
-    inv = 1.0 / xp.sqrt(var.reshape(-1) + eps)
-    xc = xp.subtract(x3, mean.reshape(-1, 1), out=scratch(xp, x3.shape, xp.result_type(x3, mean)))
+    mean, var = mean.reshape(-1), var.reshape(-1)
+    inv = 1.0 / xp.sqrt(var + eps)
     gb = _channel_sum(xp, g3)
-    gw = _channel_dot(xp, g3, xc) * inv
+    if bool((mean * mean <= var).all()):
+        xs, offset = x3, mean
+        gw = (_channel_dot(xp, g3, x3) - mean * gb) * inv
+    else:
+        xs = xp.subtract(x3, mean[:, None], out=scratch(xp, x3.shape, xp.result_type(x3, mean)))
+        offset = xp.zeros_like(mean)
+        gw = _channel_dot(xp, g3, xs) * inv
     w_inv = inv if weight is None else inv * weight.reshape(-1)
-    # gx = w_inv * (g - gb / count - xhat * gw / count), xhat = xc * inv
+    # gx = w_inv * (g - gb / count - (xs - offset) * inv * gw / count)
+    slope = -w_inv * inv * gw / lay.count
     gx = g3 * w_inv.astype(x.dtype, copy=False)[:, None]
-    xc *= (w_inv * inv * gw / lay.count).astype(x.dtype, copy=False)[:, None]
-    xc += (w_inv * gb / lay.count).astype(x.dtype, copy=False)[:, None]
-    gx -= xc
+    t = xp.multiply(xs, slope.astype(x.dtype, copy=False)[:, None],
+                    out=xs if xs is not x3 else scratch(xp, x3.shape, x.dtype))
+    gx += t
+    gx += (-w_inv * gb / lay.count - slope * offset).astype(x.dtype, copy=False)[:, None]
     return gx.reshape(x.shape), gw, gb
 
 
