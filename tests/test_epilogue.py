@@ -12,7 +12,7 @@ import sot
 from runtime import static
 from runtime.executor import executor as executor_module
 from runtime.flags import get_flags, set_flags
-from runtime.ops import fused_conv, get_op
+from runtime.ops import TensorSpec, fused_conv, get_op
 from runtime.static.passes import apply_passes
 
 from sot_helpers import fresh
@@ -302,3 +302,34 @@ def test_folding_changes_rounding_only_under_its_flag():
     np.testing.assert_array_equal(plain, want)
     np.testing.assert_allclose(folded, want, rtol=1e-4, atol=1e-4)
     assert not np.array_equal(folded, want)
+
+
+@pytest.mark.parametrize("bias", [True, False])
+def test_a_linear_batch_norm_fold_is_close_to_eager_and_follows_new_statistics(bias):
+    set_flags({"FLAGS_fold_batch_norm": True})
+    rng = np.random.default_rng(13)
+    x, w, b = t(arr(rng, 6, 5)), t(arr(rng, 5, 4)), t(arr(rng, 4)) if bias else None
+    mean, var, gamma, beta = bn_stats(rng, 4)
+
+    def f(x, w, b, mean, var, gamma, beta):
+        return F.relu(F.batch_norm(F.linear(x, w, b), mean, var, gamma, beta, training=False))
+    jit = sot.to_static(fresh(f))
+    start = fused_conv.folds_computed()
+    for _ in range(2):
+        with paddle.no_grad():
+            got = jit(x, w, b, mean, var, gamma, beta).numpy()
+            with sot.disable():
+                want = f(x, w, b, mean, var, gamma, beta).numpy()
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+        mean.set_value(arr(rng, 4))                 # in place: the same array, new values
+    assert jit.sot_translator.fallbacks == [] and fused_conv.folds_computed() == start + 2
+
+
+def test_the_fused_meta_rejects_a_step_that_is_not_elementwise_and_a_reference_past_the_inputs():
+    meta = get_op("fused_epilogue").meta
+    specs = (TensorSpec((2, 3), np.dtype("float32")), TensorSpec((3, 4), np.dtype("float32")))
+    head = (("transpose_x", False), ("transpose_y", False))
+    with pytest.raises(ValueError, match="'softmax' is not elementwise"):
+        meta(*specs, head="matmul", head_attrs=head, steps=(("softmax", (-1,), ()),), fold=False)
+    with pytest.raises(ValueError, match=r"refers to \(-1, 5\)"):
+        meta(*specs, head="matmul", head_attrs=head, steps=(("add", (-1, 5), ()),), fold=False)

@@ -1,7 +1,8 @@
 """fused_epilogue (a conv/linear/matmul and the ops run on its fresh output) and max_pool_values.
 
 The static epilogue pass (runtime.static.epilogue) replaces a `conv`, `linear` or `matmul` op
-(the head) followed by a chain of single-consumer ops by ONE `fused_epilogue` op. Its inputs
+(the head) followed by a chain of single-consumer ops (which chains: see that module) by ONE
+`fused_epilogue` op. Its inputs
 are the head's inputs (positionally, None where the head has none) and then every other
 input of the chain; its attributes are
 
