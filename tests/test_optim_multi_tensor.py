@@ -13,7 +13,7 @@ from runtime.optimizer import multi_tensor
 from runtime.regularizer import L1Decay, L2Decay
 
 # the last shape is large enough to be updated on its own
-SHAPES = [(3, 4), (5,), (2, 3, 2), (1,), (7,), (4, 1), (256, 260)]
+SHAPES = [(3, 4), (5,), (2, 3, 2), (1,), (7,), (4, 1), (2, 2), (6,), (256, 260)]
 LATE = 4  # this parameter gets no gradient in the first step
 PAUSED = 2  # this one is frozen (stop_gradient) in the third step only
 
@@ -56,7 +56,7 @@ OPTIMIZERS = {
     "adam_groups": lambda ps, fz: paddle.optimizer.Adam(learning_rate=0.01, parameters=[
         {"params": ps[:3]}, {"params": [*ps[3:], fz], "learning_rate": 0.5, "beta1": 0.8, "weight_decay": 0.1}]),
     "adamw": lambda ps, fz: paddle.optimizer.AdamW(learning_rate=0.01, weight_decay=0.1, parameters=[*ps, fz],
-                                                   apply_decay_param_fun=lambda n: n not in ("w1", "w3"),
+                                                   apply_decay_param_fun=lambda n: n not in ("w1", "w3", "w7"),
                                                    lr_ratio=lambda p: 0.5 if p.name == "w2" else 1.0),
     "rmsprop": lambda ps, fz: paddle.optimizer.RMSProp(learning_rate=0.01, momentum=0.5, centered=True,
                                                        parameters=[*ps, fz]),

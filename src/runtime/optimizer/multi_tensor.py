@@ -5,7 +5,7 @@ value depends only on that element and on scalars) gives the same bits whether i
 parameter or once over several parameters laid end to end, as long as they share the scalars
 (learning rate, attributes, beta powers). Each kernel call costs a dozen ufunc calls of fixed
 overhead, which dominates for small parameters (biases, norms, small heads); so `plan` stages
-small NumPy parameters that share their scalars in flat buffers of up to BATCH elements
+three or more small NumPy parameters that share their scalars in flat buffers of up to BATCH elements
 (gradients and parameters copied in, parameters copied back) and each `Batch` updates its
 parameters with one call. Larger parameters are updated in place one by one: for them the copies
 would cost more than the calls they save.
@@ -24,12 +24,15 @@ import numpy as np
 
 from ..tensor import Tensor
 
-__all__ = ["BATCH", "Slots", "Batch", "allocate", "plan"]
+__all__ = ["BATCH", "MIN_BATCH", "Slots", "Batch", "allocate", "plan"]
 
 # Most elements per batch (a parameter as large is updated alone): a batch's dozen passes over its
 # arrays then run in cache. Measured on Adam, float32, 100 parameters of 64x64 and 64 elements:
 # 1.6 ms one by one, 1.1 ms in batches of 64K elements, 2.1 ms as one batch (out of cache).
 BATCH = 1 << 16
+# Fewer parameters than this are updated one by one: staging two costs more than the call it saves
+# (Adam, two float32 [512]: 35 us staged, 28 us one by one; even at four, 8 at 130 -> 76 us).
+MIN_BATCH = 3
 
 # update inputs are (param, grad, learning_rate, states...): the kernel writes param and states
 _STATES = 3
@@ -77,48 +80,49 @@ def _span(slots: Slots, arrays: list):
     return buf[start:stop]
 
 
-def _key(arrays: tuple, attrs: dict, per_element: tuple) -> tuple | None:
+def _key(arrays: tuple, attrs: dict, scalars_at: tuple) -> tuple | None:
     """What a batch must share (None: update this parameter alone)."""
     param = arrays[0]
     if type(param) is not np.ndarray or param.size >= BATCH or param.base is not None:
         return None  # a view may alias another parameter: keep the one-by-one order of writes
     # scalars by their bits and attributes by repr, so -0.0 and 0.0 never share a batch
-    scalars = b"".join(a.tobytes() for a, each in zip(arrays, per_element) if not each)
-    return (param.dtype, repr(attrs), scalars)
+    return (param.dtype, repr(attrs), *[arrays[k].tobytes() for k in scalars_at])
 
 
 class Batch:
     """Small parameters updated by one kernel call on staged flat arrays."""
 
-    __slots__ = ("params", "arrays", "attrs", "per_element", "staged", "copied")
+    __slots__ = ("params", "attrs", "staged", "writes")
 
     def __init__(self, members: list, per_element: tuple, slots: Slots):
         self.params = [p for p, _, _ in members]
-        self.arrays = [arrays for _, arrays, _ in members]
         self.attrs = members[0][2]
-        self.per_element = per_element
         self.staged: list = []
-        self.copied: list[bool] = []  # per position: staged by copy, or the flat state itself
+        # what the kernel's writes to a staged copy go back to: (copy, a flat run of states or the
+        # members' arrays, per element?)
+        self.writes: list = []
         for k, each in enumerate(per_element):
-            arrays = [a[k] for a in self.arrays]
-            if not each:  # a scalar: the kernel may update it (a beta power), so it gets a private copy
-                self.staged.append(arrays[0].copy())
-                self.copied.append(True)
-                continue
+            arrays = [m[1][k] for m in members]
             span = _span(slots, arrays) if k >= _STATES else None
-            self.copied.append(span is None)
-            self.staged.append(np.concatenate([a.reshape(-1) for a in arrays]) if span is None else span)
+            if each and span is not None:
+                self.staged.append(span)  # the flat state itself, updated where it lives
+                continue
+            # a scalar gets a private copy: the kernel may update it (a beta power)
+            staged = np.concatenate([a.reshape(-1) for a in arrays]) if each else arrays[0].copy()
+            self.staged.append(staged)
+            if k == 0 or k >= _STATES:  # the gradient and learning rate are only read
+                self.writes.append((staged, arrays if span is None else span, each))
 
     def run(self, kernel: Callable) -> None:
         """Update, then write the staged copies of the parameters and states back."""
         kernel(np, *self.staged, **self.attrs)
-        for k, staged in enumerate(self.staged):
-            if (k != 0 and k < _STATES) or not self.copied[k]:
-                continue  # the gradient and learning rate are only read; a flat state was updated in place
+        for staged, target, each in self.writes:
+            if type(target) is not list:
+                target[...] = staged  # one flat run of scalar states: each takes the new value
+                continue
             start = 0
-            for arrays in self.arrays:
-                a = arrays[k]
-                if self.per_element[k]:
+            for a in target:
+                if each:
                     a[...] = staged[start:start + a.size].reshape(a.shape)
                     start += a.size
                 else:
@@ -132,8 +136,9 @@ def plan(updates: list, per_element: tuple, slots: Slots) -> tuple[list, list[Ba
     one and batches of small parameters sharing their scalars. Batches stage their copies here,
     so everything that allocates happens before the first parameter changes."""
     single, groups = [], {}
+    scalars_at = tuple(k for k, each in enumerate(per_element) if not each)
     for update in updates:
-        key = _key(update[1], update[2], per_element)
+        key = _key(update[1], update[2], scalars_at)
         if key is None:
             single.append(update)
         else:
@@ -141,7 +146,7 @@ def plan(updates: list, per_element: tuple, slots: Slots) -> tuple[list, list[Ba
     batches = []
     for members in groups.values():
         for packed in _packs(members):
-            if len(packed) == 1:
+            if len(packed) < MIN_BATCH:
                 single.extend(packed)
             else:
                 batches.append(Batch(packed, per_element, slots))
