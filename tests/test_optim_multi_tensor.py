@@ -54,9 +54,9 @@ OPTIMIZERS = {
     "adam": lambda ps, fz: paddle.optimizer.Adam(learning_rate=sched.StepDecay(0.01, step_size=1, gamma=0.7),
                                                  parameters=[*ps, fz], grad_clip=ClipGradByGlobalNorm(1.0)),
     "adam_groups": lambda ps, fz: paddle.optimizer.Adam(learning_rate=0.01, parameters=[
-        {"params": ps[:3]}, {"params": [*ps[3:], fz], "learning_rate": 0.5, "beta1": 0.8, "weight_decay": 0.1}]),
+        {"params": ps[:1]}, {"params": [*ps[1:], fz], "learning_rate": 0.5, "beta1": 0.8, "weight_decay": 0.1}]),
     "adamw": lambda ps, fz: paddle.optimizer.AdamW(learning_rate=0.01, weight_decay=0.1, parameters=[*ps, fz],
-                                                   apply_decay_param_fun=lambda n: n not in ("w1", "w3", "w7"),
+                                                   apply_decay_param_fun=lambda n: n != "w1",
                                                    lr_ratio=lambda p: 0.5 if p.name == "w2" else 1.0),
     "rmsprop": lambda ps, fz: paddle.optimizer.RMSProp(learning_rate=0.01, momentum=0.5, centered=True,
                                                        parameters=[*ps, fz]),

@@ -5,7 +5,7 @@ value depends only on that element and on scalars) gives the same bits whether i
 parameter or once over several parameters laid end to end, as long as they share the scalars
 (learning rate, attributes, beta powers). Each kernel call costs a dozen ufunc calls of fixed
 overhead, which dominates for small parameters (biases, norms, small heads); so `plan` stages
-three or more small NumPy parameters that share their scalars in flat buffers of up to BATCH elements
+small NumPy parameters that share their scalars, when there are enough of them, in flat buffers
 (gradients and parameters copied in, parameters copied back) and each `Batch` updates its
 parameters with one call. Larger parameters are updated in place one by one: for them the copies
 would cost more than the calls they save.
@@ -24,15 +24,17 @@ import numpy as np
 
 from ..tensor import Tensor
 
-__all__ = ["BATCH", "MIN_BATCH", "Slots", "Batch", "allocate", "plan"]
+__all__ = ["SMALL", "MIN_BATCH", "BATCH", "Slots", "Batch", "allocate", "plan"]
 
-# Most elements per batch (a parameter as large is updated alone): a batch's dozen passes over its
-# arrays then run in cache. Measured on Adam, float32, 100 parameters of 64x64 and 64 elements:
-# 1.6 ms one by one, 1.1 ms in batches of 64K elements, 2.1 ms as one batch (out of cache).
+# When staging pays, measured on Adam, float32, one thread. Staging a parameter costs copies in
+# proportion to its size, and saves one kernel call (a dozen ufunc calls): past SMALL elements the
+# copies cost more (six parameters of 16384: 176 us one by one, 202 us staged; of 1024: 83 -> 71 us).
+# A batch has a fixed cost too, so it takes MIN_BATCH parameters (three of 64: 39 -> 43 us; six:
+# 72 -> 63 us). At most BATCH elements per batch keep its dozen passes in cache (100 parameters of
+# 64x64 and 64 elements: 1.6 ms one by one, 1.1 ms in batches of 64K elements, 2.1 ms in one batch).
+SMALL = 1 << 13
+MIN_BATCH = 5
 BATCH = 1 << 16
-# Fewer parameters than this are updated one by one: staging two costs more than the call it saves
-# (Adam, two float32 [512]: 35 us staged, 28 us one by one; even at four, 8 at 130 -> 76 us).
-MIN_BATCH = 3
 
 # update inputs are (param, grad, learning_rate, states...): the kernel writes param and states
 _STATES = 3
@@ -83,7 +85,7 @@ def _span(slots: Slots, arrays: list):
 def _key(arrays: tuple, attrs: dict, scalars_at: tuple) -> tuple | None:
     """What a batch must share (None: update this parameter alone)."""
     param = arrays[0]
-    if type(param) is not np.ndarray or param.size >= BATCH or param.base is not None:
+    if type(param) is not np.ndarray or param.size > SMALL or param.base is not None:
         return None  # a view may alias another parameter: keep the one-by-one order of writes
     # scalars by their bits and attributes by repr, so -0.0 and 0.0 never share a batch
     return (param.dtype, repr(attrs), *[arrays[k].tobytes() for k in scalars_at])

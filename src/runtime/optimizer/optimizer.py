@@ -387,7 +387,7 @@ class Optimizer:
         slots: multi_tensor.Slots = {}
         if not todo:
             return new_accs, slots
-        todo.sort(key=lambda e: e[0]._data.size >= multi_tensor.BATCH)  # stable: plan order within each part
+        todo.sort(key=lambda e: e[0]._data.size > multi_tensor.SMALL)  # stable: plan order within each part
         for name, fill in self._accumulator_specs:
             keys, requests = [], []
             for p, group in todo:
