@@ -119,14 +119,15 @@ def test_python_int_float_and_bool_constants_promote_as_in_eager(dtype):
     same_bits(jit_of(f)(x), f(x))
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
 @pytest.mark.parametrize("shape", [(1,), (4,)])
 @pytest.mark.parametrize("policy", ["ignore", "warn", "raise"])
-def test_division_by_zero_and_overflow_give_eager_values_and_warnings(shape, policy):
+def test_division_by_zero_and_overflow_give_eager_values_and_warnings(dtype, shape, policy):
     def f(x):
-        y = x * 1e30 * 1e30           # overflows float32 to inf
+        y = x * 1e200 * 1e200           # overflows to inf
         return (y / 0.0) - y * 0.0   # inf / 0 = inf; inf * 0 = nan
     jit = jit_of(f)
-    x = paddle.to_tensor(np.full(shape, 3.0, np.float32))
+    x = paddle.to_tensor(np.full(shape, 3.0, dtype))
     with np.errstate(all="ignore"):
         jit(x)   # translated and compiled: the calls below run the cached program
     outcomes = []
