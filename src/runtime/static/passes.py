@@ -7,8 +7,8 @@ runs on the copy's global block, each behind a flag of `runtime.flags`:
    comparisons, casts, data movement: results IEEE 754 fixes to the bit on every array module)
    whose inputs are all constants (outputs of pure ops with no input, `assign_value` and `full`,
    or of ops folded before it) is evaluated once now with its own kernel, so the value is the
-   bits a run would compute, and becomes an `assign_value` op of that value. Only whole constant subexpressions fold: arithmetic is never
-   reassociated, so `(x * 2) * 3` keeps both multiplies. An op stays as it is when a var it reads
+   bits a run would compute, and becomes an `assign_value` op of that value. Only whole constant
+   subexpressions fold: arithmetic is never reassociated, so `(x * 2) * 3` keeps both multiplies. An op stays as it is when a var it reads
    or writes holds more than `_FOLD_LIMIT` elements or has a dim unknown before the run, when it
    writes a protected, persistable or sub-block var, a var written more than once, or when its
    kernel raises or warns (a division by zero: the run warns or raises as the program says).
@@ -119,6 +119,7 @@ def _constant_makers(block: Block, keep: set[str]) -> dict[str, Operator]:
 
 
 def _hashable(attrs: dict[str, Any]) -> bool:
+    """True when the attributes can be part of a chain (whose executor cache hashes it)."""
     try:
         hash(tuple(attrs.items()))
     except TypeError:
@@ -144,6 +145,8 @@ def _evaluate(op: Operator, args: list) -> np.ndarray | None:
 
 
 def _fold_constants(block: Block, keep: set[str]) -> None:
+    """Replace, in program order, each foldable op of constants by an assign_value of its value, so the
+    ops after it that read only constants fold in turn; constants are evaluated only when an op needs them."""
     writes = Counter(n for op in block.ops for n in op.written())
     makers = _constant_makers(block, keep)
     values: dict[str, np.ndarray] = {}
@@ -243,7 +246,8 @@ def _fuse_elementwise_chains(block: Block, keep: set[str]) -> None:
 def _fused_op(block: Block, group: list[Operator], makers: dict[str, Operator]) -> Operator:
     """One fused_elementwise op for `group` (ops in program order, the last one's output kept); the
     constants the group reads (`makers`) become its first steps, one per distinct constant op."""
-    outside = [n for op in group for n in op.inputs if n not in {o.outputs[0] for o in group}]
+    made = {op.outputs[0] for op in group}
+    outside = [n for op in group for n in op.inputs if n not in made]
     const_key = {n: (makers[n].type, tuple(sorted(makers[n].attrs.items()))) for n in outside if n in makers}
     consts = list(dict.fromkeys(const_key.values()))
     inputs = list(dict.fromkeys(n for n in outside if n not in const_key))
