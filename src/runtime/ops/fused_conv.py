@@ -10,6 +10,10 @@ input of the chain; its attributes are
 - `steps`: a tuple of `(op name, refs, attrs)` with attrs as sorted pairs and refs naming each
   operand: -1 the running value (the previous step's result), `k >= 0` the fused op's input
   `k`, None an absent optional input;
+- `pool`: empty, or the attributes of a `max_pool_values` of the last step's result (the op's
+  output). Where every step is ReLU or a batch norm with finite positive scale and finite
+  shift (checked per call), the steps never reorder values, so the kernel pools the head's
+  output first and runs the steps on a quarter of the elements: the same bits.
 - `fold`: the first step is an eval-mode `batch_norm_infer` folded into the head's weight and
   bias (W' = W * s per output channel, b' = b * s + shift). This changes rounding, so the pass
   sets it only under FLAGS_fold_batch_norm. A fold is computed once and reused while the
@@ -136,7 +140,7 @@ def _owned(xp, y, inputs: tuple) -> bool:
             and not any(a is not None and xp.may_share_memory(y, a) for a in inputs))
 
 
-def _fused_kernel(xp, *inputs, head, head_attrs, steps, fold):
+def _fused_kernel(xp, *inputs, head, head_attrs, steps, fold, pool):
     op = get_op(head)
     args = list(inputs[:len(op.inputs)])
     if fold:
@@ -144,6 +148,15 @@ def _fused_kernel(xp, *inputs, head, head_attrs, steps, fold):
         args[1], args[2] = _folded(xp, head, args[1], args[2], tuple(_operands(None, refs[1:], inputs)),
                                    dict(attrs)["epsilon"])
     y = op.kernel(xp, *args, **dict(head_attrs))
+    if not pool:
+        return _epilogue(xp, y, steps, inputs)
+    if _commutes_with_max(xp, steps, inputs):
+        return _epilogue(xp, _max_values_kernel(xp, y, **dict(pool)), steps, inputs)
+    return _max_values_kernel(xp, _epilogue(xp, y, steps, inputs), **dict(pool))
+
+
+def _epilogue(xp, y, steps: tuple, inputs: tuple):
+    """The steps run on y, each written into y's buffer where y is the kernel's own."""
     owned = _owned(xp, y, inputs)
     for name, refs, attrs in steps:
         operands, attrs = _operands(y, refs, inputs), dict(attrs)
@@ -160,7 +173,29 @@ def _fused_kernel(xp, *inputs, head, head_attrs, steps, fold):
     return y
 
 
-def _fused_meta(*inputs: TensorSpec | None, head: str, head_attrs: tuple, steps: tuple, fold: bool) -> TensorSpec:
+def _commutes_with_max(xp, steps: tuple, inputs: tuple) -> bool:
+    """True when the steps are non-decreasing in the running value for these inputs, so taking the
+    window maxima first gives the same bits on a quarter of the elements.
+
+    ReLU and a batch norm with finite positive scale and finite shift (a correctly rounded
+    multiply by a positive number, then an add) never reorder two values, so the maximum of
+    their results is their result on the maximum. A NaN in a window is the maximum either way;
+    a NaN or non-positive scale, or a NaN shift, keeps the steps before the pooling.
+    """
+    for name, refs, attrs in steps:
+        if refs[0] != -1:
+            return False
+        if name == "batch_norm_infer":
+            scale, shift = _bn_scale_shift(xp, *_operands(None, refs[1:], inputs), dict(attrs)["epsilon"])
+            if not (bool((scale > 0).all()) and bool(xp.isfinite(scale).all()) and bool(xp.isfinite(shift).all())):
+                return False
+        elif name != "relu":
+            return False
+    return True
+
+
+def _fused_meta(*inputs: TensorSpec | None, head: str, head_attrs: tuple, steps: tuple, fold: bool,
+                pool: tuple) -> TensorSpec:
     op = get_op(head)
     if op.name not in HEADS:
         raise ValueError(f"fused_epilogue: head '{head}' is not one of {sorted(HEADS)}")
@@ -172,7 +207,7 @@ def _fused_meta(*inputs: TensorSpec | None, head: str, head_attrs: tuple, steps:
         if name not in STEPS:
             raise ValueError(f"fused_epilogue: step {k} op '{name}' is not elementwise nor batch_norm_infer")
         spec = get_op(name).meta(*_operands(spec, refs, inputs), **dict(attrs))
-    return spec
+    return _max_values_meta(spec, **dict(pool)) if pool else spec
 
 
 def _fused_samples() -> list[Sample]:
@@ -181,20 +216,24 @@ def _fused_samples() -> list[Sample]:
     bn = ("batch_norm_infer", (-1, 3, 4, 5, 6), (("channel_axis", 1), ("epsilon", 1e-5)))
     var = np.abs(_normal(4)) + 0.5
     conv_inputs = (_normal(2, 3, 5, 5), _normal(4, 3, 3, 3), _normal(4), _normal(4), var, _normal(4), _normal(4))
+    pool = (("ceil_mode", True), ("channel_last", False), ("kernel_size", (2, 2)), ("padding", (0, 0, 0, 0)),
+            ("stride", (2, 2)))
+
+    def attrs(head: str, head_attrs: tuple, steps: tuple, fold: bool = False, pooled: tuple = ()) -> dict:
+        return {"head": head, "head_attrs": head_attrs, "steps": steps, "fold": fold, "pool": pooled}
     return [
-        Sample(conv_inputs, {"head": "conv", "head_attrs": conv, "steps": (bn, ("relu", (-1,), ())), "fold": False}),
-        Sample(conv_inputs, {"head": "conv", "head_attrs": conv, "steps": (bn, ("tanh", (-1,), ())), "fold": True}),
+        Sample(conv_inputs, attrs("conv", conv, (bn, ("relu", (-1,), ())))),
+        Sample(conv_inputs, attrs("conv", conv, (bn, ("tanh", (-1,), ())), fold=True)),
+        Sample(conv_inputs, attrs("conv", conv, (bn, ("relu", (-1,), ())), pooled=pool)),
         Sample((_normal(3, 5), _normal(5, 4), None, _normal(3, 4)),
-               {"head": "linear", "head_attrs": (), "steps": (("add", (3, -1), ()), ("sigmoid", (-1,), ())),
-                "fold": False}),
+               attrs("linear", (), (("add", (3, -1), ()), ("sigmoid", (-1,), ())))),
         Sample((_normal(3, 5), _normal(4, 5)),
-               {"head": "matmul", "head_attrs": (("transpose_x", False), ("transpose_y", True)),
-                "steps": (("relu", (-1,), ()),), "fold": False}),
+               attrs("matmul", (("transpose_x", False), ("transpose_y", True)), (("relu", (-1,), ()),))),
     ]
 
 
 FUSED_EPILOGUE = defop("fused_epilogue", kernel=_fused_kernel, meta=_fused_meta,
-                       attrs={"head": "conv", "head_attrs": (), "steps": (), "fold": False},
+                       attrs={"head": "conv", "head_attrs": (), "steps": (), "fold": False, "pool": ()},
                        inputs=("*x",), samples=_fused_samples)
 
 

@@ -15,7 +15,10 @@ its copy, after elementwise fusion), each part behind a flag of `runtime.flags`:
    position of the chain's last op. Chain ops are eval-mode `batch_norm_infer` (on the running
    value as its `x`), elementwise ops and `fused_elementwise`; the kernel writes them into the
    head's fresh buffer and is bit-identical to the ops run one by one. A member's reads move to
-   the fused op's position only when no op in between writes what they read.
+   the fused op's position only when no op in between writes what they read. A `max_pool_values`
+   after a conv's ReLU / batch-norm chain joins it (`pool` attribute): the kernel pools first
+   and runs the chain on the pooled values when that keeps the bits (see
+   `runtime.ops.fused_conv`), otherwise pools last.
 3. batch-norm folding (`FLAGS_fold_batch_norm`, off by default because it changes rounding):
    where the chain starts with a `batch_norm_infer` over the output channels of a `conv` or
    `linear`, the fused op folds it into the head's weight and bias (as torch.compile's freezing
@@ -96,7 +99,9 @@ def _chain(block: Block, keep: set[str], readers: dict, writers: dict, head: int
     while _private(block, keep, value) and len(writers[value]) == 1 and len(readers[value]) == 1:
         (k,) = readers[value]
         step = ops[k]
-        if (k <= members[-1] or k in taken or step.type not in STEPS or len(step.outputs) != 1 or step.opdef.side_effect
+        pool = step.type == "max_pool_values" and _poolable(ops, members)
+        if (k <= members[-1] or k in taken or (step.type not in STEPS and not pool) or len(step.outputs) != 1
+                or step.opdef.side_effect
                 or (step.type == "batch_norm_infer" and step.inputs[0] != value)
                 or (step.type != "batch_norm_infer" and None in step.inputs)):
             break
@@ -105,7 +110,16 @@ def _chain(block: Block, keep: set[str], readers: dict, writers: dict, head: int
         members.append(k)
         outside |= set(step.input_arg_names) - {value}
         value = step.outputs[0]
+        if pool:
+            break
     return members
+
+
+def _poolable(ops: list[Operator], members: list[int]) -> bool:
+    """True when a max pool may end the chain: a conv head and steps that may run after the pooling
+    (ReLU, batch norm: the kernel checks at run time that the batch norm keeps the order)."""
+    return (ops[members[0]].type == "conv" and len(members) > 1
+            and all(ops[m].type in ("relu", "batch_norm_infer") for m in members[1:]))
 
 
 def _attrs(op: Operator) -> tuple:
@@ -117,6 +131,7 @@ def _attrs(op: Operator) -> tuple:
 def _fused_op(block: Block, group: list[Operator], fold: bool) -> Operator:
     """One fused_epilogue op for a head and its steps (in program order); the last step's output kept."""
     head, steps = group[0], group[1:]
+    pool = steps.pop() if steps[-1].type == "max_pool_values" else None
     inputs = list(head.inputs)
     slot = {n: s for s, n in reversed(list(enumerate(inputs))) if n is not None}
     chain, value = [], head.outputs[0]
@@ -129,7 +144,8 @@ def _fused_op(block: Block, group: list[Operator], fold: bool) -> Operator:
                       _attrs(op)))
         value = op.outputs[0]
     attrs = {"head": head.type, "head_attrs": _attrs(head), "steps": tuple(chain),
-             "fold": fold and _foldable(block, head, steps[0])}
+             "fold": fold and _foldable(block, head, steps[0]), "pool": () if pool is None else _attrs(pool)}
+    value = value if pool is None else pool.outputs[0]
     for op in group[:-1]:
         del block.vars[op.outputs[0]]
     return Operator(block, "fused_epilogue", inputs, [value], attrs, group[-1].callsite)
