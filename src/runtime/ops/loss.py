@@ -187,12 +187,16 @@ def _ce_kernel(xp, logits, label, weight, *, axis, ignore_index, reduction, keep
                                         mean_over_valid)
     m = x.max(axis=-1, keepdims=True)
     z = shifted_logits(xp, x, axis=-1, shift=m)
-    picked = xp.take_along_axis(z, lab[..., None], axis=-1)[..., 0]
+    classes = z.shape[-1]
+    picked = z.reshape(-1, classes)[xp.arange(lab.size), lab.reshape(-1)].reshape(lab.shape)
     xp.exp(z, out=z)
     total = z.sum(axis=-1)
     loss = _finish(xp, xp.log(total) - picked, sample_w, denom, reduction, _keep_shape(logits, ax, keepdim),
                    logits.dtype)
-    return loss, xp.stack([m[..., 0], total], axis=-1).astype(logits.dtype, copy=False)
+    stats = xp.empty(total.shape + (2,), logits.dtype)  # written in place: np.stack costs more than the math
+    stats[..., 0] = m[..., 0]
+    stats[..., 1] = total
+    return loss, stats
 
 
 def _ce_grad_kernel(xp, logits, label, weight, stats, out_grad, *, axis, ignore_index, reduction, keepdim,
