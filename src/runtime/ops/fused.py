@@ -191,7 +191,7 @@ class _Chain:
             return False
         for k, (name, refs, _) in enumerate(self.chain):
             out = specs[n_in + k]
-            if n_in + k not in consts and (name not in _SCALAR_OPERATORS and name not in _SCALAR_UFUNCS
+            if n_in + k not in consts and ((name not in _SCALAR_OPERATORS and name not in _SCALAR_UFUNCS)
                                            or out.dtype not in _SCALAR_DTYPES
                                            or any(specs[r].dtype != out.dtype for r in refs)):
                 return False
@@ -206,7 +206,7 @@ class _Chain:
             return "[()]" if not shape else f"[{', '.join('0' for _ in shape)}]"
         lines = [f"    s{i} = v{i}{at(specs[i].shape)}" for i in range(n_in)]
         for r, value in consts.items():
-            names[f"c{r}"] = value[()] if value.ndim == 0 else value.reshape(())[()]
+            names[f"c{r}"] = value.reshape(())[()]
         for k, (name, refs, _) in enumerate(self.chain):
             r = n_in + k
             if r in consts:
