@@ -8,6 +8,8 @@ benchmarks/_workloads.py: conv3x3
 3->16 + BN + ReLU, conv3x3 16->32 + BN + ReLU, maxpool 2, linear 8192->10; eval, no grad,
 input [32, 3, 32, 32]) is timed against a hand-written NumPy forward (NHWC im2col + sgemm),
 and W5t (its training step, SGD) is timed alone. Results are checked before timing.
+Last, a Winograd F(2x2, 3x3) convolution written in NumPy (a measurement, not a kernel of
+`runtime`) is timed against the im2col kernel at W5's two convolutions, with its GEMMs alone.
 Times are this thread's CPU time (BLAS pinned to one thread), so that a machine shared with
 other work still gives each kernel's own cost; BENCH_CLOCK=wall measures wall time instead.
 """
@@ -184,10 +186,58 @@ def w5_cases() -> list[tuple]:
     return [("W5 forward", forward, lambda: floor(xn)), ("W5t step", step, None)]
 
 
+# Winograd F(2x2, 3x3): U = G w G^T per (out, in) channel pair, V = B^T d B per 4x4 input tile
+# (stride 2), M = U V as 16 GEMMs over the tiles, y = A^T M A per 2x2 output tile.
+_G = np.array([[1, 0, 0], [.5, .5, .5], [.5, -.5, .5], [0, 0, 1]])
+
+
+def winograd_f2x3(x: np.ndarray, w: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """3x3 convolution, stride 1, padding 1, of x [N, C, H, W] (H, W even) by Winograd F(2x2, 3x3)."""
+    n, c, h, wd = x.shape
+    o, th, tw = w.shape[0], h // 2, wd // 2
+    u = np.einsum("ak,ockl,bl->aboc", _G, w, _G).astype(x.dtype).reshape(16, o, c)
+    p = np.zeros((n, c, h + 2, wd + 2), x.dtype)
+    p[:, :, 1:-1, 1:-1] = x
+    r = [p[:, :, k:k + 2 * th - 1:2, :] for k in range(4)]
+    rows = [r[0] - r[2], r[1] + r[2], r[2] - r[1], r[1] - r[3]]  # B^T d
+    v = np.empty((4, 4, c, n, th, tw), x.dtype)
+    for i, t in enumerate(rows):  # (B^T d) B, written as [C, N * tiles] per (i, j)
+        q = [t[..., k:k + 2 * tw - 1:2] for k in range(4)]
+        for j, (a, s, sign) in enumerate(((0, 2, -1), (1, 2, 1), (2, 1, -1), (1, 3, -1))):
+            (np.add if sign > 0 else np.subtract)(q[a], q[s], out=v[i, j].transpose(1, 0, 2, 3))
+    m = np.matmul(u, v.reshape(16, c, -1)).reshape(4, 4, o, n, th, tw)
+    y = np.empty((n, o, h, wd), x.dtype)
+    yt = y.transpose(1, 0, 2, 3)
+    for i, s in enumerate((m[0] + m[1] + m[2], m[1] - m[2] - m[3])):  # A^T M, then (A^T M) A
+        yt[:, :, i::2, 0::2] = s[0] + s[1] + s[2] + b[:, None, None, None]
+        yt[:, :, i::2, 1::2] = s[1] - s[2] - s[3] + b[:, None, None, None]
+    return y
+
+
+def winograd_cases() -> list[tuple]:
+    """W5's two convolutions (3->16, 16->32, [32, C, 32, 32]): the im2col kernel, Winograd, its GEMMs alone."""
+    out = []
+    for c, o in ((CH, 16), (16, 32)):
+        x, w, b = _f32(BATCH, c, HW, HW), _f32(o, c, 3, 3), _f32(o)
+        xt, wt, bt = (paddle.to_tensor(a) for a in (x, w, b))
+        ref = F.conv2d(paddle.to_tensor(x.astype(np.float64)), paddle.to_tensor(w.astype(np.float64)),
+                       paddle.to_tensor(b.astype(np.float64)), padding=1).numpy()
+        np.testing.assert_allclose(winograd_f2x3(x, w, b), ref, rtol=1e-4, atol=1e-4 * np.abs(ref).max())
+        u, v = _f32(16, o, c), _f32(16, c, BATCH * (HW // 2) ** 2)
+        out.append((f"conv {c}->{o}", lambda xt=xt, wt=wt, bt=bt: F.conv2d(xt, wt, bt, padding=1),
+                    {"winograd": lambda x=x, w=w, b=b: winograd_f2x3(x, w, b),
+                     "winograd GEMMs": lambda u=u, v=v: np.matmul(u, v)}))
+    return out
+
+
 def main() -> None:
     print(describe())
     cases = conv_cases() + pool_cases() + bn_cases() + w5_cases()
+    winograd = winograd_cases()
     variants = {}
+    for name, kernel, others in winograd:
+        variants[name + " im2col kernel"] = kernel
+        variants.update({f"{name} {k}": fn for k, fn in others.items()})
     for name, ours, floor in cases:
         variants[name] = ours
         if floor is not None:
@@ -203,6 +253,11 @@ def main() -> None:
         else:
             low = r[name + " /floor"]
             print(f"{name:28s} {fmt_time(ours):>12s} {fmt_time(low):>12s} {ours / low:6.2f}x")
+    print(f"\n{'Winograd F(2x2, 3x3), NumPy':28s} {'time':>12s} {'/ im2col':>9s}")
+    for name, _, others in winograd:
+        base = r[name + " im2col kernel"]
+        for label in ["im2col kernel", *others]:
+            print(f"{name + ' ' + label:28s} {fmt_time(r[name + ' ' + label]):>12s} {r[name + ' ' + label] / base:8.2f}x")
 
 
 if __name__ == "__main__":

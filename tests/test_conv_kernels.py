@@ -258,3 +258,19 @@ def test_conv_a_block_of_images_at_a_time_matches_reference(xshape, wshape, kw, 
     for a, g in zip((x, w, b), paddle.grad((out * t(v)).sum(), tensors)):
         np.testing.assert_allclose(g.numpy(), fd_grad(lambda: (ref(x, w, b) * v).sum(), a), rtol=1e-6, atol=1e-6)
     assert blocks == [5, 5, 5]  # forward, input gradient and weight gradient each went a block at a time
+
+
+def test_padded_pooling_results_do_not_share_the_reused_work_array():
+    # padded pooling windows read a padded copy of x kept in a per-thread work array, which the
+    # next padded call (pooling or convolution) overwrites: no result may alias it
+    x = rng.standard_normal((2, 3, 6, 7))
+    mx, mask = F.max_pool2d(t(x), 3, 2, padding=1, return_mask=True)
+    avg = F.avg_pool2d(t(x), 3, 2, padding=1)
+    kept = [a.numpy().copy() for a in (mx, mask, avg)]
+    x2 = rng.standard_normal((3, 2, 9, 8)) + 5.0
+    F.max_pool2d(t(x2), 2, 1, padding=1)
+    F.avg_pool2d(t(x2), 3, 1, padding=1)
+    F.conv2d(t(x2), t(rng.standard_normal((4, 2, 3, 3))), padding=2)
+    for got, want in zip((mx, mask, avg), kept):
+        np.testing.assert_array_equal(got.numpy(), want)
+    np.testing.assert_array_equal(kept[0], F.max_pool2d(t(x), 3, 2, padding=1).numpy())

@@ -54,7 +54,9 @@ def _argmax_scan(xp, taps, count: int):
 
     The index has the narrowest unsigned type that holds it (uint8 for up to 256 taps: a quarter
     of int32's memory traffic in the scan's passes, measured twice as fast as int16) and every
-    pass writes into buffers allocated once, not per tap.
+    pass writes into buffers allocated once, not per tap. A strided tap (a window view's) is
+    copied once into a contiguous buffer, which the comparison and the maximum then both read:
+    a strided pass costs about four contiguous ones, as NumPy loops over its short rows.
     """
     taps = iter(taps)
     best = next(taps).copy()
@@ -62,7 +64,11 @@ def _argmax_scan(xp, taps, count: int):
     idx = xp.zeros(best.shape, dtype=dtype)
     upd = xp.empty(best.shape, dtype=bool)
     step = xp.empty(best.shape, dtype=dtype)
+    tap = xp.empty_like(best)
     for t, vt in enumerate(taps, 1):
+        if not vt.flags.c_contiguous:
+            xp.copyto(tap, vt)
+            vt = tap
         xp.greater(vt, best, out=upd)
         xp.maximum(best, vt, out=best)
         xp.multiply(upd, dtype.type(t), out=step)
@@ -114,7 +120,7 @@ def _max_pool_kernel(xp, x, *, kernel_size, stride, padding, ceil_mode, channel_
     x = to_channel_first(xp, x, channel_last)
     nd, size = len(kernel_size), x.shape[2:]
     pads, _, out = out_geometry("max_pool", size, kernel_size, stride, padding, (1,) * nd, ceil_mode)
-    view = windows(xp, x, kernel_size, stride, (1,) * nd, pads, out, _lowest(x.dtype))
+    view = windows(xp, x, kernel_size, stride, (1,) * nd, pads, out, _lowest(x.dtype), work=True)
     lead = (slice(None), slice(None))
     best, idx = _argmax_scan(xp, (view[lead + tap] for tap in np.ndindex(*kernel_size)),
                              _pymath.prod(kernel_size))
@@ -296,7 +302,7 @@ def _avg_kernel(xp, x, *, kernel_size, stride, padding, ceil_mode, exclusive, di
     nd = len(kernel_size)
     pads, out, scale = _avg_geometry(x.shape[2:], kernel_size, stride, padding, ceil_mode, exclusive,
                                      divisor_override)
-    view = windows(xp, x, kernel_size, stride, (1,) * nd, pads, out)
+    view = windows(xp, x, kernel_size, stride, (1,) * nd, pads, out, work=True)
     lead = (slice(None), slice(None))
     taps = np.ndindex(*kernel_size)
     acc = view[lead + next(taps)].copy()
