@@ -1,11 +1,12 @@
-"""Convolutions: conv1d/2d/3d and their transposes, as im2col + one matmul (no loops over pixels).
+"""Convolutions: conv1d/2d/3d and their transposes, as im2col + matmul (no loops over pixels).
 
 Three ops form one linear family over any spatial rank (1, 2 or 3, read from the attributes):
-`conv` (one strided view of the padded input, one copy into columns, one batched matmul that
-also adds the bias), `conv_transpose` (the input gradient of `conv`: one matmul, then a col2im
+`conv` (one strided view of the padded input, one copy into columns, one matmul that also
+adds the bias), `conv_transpose` (the input gradient of `conv`: one matmul, then a col2im
 that adds back each of the few kernel taps; with unit strides often a `conv` of the flipped
-kernel instead) and `conv_grad_filter` (the weight gradient: one batched matmul). The
-gradient of each is written with the other two, so double backward comes for free.
+kernel instead) and `conv_grad_filter` (the weight gradient: one matmul). Each copy and
+matmul runs a block of images at a time, so that the columns stay in cache between the two.
+The gradient of each is written with the other two, so double backward comes for free.
 Channel-last layouts move the channel axis inside the kernels (views, no extra copies).
 The argument parsing, window geometry and strided-window helpers are shared with pooling.
 """
