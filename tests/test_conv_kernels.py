@@ -260,6 +260,17 @@ def test_conv_a_block_of_images_at_a_time_matches_reference(xshape, wshape, kw, 
     assert blocks == [5, 5, 5]  # forward, input gradient and weight gradient each went a block at a time
 
 
+def test_conv_of_an_empty_batch_has_zero_weight_gradient():
+    # no image, no block of columns: the weight gradient is a sum over nothing
+    x = t(np.zeros((0, 3, 5, 5)), grad=True)
+    w, b = t(rng.standard_normal((4, 3, 3, 3)), grad=True), t(rng.standard_normal(4), grad=True)
+    y = F.conv2d(x, w, b, padding=1)
+    assert y.shape == [0, 4, 5, 5]
+    gx, gw, gb = paddle.grad(y.sum(), [x, w, b])
+    assert gx.shape == [0, 3, 5, 5]
+    np.testing.assert_array_equal(gw.numpy(), np.zeros((4, 3, 3, 3)))
+    np.testing.assert_array_equal(gb.numpy(), np.zeros(4))
+
 def test_padded_pooling_results_do_not_share_the_reused_work_array():
     # padded pooling windows read a padded copy of x kept in a per-thread work array, which the
     # next padded call (pooling or convolution) overwrites: no result may alias it

@@ -544,10 +544,9 @@ def _grad_filter_kernel(xp, x, grad_out, *, stride, padding, dilation, groups, k
     n, c, o = x.shape[0], x.shape[1], grad_out.shape[1]
     pads, dil, out = out_geometry("conv", x.shape[2:], kernel_size, stride, padding, dilation)
     g4 = grad_out.reshape(n, groups, o // groups, _pymath.prod(out))
-    gw = None
+    gw = xp.zeros((groups, o // groups, c // groups * _pymath.prod(kernel_size)), xp.result_type(grad_out, x))
     for start, stop, cols in im2col_blocks(xp, x, kernel_size, stride, dil, pads, out, groups):
-        part = xp.matmul(g4[start:stop], cols.transpose(0, 1, 3, 2)).sum(axis=0)
-        gw = part if gw is None else xp.add(gw, part, out=gw)
+        gw += xp.matmul(g4[start:stop], cols.transpose(0, 1, 3, 2)).sum(axis=0)
     return gw.reshape((o, c // groups, *kernel_size))
 
 
