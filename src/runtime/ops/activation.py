@@ -106,6 +106,13 @@ def _signed(fn: Callable, positional: tuple[str, ...], attrs: dict) -> Callable:
 
 
 # ---------------------------------------------------------------- forward kernels
+def relu_np(xp, x, out=None):
+    """max(x, 0) against a row of zeros rather than the scalar 0: NumPy's maximum with a broadcast scalar runs at
+    about half the speed of two arrays, and the result has the same bits (signed zeros and NaNs included)."""
+    zero = xp.zeros(x.shape[-1:], x.dtype) if x.ndim else 0
+    return xp.maximum(x, zero, out=out)
+
+
 def _softplus_np(xp, x, *, beta, threshold):
     bx = x * beta
     soft = (xp.log1p(xp.exp(-xp.abs(bx))) + xp.maximum(bx, 0)) / beta
@@ -174,7 +181,7 @@ def _vjp_tanhshrink(F, x, g):
 
 # name: (forward(xp, x, **attrs), vjp(F, x, g, **attrs), attrs with defaults, sample domain)
 _ACTIVATIONS: dict[str, tuple] = {
-    "relu": (lambda xp, x: xp.maximum(x, 0), lambda F, x, g: F.where(x > 0.0, g, 0.0), {}, (-2, 2)),
+    "relu": (lambda xp, x: relu_np(xp, x), lambda F, x, g: F.where(x > 0.0, g, 0.0), {}, (-2, 2)),
     "relu6": (lambda xp, x: xp.minimum(xp.maximum(x, 0), 6),
               lambda F, x, g: F.where((x > 0.0) & (x < 6.0), g, 0.0), {}, (-2, 8)),
     "leaky_relu": (lambda xp, x, *, negative_slope: xp.where(x > 0, x, x * negative_slope),

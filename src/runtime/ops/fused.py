@@ -70,7 +70,7 @@ def _ufunc_into(fname: str) -> Callable:
 
 
 def _relu_into(xp, out, x):
-    return xp.maximum(x, 0, out=out)
+    return _act.relu_np(xp, x, out=out)
 
 
 def _scale_into(xp, out, x, *, scale, bias, bias_after_scale):
