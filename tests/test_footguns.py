@@ -158,3 +158,23 @@ def test_a_folded_conv_batch_norm_gives_eagers_bits():
     finally:
         paddle.set_flags({"FLAGS_fold_batch_norm": False})
     assert np.array_equal(got, want)
+
+
+def _divides_by_zero(x):
+    return (x * 2.0) / 0.0
+
+
+@pytest.mark.xfail(strict=True, reason="a fused chain on one-element float values runs on NumPy scalars (same bits, "
+                   "same warning category), and NumPy words a scalar's warning 'in scalar divide'")
+def test_a_one_element_chain_warns_in_eagers_words():
+    import warnings
+
+    import numpy as np
+    x = paddle.to_tensor(np.ones([1], np.float32))
+    messages = []
+    for fn in (_divides_by_zero, sot.to_static(fresh(_divides_by_zero))):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            fn(x)
+        messages.append([str(w.message) for w in caught])
+    assert messages[1] == messages[0]
