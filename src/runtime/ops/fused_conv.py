@@ -38,7 +38,7 @@ import numpy as np
 from .activation import relu_np
 from .conv import from_channel_first, out_geometry, to_channel_first, windows
 from .fused import ELEMENTWISE, inplace_kernel
-from .norm import _channel_params
+from .norm import _channel_params, bn_infer_scale_shift
 from .pool import _lowest, _max_pool_meta
 from .registry import Sample, TensorSpec, defop, get_op, normal_sampler
 
@@ -53,20 +53,9 @@ _normal = normal_sampler(_rng)
 
 
 # ---------------------------------------------------------------- eval-mode batch norm
-def _bn_scale_shift(xp, mean, variance, weight, bias, epsilon: float) -> tuple:
-    """Per-channel (scale, shift) of eval batch norm, computed as `batch_norm_infer`'s kernel does."""
-    scale = 1.0 / xp.sqrt(variance + epsilon)
-    if weight is not None:
-        scale = scale * weight
-    shift = -mean * scale
-    if bias is not None:
-        shift = shift + bias
-    return scale, shift
-
-
 def _bn_into(xp, y, mean, variance, weight, bias, *, epsilon, channel_axis):
     """batch_norm_infer(y, ...) written into y's buffer: the kernel's multiply and add, with out=y."""
-    scale, shift = _bn_scale_shift(xp, mean, variance, weight, bias, epsilon)
+    scale, shift = bn_infer_scale_shift(xp, mean, variance, weight, bias, epsilon)
     shape = _channel_params(y.shape, channel_axis)
     xp.multiply(y, scale.reshape(shape).astype(y.dtype, copy=False), out=y)
     xp.add(y, shift.reshape(shape), out=y)
@@ -116,7 +105,7 @@ def _folded(xp, head: str, weight, bias, bn: tuple, epsilon: float) -> tuple:
     fold = _folds.get(key)
     if fold is not None and fold.holds(xp, arrays):
         return fold.weight, fold.bias
-    scale, shift = _bn_scale_shift(xp, *bn, epsilon)
+    scale, shift = bn_infer_scale_shift(xp, *bn, epsilon)
     scale = scale.astype(weight.dtype, copy=False)
     # conv weights are [out, in / groups, *kernel], linear weights [in, out]
     per_out = (-1,) + (1,) * (weight.ndim - 1) if head == "conv" else (1, -1)
@@ -186,7 +175,7 @@ def _commutes_with_max(xp, steps: tuple, inputs: tuple) -> bool:
         if refs[0] != -1:
             return False
         if name == "batch_norm_infer":
-            scale, shift = _bn_scale_shift(xp, *_operands(None, refs[1:], inputs), dict(attrs)["epsilon"])
+            scale, shift = bn_infer_scale_shift(xp, *_operands(None, refs[1:], inputs), dict(attrs)["epsilon"])
             if not (bool((scale > 0).all()) and bool(xp.isfinite(scale).all()) and bool(xp.isfinite(shift).all())):
                 return False
         elif name != "relu":

@@ -373,14 +373,21 @@ def _bn_infer_meta(x, mean, variance, weight, bias, *, epsilon, channel_axis):
     return x
 
 
-def _bn_infer_kernel(xp, x, mean, variance, weight, bias, *, epsilon, channel_axis):
-    shape = _channel_params(x.shape, channel_axis)
+def bn_infer_scale_shift(xp, mean, variance, weight, bias, epsilon: float) -> tuple:
+    """Per-channel (scale, shift) of eval batch norm, y = x * scale + shift: one definition, so that a fused
+    kernel applying them in place (ops.fused_conv) computes eager's bits."""
     scale = 1.0 / xp.sqrt(variance + epsilon)
     if weight is not None:
         scale = scale * weight
     shift = -mean * scale
     if bias is not None:
         shift = shift + bias
+    return scale, shift
+
+
+def _bn_infer_kernel(xp, x, mean, variance, weight, bias, *, epsilon, channel_axis):
+    shape = _channel_params(x.shape, channel_axis)
+    scale, shift = bn_infer_scale_shift(xp, mean, variance, weight, bias, epsilon)
     y = x * scale.reshape(shape).astype(x.dtype, copy=False)
     y += shift.reshape(shape)  # in place: one output array, no second temporary
     return y
