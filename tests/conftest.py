@@ -43,6 +43,21 @@ def _fresh_state():
 
 
 @pytest.fixture
+def ran(monkeypatch):
+    """The programs the executor runs, as `apply_passes` returned them (after its passes), in build order."""
+    from runtime.static import frontend  # noqa: PLC0415 - patched for the test only
+    out = []
+    apply_passes = frontend.apply_passes
+
+    def recording(program, protected):
+        new = apply_passes(program, protected)
+        out.append(new)
+        return new
+    monkeypatch.setattr(frontend, "apply_passes", recording)
+    return out
+
+
+@pytest.fixture
 def static_mode():
     """Build in static mode for the test, and always return to eager mode after it."""
     paddle.enable_static()

@@ -9,7 +9,6 @@ import pytest
 import runtime as paddle
 from runtime import static
 from runtime.flags import get_flags, set_flags
-from runtime.static import frontend
 from runtime.static.passes import apply_passes
 from sot_helpers import assert_same_result, jit_of
 
@@ -33,19 +32,6 @@ def static_mode(flags):
         yield
     finally:
         paddle.disable_static()
-
-
-@pytest.fixture
-def ran(monkeypatch):
-    """The programs the executor ran for to_static code: apply_passes' results, in order."""
-    out = []
-
-    def recording(program, protected):
-        new = apply_passes(program, protected)
-        out.append(new)
-        return new
-    monkeypatch.setattr(frontend, "apply_passes", recording)
-    return out
 
 
 def build(fn, *data):

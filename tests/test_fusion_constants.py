@@ -11,24 +11,10 @@ from hypothesis import strategies as st
 
 import runtime as paddle
 from runtime.ops import fused, get_op
-from runtime.static import frontend
 from runtime.static.passes import apply_passes
 from sot_helpers import fresh, jit_of
 
 import sot
-
-
-@pytest.fixture
-def ran(monkeypatch):
-    """The programs the executor ran for to_static code: apply_passes' results, in order."""
-    out = []
-
-    def recording(program, protected):
-        new = apply_passes(program, protected)
-        out.append(new)
-        return new
-    monkeypatch.setattr(frontend, "apply_passes", recording)
-    return out
 
 
 def computing(program):
