@@ -33,7 +33,7 @@ from ..ops.fused_conv import FOLDABLE_HEADS, HEADS, STEPS
 from ..ops.registry import get_op
 from .framework import Block, Operator
 
-__all__ = ["apply_epilogue_passes"]
+__all__ = ["apply_epilogue_passes", "op_uses"]
 
 
 def apply_epilogue_passes(block: Block, keep: set[str]) -> None:
@@ -44,8 +44,8 @@ def apply_epilogue_passes(block: Block, keep: set[str]) -> None:
         _fuse_epilogues(block, keep, flag("FLAGS_fold_batch_norm"))
 
 
-def _uses(block: Block) -> tuple[dict[str, set[int]], dict[str, list[int]]]:
-    """(readers, writers): op indices reading / writing each var of the block."""
+def op_uses(block: Block) -> tuple[dict[str, set[int]], dict[str, list[int]]]:
+    """(readers, writers): op indices reading / writing each var of the block (the fusion passes' index)."""
     readers: dict[str, set[int]] = defaultdict(set)
     writers: dict[str, list[int]] = defaultdict(list)
     for i, op in enumerate(block.ops):
@@ -63,7 +63,7 @@ def _private(block: Block, keep: set[str], name: str) -> bool:
 
 # ---------------------------------------------------------------- dead masks
 def _drop_dead_masks(block: Block, keep: set[str]) -> None:
-    readers, _ = _uses(block)
+    readers, _ = op_uses(block)
     for i, op in enumerate(block.ops):
         if op.type != "max_pool" or len(op.outputs) != 2:
             continue
@@ -78,7 +78,7 @@ def _drop_dead_masks(block: Block, keep: set[str]) -> None:
 # ---------------------------------------------------------------- epilogue fusion
 def _fuse_epilogues(block: Block, keep: set[str], fold: bool) -> None:
     ops = block.ops
-    readers, writers = _uses(block)
+    readers, writers = op_uses(block)
     absorbed: set[int] = set()
     fused: dict[int, Operator] = {}
     for i, op in enumerate(ops):

@@ -52,7 +52,7 @@ import numpy as np
 from ..flags import flag
 from ..ops.fused import ELEMENTWISE, inplace_kernel
 from ..ops.registry import get_op
-from .epilogue import apply_epilogue_passes
+from .epilogue import apply_epilogue_passes, op_uses
 from .framework import CONTROL_FLOW_OPS, Block, Operator, Program
 
 __all__ = ["apply_passes"]
@@ -206,13 +206,7 @@ def _eliminate_dead_ops(block: Block, keep: set[str]) -> None:
 # ---------------------------------------------------------------- elementwise-chain fusion
 def _fuse_elementwise_chains(block: Block, keep: set[str]) -> None:
     ops = block.ops
-    readers: dict[str, set[int]] = defaultdict(set)
-    writers: dict[str, list[int]] = defaultdict(list)
-    for i, op in enumerate(ops):
-        for n in op.input_arg_names:
-            readers[n].add(i)
-        for n in op.written():
-            writers[n].append(i)
+    readers, writers = op_uses(block)
     fusible = [op.type in ELEMENTWISE and len(op.outputs) == 1 and None not in op.inputs for op in ops]
     root = list(range(len(ops)))                       # op -> index of its group's last op
     members = {i: [i] for i in range(len(ops))}        # group root -> member op indices
