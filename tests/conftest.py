@@ -5,6 +5,7 @@ examples on every run, so a failure is never a matter of luck), no deadline (a l
 slow, not wrong), no example database. "explore" (`make fuzz`) draws new random examples each run,
 more of them where a test does not set its own max_examples."""
 import os
+import sys
 
 # One BLAS thread: small test matrices gain nothing from threads, and on a busy 2-core
 # machine spinning BLAS threads slow the suite down by an order of magnitude.
@@ -40,6 +41,20 @@ def _fresh_state():
     paddle.set_default_dtype("float32")
     yield
     paddle.set_default_dtype("float32")
+
+
+@pytest.fixture
+def fake_gpu(monkeypatch):
+    """A GPU for the device code paths on a machine without one: `runtime` sees CuPy and one device,
+    and CuPy is the host-backed stand-in in tests/fake_cupy.py (its rules and its log are there)."""
+    import fake_cupy  # noqa: PLC0415
+    from runtime import place  # noqa: PLC0415 - patched for the test only
+    fake_cupy.reset()
+    monkeypatch.setitem(sys.modules, "cupy", fake_cupy)
+    monkeypatch.setattr(place, "_cupy", lambda: fake_cupy)
+    monkeypatch.setattr(place, "_current", place._current)
+    yield fake_cupy
+    fake_cupy.reset()
 
 
 @pytest.fixture

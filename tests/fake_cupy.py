@@ -1,0 +1,665 @@
+"""A host-backed stand-in for CuPy, so the device code paths run in the CPU suite.
+
+It is not a GPU emulator: kernels run at once on the host with NumPy. What it reproduces are the
+rules of CuPy that device code must follow and that NumPy code silently breaks:
+
+- its `ndarray` is not a `numpy.ndarray`; implicit conversion to NumPy (`np.asarray(x)`,
+  `__array__`) raises TypeError, and so does mixing a device array with a `numpy.ndarray` in one call
+  (NumPy functions on device arrays dispatch here, NEP 13/18, as they do to CuPy);
+- reductions give 0-d device arrays, never NumPy scalars; `flags` has no `writeable`; there is no
+  `errstate`; pickling a device array is refused (a saved file must hold host arrays);
+- host <-> device moves copy (`asarray(host)`, `asnumpy`, `.get()`): device memory never aliases
+  host memory;
+- streams, events and graph launches are logged in `log`, so a test can check where a record, a wait
+  or a launch happened (kernels run synchronously, so misordered work cannot show as a wrong value);
+- stream capture: calls made while a stream captures are recorded AND run (so shapes exist), then at
+  `end_capture` the arrays they made are poisoned and the ones they wrote restored, since a captured
+  kernel does not run; `Graph.launch` runs the recorded calls again into the same arrays. A host sync
+  during capture raises `CUDARuntimeError` and invalidates the capture, as CUDA does;
+- `ElementwiseKernel` and `RawKernel` cannot compile CUDA: calling one raises `CompileException`.
+
+Tests install it with the `fake_gpu` fixture (tests/conftest.py).
+"""
+from __future__ import annotations
+
+import contextlib
+import itertools
+import sys
+import types
+from typing import Any, Callable
+
+import numpy as np
+
+log: list[tuple] = []
+_POISON_BYTE = 0x5A
+
+
+class _State:
+    capture: "_Capture | None" = None
+    stream: "Stream | None" = None
+    allocator: Callable | None = None
+    device_count = 1
+
+
+_state = _State()
+
+
+def reset() -> None:
+    """Forget the log and any capture (the fixture calls it between tests)."""
+    log.clear()
+    _state.capture = None
+    _state.stream = None
+    _state.allocator = None
+
+
+# ------------------------------------------------------------------ errors
+class CUDARuntimeError(RuntimeError):
+    """What CUDA reports (the name of the error first, as CuPy words it)."""
+
+
+class CompileException(Exception):
+    """Raised by kernels this stand-in cannot compile."""
+
+
+def _host_sync(what: str) -> None:
+    """A device -> host wait: illegal while a stream captures (and the capture is lost)."""
+    log.append(("sync", what))
+    cap = _state.capture
+    if cap is not None:
+        cap.invalidated = True
+        raise CUDARuntimeError(f"cudaErrorStreamCaptureUnsupported: operation not permitted when stream is "
+                               f"capturing ({what})")
+
+
+# ------------------------------------------------------------------ arrays
+class _Flags:
+    """CuPy's flags: contiguity and ownership only (no `writeable`)."""
+
+    def __init__(self, a: np.ndarray):
+        self.c_contiguous = a.flags.c_contiguous
+        self.f_contiguous = a.flags.f_contiguous
+        self.owndata = a.flags.owndata
+
+    def __getitem__(self, name: str) -> bool:
+        return {"C_CONTIGUOUS": self.c_contiguous, "F_CONTIGUOUS": self.f_contiguous,
+                "OWNDATA": self.owndata}[name]
+
+
+_NO_SUCH_METHODS = frozenset({"setflags", "itemset", "byteswap", "newbyteorder", "resize", "ctypes", "dumps",
+                              "dump", "tofile"})
+_MUTATING_METHODS = frozenset({"fill", "sort", "put"})
+
+
+class ndarray:  # noqa: N801 - CuPy's name
+    """A device array: a NumPy array behind CuPy's rules."""
+
+    __slots__ = ("_a", "__weakref__")
+    __hash__ = None
+
+    def __init__(self, *args, **kwargs):
+        raise TypeError("fake_cupy.ndarray: create device arrays with asarray/empty/zeros")
+
+    @classmethod
+    def _of(cls, a: np.ndarray) -> "ndarray":
+        if a.dtype.kind in "OUSV":
+            raise ValueError(f"Unsupported dtype {a.dtype}")
+        obj = object.__new__(cls)
+        obj._a = a
+        return obj
+
+    shape = property(lambda self: self._a.shape)
+    dtype = property(lambda self: self._a.dtype)
+    ndim = property(lambda self: self._a.ndim)
+    size = property(lambda self: self._a.size)
+    strides = property(lambda self: self._a.strides)
+    itemsize = property(lambda self: self._a.itemsize)
+    nbytes = property(lambda self: self._a.nbytes)
+    flags = property(lambda self: _Flags(self._a))
+    device = property(lambda self: cuda.Device(0))
+    T = property(lambda self: _call(np.transpose, (self,), {}))
+    real = property(lambda self: _call(np.real, (self,), {}))
+    imag = property(lambda self: _call(np.imag, (self,), {}))
+
+    @property
+    def base(self):
+        return None if self._a.base is None else ndarray._of(self._a.base)
+
+    def get(self, stream=None, order="C", out=None) -> np.ndarray:
+        _host_sync("ndarray.get")
+        return np.array(self._a, order=order, copy=True)
+
+    def __array__(self, dtype=None, copy=None):
+        raise TypeError("Implicit conversion to a NumPy array is not allowed. "
+                        "Please use `.get()` to construct a NumPy array explicitly.")
+
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        return _call(getattr(ufunc, method), inputs, kwargs, name=f"{ufunc.__name__}.{method}")
+
+    def __array_function__(self, func, types_, args, kwargs):
+        return _call(func, args, kwargs)
+
+    def __reduce__(self):
+        raise TypeError("pickling a device array: convert it with .get() first (a file holding CuPy arrays "
+                        "cannot be loaded where there is no GPU)")
+
+    def _scalar(self, convert: Callable, what: str):
+        _host_sync(what)
+        return convert(self._a)
+
+    def __float__(self):
+        return self._scalar(float, "float()")
+
+    def __int__(self):
+        return self._scalar(int, "int()")
+
+    def __index__(self):
+        return self._scalar(lambda a: a.__index__(), "index")
+
+    def __bool__(self):
+        return self._scalar(bool, "bool()")
+
+    def __complex__(self):
+        return self._scalar(complex, "complex()")
+
+    def item(self):
+        return self._scalar(lambda a: a.item(), "item()")
+
+    def tolist(self):
+        return self._scalar(lambda a: a.tolist(), "tolist()")
+
+    def __repr__(self) -> str:
+        return self._scalar(repr, "repr()")
+
+    def __str__(self) -> str:
+        return self._scalar(str, "str()")
+
+    def __format__(self, spec: str) -> str:
+        return self._scalar(lambda a: format(a, spec), "format()")
+
+    def __len__(self) -> int:
+        return len(self._a)
+
+    def __iter__(self):
+        return (self[i] for i in range(len(self)))
+
+    def __getitem__(self, key):
+        return _call(_getitem, (self, key), {}, name="getitem")
+
+    def __setitem__(self, key, value) -> None:
+        _call(_setitem, (self, key, value), {}, name="setitem")
+
+    def __copy__(self):
+        return self.copy()
+
+    def __deepcopy__(self, memo):
+        return self.copy()
+
+    def __getattr__(self, name: str):
+        if name in _NO_SUCH_METHODS or name.startswith("__"):   # no __array_interface__ either
+            raise AttributeError(f"'cupy.ndarray' object has no attribute '{name}'")
+        attr = getattr(self._a, name)
+        if callable(attr):
+            mutates = name in _MUTATING_METHODS
+            return lambda *a, **k: _call(_method, (self, name, *a), k, name=f"ndarray.{name}",
+                                         writes=(self,) if mutates else ())
+        return _wrap(attr)
+
+
+def _getitem(a: np.ndarray, key):
+    return a[key]
+
+
+def _setitem(a: np.ndarray, key, value) -> None:
+    a[key] = value
+
+
+def _method(a: np.ndarray, name: str, *args, **kwargs):
+    return getattr(a, name)(*args, **kwargs)
+
+
+def _binary(ufunc: np.ufunc, reflected: bool = False, inplace: bool = False) -> Callable:
+    def op(self, other):
+        if inplace:
+            return _call(ufunc, (self, other), {"out": self}, name=ufunc.__name__)
+        args = (other, self) if reflected else (self, other)
+        return _call(ufunc, args, {}, name=ufunc.__name__)
+    return op
+
+
+for _name, _uf in {"add": np.add, "sub": np.subtract, "mul": np.multiply, "truediv": np.true_divide,
+                   "floordiv": np.floor_divide, "mod": np.remainder, "pow": np.power, "matmul": np.matmul,
+                   "and": np.bitwise_and, "or": np.bitwise_or, "xor": np.bitwise_xor,
+                   "lshift": np.left_shift, "rshift": np.right_shift}.items():
+    setattr(ndarray, f"__{_name}__", _binary(_uf))
+    setattr(ndarray, f"__r{_name}__", _binary(_uf, reflected=True))
+    if _name != "matmul":
+        setattr(ndarray, f"__i{_name}__", _binary(_uf, inplace=True))
+for _name, _uf in {"lt": np.less, "le": np.less_equal, "gt": np.greater, "ge": np.greater_equal,
+                   "eq": np.equal, "ne": np.not_equal}.items():
+    setattr(ndarray, f"__{_name}__", _binary(_uf))
+for _name, _uf in {"neg": np.negative, "pos": np.positive, "abs": np.absolute, "invert": np.invert}.items():
+    setattr(ndarray, f"__{_name}__", lambda self, _uf=_uf: _call(_uf, (self,), {}, name=_uf.__name__))
+
+
+# ------------------------------------------------------------------ calls
+def _unwrap(x, seen: list):
+    """x with device arrays replaced by their NumPy arrays; seen[0]/[1]: a device / host array met."""
+    if type(x) is ndarray:
+        seen[0] = True
+        return x._a
+    if type(x) is np.ndarray:
+        seen[1] = True
+        return x
+    if type(x) in (tuple, list):
+        return type(x)(_unwrap(v, seen) for v in x)
+    if type(x) is dict:
+        return {k: _unwrap(v, seen) for k, v in x.items()}
+    return x
+
+
+def _wrap(r, made: list | None = None):
+    if type(r) is np.ndarray:
+        w = ndarray._of(r)
+        if made is not None:
+            made.append(w)
+        return w
+    if isinstance(r, np.generic):
+        return _wrap(np.asarray(r), made)
+    if type(r) in (tuple, list):
+        return type(r)(_wrap(v, made) for v in r)
+    return r
+
+
+def _root(a: np.ndarray) -> np.ndarray:
+    while isinstance(a.base, np.ndarray):
+        a = a.base
+    return a
+
+
+def _call(fn: Callable, args: tuple, kwargs: dict, name: str | None = None, writes: tuple = ()):
+    """Run a NumPy callable on device arrays as CuPy would run its own: checks, capture, wrapping."""
+    seen = [False, False]
+    raw_args, raw_kwargs = _unwrap(args, seen), _unwrap(kwargs, seen)
+    if seen[1]:
+        raise TypeError(f"Unsupported type <class 'numpy.ndarray'> in a call of {name or fn.__name__} on device "
+                        "arrays (move it with cupy.asarray first)")
+    label = name or getattr(fn, "__name__", "call")
+    log.append(("launch", current_stream_name(), label))
+    cap = _state.capture
+    if cap is not None:
+        out = kwargs.get("out")
+        targets = [w for w in (*writes, *(out if isinstance(out, tuple) else (out,)))
+                   if type(w) is ndarray]
+        if fn is _setitem:
+            targets.append(args[0])
+        cap.before_write(targets)
+    result = fn(*raw_args, **raw_kwargs)
+    made: list = []
+    wrapped = _same_objects(result, args, kwargs)
+    if wrapped is None:
+        wrapped = _wrap(result, made)
+    if cap is not None:
+        cap.record(fn, args, kwargs, made, raw_args, raw_kwargs)
+    if made and _state.allocator is not None:
+        for w in made:
+            _state.allocator(w.nbytes)
+    return wrapped
+
+
+def _same_objects(result, args: tuple, kwargs: dict):
+    """An `out=` call returns its `out` wrapper itself, as CuPy does."""
+    out = kwargs.get("out")
+    if type(out) is ndarray and result is out._a:
+        return out
+    if type(out) is tuple and type(result) is tuple and all(type(o) is ndarray for o in out):
+        return out
+    return None
+
+
+# ------------------------------------------------------------------ module namespace
+class _Ufunc:
+    """A NumPy ufunc over device arrays, with its methods."""
+
+    def __init__(self, uf: np.ufunc):
+        self._uf = uf
+        self.__name__ = uf.__name__
+        self.nin, self.nout = uf.nin, uf.nout
+
+    def __call__(self, *args, **kwargs):
+        return _call(self._uf, args, kwargs, name=self.__name__)
+
+    def __getattr__(self, method: str):
+        fn = getattr(self._uf, method)
+        return lambda *a, **k: _call(fn, a, k, name=f"{self.__name__}.{method}")
+
+
+_NO_SUCH_FUNCTIONS = frozenset({"errstate", "seterr", "geterr", "seterrcall", "geterrcall", "frompyfunc",
+                                "object_", "str_", "bytes_", "load", "save", "savez", "fromfile", "loadtxt"})
+
+
+def _namespace_getattr(source: Any, cache: dict, qualname: str) -> Callable[[str], Any]:
+    def getattr_(name: str):
+        if name in cache:
+            return cache[name]
+        if name in _NO_SUCH_FUNCTIONS:
+            raise AttributeError(f"module '{qualname}' has no attribute '{name}'")
+        obj = getattr(source, name)
+        if isinstance(obj, np.ufunc):
+            obj = _Ufunc(obj)
+        elif isinstance(obj, types.ModuleType):
+            return obj
+        elif callable(obj) and not isinstance(obj, type):
+            fn = obj
+            obj = lambda *a, _fn=fn, _n=name, **k: _call(_fn, a, k, name=_n)  # noqa: E731
+            obj.__name__ = name
+        cache[name] = obj
+        return obj
+    return getattr_
+
+
+def _submodule(name: str, source: Any) -> types.ModuleType:
+    mod = types.ModuleType(f"cupy.{name}")
+    mod.__getattr__ = _namespace_getattr(source, {}, f"cupy.{name}")
+    return mod
+
+
+linalg = _submodule("linalg", np.linalg)
+fft = _submodule("fft", np.fft)
+random = _submodule("random", np.random)
+__getattr__ = _namespace_getattr(np, {}, "cupy")
+
+
+def asarray(a, dtype=None, order=None, *, blocking=False) -> ndarray:
+    """Host -> device copy (device arrays pass through, cast where `dtype` says)."""
+    if type(a) is ndarray:
+        return a if dtype is None or np.dtype(dtype) == a.dtype else a.astype(dtype)
+    return array(a, dtype=dtype, order=order)
+
+
+def array(obj, dtype=None, copy=True, order="K", subok=False, ndmin=0, *, blocking=False) -> ndarray:
+    if type(obj) is ndarray:
+        return _call(np.array, (obj,), {"dtype": dtype, "copy": True, "order": order, "ndmin": ndmin}, name="array")
+    if type(obj) in (list, tuple) and any(type(v) is ndarray for v in obj):
+        return _call(np.stack, ([asarray(v) for v in obj],), {}, name="array")
+    _host_sync("host-to-device copy")
+    a = np.array(obj, dtype=dtype, copy=True, order=order, ndmin=ndmin)
+    made: list = []
+    w = _wrap(a, made)
+    log.append(("h2d", current_stream_name()))
+    return w
+
+
+def ascontiguousarray(a, dtype=None) -> ndarray:
+    return _call(np.ascontiguousarray, (asarray(a),), {"dtype": dtype}, name="ascontiguousarray")
+
+
+def asnumpy(a, stream=None, order="C", out=None, *, blocking=True) -> np.ndarray:
+    """Device -> host copy (host input passes through, as CuPy's does)."""
+    if type(a) is ndarray:
+        return a.get(order=order)
+    return np.asarray(a, order=order)
+
+
+def get_array_module(*args) -> Any:
+    return sys.modules[__name__] if any(type(a) is ndarray for a in args) else np
+
+
+class ElementwiseKernel:
+    """Keeps its source; calling it raises, since the stand-in compiles no CUDA."""
+
+    def __init__(self, in_params: str, out_params: str, operation: str, name: str = "kernel", **kwargs):
+        self.in_params, self.out_params, self.operation, self.name = in_params, out_params, operation, name
+        self.kwargs = kwargs
+
+    def __call__(self, *args, **kwargs):
+        raise CompileException(f"fake_cupy cannot compile the CUDA kernel {self.name!r}")
+
+
+class RawKernel(ElementwiseKernel):
+    def __init__(self, code: str, name: str, options: tuple = (), **kwargs):
+        self.code, self.name, self.options = code, name, options
+
+
+# ------------------------------------------------------------------ capture
+class _Capture:
+    """What a capturing stream saw: the calls to replay, the arrays they made and those they wrote."""
+
+    def __init__(self, stream: "Stream"):
+        self.stream = stream
+        self.calls: list[tuple] = []
+        self.new_roots: dict[int, np.ndarray] = {}
+        self.saved: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+        self.invalidated = False
+
+    def before_write(self, targets: list) -> None:
+        for w in targets:
+            root = _root(w._a)
+            if id(root) not in self.new_roots and id(root) not in self.saved:
+                self.saved[id(root)] = (root, root.copy())
+
+    def record(self, fn, args, kwargs, made: list, raw_args, raw_kwargs) -> None:
+        inputs = set()
+        _collect_roots((raw_args, raw_kwargs), inputs)
+        for w in made:
+            root = _root(w._a)
+            if id(root) not in inputs:
+                self.new_roots[id(root)] = root
+        self.calls.append((fn, args, kwargs, made))
+
+    def finish(self) -> "Graph":
+        for root, copy in self.saved.values():
+            np.copyto(root, copy)
+        for root in self.new_roots.values():
+            if root.dtype.kind in "fc":
+                root.fill(np.nan)
+            elif root.flags.c_contiguous:
+                root.view(np.uint8).fill(_POISON_BYTE)
+        return Graph(self.calls)
+
+
+def _collect_roots(x, into: set) -> None:
+    if type(x) is np.ndarray:
+        into.add(id(_root(x)))
+    elif type(x) in (tuple, list):
+        for v in x:
+            _collect_roots(v, into)
+    elif type(x) is dict:
+        for v in x.values():
+            _collect_roots(v, into)
+
+
+class Graph:
+    """A captured sequence of calls; `launch` runs them again into the same arrays."""
+
+    def __init__(self, calls: list):
+        self._calls = calls
+
+    def launch(self, stream: "Stream | None" = None) -> None:
+        if _state.capture is not None:
+            raise CUDARuntimeError("cudaErrorStreamCaptureUnsupported: graph launch while capturing")
+        log.append(("graph_launch", (stream or current_stream()).name, len(self._calls)))
+        for fn, args, kwargs, made in self._calls:
+            seen = [False, False]
+            result = fn(*_unwrap(args, seen), **_unwrap(kwargs, seen))
+            fresh: list = []
+            _wrap(result, fresh)
+            for old, new in zip(made, fresh):
+                if old._a is not new._a:
+                    np.copyto(old._a, new._a)
+
+    def upload(self, stream=None) -> None:
+        return None
+
+
+# ------------------------------------------------------------------ cuda
+class Stream:
+    """A stream: a name in the log; the work itself runs at once on the host."""
+
+    _ids = itertools.count(1)
+
+    def __init__(self, null: bool = False, non_blocking: bool = False, ptr: int = 0, priority: int = 0):
+        self.name = "null" if null else f"stream{next(Stream._ids)}"
+        self.ptr = 0 if null else id(self)
+        self._outer: list = []
+
+    def __enter__(self) -> "Stream":
+        self._outer.append(_state.stream)
+        _state.stream = self
+        return self
+
+    def __exit__(self, *exc) -> None:
+        _state.stream = self._outer.pop()
+
+    def use(self) -> "Stream":
+        _state.stream = self
+        return self
+
+    def synchronize(self) -> None:
+        _host_sync(f"{self.name}.synchronize")
+
+    def record(self, event: "Event | None" = None) -> "Event":
+        event = event or Event()
+        event.record(self)
+        return event
+
+    def wait_event(self, event: "Event") -> None:
+        log.append(("wait", self.name, event.id))
+
+    def begin_capture(self, mode: Any = None) -> None:
+        if _state.capture is not None:
+            raise CUDARuntimeError("cudaErrorIllegalState: a stream is already capturing")
+        if self.ptr == 0:
+            raise CUDARuntimeError("cudaErrorStreamCaptureUnsupported: the null stream cannot capture")
+        log.append(("begin_capture", self.name))
+        _state.capture = _Capture(self)
+
+    def end_capture(self) -> Graph:
+        cap = _state.capture
+        if cap is None or cap.stream is not self:
+            raise CUDARuntimeError("cudaErrorIllegalState: this stream is not capturing")
+        _state.capture = None
+        graph = cap.finish()
+        log.append(("end_capture", self.name))
+        if cap.invalidated:
+            raise CUDARuntimeError("cudaErrorStreamCaptureInvalidated: the capture was invalidated")
+        return graph
+
+    def is_capturing(self) -> bool:
+        return _state.capture is not None and _state.capture.stream is self
+
+    def __repr__(self) -> str:
+        return f"<fake_cupy Stream {self.name}>"
+
+
+Stream.null = Stream(null=True)
+
+
+def current_stream() -> Stream:
+    return _state.stream or Stream.null
+
+
+def current_stream_name() -> str:
+    return current_stream().name
+
+
+class Event:
+    """An event: its record and its waits go to the log."""
+
+    _ids = itertools.count(1)
+
+    def __init__(self, block: bool = False, disable_timing: bool = False, interprocess: bool = False):
+        self.id = next(Event._ids)
+        self.ptr = id(self)
+
+    def record(self, stream: Stream | None = None) -> None:
+        log.append(("record", (stream or current_stream()).name, self.id))
+
+    def synchronize(self) -> None:
+        _host_sync(f"event{self.id}.synchronize")
+
+    @property
+    def done(self) -> bool:
+        return True
+
+
+class Device:
+    def __init__(self, device: int | None = None):
+        self.id = 0 if device is None else int(device)
+        if not 0 <= self.id < _state.device_count:
+            raise CUDARuntimeError(f"cudaErrorInvalidDevice: invalid device ordinal {self.id}")
+
+    def __enter__(self) -> "Device":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        return None
+
+    def __eq__(self, other: Any) -> bool:
+        return isinstance(other, Device) and other.id == self.id
+
+    def __hash__(self) -> int:
+        return hash(("fake_cupy.Device", self.id))
+
+    def synchronize(self) -> None:
+        _host_sync("device.synchronize")
+
+    compute_capability = "90"
+
+
+class MemoryPool:
+    """Counts what was allocated through it (tests check which pool a capture used)."""
+
+    def __init__(self, allocator: Any = None):
+        self.allocations = 0
+        self._used = 0
+
+    def malloc(self, size: int) -> None:
+        self.allocations += 1
+        self._used += size
+
+    def used_bytes(self) -> int:
+        return self._used
+
+    def total_bytes(self) -> int:
+        return self._used
+
+    def free_all_blocks(self, stream: Any = None) -> None:
+        self._used = 0
+
+
+_default_pool = MemoryPool()
+
+
+@contextlib.contextmanager
+def _using_allocator(allocator: Callable | None = None):
+    outer = _state.allocator
+    _state.allocator = allocator
+    try:
+        yield
+    finally:
+        _state.allocator = outer
+
+
+def _runtime_module() -> types.ModuleType:
+    rt = types.ModuleType("cupy.cuda.runtime")
+    rt.CUDARuntimeError = CUDARuntimeError
+    rt.getDeviceCount = lambda: _state.device_count
+    rt.runtimeGetVersion = lambda: 12000
+    rt.driverGetVersion = lambda: 12000
+    rt.getDeviceProperties = lambda i: {"name": b"fake_cupy host stand-in", "totalGlobalMem": 0}
+    rt.deviceSynchronize = lambda: _host_sync("deviceSynchronize")
+    return rt
+
+
+cuda = types.ModuleType("cupy.cuda")
+cuda.runtime = _runtime_module()
+cuda.compiler = types.SimpleNamespace(CompileException=CompileException)
+cuda.Stream, cuda.Event, cuda.Device, cuda.Graph, cuda.MemoryPool = Stream, Event, Device, Graph, MemoryPool
+cuda.get_current_stream = current_stream
+cuda.get_elapsed_time = lambda start, end: 0.0
+cuda.using_allocator = _using_allocator
+cuda.get_device_id = lambda: 0
+cuda.is_available = lambda: _state.device_count > 0
+cuda.graph = types.SimpleNamespace(Graph=Graph)
+get_default_memory_pool = lambda: _default_pool  # noqa: E731
+__version__ = "0+fake"
