@@ -69,7 +69,7 @@ class CodeGen:
         g.update(_xp=xp, _asarray=xp.asarray, _owned=_owned, _missing=self._missing, _finite=check_finite,
                  _stub=lambda a: xp.broadcast_to(xp.zeros((), a.dtype), a.shape))
         if xp is not np:
-            g.update(_to_device=xp.asarray, _to_host=lambda a: a.get())
+            g.update(_to_device=xp.asarray)
         for i, value in self.folded.items():
             g[f"kc{i}"] = value
         for ins, kernel in zip(self._a.instrs, self._a.kernels):
@@ -138,8 +138,6 @@ class CodeGen:
         if ins.kind == FETCH_OP:
             x = ins.inputs[0]
             value = f"{ref(x)}.copy()" if self._a.var_meta[x].persistable else f"_owned({ref(x)})"
-            if self._xp is not np:
-                value = f"_to_host({ref(x)})"
             return lines + [f"r[{ins.col}] = {value}"]
         if i in self.folded:
             return lines + [f"{ref(ins.outputs[0])} = kc{i}", *self._check_lines(i, ref, checked)]

@@ -79,7 +79,15 @@ def _run_into(arg: tuple[InterpreterCore, list, bool, AsyncValue]) -> None:
     except BaseException as e:  # noqa: BLE001 - the error belongs to whoever waits on the future
         future.set_error(e)
         return
-    future.set_value(out if return_numpy else [Tensor._wrap(a) for a in out])
+    future.set_value(_results(out, return_numpy))
+
+
+def _results(out: list, return_numpy: bool) -> list:
+    """A run's fetches as `Executor.run` returns them: host arrays (`return_numpy`), else tensors on the
+    place that computed them (a device core fetches device arrays)."""
+    if return_numpy:
+        return [a if isinstance(a, (np.ndarray, np.generic)) else a.get() for a in out]
+    return [Tensor._wrap(a) for a in out]
 
 
 class Executor:
@@ -113,8 +121,7 @@ class Executor:
             core.prepare()
             run_queue().submit(_run_into, (core, feeds, return_numpy, future))
             return future
-        out = core.run(feeds)
-        return out if return_numpy else [Tensor._wrap(a) for a in out]
+        return _results(core.run(feeds), return_numpy)
 
     def plan_for(self, program: Program | None = None, feed: Any = None, fetch_list: Any = None,
                  scope: Scope | None = None, feed_var_name: str = "feed", fetch_var_name: str = "fetch") -> Plan:

@@ -322,7 +322,7 @@ def _dims_or_numbers_miss(guards: Iterable[Guard],
             return None
         t, e = scope.value(g.src), g.expected
         if (not isinstance(t, Tensor) or t.dtype is not e.dtype or bool(t.stop_gradient) is not e.stop_gradient
-                or len(t.shape) != len(e.shape)):
+                or len(t.shape) != len(e.shape) or t.place != e.place):
             return None
         out[(g.src, len(e.shape))] = {i for i, (d, w) in enumerate(zip(t.shape, e.shape)) if w != -1 and d != w}
     return out, numbers

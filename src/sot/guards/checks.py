@@ -228,26 +228,31 @@ VALUE_EQ = Check(
     implied_type=type,
 )
 
-# ----- tensor_meta: shape (-1 matches any size), dtype, stop_gradient; never values -----
+# ----- tensor_meta: shape (-1 matches any size), dtype, stop_gradient, place; never values -----
+_CPU = runtime.CPUPlace()
+_HOST_ARRAY = np.ndarray
 
 
 @dataclass(frozen=True)
 class TensorMeta:
-    """What a translation assumed of a tensor: shape (-1: any size), dtype, stop_gradient."""
+    """What a translation assumed of a tensor: shape (-1: any size), dtype, stop_gradient and the place
+    that holds it (a compiled graph runs its kernels on one place)."""
 
     shape: tuple[int, ...]
     dtype: runtime.dtype
     stop_gradient: bool
+    place: Any = _CPU
 
     @classmethod
     def of(cls, t: runtime.Tensor, dynamic_dims: tuple[int, ...] = ()) -> "TensorMeta":
         """The meta of tensor `t`, with the dims in `dynamic_dims` left free (-1)."""
         shape = tuple(-1 if i in dynamic_dims else d for i, d in enumerate(t.shape))
-        return cls(shape, t.dtype, bool(t.stop_gradient))
+        return cls(shape, t.dtype, bool(t.stop_gradient), t.place)
 
     def __str__(self) -> str:
+        where = "" if self.place == _CPU else f", on {self.place}"
         return (f"shape {list(self.shape)}, dtype {self.dtype.name}, "
-                f"stop_gradient={self.stop_gradient}")
+                f"stop_gradient={self.stop_gradient}{where}")
 
 
 def _validate_meta(e: Any) -> TensorMeta:
@@ -257,13 +262,26 @@ def _validate_meta(e: Any) -> TensorMeta:
         raise ValueError(f"tensor_meta: dims must be ints >= -1, got {list(e.shape)}")
     if not isinstance(e.dtype, runtime.dtype) or type(e.stop_gradient) is not bool:
         raise TypeError(f"tensor_meta expects a runtime dtype and a bool stop_gradient, got {e!r}")
+    if not isinstance(e.place, runtime.place.Place):
+        raise TypeError(f"tensor_meta expects a place such as paddle.CPUPlace(), got {e.place!r}")
     return e
 
 
 def _meta_holds(v: Any, e: TensorMeta) -> bool:
     shape = v.shape
     return (v.stop_gradient is e.stop_gradient and v.dtype is e.dtype and len(shape) == len(e.shape)
-            and all(w == -1 or d == w for d, w in zip(shape, e.shape)))
+            and all(w == -1 or d == w for d, w in zip(shape, e.shape)) and v.place == e.place)
+
+
+def _place_code(e: TensorMeta, ns: Namer) -> str:
+    """The check of the array's place: on a GPU, CuPy's array type and the device id; on the host, NumPy's
+    array type, left out where no GPU can exist (every array is then a NumPy array)."""
+    if e.place.is_gpu_place():
+        cupy = runtime.place.array_module(e.place)
+        return f"type(_a) is {ns.name(cupy.ndarray, 'DEVICE_ARRAY')} and _a.device.id == {e.place.get_device_id()}"
+    if runtime.is_compiled_with_cuda():
+        return f"type(_a) is {ns.name(_HOST_ARRAY, 'HOST_ARRAY')}"
+    return ""
 
 
 def _meta_code(e: TensorMeta, ns: Namer) -> str:
@@ -273,6 +291,9 @@ def _meta_code(e: TensorMeta, ns: Namer) -> str:
     # from its slot, not through the property that watches writes (runtime.structure).
     dt = ns.name(e.dtype.np_dtype, f"D_{e.dtype.name}")
     code = f"{VALUE}._stop_gradient is {e.stop_gradient!r} and (_a := {VALUE}._data).dtype is {dt}"
+    place = _place_code(e, ns)
+    if place:
+        code = f"{code} and {place}"
     if -1 not in e.shape:
         return f"{code} and _a.shape == {e.shape!r}"
     fixed = [f"_s[{i}] == {d}" for i, d in enumerate(e.shape) if d != -1]
@@ -281,12 +302,13 @@ def _meta_code(e: TensorMeta, ns: Namer) -> str:
 
 def _meta_show(v: Any) -> str:
     if isinstance(v, runtime.Tensor):
-        return f"tensor of shape {v.shape}, dtype {v.dtype.name}, stop_gradient={v.stop_gradient}"
+        where = "" if v.place == _CPU else f", on {v.place}"
+        return f"tensor of shape {v.shape}, dtype {v.dtype.name}, stop_gradient={v.stop_gradient}{where}"
     return describe(v)
 
 
 def _meta_exclusive(a: TensorMeta, b: TensorMeta) -> bool:
-    return (a.dtype is not b.dtype or a.stop_gradient is not b.stop_gradient
+    return (a.dtype is not b.dtype or a.stop_gradient is not b.stop_gradient or a.place != b.place
             or len(a.shape) != len(b.shape)
             or any(x != -1 and y != -1 and x != y for x, y in zip(a.shape, b.shape)))
 

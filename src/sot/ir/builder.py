@@ -98,6 +98,9 @@ class SIRBuilder:
         # it may not rename (with why), and the statements that read each symbol
         self.unrenamable: dict[Symbol, str] = {}
         self.readers: dict[Symbol, list[Statement]] = {}
+        # the place every tensor of this SIR lives on (None until one is read or made): the compiled
+        # Program runs its kernels there
+        self.place: Any = None
 
     # ------------------------------------------------------------ inputs and outputs
     def add_input(self, meta: Meta) -> Symbol:

@@ -23,7 +23,8 @@ create_graph=True)`) cannot use the gradient Program, whose ops are not on the t
 runs its forward again eagerly, under the tape, from the same tensors (with the random generator's
 state and the values of the bound tensors the Program writes as they were at the forward), and
 differentiates that with `create_graph=True`, so the gradients it returns are differentiable again.
-Programs run on the CPU executor. A kernel that fails on the values raises what eager code raises
+Programs run on the executor of the place the translation's tensors live on (`place`; the default place
+when it read none). A kernel that fails on the values raises what eager code raises
 (the executor's note naming the op and its callsite in the replay is taken off).
 """
 from __future__ import annotations
@@ -36,6 +37,7 @@ import numpy as np
 from runtime import static
 from runtime.autograd import PyLayer, PyLayerContext, grad, is_grad_enabled, no_grad
 from runtime.generator import get_rng_state, set_rng_state
+from runtime.place import current_place
 from runtime.executor import Executor, Scope
 from runtime.static import Program, appending_to
 from runtime.tensor import Tensor
@@ -53,9 +55,9 @@ _wrap = Tensor._wrap
 class CompiledSIR:
     """Runs `sir` on eager tensors: forward Program cached, backward Program built once when needed."""
 
-    def __init__(self, sir: StatementIR):
+    def __init__(self, sir: StatementIR, place: Any = None):
         self.sir = sir
-        self._executor = Executor()
+        self._executor = Executor(current_place() if place is None else place)
         self._scope = Scope()
         first = lower(sir)
         self._bound: tuple[Tensor, ...] = tuple(first.bindings.values())

@@ -24,7 +24,8 @@ import runtime
 from runtime import Tensor
 from sot.opcode_executor.blocklist import allows_dynamic_shape, breaks_on, is_skipped
 from sot.guards.source import expression
-from sot.ir import DynamicShapeOp, NeedsTensorValue, WritesSymbol
+from sot.ir import DynamicShapeOp, NeedsTensorValue, Symbol, WritesSymbol
+from sot.ir.pytree import tree_leaves
 from sot.opcode_executor.markers import is_to_static_wrapper
 from sot.pyversion import Instruction
 
@@ -126,6 +127,8 @@ class CallMixin:
                 raise InPlaceUpdate("CALL", self.where(),
                                     f"calls {fn.value.__name__}, which changes its argument in place")
             pos, kw = call_arguments(self, fn.value, args, kwargs)
+            if not any(isinstance(a, (Symbol, Tensor)) for a in tree_leaves((pos, kw))):
+                self._creation_place(kw)
             with self.recording():
                 return self.from_result(self.builder.call_api(fn.value, pos, kw,
                                                               allow_dynamic_shape=allows_dynamic_shape(fn.value)))
@@ -165,6 +168,16 @@ class CallMixin:
             return self.wrap(fn(), ExpressionTracker(expression(f"__import__('runtime').{name}()")))
         self.unsupported(f"calls runtime.{name}, which reads or changes the runtime's global state: it runs for real",
                          "SOT-S001")
+
+    def _creation_place(self, kwargs: dict) -> None:
+        """A call reading no tensor makes its tensors on the `place` it names, else on the default place: where a
+        GPU can exist, the default place is guarded and must be the graph's place (see `on_place`)."""
+        if not runtime.is_compiled_with_cuda():
+            return
+        place = kwargs.get("place")
+        if place is None:
+            self._runtime_state_call(runtime.get_device, [], {})
+        self.on_place(runtime.place.to_place(place))
 
     def too_deep(self, fn: FunctionVariable) -> None:
         """An inline call nested deeper than MAX_INLINE_DEPTH cannot be simulated. A recursion that deep

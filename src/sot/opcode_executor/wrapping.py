@@ -149,6 +149,7 @@ class WrappingMixin:
             if isinstance(record, WriteBack) and shares_memory(value, record.target.value):
                 self.unsupported(f"reads a tensor that shares memory with {shown(record.target)} the function "
                                  "updated in place", "SOT-S001")
+        self.on_place(value.place)
         if tracker.reloadable:
             meta = input_meta(self.root_code(), tracker.source, value)  # -1 where the code's inputs vary (sot.dynamic.shapes)
             var = TensorVariable(self.builder.add_input(meta), tracker, value)
@@ -157,6 +158,16 @@ class WrappingMixin:
         var = TensorVariable(value, tracker, value, bound=True)
         var.owner = self._owner_of(tracker)
         return var
+
+    def on_place(self, place: Any) -> None:
+        """Every tensor of one graph lives on one place, where its Program runs: a tensor on another place
+        ends the graph there (eager code rejects an op mixing places; reading both is merely not compiled)."""
+        held = self.builder.place
+        if held is None:
+            self.builder.place = place
+        elif held != place:
+            self.unsupported(f"reads tensors on {held} and on {place}: a compiled graph runs on one place",
+                             "SOT-G001")
 
     def _owner_of(self, tracker: Tracker) -> Any:
         """The object a tensor reached through `tracker` (`<layer source>.weight`) was read from: a Layer, or

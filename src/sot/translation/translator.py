@@ -254,7 +254,7 @@ class Translator:
         (the decision recorded: SOT-C001)."""
         sir = ex.builder.build()
         if len(sir.statements) >= config.min_graph_size():
-            return CompiledSIR(sir)
+            return CompiledSIR(sir, ex.builder.place)
         self.small_graphs.append(Event("SOT-C001", f"{len(sir.statements)} op(s) < SOT_MIN_GRAPH_SIZE="
                                                    f"{config.min_graph_size()}: run eagerly", ex.where()))
         self._eager_graph = True

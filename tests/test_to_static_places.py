@@ -1,0 +1,88 @@
+"""sot.to_static with tensors on a GPU place (the CuPy stand-in, tests/fake_cupy.py): a compiled graph runs
+on the place its tensors live on, the guards check the place, and a frame reading tensors on two places
+compiles no graph mixing them."""
+import numpy as np
+import pytest
+
+import runtime as paddle
+import runtime.nn as nn
+import sot
+
+from sot_helpers import assert_same_result, events, jit_of
+
+GPU = paddle.CUDAPlace(0)
+
+
+def _on(place, *shape, seed=0):
+    return paddle.to_tensor(np.random.default_rng(seed).standard_normal(shape).astype("float32"), place=place)
+
+
+def mlp_like(x, w):
+    h = paddle.tanh(paddle.matmul(x, w)) * 2.0 + 1.0
+    return h.sum(axis=-1), h
+
+
+def test_a_graph_on_the_gpu_runs_there_and_matches_gpu_eager(fake_gpu):
+    x, w = _on(GPU, 4, 3), _on(GPU, 3, 5, seed=1)
+    want = mlp_like(x, w)
+    jit = jit_of(mlp_like)
+    got = jit(x, w)
+    assert_same_result(got, want)
+    assert all(type(t._data) is fake_gpu.ndarray for t in got)
+    assert any(entry[0] == "launch" and entry[2] == "matmul" for entry in fake_gpu.log)
+    assert jit.sot_translator.translations == 1 and events(jit) == []
+
+
+def test_the_guards_check_the_place_so_a_cpu_call_translates_again(fake_gpu):
+    jit = jit_of(mlp_like)
+    on_gpu = jit(_on(GPU, 4, 3), _on(GPU, 3, 5, seed=1))
+    x, w = _on(paddle.CPUPlace(), 4, 3), _on(paddle.CPUPlace(), 3, 5, seed=1)
+    got = jit(x, w)
+    assert jit.sot_translator.translations == 2
+    assert_same_result(got, mlp_like(x, w))
+    assert all(t.place == paddle.CPUPlace() for t in got) and all(t.place == GPU for t in on_gpu)
+    assert_same_result(jit(_on(GPU, 4, 3), _on(GPU, 3, 5, seed=1)), on_gpu)
+    assert jit.sot_translator.translations == 2
+
+
+def add_them(x, y):
+    return x * 2.0 + y
+
+
+def test_tensors_on_two_places_are_not_compiled_together_and_raise_as_eager(fake_gpu):
+    x, y = _on(GPU, 3), _on(paddle.CPUPlace(), 3)
+    with pytest.raises(Exception) as eager:
+        add_them(x, y)
+    jit = jit_of(add_them)
+    with pytest.raises(type(eager.value)) as got:
+        jit(x, y)
+    assert str(got.value) == str(eager.value)
+    assert any("a compiled graph runs on one place" in reason for _, reason, _ in events(jit)), events(jit)
+
+
+def makes_ones(x):
+    return x + paddle.ones([3])
+
+
+def test_a_tensor_made_inside_follows_the_default_place_which_is_guarded(fake_gpu):
+    paddle.set_device("gpu")
+    x = _on(GPU, 3)
+    want = makes_ones(x)
+    jit = jit_of(makes_ones)
+    assert_same_result(jit(x), want)
+    paddle.set_device("cpu")
+    c = _on(paddle.CPUPlace(), 3)
+    assert_same_result(jit(c), makes_ones(c))
+    assert jit.sot_translator.translations == 2
+
+
+def test_a_layer_on_the_gpu_compiles_and_matches_eager(fake_gpu):
+    paddle.seed(0)
+    model = nn.Sequential(nn.Linear(6, 8), nn.ReLU(), nn.Linear(8, 3))
+    model.to(device="gpu")
+    x = _on(GPU, 4, 6)
+    with paddle.no_grad():
+        want = model(x)
+        got = sot.to_static(model)(x)
+    assert got.place == GPU
+    assert_same_result(got, want)
