@@ -10,7 +10,7 @@ rules of CuPy that device code must follow and that NumPy code silently breaks:
   `errstate`; pickling a device array is refused (a saved file must hold host arrays);
 - host <-> device moves copy (`asarray(host)`, `asnumpy`, `.get()`): device memory never aliases
   host memory;
-- streams, events and graph launches are logged in `log`, so a test can check where a record, a wait
+- streams, events and graph launches are logged in `trace`, so a test can check where a record, a wait
   or a launch happened (kernels run synchronously, so misordered work cannot show as a wrong value);
 - stream capture: calls made while a stream captures are recorded AND run (so shapes exist), then at
   `end_capture` the arrays they made are poisoned and the ones they wrote restored, since a captured
@@ -30,7 +30,8 @@ from typing import Any, Callable
 
 import numpy as np
 
-log: list[tuple] = []
+# every launch, record, wait, sync and graph launch, in order (not `log`: that is CuPy's ufunc)
+trace: list[tuple] = []
 _POISON_BYTE = 0x5A
 
 
@@ -45,8 +46,8 @@ _state = _State()
 
 
 def reset() -> None:
-    """Forget the log and any capture (the fixture calls it between tests)."""
-    log.clear()
+    """Forget the trace and any capture (the fixture calls it between tests)."""
+    trace.clear()
     _state.capture = None
     _state.stream = None
     _state.allocator = None
@@ -63,7 +64,7 @@ class CompileException(Exception):
 
 def _host_sync(what: str) -> None:
     """A device -> host wait: illegal while a stream captures (and the capture is lost)."""
-    log.append(("sync", what))
+    trace.append(("sync", what))
     cap = _state.capture
     if cap is not None:
         cap.invalidated = True
@@ -284,7 +285,7 @@ def _call(fn: Callable, args: tuple, kwargs: dict, name: str | None = None, writ
         raise TypeError(f"Unsupported type <class 'numpy.ndarray'> in a call of {name or fn.__name__} on device "
                         "arrays (move it with cupy.asarray first)")
     label = name or getattr(fn, "__name__", "call")
-    log.append(("launch", current_stream_name(), label))
+    trace.append(("launch", current_stream_name(), label))
     cap = _state.capture
     if cap is not None:
         out = kwargs.get("out")
@@ -385,7 +386,7 @@ def array(obj, dtype=None, copy=True, order="K", subok=False, ndmin=0, *, blocki
     a = np.array(obj, dtype=dtype, copy=True, order=order, ndmin=ndmin)
     made: list = []
     w = _wrap(a, made)
-    log.append(("h2d", current_stream_name()))
+    trace.append(("h2d", current_stream_name()))
     return w
 
 
@@ -477,7 +478,7 @@ class Graph:
     def launch(self, stream: "Stream | None" = None) -> None:
         if _state.capture is not None:
             raise CUDARuntimeError("cudaErrorStreamCaptureUnsupported: graph launch while capturing")
-        log.append(("graph_launch", (stream or current_stream()).name, len(self._calls)))
+        trace.append(("graph_launch", (stream or current_stream()).name, len(self._calls)))
         for fn, args, kwargs, made in self._calls:
             seen = [False, False]
             result = fn(*_unwrap(args, seen), **_unwrap(kwargs, seen))
@@ -493,7 +494,7 @@ class Graph:
 
 # ------------------------------------------------------------------ cuda
 class Stream:
-    """A stream: a name in the log; the work itself runs at once on the host."""
+    """A stream: a name in the trace; the work itself runs at once on the host."""
 
     _ids = itertools.count(1)
 
@@ -523,14 +524,14 @@ class Stream:
         return event
 
     def wait_event(self, event: "Event") -> None:
-        log.append(("wait", self.name, event.id))
+        trace.append(("wait", self.name, event.id))
 
     def begin_capture(self, mode: Any = None) -> None:
         if _state.capture is not None:
             raise CUDARuntimeError("cudaErrorIllegalState: a stream is already capturing")
         if self.ptr == 0:
             raise CUDARuntimeError("cudaErrorStreamCaptureUnsupported: the null stream cannot capture")
-        log.append(("begin_capture", self.name))
+        trace.append(("begin_capture", self.name))
         _state.capture = _Capture(self)
 
     def end_capture(self) -> Graph:
@@ -539,7 +540,7 @@ class Stream:
             raise CUDARuntimeError("cudaErrorIllegalState: this stream is not capturing")
         _state.capture = None
         graph = cap.finish()
-        log.append(("end_capture", self.name))
+        trace.append(("end_capture", self.name))
         if cap.invalidated:
             raise CUDARuntimeError("cudaErrorStreamCaptureInvalidated: the capture was invalidated")
         return graph
@@ -563,7 +564,7 @@ def current_stream_name() -> str:
 
 
 class Event:
-    """An event: its record and its waits go to the log."""
+    """An event: its record and its waits go to the trace."""
 
     _ids = itertools.count(1)
 
@@ -572,7 +573,7 @@ class Event:
         self.ptr = id(self)
 
     def record(self, stream: Stream | None = None) -> None:
-        log.append(("record", (stream or current_stream()).name, self.id))
+        trace.append(("record", (stream or current_stream()).name, self.id))
 
     def synchronize(self) -> None:
         _host_sync(f"event{self.id}.synchronize")

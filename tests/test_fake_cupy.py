@@ -73,7 +73,7 @@ def test_streams_and_events_are_logged_where_they_happen():
     s2.wait_event(e)
     with s2:
         b = a + 1.0
-    kinds = [(entry[0], entry[1]) for entry in cp.log if entry[0] in ("launch", "record", "wait")]
+    kinds = [(entry[0], entry[1]) for entry in cp.trace if entry[0] in ("launch", "record", "wait")]
     assert kinds.index(("record", s1.name)) < kinds.index(("wait", s2.name)) < kinds.index(("launch", s2.name))
     assert ("launch", s1.name) in kinds and float(b[0]) == 4.0
 

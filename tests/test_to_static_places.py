@@ -29,7 +29,7 @@ def test_a_graph_on_the_gpu_runs_there_and_matches_gpu_eager(fake_gpu):
     got = jit(x, w)
     assert_same_result(got, want)
     assert all(type(t._data) is fake_gpu.ndarray for t in got)
-    assert any(entry[0] == "launch" and entry[2] == "matmul" for entry in fake_gpu.log)
+    assert any(entry[0] == "launch" and entry[2] == "matmul" for entry in fake_gpu.trace)
     assert jit.sot_translator.translations == 1 and events(jit) == []
 
 
