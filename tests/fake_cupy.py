@@ -129,6 +129,17 @@ class ndarray:  # noqa: N801 - CuPy's name
         _host_sync("ndarray.get")
         return np.array(self._a, order=order, copy=True)
 
+    def set(self, arr, stream=None) -> None:
+        """Host -> device copy into this array (CuPy's rules: a host array of the same shape and dtype)."""
+        if type(arr) is not np.ndarray:
+            raise TypeError(f"Only numpy.ndarray can be set to cupy.ndarray, got {type(arr).__name__}")
+        if arr.shape != self.shape or arr.dtype != self.dtype:
+            raise ValueError(f"Shape mismatch or dtype mismatch: {arr.shape} {arr.dtype} into {self.shape} "
+                             f"{self.dtype}")
+        _host_sync("ndarray.set")
+        log.append(("h2d", current_stream_name()))
+        np.copyto(self._a, arr)
+
     def __array__(self, dtype=None, copy=None):
         raise TypeError("Implicit conversion to a NumPy array is not allowed. "
                         "Please use `.get()` to construct a NumPy array explicitly.")

@@ -32,6 +32,10 @@ _DEFAULTS: dict[str, tuple[Any, str]] = {
                                            "the use (off only to show the hazard it prevents)"),
     "FLAGS_benchmark": (False, "static runs wait for each op to finish before the next starts (timing each op; "
                                "no two ops of a parallel run overlap)"),
+    "FLAGS_cuda_graph": ("off", "static runs on a GPU: 'on' captures each feed signature's run as one CUDA graph "
+                                "and replays it, 'auto' keeps a graph only where timed replays beat plain runs"),
+    "FLAGS_cuda_graph_warmup": (3, "FLAGS_cuda_graph='auto': plain runs of a feed signature before its graph is "
+                                   "captured and timed"),
     "FLAGS_executor_poison_freed": (False, "debug: the executor overwrites a freed buffer with NaN (or an integer "
                                            "sentinel) so a read after free gives wrong values"),
 }

@@ -18,6 +18,8 @@ registry lookup and no meta inference. When the build chose the parallel mode, r
 plan and the same per-op code), from the second run on when the cost estimate chose it; the
 next runs then check that choice on the machine as it is (`mode_trial.py`: a few timed runs of
 each mode, then the faster one).
+On a GPU, FLAGS_cuda_graph replays the sequential run as one captured CUDA graph per feed
+signature (`cuda_graph.py`).
 `run(scheduler=True)` is the single-threaded reference (`run_modes.py`). FLAGS_check_nan_inf
 (read per run) selects a variant of the generated code that checks each op's outputs for NaN/Inf
 right after it ran. A run that fails leaves the scope as it was before it (`run_safety.py`), and
@@ -36,6 +38,7 @@ from .allocator import StreamAllocator
 from .analysis import Analysis, analyse
 from .codegen import CodeGen
 from .control_flow import ControlFlowKernel
+from .cuda_graph import CudaGraphRunner, graph_runner, unused_status
 from .errors import locate, op_error
 from .instructions import NO_NEED_BUFFER, PRIORITY_ATTR, insert_device_copies, op_list
 from .mode_trial import ModeTrial
@@ -77,6 +80,7 @@ class InterpreterCore:
         self._use_parallel = False
         self._parallel_from = 1
         self._trial: ModeTrial | None = None
+        self._graphs: CudaGraphRunner | None = None
         self._bound = False
         self._created: list[str] = []
 
@@ -100,6 +104,7 @@ class InterpreterCore:
         self._trial = ModeTrial() if self._use_parallel and mode == "auto" else None
         self._code = CodeGen(a, self._xp, len(self.fetch_names))
         self._fast = self._code.sequential(traced=False, checked=False)
+        self._graphs = graph_runner(self._code, a, self._xp, device=self._xp is not np)
         self.stats["builds"] += 1
         return self.plan
 
@@ -162,6 +167,8 @@ class InterpreterCore:
                 out = self._code.sequential(True, check)(feeds, snaps, hook)
             elif check:
                 out = self._code.sequential(False, True)(feeds, snaps)
+            elif self._graphs is not None:
+                out = self._graphs.run(feeds, snaps)
             else:
                 out = self._fast(feeds, snaps)
         except BaseException as e:
@@ -222,6 +229,10 @@ class InterpreterCore:
         fns = code.op_functions(check)
         return runner.run(fns, feeds, snaps, hook, code.g["_load"], code.g["_commit"],
                           serial=_flag_values["FLAGS_benchmark"])
+
+    def cuda_graph_status(self) -> dict[str, Any]:
+        """What FLAGS_cuda_graph does for this core's runs (`cuda_graph.CudaGraphRunner.status`)."""
+        return self._graphs.status() if self._graphs is not None else unused_status(self._xp is not np)
 
     @property
     def allocators(self) -> dict[str, StreamAllocator]:

@@ -1,0 +1,379 @@
+"""CUDA graphs of static runs (FLAGS_cuda_graph): each test runs the same program with graphs and
+with plain device runs and compares, on the CuPy stand-in (tests/fake_cupy.py), whose capture runs
+nothing that stays (the arrays a capture made are poisoned at its end) and whose graph launch
+re-runs the captured calls; the last tests do the same on a real GPU.
+
+The programs are hand-built with the static passes off (`no_passes`), so each test's plan has
+exactly the ops it wrote."""
+import numpy as np
+import pytest
+from executor_helpers import no_passes, op, var  # noqa: F401 - fixtures
+
+import runtime as paddle
+from runtime import static
+from runtime.executor import Scope, cuda_graph, mode_trial
+from runtime.ops import registry
+
+
+@pytest.fixture
+def graphs(fake_gpu, no_passes):
+    """The stand-in GPU, and FLAGS_cuda_graph back to its value after the test."""
+    before = paddle.get_flags(["FLAGS_cuda_graph", "FLAGS_cuda_graph_warmup"])
+    try:
+        yield fake_gpu
+    finally:
+        paddle.set_flags(before)
+
+
+def _forward_program():
+    """y = tanh(x @ w + b), x fed with any batch size; w, b persistable."""
+    prog = static.Program()
+    blk = prog.global_block()
+    var(blk, "x", (-1, 4), "float32", need_check_feed=True)
+    var(blk, "w", (4, 3), "float32", persistable=True)
+    var(blk, "b", (3,), "float32", persistable=True)
+    for name in ("h", "z", "y"):
+        var(blk, name, (-1, 3), "float32")
+    op(blk, "matmul", ["x", "w"], ["h"])
+    op(blk, "add", ["h", "b"], ["z"])
+    op(blk, "tanh", ["z"], ["y"])
+    return prog
+
+
+def _scope(xp, seed=0):
+    rng = np.random.default_rng(seed)
+    scope = Scope()
+    scope.var("w").value = xp.asarray(rng.normal(size=(4, 3)).astype(np.float32))
+    scope.var("b").value = xp.asarray(rng.normal(size=(3,)).astype(np.float32))
+    return scope
+
+
+def _x(batch, seed):
+    return np.random.default_rng(seed).normal(size=(batch, 4)).astype(np.float32)
+
+
+def _run(exe, prog, scope, x, mode, fetch=("y",)):
+    """One run under FLAGS_cuda_graph=`mode` (each mode has its own cached core), and that core."""
+    paddle.set_flags({"FLAGS_cuda_graph": mode})
+    out = exe.run(prog, feed={"x": x}, fetch_list=list(fetch), scope=scope)
+    return out, exe.core_for(prog, {"x": x}, list(fetch), scope)
+
+
+def _numpy_forward(xp, scope, x):
+    w, b = scope.find_var("w").value.get(), scope.find_var("b").value.get()
+    return np.tanh(x @ w + b)
+
+
+def _events(log, kind):
+    return [e for e in log if e[0] == kind]
+
+
+def test_replays_give_the_plain_runs_values_for_new_feed_values(graphs):
+    prog, scope, exe = _forward_program(), _scope(graphs), static.Executor(paddle.CUDAPlace(0))
+    for seed in range(3):
+        x = _x(2, seed)
+        plain, _ = _run(exe, prog, scope, x, "off")
+        got, core = _run(exe, prog, scope, x, "on")
+        assert isinstance(got[0], np.ndarray)
+        np.testing.assert_array_equal(got[0], plain[0])
+        np.testing.assert_allclose(plain[0], _numpy_forward(graphs, scope, x), rtol=1e-5, atol=1e-6)
+    status = core.cuda_graph_status()
+    assert (status["captures"], status["replays"], status["plain_runs"]) == (1, 3, 0)
+    assert status["signatures"] == {"[2, 4] <f4": "graph"} and status["reason"] is None
+    assert len(_events(graphs.log, "graph_launch")) == 3
+
+
+def test_the_run_that_captures_computes_by_launching_the_graph(graphs):
+    # the capture runs nothing (its arrays are poisoned at its end): the result comes from the launch
+    prog, scope, exe = _forward_program(), _scope(graphs), static.Executor(paddle.CUDAPlace(0))
+    x = _x(3, 0)
+    got, _ = _run(exe, prog, scope, x, "on")
+    kinds = [e[0] for e in graphs.log]
+    assert kinds.index("end_capture") < kinds.index("graph_launch")
+    np.testing.assert_array_equal(got[0], _run(exe, prog, scope, x, "off")[0][0])
+
+
+def test_a_device_feed_is_copied_into_the_static_buffer_on_the_device(graphs):
+    prog, scope, exe = _forward_program(), _scope(graphs), static.Executor(paddle.CUDAPlace(0))
+    paddle.set_flags({"FLAGS_cuda_graph": "on"})
+    core = exe.core_for(prog, ["x"], ["y"], scope)
+    for seed in range(2):
+        x = _x(2, seed)
+        on_device = graphs.asarray(x)
+        graphs.log.clear()
+        got = core.run([on_device])
+        assert not _events(graphs.log, "h2d") and ("setitem",) in {e[2:] for e in _events(graphs.log, "launch")}
+        np.testing.assert_allclose(got[0], _numpy_forward(graphs, scope, x), rtol=1e-5, atol=1e-6)
+    assert core.cuda_graph_status()["replays"] == 2
+
+
+def test_a_new_feed_shape_captures_its_own_graph_and_each_shape_replays_its_own(graphs):
+    prog, scope, exe = _forward_program(), _scope(graphs), static.Executor(paddle.CUDAPlace(0))
+    for batch, seed in ((2, 0), (5, 1), (2, 2), (5, 3)):
+        x = _x(batch, seed)
+        got, core = _run(exe, prog, scope, x, "on")
+        assert got[0].shape == (batch, 3)
+        np.testing.assert_array_equal(got[0], _run(exe, prog, scope, x, "off")[0][0])
+    status = core.cuda_graph_status()
+    assert status["signatures"] == {"[2, 4] <f4": "graph", "[5, 4] <f4": "graph"}
+    assert (status["captures"], status["replays"]) == (2, 4)
+
+
+def test_graphs_are_kept_for_the_most_recent_signatures_only(graphs, monkeypatch):
+    monkeypatch.setattr(cuda_graph, "GRAPH_CAPACITY", 2)
+    prog, scope, exe = _forward_program(), _scope(graphs), static.Executor(paddle.CUDAPlace(0))
+    for batch in (1, 2, 3, 1):
+        x = _x(batch, batch)
+        got, core = _run(exe, prog, scope, x, "on")
+        np.testing.assert_array_equal(got[0], _run(exe, prog, scope, x, "off")[0][0])
+    status = core.cuda_graph_status()
+    assert set(status["signatures"]) == {"[3, 4] <f4", "[1, 4] <f4"}
+    assert status["captures"] == 4   # batch 1 was dropped for batch 3, and captured again
+
+
+def test_a_random_program_is_never_captured_and_says_why(graphs):
+    prog = static.Program()
+    blk = prog.global_block()
+    var(blk, "x", (2, 4), "float32", need_check_feed=True)
+    var(blk, "r", (2, 4), "float32")
+    var(blk, "y", (2, 4), "float32")
+    op(blk, "uniform", [], ["r"], shape=[2, 4], dtype=np.dtype("float32"))
+    op(blk, "add", ["x", "r"], ["y"])
+    exe, scope = static.Executor(paddle.CUDAPlace(0)), Scope()
+    x = _x(2, 0)
+    for _ in range(2):
+        got, core = _run(exe, prog, scope, x, "on")
+        assert got[0].shape == (2, 4)
+    status = core.cuda_graph_status()
+    assert "'uniform'" in status["reason"] and "random" in status["reason"]
+    assert status["captures"] == 0 and status["plain_runs"] == 2
+    assert not _events(graphs.log, "begin_capture")
+
+
+def test_a_persistable_stored_anew_each_run_is_never_captured_and_says_why(graphs):
+    prog = _forward_program()
+    blk = prog.global_block()
+    var(blk, "count", (3,), "float32", persistable=True)
+    op(blk, "scale", ["b"], ["count"], scale=2.0)
+    exe, scope = static.Executor(paddle.CUDAPlace(0)), _scope(graphs)
+    scope.var("count").value = graphs.zeros((3,), np.float32)
+    x = _x(2, 0)
+    got, core = _run(exe, prog, scope, x, "on")
+    assert "'count'" in core.cuda_graph_status()["reason"]
+    np.testing.assert_allclose(scope.find_var("count").value.get(), 2 * scope.find_var("b").value.get())
+    np.testing.assert_allclose(got[0], _numpy_forward(graphs, scope, x), rtol=1e-5, atol=1e-6)
+    assert not _events(graphs.log, "begin_capture")
+
+
+def test_a_host_sync_in_a_kernel_leaves_that_signature_on_plain_runs_for_good_with_the_reason(graphs):
+    # SGD reads its learning rate with .item(): a host sync, which a capture refuses
+    prog = _forward_program()
+    blk = prog.global_block()
+    var(blk, "g", (4, 3), "float32")
+    var(blk, "lr", (), "float32", persistable=True)
+    op(blk, "scale", ["w"], ["g"], scale=0.5)
+    op(blk, "sgd", ["w", "g", "lr"], ["w"])
+    exe = static.Executor(paddle.CUDAPlace(0))
+    graph_scope, plain_scope = _scope(graphs), _scope(graphs)
+    for s in (graph_scope, plain_scope):
+        s.var("lr").value = graphs.asarray(np.float32(0.1))
+    for seed in range(3):
+        x = _x(2, seed)
+        got, core = _run(exe, prog, graph_scope, x, "on")
+        want, _ = _run(exe, prog, plain_scope, x, "off")
+        np.testing.assert_array_equal(got[0], want[0])
+        np.testing.assert_array_equal(graph_scope.find_var("w").value.get(), plain_scope.find_var("w").value.get())
+    status = core.cuda_graph_status()
+    why = status["signatures"]["[2, 4] <f4"]
+    assert why.startswith("plain: capture failed: CUDARuntimeError") and "cudaErrorStreamCaptureUnsupported" in why
+    assert status["failed_captures"] == 1 and status["plain_runs"] == 3
+    assert len(_events(graphs.log, "begin_capture")) == 1   # never tried again
+
+
+def _register_scaled_subtract(monkeypatch):
+    """A test-only in-place op: param -= 0.5 * delta, on the device, with no host sync."""
+    def kernel(xp, param, delta):
+        xp.subtract(param, delta * 0.5, out=param)
+        return param
+    opdef = registry.OpDef(name="scaled_subtract_", kernel=kernel, meta=lambda param, delta: param,
+                           inputs=("param", "delta"), inplace=True, side_effect=True)
+    monkeypatch.setitem(registry._REGISTRY, opdef.name, opdef)
+
+
+def _update_program():
+    """y = tanh(x @ w + b); then b -= 0.5 * (y summed over the batch), in place."""
+    prog = _forward_program()
+    blk = prog.global_block()
+    var(blk, "d", (3,), "float32")
+    op(blk, "sum", ["y"], ["d"], axis=0)
+    op(blk, "scaled_subtract_", ["b", "d"], ["b"])
+    return prog
+
+
+def test_in_place_updates_of_the_run_that_captures_apply_once_and_replays_see_them(graphs, monkeypatch):
+    _register_scaled_subtract(monkeypatch)
+    prog, exe = _update_program(), static.Executor(paddle.CUDAPlace(0))
+    graph_scope, plain_scope = _scope(graphs), _scope(graphs)
+    for seed in range(3):
+        x = _x(2, seed)
+        got, core = _run(exe, prog, graph_scope, x, "on", fetch=("y", "b"))
+        want, _ = _run(exe, prog, plain_scope, x, "off", fetch=("y", "b"))
+        for g, w in zip(got, want):
+            np.testing.assert_array_equal(g, w)
+        np.testing.assert_array_equal(graph_scope.find_var("b").value.get(), plain_scope.find_var("b").value.get())
+    status = core.cuda_graph_status()
+    assert (status["captures"], status["recaptures"], status["replays"]) == (1, 0, 3)
+
+
+def test_a_parameter_updated_in_place_is_read_by_the_next_replay(graphs):
+    prog, scope, exe = _forward_program(), _scope(graphs), static.Executor(paddle.CUDAPlace(0))
+    x = _x(2, 0)
+    _run(exe, prog, scope, x, "on")
+    w = scope.find_var("w").value
+    w[...] = graphs.asarray(np.full((4, 3), 0.25, np.float32))
+    got, core = _run(exe, prog, scope, x, "on")
+    assert scope.find_var("w").value is w
+    np.testing.assert_allclose(got[0], _numpy_forward(graphs, scope, x), rtol=1e-5, atol=1e-6)
+    assert (core.cuda_graph_status()["captures"], core.cuda_graph_status()["replays"]) == (1, 2)
+
+
+def test_a_rebound_parameter_captures_again(graphs):
+    prog, scope, exe = _forward_program(), _scope(graphs), static.Executor(paddle.CUDAPlace(0))
+    x = _x(2, 0)
+    first, _ = _run(exe, prog, scope, x, "on")
+    scope.find_var("w").value = graphs.asarray(np.full((4, 3), 0.25, np.float32))
+    got, core = _run(exe, prog, scope, x, "on")
+    np.testing.assert_allclose(got[0], _numpy_forward(graphs, scope, x), rtol=1e-5, atol=1e-6)
+    assert not np.array_equal(got[0], first[0])
+    status = core.cuda_graph_status()
+    assert (status["captures"], status["recaptures"], status["replays"]) == (2, 1, 2)
+
+
+def test_fetched_arrays_are_not_overwritten_by_the_next_replay(graphs):
+    prog, scope, exe = _forward_program(), _scope(graphs), static.Executor(paddle.CUDAPlace(0))
+    first, _ = _run(exe, prog, scope, _x(2, 0), "on")
+    kept = first[0].copy()
+    second, core = _run(exe, prog, scope, _x(2, 1), "on")
+    np.testing.assert_array_equal(first[0], kept)
+    assert not np.array_equal(second[0], kept)
+    assert core.cuda_graph_status()["replays"] == 2
+
+
+def test_the_capture_allocates_from_a_private_pool(graphs, monkeypatch):
+    allocations = []
+
+    class RecordingPool(graphs.cuda.MemoryPool):
+        def malloc(self, size):
+            allocations.append((self, graphs.cuda.get_current_stream().is_capturing()))
+            return super().malloc(size)
+    monkeypatch.setattr(graphs.cuda, "MemoryPool", RecordingPool)
+    prog, scope, exe = _forward_program(), _scope(graphs), static.Executor(paddle.CUDAPlace(0))
+    _run(exe, prog, scope, _x(2, 0), "on")
+    pools = {id(pool) for pool, _ in allocations}
+    assert len(pools) == 1 and pools != {id(graphs.get_default_memory_pool())}
+    assert any(capturing for _, capturing in allocations)
+
+
+class _LogClock:
+    """A clock for the 'auto' trial: each run lasts `graph` if it launched a graph, else `plain`."""
+
+    def __init__(self, log, graph, plain):
+        self.log, self.graph, self.plain = log, graph, plain
+        self.seen, self.now = 0, 0.0
+
+    def __call__(self):
+        new, self.seen = self.log[self.seen:], len(self.log)
+        self.now += self.graph if any(e[0] == "graph_launch" for e in new) else self.plain
+        return self.now
+
+
+@pytest.mark.parametrize("graph_cost, keeps", [(1.0, "graph"), (10.0, "plain")])
+def test_auto_times_replays_against_plain_runs_and_keeps_the_faster(graphs, monkeypatch, graph_cost, keeps):
+    monkeypatch.setattr(mode_trial, "_clock", _LogClock(graphs.log, graph_cost, 5.0))
+    paddle.set_flags({"FLAGS_cuda_graph_warmup": 2})
+    prog, scope, exe = _forward_program(), _scope(graphs), static.Executor(paddle.CUDAPlace(0))
+    trial = 2 * mode_trial.RUNS_EACH
+    for i in range(2 + trial + 2):
+        x = _x(2, i)
+        graphs.log.clear()
+        got, core = _run(exe, prog, scope, x, "auto")
+        np.testing.assert_array_equal(got[0], _run(exe, prog, scope, x, "off")[0][0])
+        status = core.cuda_graph_status()["signatures"]["[2, 4] <f4"]
+        if i < 2:
+            assert status == f"warming up {i + 1}/2" and not _events(graphs.log, "begin_capture")
+        elif i < 2 + trial - 1:
+            assert status == "timing"
+    launched = bool(_events(graphs.log, "graph_launch"))
+    if keeps == "graph":
+        assert status == "graph" and launched
+    else:
+        assert status == "plain: plain runs measured faster than graph replays" and not launched
+
+
+def test_a_bad_flag_value_fails_the_build_naming_the_flag(graphs):
+    paddle.set_flags({"FLAGS_cuda_graph": "yes"})
+    with pytest.raises(ValueError, match="FLAGS_cuda_graph"):
+        static.Executor(paddle.CUDAPlace(0)).run(_forward_program(), feed={"x": _x(2, 0)}, fetch_list=["y"],
+                                                 scope=_scope(graphs))
+
+
+def test_off_and_cpu_cores_say_why_they_have_no_graphs(graphs):
+    prog, scope = _forward_program(), _scope(graphs)
+    _, core = _run(static.Executor(paddle.CUDAPlace(0)), prog, scope, _x(2, 0), "off")
+    assert core.cuda_graph_status() == {"mode": "off", "reason": "FLAGS_cuda_graph was 'off' when the core was "
+                                        "built", "signatures": {}}
+    paddle.set_flags({"FLAGS_cuda_graph": "on"})
+    cpu_scope = Scope()
+    for name in ("w", "b"):
+        cpu_scope.var(name).value = scope.find_var(name).value.get()
+    cpu = static.Executor(paddle.CPUPlace()).core_for(prog, ["x"], ["y"], cpu_scope)
+    assert cpu.cuda_graph_status()["reason"] == "the core does not run on a GPU"
+
+
+# ---------------------------------------------------------------- on a real GPU
+GPU = paddle.CUDAPlace(0) if paddle.is_compiled_with_cuda() else None
+
+
+@pytest.mark.gpu
+def test_gpu_replays_match_plain_runs_and_a_rebound_parameter_captures_again(no_passes):
+    import cupy  # noqa: PLC0415 - only where a GPU is
+    prog, scope, exe = _forward_program(), _scope(cupy), static.Executor(GPU)
+    before = paddle.get_flags(["FLAGS_cuda_graph"])
+    try:
+        for seed in range(3):
+            x = _x(4, seed)
+            got, core = _run(exe, prog, scope, x, "on")
+            np.testing.assert_array_equal(got[0], _run(exe, prog, scope, x, "off")[0][0])
+        scope.find_var("w").value = cupy.asarray(np.full((4, 3), 0.25, np.float32))
+        x = _x(4, 9)
+        got, core = _run(exe, prog, scope, x, "on")
+        np.testing.assert_allclose(got[0], _numpy_forward(cupy, scope, x), rtol=1e-5, atol=1e-6)
+        status = core.cuda_graph_status()
+        assert (status["captures"], status["recaptures"], status["replays"]) == (2, 1, 4)
+    finally:
+        paddle.set_flags(before)
+
+
+@pytest.mark.gpu
+def test_gpu_a_host_sync_in_a_kernel_falls_back_to_plain_runs(no_passes):
+    import cupy  # noqa: PLC0415 - only where a GPU is
+    prog = _forward_program()
+    blk = prog.global_block()
+    var(blk, "g", (4, 3), "float32")
+    var(blk, "lr", (), "float32", persistable=True)
+    op(blk, "scale", ["w"], ["g"], scale=0.5)
+    op(blk, "sgd", ["w", "g", "lr"], ["w"])
+    exe = static.Executor(GPU)
+    graph_scope, plain_scope = _scope(cupy), _scope(cupy)
+    for s in (graph_scope, plain_scope):
+        s.var("lr").value = cupy.asarray(np.float32(0.1))
+    before = paddle.get_flags(["FLAGS_cuda_graph"])
+    try:
+        for seed in range(2):
+            x = _x(2, seed)
+            got, core = _run(exe, prog, graph_scope, x, "on")
+            want, _ = _run(exe, prog, plain_scope, x, "off")
+            np.testing.assert_array_equal(got[0], want[0])
+        assert core.cuda_graph_status()["signatures"]["[2, 4] <f4"].startswith("plain: capture failed")
+    finally:
+        paddle.set_flags(before)
