@@ -137,7 +137,7 @@ class ndarray:  # noqa: N801 - CuPy's name
             raise ValueError(f"Shape mismatch or dtype mismatch: {arr.shape} {arr.dtype} into {self.shape} "
                              f"{self.dtype}")
         _host_sync("ndarray.set")
-        log.append(("h2d", current_stream_name()))
+        trace.append(("h2d", current_stream_name()))
         np.copyto(self._a, arr)
 
     def __array__(self, dtype=None, copy=None):

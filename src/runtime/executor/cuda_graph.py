@@ -23,8 +23,8 @@ the host (the next replay overwrites the graph's outputs). Parameters are read i
 graph holds their device buffers, so when a scope cell holds another array than the one captured
 (a parameter rebound, not updated in place) the signature is captured again.
 
-Capture runs the core's generated sequential code with the feed and fetch conversions made
-identities: first once as a warm-up (it initialises what kernels set up lazily, and fills the
+Capture runs the core's generated sequential code with the feed conversion made an identity
+(the feeds are already the static buffers): first once as a warm-up (it initialises what kernels set up lazily, and fills the
 private pool so the capture allocates nothing new), then between `begin_capture` and
 `end_capture` (which runs nothing). Persistables the program updates in place are restored after
 the warm-up, so the run that captured applies its updates exactly once, by its launch. A capture that raises (a host
@@ -177,17 +177,17 @@ class CudaGraphRunner:
         return out
 
     def _replay(self, entry: _Entry, feeds: Sequence[Any]) -> list:
-        """Feeds into the static buffers, one launch, fetches out to the host, in the order of the
-        caller's stream (its work before, and after, this run)."""
+        """Feeds into the static buffers and one launch, after the caller's stream's work so far;
+        then copies of the fetches on the caller's stream, after the launch (the next replay, which
+        waits for them, overwrites the graph's outputs)."""
         caller, stream = self._xp.cuda.get_current_stream(), self._stream
         with stream:
             stream.wait_event(caller.record())
             self._copy_in(entry.inputs, feeds)
             entry.graph.launch(stream)
-            out = [a.get() for a in entry.outputs]
             caller.wait_event(stream.record())
         self.stats["replays"] += 1
-        return out
+        return [a.copy() for a in entry.outputs]
 
     def _copy_in(self, buffers: list, feeds: Sequence[Any]) -> None:
         for buf, f in zip(buffers, feeds):
@@ -207,7 +207,7 @@ class CudaGraphRunner:
         stream = self._stream
         entry.graph, entry.outputs, entry.params = None, [], ()
         pool = xp.cuda.MemoryPool()
-        fn = types.FunctionType(self._plain.__code__, {**self._g, "_to_device": _same, "_to_host": _same},
+        fn = types.FunctionType(self._plain.__code__, {**self._g, "_to_device": _same},
                                 "_run_graph")
         caller = xp.cuda.get_current_stream()
         with stream, xp.cuda.using_allocator(pool.malloc):
