@@ -358,8 +358,8 @@ def _namespace_getattr(source: Any, cache: dict, qualname: str) -> Callable[[str
         obj = getattr(source, name)
         if isinstance(obj, np.ufunc):
             obj = _Ufunc(obj)
-        elif isinstance(obj, types.ModuleType):
-            return obj
+        elif isinstance(obj, types.ModuleType):   # numpy.lib.stride_tricks -> cupy.lib.stride_tricks
+            obj = _submodule(f"{qualname[5:]}.{name}".lstrip("."), obj)
         elif callable(obj) and not isinstance(obj, type):
             fn = obj
             obj = lambda *a, _fn=fn, _n=name, **k: _call(_fn, a, k, name=_n)  # noqa: E731
@@ -378,6 +378,7 @@ def _submodule(name: str, source: Any) -> types.ModuleType:
 linalg = _submodule("linalg", np.linalg)
 fft = _submodule("fft", np.fft)
 random = _submodule("random", np.random)
+lib = _submodule("lib", np.lib)
 __getattr__ = _namespace_getattr(np, {}, "cupy")
 
 
@@ -675,3 +676,23 @@ cuda.is_available = lambda: _state.device_count > 0
 cuda.graph = types.SimpleNamespace(Graph=Graph)
 get_default_memory_pool = lambda: _default_pool  # noqa: E731
 __version__ = "0+fake"
+
+
+def install() -> None:
+    """Make `import cupy` give this module and `runtime` see one GPU (what the `fake_gpu` fixture does for a
+    test, for a whole process)."""
+    from runtime import place  # noqa: PLC0415 - runtime is only needed when installing
+    me = sys.modules[__name__]
+    sys.modules["cupy"] = me
+    place._cupy = lambda: me
+
+
+if __name__ == "__main__":   # python tests/fake_cupy.py SCRIPT [ARGS]: run SCRIPT with the stand-in as its GPU
+    import os  # noqa: PLC0415
+    import runpy  # noqa: PLC0415
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import fake_cupy  # noqa: PLC0415 - the module itself, not this __main__ copy
+    fake_cupy.install()
+    sys.argv = sys.argv[1:]
+    sys.path.insert(0, os.path.dirname(os.path.abspath(sys.argv[0])))
+    runpy.run_path(sys.argv[0], run_name="__main__")

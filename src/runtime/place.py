@@ -153,6 +153,14 @@ def array_module(place: Place):
     return np
 
 
+def is_device_array(a: Any) -> bool:
+    """True for a CuPy array (False where CuPy or a GPU is missing)."""
+    if isinstance(a, np.ndarray):
+        return False
+    cp = _cupy()
+    return cp is not None and isinstance(a, cp.ndarray)
+
+
 def place_of_array(a) -> Place:
     """The place that holds array `a`."""
     if isinstance(a, np.ndarray) or np.isscalar(a):

@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from .. import flags as _flags
-from ..place import CPUPlace
+from ..place import CPUPlace, is_device_array
 from ..tensor import Tensor
 from .asyncvalue import AsyncValue
 from .interpreter import InterpreterCore
@@ -56,7 +56,7 @@ class _FeedChecker:
             value = feed[name]
             if isinstance(value, Tensor):
                 value = value._data
-            if not isinstance(value, np.ndarray):
+            if not isinstance(value, np.ndarray) and not is_device_array(value):
                 value = np.asarray(value, dtype=dtype)
             elif value.dtype != dtype:
                 if check:

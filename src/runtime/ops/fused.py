@@ -33,7 +33,7 @@ from . import activation as _act
 from . import math as _m
 from .registry import Sample, TensorSpec, defop, get_op
 
-__all__ = ["constant_step"]
+__all__ = ["constant_step", "writeable"]
 
 # ---------------------------------------------------------------- the fusible ops
 ELEMENTWISE: frozenset[str] = frozenset(
@@ -43,7 +43,7 @@ ELEMENTWISE: frozenset[str] = frozenset(
 
 
 # ---------------------------------------------------------------- out= forms (bit-identical to the kernels)
-def _writeable(a: Any) -> bool:
+def writeable(a: Any) -> bool:
     """NumPy arrays may be read-only; CuPy's are always writeable (their flags have no `writeable`)."""
     return getattr(a.flags, "writeable", True)
 
@@ -53,7 +53,7 @@ def _fits(xp, out: Any, arrays: tuple) -> bool:
 
     One-element buffers are not reused: NumPy's `out=` path is slower than allocating them.
     """
-    if not isinstance(out, xp.ndarray) or out.dtype.kind not in "fc" or out.size < 2 or not _writeable(out):
+    if not isinstance(out, xp.ndarray) or out.dtype.kind not in "fc" or out.size < 2 or not writeable(out):
         return False
     dt, shape, nd = out.dtype, out.shape, out.ndim
     for a in arrays:
@@ -156,7 +156,7 @@ class _Chain:
 
     def run(self, xp, inputs: tuple, granted: int = -1):
         """Evaluate the chain; only member outputs and input `granted` may be overwritten."""
-        if granted >= 0 and not (isinstance(inputs[granted], xp.ndarray) and _writeable(inputs[granted])):
+        if granted >= 0 and not (isinstance(inputs[granted], xp.ndarray) and writeable(inputs[granted])):
             granted = -1
         key = (xp, granted, *[(a.shape, a.dtype) for a in inputs])
         fn = self.compiled.get(key)

@@ -37,7 +37,7 @@ import numpy as np
 
 from .activation import relu_np
 from .conv import from_channel_first, out_geometry, to_channel_first, windows
-from .fused import ELEMENTWISE, inplace_kernel
+from .fused import ELEMENTWISE, inplace_kernel, writeable
 from .norm import _channel_params, bn_infer_scale_shift
 from .pool import _lowest, _max_pool_meta
 from .registry import Sample, TensorSpec, defop, get_op, normal_sampler
@@ -125,7 +125,7 @@ def _operands(y, refs: tuple, inputs: tuple) -> list:
 
 def _owned(xp, y, inputs: tuple) -> bool:
     """True when y is a writable float array sharing no memory with the op's inputs (a step may overwrite it)."""
-    return (isinstance(y, xp.ndarray) and y.dtype.kind in "fc" and y.flags.writeable
+    return (isinstance(y, xp.ndarray) and y.dtype.kind in "fc" and writeable(y)
             and not any(a is not None and xp.may_share_memory(y, a) for a in inputs))
 
 
