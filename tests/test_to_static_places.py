@@ -86,3 +86,37 @@ def test_a_layer_on_the_gpu_compiles_and_matches_eager(fake_gpu):
         got = sot.to_static(model)(x)
     assert got.place == GPU
     assert_same_result(got, want)
+
+
+def test_a_layer_moved_to_the_gpu_after_compiling_compiles_again_there(fake_gpu):
+    paddle.seed(0)
+    model = nn.Sequential(nn.Linear(6, 8), nn.ReLU(), nn.Linear(8, 3))
+    jit = sot.to_static(model)
+    x = _on(paddle.CPUPlace(), 4, 6)
+    with paddle.no_grad():
+        on_cpu = jit(x)
+        model.to(device="gpu")
+        g = _on(GPU, 4, 6)
+        want, got = model(g), jit(g)
+    assert on_cpu.place == paddle.CPUPlace() and got.place == GPU
+    assert_same_result(got, want)
+
+
+def test_a_tensor_guard_names_the_place_and_tells_places_apart(fake_gpu):
+    from sot.guards import Guard, TensorMeta, exclusive
+    g, c = _on(GPU, 2, 3), _on(paddle.CPUPlace(), 2, 3)
+    on_gpu, on_cpu = TensorMeta.of(g), TensorMeta.of(c)
+    assert "on Place(gpu:0)" in str(on_gpu) and "Place" not in str(on_cpu)
+    a, b = Guard("f_locals['x']", "tensor_meta", on_gpu), Guard("f_locals['x']", "tensor_meta", on_cpu)
+    assert exclusive(a, b)
+    assert a.check.holds(g, on_gpu) and not a.check.holds(c, on_gpu) and not b.check.holds(g, on_cpu)
+
+
+def test_a_function_compiled_for_cpu_inputs_compiles_again_for_gpu_inputs(fake_gpu):
+    jit = jit_of(add_them)
+    c = (_on(paddle.CPUPlace(), 3), _on(paddle.CPUPlace(), 3, seed=1))
+    g = (_on(GPU, 3), _on(GPU, 3, seed=1))
+    assert_same_result(jit(*c), add_them(*c))
+    got = jit(*g)
+    assert got.place == GPU and jit.sot_translator.translations == 2
+    assert_same_result(got, add_them(*g))
