@@ -57,6 +57,20 @@ def fake_gpu(monkeypatch):
     fake_cupy.reset()
 
 
+@pytest.fixture(params=["stand-in", pytest.param("cuda", marks=pytest.mark.gpu)])
+def any_gpu(request):
+    """The GPU a device test runs on: the CuPy stand-in everywhere, and also the real GPU where there is
+    one (that case is marked `gpu`). Results on the stand-in are NumPy's bits; on CUDA, tests state a tolerance."""
+    if request.param == "stand-in":
+        yield request.getfixturevalue("fake_gpu")
+        return
+    import cupy  # noqa: PLC0415 - only where the gpu mark let the test run
+    from runtime import place  # noqa: PLC0415
+    saved = place._current
+    yield cupy
+    place._current = saved
+
+
 @pytest.fixture
 def ran(monkeypatch):
     """The programs the executor runs, as `apply_passes` returned them (after its passes), in build order."""
