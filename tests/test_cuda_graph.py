@@ -13,6 +13,7 @@ import runtime as paddle
 from runtime import static
 from runtime.executor import Scope, cuda_graph, mode_trial
 from runtime.ops import registry
+from sot_helpers import assert_same_result, jit_of
 
 
 @pytest.fixture
@@ -330,6 +331,36 @@ def test_off_and_cpu_cores_say_why_they_have_no_graphs(graphs):
         cpu_scope.var(name).value = scope.find_var(name).value.get()
     cpu = static.Executor(paddle.CPUPlace()).core_for(prog, ["x"], ["y"], cpu_scope)
     assert cpu.cuda_graph_status()["reason"] == "the core does not run on a GPU"
+
+
+def test_to_static_on_the_gpu_replays_a_graph_and_matches_eager(fake_gpu):
+    # w requires grad, so the forward fetches what the gradient needs, the constant of `* 2.0`
+    # included: the core does not fold a fetched constant but makes it from host data each run,
+    # which a capture refuses; the graph makes it from a device copy
+    gpu = paddle.CUDAPlace(0)
+
+    def on_gpu(*shape, seed):
+        return paddle.to_tensor(np.random.default_rng(seed).standard_normal(shape).astype("float32"), place=gpu)
+    w = on_gpu(4, 3, seed=9)
+    w.stop_gradient = False
+
+    def f(x):
+        return paddle.tanh(paddle.matmul(x, w)) * 2.0
+    before = paddle.get_flags(["FLAGS_cuda_graph"])
+    paddle.set_flags({"FLAGS_cuda_graph": "on"})
+    try:
+        jit = jit_of(f)
+        for seed in range(3):
+            x = on_gpu(2, 4, seed=seed)
+            assert_same_result(jit(x), f(x))
+        with paddle.no_grad():
+            w.set_value(paddle.full([4, 3], 0.5).cuda())
+        x = on_gpu(2, 4, seed=5)
+        assert_same_result(jit(x), f(x))
+    finally:
+        paddle.set_flags(before)
+    assert len(_events(fake_gpu.trace, "begin_capture")) == 1
+    assert len(_events(fake_gpu.trace, "graph_launch")) == 4
 
 
 # ---------------------------------------------------------------- on a real GPU

@@ -40,11 +40,12 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from .. import flags as _flags
+from ..ops.registry import OpDef
 from .analysis import Analysis
 from .codegen import CodeGen
 from .control_flow import ControlFlowKernel
 from .mode_trial import ModeTrial
-from .plan import FEED_OP, FETCH_OP
+from .plan import FEED_OP, FETCH_OP, Instruction
 
 __all__ = ["CudaGraphRunner", "graph_runner", "MODES", "GRAPH_CAPACITY"]
 
@@ -56,6 +57,24 @@ Signature = tuple[tuple[tuple[int, ...], str], ...]
 
 def _same(a: Any) -> Any:
     return a
+
+
+def _makes_a_constant(ins: Instruction, opdef: OpDef | None) -> bool:
+    """An op whose output is the same array on every run: a kernel with no input, not random."""
+    return ins.kind == "kernel" and not ins.inputs and opdef is not None and not (opdef.random or opdef.inplace)
+
+
+class _Constant:
+    """A constant op's kernel in a graph: a device copy of its value, made once outside the capture.
+    The op itself may copy its value from the host (`assign_value`), which a capture refuses; the
+    core did not fold it because a fetch hands it out or an op updates it in place, so each run
+    needs a fresh one."""
+
+    def __init__(self, value: Any):
+        self.value = value
+
+    def __call__(self, xp: Any, **attrs: Any) -> Any:
+        return self.value.copy()
 
 
 def ineligible_reason(a: Analysis) -> str | None:
@@ -113,6 +132,11 @@ class CudaGraphRunner:
         self._warmup = warmup
         self._plain = code.sequential(False, False)
         self._g = code.g
+        self._constant_ops = [(f"k{ins.index}", kernel, ins.attrs) for ins, opdef, kernel
+                              in zip(analysis.instrs, analysis.opdefs, analysis.kernels)
+                              if _makes_a_constant(ins, opdef) and ins.index not in code.folded
+                              and not analysis.n_outs[ins.index]]
+        self._constants: dict[str, "_Constant"] | None = None
         self._loads = list(analysis.safety.loads)
         updated = {s for slots in analysis.safety.checked_snapshots.values() for s in slots}
         self._updated = [i for i, v in enumerate(self._loads) if v in updated]   # positions in `params`
@@ -207,7 +231,9 @@ class CudaGraphRunner:
         stream = self._stream
         entry.graph, entry.outputs, entry.params = None, [], ()
         pool = xp.cuda.MemoryPool()
-        fn = types.FunctionType(self._plain.__code__, {**self._g, "_to_device": _same},
+        if self._constants is None:
+            self._constants = {name: _Constant(kernel(xp, **attrs)) for name, kernel, attrs in self._constant_ops}
+        fn = types.FunctionType(self._plain.__code__, {**self._g, "_to_device": _same, **self._constants},
                                 "_run_graph")
         caller = xp.cuda.get_current_stream()
         with stream, xp.cuda.using_allocator(pool.malloc):
