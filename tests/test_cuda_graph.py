@@ -363,6 +363,33 @@ def test_to_static_on_the_gpu_replays_a_graph_and_matches_eager(fake_gpu):
     assert len(_events(fake_gpu.trace, "graph_launch")) == 4
 
 
+def test_to_static_backward_on_the_gpu_replays_a_graph_and_matches_eager_gradients(fake_gpu):
+    # the ReLU gradient selects against a 0-d zero made on the device (a host copy would fail the capture)
+    gpu = paddle.CUDAPlace(0)
+    w = paddle.to_tensor(np.random.default_rng(9).standard_normal((4, 3)).astype("float32"), place=gpu)
+    w.stop_gradient = False
+
+    def f(x):
+        return paddle.nn.functional.relu(paddle.matmul(x, w)).sum()
+
+    def grad_of(fn, x):
+        fn(x).backward()
+        g = w.grad.numpy()
+        w.clear_gradient()
+        return g
+    before = paddle.get_flags(["FLAGS_cuda_graph"])
+    paddle.set_flags({"FLAGS_cuda_graph": "on"})
+    try:
+        jit = jit_of(f)
+        for seed in range(3):
+            x = paddle.to_tensor(np.random.default_rng(seed).standard_normal((2, 4)).astype("float32"), place=gpu)
+            np.testing.assert_array_equal(grad_of(jit, x), grad_of(f, x))
+    finally:
+        paddle.set_flags(before)
+    assert len(_events(fake_gpu.trace, "begin_capture")) == 2    # the forward and the gradient
+    assert len(_events(fake_gpu.trace, "graph_launch")) == 6
+
+
 # ---------------------------------------------------------------- on a real GPU
 GPU = paddle.CUDAPlace(0) if paddle.is_compiled_with_cuda() else None
 

@@ -55,7 +55,7 @@ class _ArrayFns:
         beside a float array takes the array's dtype, as NumPy's promotion gives it): its bit select is
         several times faster on the data-dependent masks of activation gradients."""
         if isinstance(y, float) and getattr(x, "dtype", None) is not None and x.dtype.kind == "f":
-            y = self.xp.asarray(y, dtype=x.dtype)
+            y = self.xp.full((), y, dtype=x.dtype)   # a device fill: no host copy, which a CUDA graph capture refuses
         if getattr(x, "dtype", None) is not None and getattr(y, "dtype", None) == x.dtype:
             return _m._where_kernel(self.xp, condition, x, y)
         return self.xp.where(condition, x, y)
