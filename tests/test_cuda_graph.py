@@ -306,6 +306,8 @@ def test_auto_times_replays_against_plain_runs_and_keeps_the_faster(graphs, monk
             assert status == f"warming up {i + 1}/2" and not _events(graphs.trace, "begin_capture")
         elif i < 2 + trial - 1:
             assert status == "timing"
+        # a timed run lasts until its device work is done; other runs do not wait for it
+        assert (("sync", "null.synchronize") in graphs.trace) == (2 <= i < 2 + trial)
     launched = bool(_events(graphs.trace, "graph_launch"))
     if keeps == "graph":
         assert status == "graph" and launched

@@ -186,12 +186,13 @@ class CudaGraphRunner:
         return self._plain(feeds, snaps)
 
     def _run_trial(self, sig: Signature, entry: _Entry, feeds: Sequence[Any], snaps: list) -> list:
-        """One timed run, a replay or a plain run in turn; after the last, the faster for good.
-        (The trial's "parallel" side is the graph here.)"""
+        """One timed run, a replay or a plain run in turn, to the end of its device work; after the
+        last, the faster for good. (The trial's "parallel" side is the graph here.)"""
         trial = entry.trial
         graph = trial.next_parallel()
         start = trial.clock()
         out = self._replay(entry, feeds) if graph else self._run_plain(feeds, snaps)
+        self._xp.cuda.get_current_stream().synchronize()   # both return before the device is done
         verdict = trial.record(graph, trial.clock() - start)
         if verdict is not None:
             entry.trial = None
