@@ -139,6 +139,24 @@ def test_a_new_feed_shape_captures_its_own_graph_and_each_shape_replays_its_own(
     assert (status["captures"], status["replays"]) == (2, 4)
 
 
+def test_a_0d_host_feed_is_copied_into_a_0d_buffer(graphs):
+    prog = static.Program()
+    blk = prog.global_block()
+    var(blk, "s", (), "float32", need_check_feed=True)
+    var(blk, "y", (), "float32")
+    op(blk, "tanh", ["s"], ["y"])
+    exe, scope = static.Executor(paddle.CUDAPlace(0)), Scope()
+    for value in (0.5, -2.0):
+        paddle.set_flags({"FLAGS_cuda_graph": "on"})
+        got = exe.run(prog, feed={"s": np.float32(value)}, fetch_list=["y"], scope=scope)
+        core = exe.core_for(prog, ["s"], ["y"], scope)
+        paddle.set_flags({"FLAGS_cuda_graph": "off"})
+        want = exe.run(prog, feed={"s": np.float32(value)}, fetch_list=["y"], scope=scope)
+        assert got[0].shape == ()
+        _assert_same(graphs, got[0], want[0])
+    assert core.cuda_graph_status()["signatures"] == {"[] <f4": "graph"}
+
+
 def test_graphs_are_kept_for_the_most_recent_signatures_only(graphs, monkeypatch):
     monkeypatch.setattr(cuda_graph, "GRAPH_CAPACITY", 2)
     prog, scope, exe = _forward_program(), _scope(graphs), static.Executor(paddle.CUDAPlace(0))

@@ -1,41 +1,40 @@
 """CUDA graphs: a device core's run captured once per feed signature, then replayed as one launch.
 
 On a GPU every op of a run is a kernel launch made from Python; a CUDA graph replays the whole
-launch sequence with one call. FLAGS_cuda_graph (read when the core is built) picks:
-"off" (plain runs), "on" (capture on the first run of each feed signature) or "auto" (after
+launch sequence with one call. FLAGS_cuda_graph (read when the core is built) picks: "off"
+(plain runs), "on" (capture on the first run of each feed signature) or "auto" (after
 FLAGS_cuda_graph_warmup plain runs of a signature, capture it, time replays against plain runs
 in turn, `mode_trial.RUNS_EACH` of each, and keep the faster).
 
 Only a program whose every op is a device kernel with a fixed launch sequence can be replayed:
 no random op (its generator state would be frozen into the graph), no control flow (its predicate
 is read on the host), no op whose output shape depends on values (a host sync), and no persistable
-given a new array per run (the graph writes in place only). An op that syncs with the host in
-its kernel (an optimizer reading its learning rate with `.item()`) shows only when the capture
-raises: its signature then runs plain.
-Such a program runs plain, and `status()` says why.
+given a new array per run (the graph writes in place only). Such a program runs plain, and
+`status()` says why. A kernel that syncs with the host (an optimizer reading its learning rate
+with `.item()`) shows only when the capture raises: that signature then runs plain for good.
 
 Per signature (feed shapes and dtypes; GRAPH_CAPACITY of them, least recently used dropped) the
 runner keeps static device buffers for the feeds, a private `cupy.cuda.MemoryPool` that every
 allocation of the warm-up run and of the capture comes from (so no block the graph writes is
 ever handed to anything else), the graph and its output arrays. A run copies the feeds into the
-buffers (device-to-device, or host-to-device), launches the graph and copies the fetches out to
-the host (the next replay overwrites the graph's outputs). Parameters are read in place: the
+buffers (device to device, or host to device), launches the graph and returns device copies of
+the fetches (the next replay overwrites the graph's outputs). Parameters are read in place: the
 graph holds their device buffers, so when a scope cell holds another array than the one captured
 (a parameter rebound, not updated in place) the signature is captured again.
 
-Capture runs the core's generated sequential code with the feed conversion made an identity
-(the feeds are already the static buffers): first once as a warm-up (it initialises what kernels set up lazily, and fills the
-private pool so the capture allocates nothing new), then between `begin_capture` and
-`end_capture` (which runs nothing). Persistables the program updates in place are restored after
-the warm-up, so the run that captured applies its updates exactly once, by its launch. A capture that raises (a host
-sync, an unsupported call) leaves that signature on plain runs for good, with the reason.
+Capture runs the core's generated sequential code with the feed conversion made an identity (the
+feeds are already the static buffers) and constant ops made from device copies of their values:
+first once as a warm-up (it initialises what kernels set up lazily, and fills the private pool
+so the capture allocates nothing new), then between `begin_capture` and `end_capture` (which runs
+nothing). Persistables the program updates in place are restored after the warm-up, so the run
+that captured applies its updates exactly once, by its launch.
 """
 from __future__ import annotations
 
 import types
 from collections import OrderedDict
 from dataclasses import dataclass, field
-from typing import Any, Callable, Sequence
+from typing import Any, Sequence
 
 import numpy as np
 
@@ -219,7 +218,7 @@ class CudaGraphRunner:
             if isinstance(f, self._xp.ndarray):
                 buf[...] = f   # device to device
             else:
-                buf.set(np.ascontiguousarray(f))     # host to device
+                buf.set(np.asarray(f, order="C"))   # host to device (0-d stays 0-d)
 
     # ------------------------------------------------------------ capture
     def _capture(self, entry: _Entry, feeds: Sequence[Any], params: tuple, snaps: list) -> None:
