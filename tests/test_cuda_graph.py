@@ -370,7 +370,7 @@ def test_off_and_cpu_cores_say_why_they_have_no_graphs(graphs):
     assert cpu.cuda_graph_status()["reason"] == "the core does not run on a GPU"
 
 
-def test_to_static_on_the_gpu_replays_a_graph_and_matches_eager(fake_gpu):
+def test_to_static_on_the_gpu_replays_a_graph_and_matches_eager(fake_gpu, monkeypatch):
     # w requires grad, so the forward fetches what the gradient needs, the constant of `* 2.0`
     # included: the core does not fold a fetched constant but makes it from host data each run,
     # which a capture refuses; the graph makes it from a device copy
@@ -380,6 +380,7 @@ def test_to_static_on_the_gpu_replays_a_graph_and_matches_eager(fake_gpu):
         return paddle.to_tensor(np.random.default_rng(seed).standard_normal(shape).astype("float32"), place=gpu)
     w = on_gpu(4, 3, seed=9)
     w.stop_gradient = False
+    monkeypatch.setattr(cuda_graph, "_live", cuda_graph.weakref.WeakSet())   # this test's runners only
 
     def f(x):
         return paddle.tanh(paddle.matmul(x, w)) * 2.0
@@ -398,6 +399,23 @@ def test_to_static_on_the_gpu_replays_a_graph_and_matches_eager(fake_gpu):
         paddle.set_flags(before)
     assert len(_events(fake_gpu.trace, "begin_capture")) == 1
     assert len(_events(fake_gpu.trace, "graph_launch")) == 4
+    assert cuda_graph.summary()["replays"] == 4
+
+
+def test_summary_adds_up_the_live_runners_and_lists_why_runs_were_plain(graphs, monkeypatch):
+    monkeypatch.setattr(cuda_graph, "_live", cuda_graph.weakref.WeakSet())
+    prog, scope, exe = _forward_program(), _scope(graphs), static.Executor(paddle.CUDAPlace(0))
+    for seed in range(2):
+        _run(exe, prog, scope, _x(2, seed), "on")
+    random_prog = static.Program()
+    blk = random_prog.global_block()
+    var(blk, "x", (2, 4), "float32", need_check_feed=True)
+    var(blk, "y", (2, 4), "float32")
+    op(blk, "dropout", ["x"], ["y"], p=0.5)
+    _run(exe, random_prog, Scope(), _x(2, 0), "on")
+    got = cuda_graph.summary()
+    assert (got["captures"], got["replays"], got["plain_runs"]) == (1, 2, 1)
+    assert len(got["plain_because"]) == 1 and "'dropout' is random" in got["plain_because"][0]
 
 
 def test_to_static_backward_on_the_gpu_replays_a_graph_and_matches_eager_gradients(fake_gpu):

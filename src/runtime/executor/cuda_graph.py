@@ -32,6 +32,7 @@ that captured applies its updates exactly once, by its launch.
 from __future__ import annotations
 
 import types
+import weakref
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any, Sequence
@@ -46,7 +47,7 @@ from .control_flow import ControlFlowKernel
 from .mode_trial import ModeTrial
 from .plan import FEED_OP, FETCH_OP, Instruction
 
-__all__ = ["CudaGraphRunner", "graph_runner", "MODES", "GRAPH_CAPACITY"]
+__all__ = ["CudaGraphRunner", "graph_runner", "summary", "MODES", "GRAPH_CAPACITY"]
 
 MODES = ("off", "on", "auto")
 GRAPH_CAPACITY = 8   # graphs kept per core: each holds its own buffers and memory pool
@@ -144,6 +145,7 @@ class CudaGraphRunner:
         self._failed: dict[Signature, str] = {}     # signatures that run plain for good, and why
         self._stream: Any = None
         self.stats = {"captures": 0, "recaptures": 0, "replays": 0, "plain_runs": 0, "failed_captures": 0}
+        _live.add(self)
 
     # ------------------------------------------------------------ run
     def run(self, feeds: Sequence[Any], snaps: list) -> list:
@@ -282,6 +284,22 @@ class CudaGraphRunner:
         for sig, why in self._failed.items():
             sigs[_spell(sig)] = f"plain: {why}"
         return {"mode": self._mode, "reason": self.reason, "signatures": sigs, **self.stats}
+
+
+_live: "weakref.WeakSet[CudaGraphRunner]" = weakref.WeakSet()
+
+
+def summary() -> dict[str, Any]:
+    """The counters of every live core's runner added up, and each distinct reason a program or a
+    signature runs plain: what a graph did where the cores are out of reach (`sot.to_static`
+    builds its own)."""
+    total = dict.fromkeys(("captures", "recaptures", "replays", "plain_runs", "failed_captures"), 0)
+    reasons: set[str] = set()
+    for runner in list(_live):
+        for key in total:
+            total[key] += runner.stats[key]
+        reasons.update(why for why in (runner.reason, *runner._failed.values()) if why is not None)
+    return {**total, "plain_because": sorted(reasons)}
 
 
 def _spell(sig: Signature) -> str:
