@@ -162,6 +162,11 @@ def _epilogue(xp, y, steps: tuple, inputs: tuple):
     return y
 
 
+def _capturing(xp) -> bool:
+    """Whether the current CUDA stream is capturing a graph (never on NumPy)."""
+    return xp is not np and xp.cuda.get_current_stream().is_capturing()
+
+
 def _commutes_with_max(xp, steps: tuple, inputs: tuple) -> bool:
     """True when the steps are non-decreasing in the running value for these inputs, so taking the
     window maxima first gives the same bits on a quarter of the elements.
@@ -169,12 +174,15 @@ def _commutes_with_max(xp, steps: tuple, inputs: tuple) -> bool:
     ReLU and a batch norm with finite positive scale and finite shift (a correctly rounded
     multiply by a positive number, then an add) never reorder two values, so the maximum of
     their results is their result on the maximum. A NaN in a window is the maximum either way;
-    a NaN or non-positive scale, or a NaN shift, keeps the steps before the pooling.
+    a NaN or non-positive scale, or a NaN shift, keeps the steps before the pooling; so does a
+    CUDA graph capture, which cannot read the scale on the host (the same bits, more work).
     """
     for name, refs, attrs in steps:
         if refs[0] != -1:
             return False
         if name == "batch_norm_infer":
+            if _capturing(xp):   # the check below reads values on the host, which a CUDA graph capture refuses
+                return False
             scale, shift = bn_infer_scale_shift(xp, *_operands(None, refs[1:], inputs), dict(attrs)["epsilon"])
             if not (bool((scale > 0).all()) and bool(xp.isfinite(scale).all()) and bool(xp.isfinite(shift).all())):
                 return False
