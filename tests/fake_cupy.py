@@ -86,8 +86,8 @@ class _Flags:
                 "OWNDATA": self.owndata}[name]
 
 
-_NO_SUCH_METHODS = frozenset({"setflags", "itemset", "byteswap", "newbyteorder", "resize", "ctypes", "dumps",
-                              "dump", "tofile"})
+# what numpy.ndarray has and cupy.ndarray lacks (dir() of NumPy 2.5 against CuPy 14.2)
+_NO_SUCH_METHODS = frozenset({"ctypes", "getfield", "resize", "setfield", "setflags", "to_device"})
 _MUTATING_METHODS = frozenset({"fill", "sort", "put"})
 
 
@@ -345,15 +345,30 @@ class _Ufunc:
         return lambda *a, **k: _call(fn, a, k, name=f"{self.__name__}.{method}")
 
 
-_NO_SUCH_FUNCTIONS = frozenset({"errstate", "seterr", "geterr", "seterrcall", "geterrcall", "frompyfunc",
-                                "object_", "str_", "bytes_", "load", "save", "savez", "fromfile", "loadtxt"})
+# what the numpy namespaces have and CuPy's lack (dir() of NumPy 2.5 against CuPy 14.2)
+_NO_SUCH_FUNCTIONS = {
+    "cupy": frozenset({
+        "False_", "ScalarType", "True_", "asmatrix", "block", "bmat", "busday_count", "busday_offset",
+        "busdaycalendar", "bytes_", "char", "character", "clongdouble", "complex256", "core", "ctypeslib",
+        "datetime64", "datetime_as_string", "datetime_data", "dtypes", "einsum_path", "emath", "errstate", "f2py",
+        "flexible", "float128", "frompyfunc", "fromregex", "geomspace", "get_include", "getbufsize", "geterr",
+        "geterrcall", "histogram_bin_edges", "info", "insert", "is_busday", "isnat", "little_endian", "longdouble",
+        "ma", "matrix", "matvec", "memmap", "nanpercentile", "nanquantile", "ndenumerate", "nditer", "nested_iters",
+        "object_", "polyder", "polydiv", "polyint", "rec", "recarray", "record", "sctypeDict", "setbufsize", "seterr",
+        "seterrcall", "show_runtime", "spacing", "str_", "strings", "test", "timedelta64", "typecodes", "unstack",
+        "vecdot", "vecmat", "void"}),
+    "cupy.linalg": frozenset({"diagonal", "matrix_norm", "multi_dot", "outer", "svdvals", "tensordot", "trace",
+                              "vecdot", "vector_norm"}),
+    "cupy.random": frozenset({"MT19937", "PCG64", "PCG64DXSM", "Philox", "SFC64", "SeedSequence", "bit_generator",
+                              "get_bit_generator", "get_state", "mtrand", "set_bit_generator", "set_state"}),
+}
 
 
 def _namespace_getattr(source: Any, cache: dict, qualname: str) -> Callable[[str], Any]:
     def getattr_(name: str):
         if name in cache:
             return cache[name]
-        if name in _NO_SUCH_FUNCTIONS:
+        if name in _NO_SUCH_FUNCTIONS.get(qualname, ()):
             raise AttributeError(f"module '{qualname}' has no attribute '{name}'")
         obj = getattr(source, name)
         if isinstance(obj, np.ufunc):

@@ -111,3 +111,13 @@ def test_kernels_cannot_compile_and_say_so():
     k = cp.ElementwiseKernel("T x", "T y", "y = x", "copy")
     with pytest.raises(cp.CompileException):
         k(cp.ones(2))
+
+
+def test_what_cupy_lacks_is_missing_here_too():
+    with pytest.raises(AttributeError):
+        cp.insert
+    with pytest.raises(AttributeError):
+        cp.linalg.multi_dot
+    with pytest.raises(AttributeError):
+        cp.zeros(2).resize
+    assert cp.lib.stride_tricks.as_strided is not None and cp.linalg.norm is not None
