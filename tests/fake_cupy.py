@@ -148,6 +148,9 @@ class ndarray:  # noqa: N801 - CuPy's name
         return _call(getattr(ufunc, method), inputs, kwargs, name=f"{ufunc.__name__}.{method}")
 
     def __array_function__(self, func, types_, args, kwargs):
+        if func.__name__ in _NO_SUCH_FUNCTIONS["cupy"]:   # CuPy implements no such function
+            raise TypeError(f"no implementation found for 'numpy.{func.__name__}' on types that implement "
+                            "__array_function__: [<class 'cupy.ndarray'>]")
         return _call(func, args, kwargs)
 
     def __reduce__(self):

@@ -120,4 +120,6 @@ def test_what_cupy_lacks_is_missing_here_too():
         cp.linalg.multi_dot
     with pytest.raises(AttributeError):
         cp.zeros(2).resize
+    with pytest.raises(TypeError, match="no implementation"):
+        np.insert(cp.zeros(2), 0, 1.0)
     assert cp.lib.stride_tricks.as_strided is not None and cp.linalg.norm is not None
