@@ -51,6 +51,7 @@ def fake_gpu(monkeypatch):
     from runtime import place  # noqa: PLC0415 - patched for the test only
     fake_cupy.reset()
     monkeypatch.setitem(sys.modules, "cupy", fake_cupy)
+    monkeypatch.setitem(sys.modules, "cupyx", fake_cupy.cupyx)
     monkeypatch.setattr(place, "_cupy", lambda: fake_cupy)
     monkeypatch.setattr(place, "_current", place._current)
     yield fake_cupy

@@ -282,6 +282,8 @@ def _wrap(r, made: list | None = None):
         return _wrap(np.asarray(r), made)
     if type(r) in (tuple, list):
         return type(r)(_wrap(v, made) for v in r)
+    if isinstance(r, tuple):  # NumPy's named results (QRResult, SVDResult...): CuPy returns plain tuples
+        return tuple(_wrap(v, made) for v in r)
     return r
 
 
@@ -398,6 +400,10 @@ fft = _submodule("fft", np.fft)
 random = _submodule("random", np.random)
 lib = _submodule("lib", np.lib)
 __getattr__ = _namespace_getattr(np, {}, "cupy")
+# the `cupyx` module (the fixture installs it): scatter_add accumulates over repeated indices
+cupyx = types.ModuleType("cupyx")
+cupyx.scatter_add = lambda a, slices, value: _call(np.add.at, (a, slices, value), {}, name="scatter_add",
+                                                   writes=(a,))
 
 
 def asarray(a, dtype=None, order=None, *, blocking=False) -> ndarray:

@@ -1,7 +1,8 @@
 """Places (devices) and the array module behind each: NumPy on CPU, CuPy on GPU."""
 from __future__ import annotations
 
-from typing import Any
+import contextlib
+from typing import Any, Iterator
 
 import numpy as np
 
@@ -125,6 +126,19 @@ def current_place() -> Place:
     return _current
 
 
+@contextlib.contextmanager
+def default_place(place: Place) -> Iterator[None]:
+    """Make `place` the default for creation ops inside the block (e.g. a gradient rule's
+    constants land where its gradients live, whatever the user's default device is)."""
+    global _current
+    saved = _current
+    _current = place
+    try:
+        yield
+    finally:
+        _current = saved
+
+
 def to_place(place: Any) -> Place:
     """Accept a Place, 'cpu'/'gpu:N' string or None (the current default)."""
     if place is None:
@@ -159,6 +173,12 @@ def is_device_array(a: Any) -> bool:
         return False
     cp = _cupy()
     return cp is not None and isinstance(a, cp.ndarray)
+
+
+def errstate(xp, **kwargs) -> contextlib.AbstractContextManager:
+    """`np.errstate(**kwargs)` for NumPy work; nothing for CuPy, which never warns on
+    floating-point errors (and has no errstate)."""
+    return np.errstate(**kwargs) if xp is np else contextlib.nullcontext()
 
 
 def place_of_array(a) -> Place:

@@ -8,8 +8,11 @@ from __future__ import annotations
 
 from typing import Iterable, Sequence
 
+import numpy as np
+
 from ..ops import creation, math
 from ..ops.grad_mode import set_grad_enabled
+from ..place import default_place
 from ..tensor import Tensor
 
 __all__ = ["backward", "grad"]
@@ -86,9 +89,12 @@ def _execute(roots: Sequence[Tensor], grads: Sequence[Tensor], retain_graph: boo
                         key = (node, i)
                         if key in capture and g is not None:
                             capture[key] = g
-                filled = [g if g is not None else creation.zeros(list(spec.shape), dtype=spec.dtype)
-                          for g, spec in zip(outs, node.out_specs)]
-                in_grads = node.op.grad(node, *filled)
+                device = _device_of(outs)
+                if device is None:
+                    in_grads = _run_rule(node, outs)
+                else:  # constants the rule creates (and zeros for missing gradients) go to the device
+                    with default_place(device):
+                        in_grads = _run_rule(node, outs)
                 if len(in_grads) != len(node.edges):
                     raise RuntimeError(f"gradient rule of op '{node.op.name}' returned {len(in_grads)} "
                                        f"gradients for {len(node.edges)} inputs")
@@ -109,6 +115,21 @@ def _execute(roots: Sequence[Tensor], grads: Sequence[Tensor], retain_graph: boo
                 elif g is not None:
                     _accumulate(leaf_grads, e, g)
     return leaf_grads
+
+
+def _run_rule(node, outs: list) -> tuple:
+    """The node's gradient rule on its output gradients (zeros for the missing ones)."""
+    filled = [g if g is not None else creation.zeros(list(spec.shape), dtype=spec.dtype)
+              for g, spec in zip(outs, node.out_specs)]
+    return node.op.grad(node, *filled)
+
+
+def _device_of(outs: list):
+    """The place of the gradients when they live on a device, else None (the CPU fast path)."""
+    for g in outs:
+        if g is not None:
+            return None if type(g._data) is np.ndarray else g.place
+    return None
 
 
 def _accumulate(leaf_grads: dict, leaf: Tensor, g: Tensor) -> None:

@@ -52,7 +52,9 @@ def apply(op: OpDef, inputs: tuple, attrs: dict):
             requires_grad = True
         if type(a) is not _ndarray:
             xp = _cupy_of(a)
-    if not inputs and _place.current_place().kind == "gpu":
+    if xp is not np:
+        _check_one_place(op, inputs)
+    elif not inputs and _place.current_place().kind == "gpu":
         xp = _place.array_module(_place.current_place())
     cache = op.meta_cache
     try:
@@ -71,7 +73,7 @@ def apply(op: OpDef, inputs: tuple, attrs: dict):
     else:
         outs = (out if type(out) is _ndarray else xp.asarray(out),)
     if _flag_values["FLAGS_check_nan_inf"]:
-        _check_nan_inf(op, outs)
+        _check_nan_inf(op, outs, xp)
 
     if not (requires_grad and op.grad is not None and _grad_state.enabled):
         if len(outs) == 1 and type(out_meta) is not tuple:
@@ -105,9 +107,24 @@ def _cupy_of(a):
     return cupy
 
 
-def _check_nan_inf(op: OpDef, outs) -> None:
+def _check_one_place(op: OpDef, inputs: tuple) -> None:
+    """Every input on one place, else a ValueError naming both (before anything runs): an op
+    never moves data between places behind the user's back, a 0-D tensor included."""
+    first = None
+    for i, t in enumerate(inputs):
+        if t is None:
+            continue
+        place = t.place
+        if first is None:
+            first = (i, place)
+        elif place != first[1]:
+            raise ValueError(f"{op.name}: argument '{op.input_name(i)}' is on {place!r} but "
+                             f"'{op.input_name(first[0])}' is on {first[1]!r}; move it with .cuda() or .cpu()")
+
+
+def _check_nan_inf(op: OpDef, outs, xp) -> None:
     for i, o in enumerate(outs):
-        if o.dtype.kind in "fc" and not bool(np.isfinite(o).all()):
+        if o.dtype.kind in "fc" and not bool(xp.isfinite(o).all()):
             raise RuntimeError(f"op '{op.name}' produced NaN or Inf in output {i} "
                                "(FLAGS_check_nan_inf is set)")
 

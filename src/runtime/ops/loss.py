@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from .. import place as _place
 from ..tensor import Tensor, as_tensor
 from . import math as _m
 from . import meta_utils as mu
@@ -506,7 +507,7 @@ def _bce_kernel(xp, input, label):  # noqa: A002
         raise ValueError("binary_cross_entropy: argument 'input' must hold probabilities in [0, 1] "
                          f"(got values in [{float(input.min())}, {float(input.max())}]); "
                          "apply sigmoid first or use binary_cross_entropy_with_logits")
-    with np.errstate(divide="ignore"):
+    with _place.errstate(xp, divide="ignore"):
         log_p = xp.maximum(xp.log(input), _LOG_FLOOR)
         log_q = xp.maximum(xp.log1p(-input), _LOG_FLOOR)
     return -(label * log_p + (1.0 - label) * log_q)

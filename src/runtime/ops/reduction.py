@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 
 from .. import dtypes as _dt
+from .. import place as _place
 from ..tensor import Tensor, as_tensor, tensor_method
 from . import meta_utils as mu
 from .creation import numel, ones_like, zeros_like
@@ -373,7 +374,7 @@ def _logsumexp_kernel(xp, x, *, axis, keepdim):
     ax = _np_axis(axis, x.ndim)
     m = xp.max(x, axis=ax, keepdims=True)
     m = xp.where(xp.isfinite(m), m, xp.zeros_like(m))
-    with np.errstate(divide="ignore"):  # an all -inf slice gives -inf, as it should
+    with _place.errstate(xp, divide="ignore"):  # an all -inf slice gives -inf, as it should
         out = xp.log(xp.sum(xp.exp(x - m), axis=ax, keepdims=True)) + m
     if not keepdim:
         out = out.reshape(mu.reduce_shape(x.shape, mu.normalize_axes("logsumexp", axis, x.ndim), False))
