@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 import runtime as paddle
+import runtime.nn.functional as F
 from runtime.ops import all_ops
 
 OPS = all_ops()
@@ -95,3 +96,29 @@ def _grads(op, sample, place):
 def test_gradient_on_device_matches_cpu(fake_gpu, op, sample):
     place = paddle.CUDAPlace(0)
     _assert_same(op, "gradient", _grads(op, sample, paddle.CPUPlace()), _grads(op, sample, place), place)
+
+
+def _r(*shape):
+    return np.random.default_rng(0).standard_normal(shape)
+
+
+# functions built from several ops, some of them creating a constant on the way (a zero block, an
+# identity, a mask value): the constant must land on the inputs' place, not the default device
+COMPOSITES = {
+    "scatter_nd": lambda p: paddle.scatter_nd(paddle.to_tensor(np.array([[1], [0], [1]]), place=p),
+                                              paddle.to_tensor(_r(3, 2), place=p), [3, 2]),
+    "matrix_power_0": lambda p: paddle.linalg.matrix_power(paddle.to_tensor(_r(2, 3, 3), place=p), 0),
+    "local_response_norm": lambda p: F.local_response_norm(paddle.to_tensor(_r(1, 4, 2, 2), place=p), size=3),
+    "sdpa_bool_mask": lambda p: F.scaled_dot_product_attention(
+        *[paddle.to_tensor(_r(1, 3, 2, 4).astype(np.float32), place=p) for _ in range(3)],
+        attn_mask=paddle.to_tensor(np.tril(np.ones((3, 3), bool)), place=p)),
+    "sequence_mask": lambda p: F.sequence_mask(paddle.to_tensor(np.array([1, 3, 2]), place=p)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(COMPOSITES))
+def test_composite_functions_keep_their_constants_on_the_inputs_place(fake_gpu, name):
+    place = paddle.CUDAPlace(0)
+    cpu, dev = COMPOSITES[name](paddle.CPUPlace()), COMPOSITES[name](place)
+    assert dev.place == place
+    np.testing.assert_array_equal(dev.numpy(), cpu.numpy())

@@ -20,6 +20,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from .place import current_place, move
 from .tensor import Tensor
 
 __all__ = ["PaddlePickleError", "is_pickle", "load_pickle", "load_plain"]
@@ -127,7 +128,7 @@ def _join_big_params(obj: dict, bad: Callable[[str], PaddlePickleError]) -> None
 
 
 def _tensor(arr: np.ndarray, name: Any = None) -> Tensor:
-    out = Tensor._wrap(arr)  # stop_gradient=True, as Paddle's to_tensor gives
+    out = Tensor._wrap(move(arr, current_place()))  # on the default place, stop_gradient=True, as Paddle's to_tensor
     if name is not None:
         out.name = name
     return out

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import contextlib
+import sys
 from typing import Any, Iterator
 
 import numpy as np
@@ -167,18 +168,38 @@ def array_module(place: Place):
     return np
 
 
-def is_device_array(a: Any) -> bool:
-    """True for a CuPy array (False where CuPy or a GPU is missing)."""
-    if isinstance(a, np.ndarray):
-        return False
-    cp = _cupy()
-    return cp is not None and isinstance(a, cp.ndarray)
-
-
 def errstate(xp, **kwargs) -> contextlib.AbstractContextManager:
     """`np.errstate(**kwargs)` for NumPy work; nothing for CuPy, which never warns on
     floating-point errors (and has no errstate)."""
     return np.errstate(**kwargs) if xp is np else contextlib.nullcontext()
+
+
+def is_device_array(a: Any) -> bool:
+    """True for a CuPy array. No import is tried: where CuPy was never imported nothing can be one, and a
+    failed import costs a search of sys.path on every call."""
+    if isinstance(a, np.ndarray):
+        return False
+    cp = sys.modules.get("cupy")
+    return cp is not None and isinstance(a, cp.ndarray)
+
+
+def module_of(a: Any):
+    """The array module of array `a`: NumPy for host arrays, CuPy for device ones."""
+    if isinstance(a, np.ndarray):
+        return np
+    import cupy  # noqa: PLC0415 - only reached for CuPy arrays
+    return cupy
+
+
+def move(arr, place: Place):
+    """`arr` (a NumPy or CuPy array) on `place`: itself when already there, else a copy there."""
+    if place.kind != "gpu":
+        return arr if isinstance(arr, np.ndarray) else arr.get()
+    if place_of_array(arr) == place:
+        return arr
+    cp = array_module(place)
+    with cp.cuda.Device(place.device_id):
+        return cp.array(arr) if isinstance(arr, cp.ndarray) else cp.asarray(arr)
 
 
 def place_of_array(a) -> Place:

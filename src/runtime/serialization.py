@@ -22,6 +22,7 @@ import numpy as np
 
 from .parameter import Parameter
 from .pickle_load import is_pickle, load_pickle
+from .place import current_place, move
 from .tensor import Tensor
 
 __all__ = ["save", "load"]
@@ -154,7 +155,7 @@ class _Decoder:
                 return arr
             if node.get("kind") not in ("Tensor", "Parameter"):
                 raise self.bad(f"unknown tensor kind {node.get('kind')!r}")
-            out = Tensor._wrap(arr)  # stop_gradient=True, as Paddle's load returns
+            out = Tensor._wrap(move(arr, current_place()))  # on the default place, stop_gradient=True, as Paddle's
             name = node.get("name")
             if isinstance(name, str):
                 out.name = name

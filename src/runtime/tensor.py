@@ -14,7 +14,8 @@ import numpy as np
 
 from . import dtypes as _dt
 from . import structure
-from .place import CUDAPlace, Place, array_module, place_of_array, to_place
+from .place import (CPUPlace, CUDAPlace, Place, array_module, current_place, is_device_array, move, place_of_array,
+                    to_place)
 
 __all__ = ["Tensor", "to_tensor", "tensor_method", "as_tensor", "is_tensor"]
 
@@ -162,7 +163,7 @@ class Tensor:
     def item(self, *args: int):
         """The value of a one-element tensor (or of the element at `args`) as a Python scalar."""
         if args:
-            return self._data[args].item() if len(args) > 1 else self._data.flat[args[0]].item()
+            return self._data[args].item() if len(args) > 1 else self._data.reshape(-1)[args[0]].item()
         if self._data.size != 1:
             raise ValueError(f"Tensor.item: only a tensor with one element can be converted to a "
                              f"Python scalar, got shape {self.shape}")
@@ -254,11 +255,10 @@ class Tensor:
 
     def set_value(self, value: Any) -> None:
         """Overwrite the values in place (no autograd), keeping shape and dtype."""
-        arr = _to_array(value, None, None, "set_value")
+        arr = _to_array(value, None, self.place, "set_value")
         if tuple(arr.shape) != self._data.shape:
             raise ValueError(f"set_value: expected a value of shape {self.shape}, got {list(arr.shape)}")
-        xp = array_module(self.place)
-        self._data[...] = xp.asarray(arr).astype(self._data.dtype, copy=False)
+        self._data[...] = arr.astype(self._data.dtype, copy=False)
         self._version += 1
 
     def _replace_data(self, arr) -> None:
@@ -270,17 +270,44 @@ class Tensor:
             structure.bump()
 
     def cpu(self) -> "Tensor":
+        """This tensor when on the CPU, else a host copy (stop_gradient and persistable kept, as Paddle)."""
         if type(self._data) is _ndarray:
             return self
-        t = Tensor._wrap(self._data.get())
-        t.stop_gradient = self.stop_gradient
+        return self._copy_to(CPUPlace())
+
+    def cuda(self, device_id: int | None = None, blocking: bool = True) -> "Tensor":
+        """This tensor when on GPU `device_id`, else a copy there. Without an id: the current GPU,
+        or GPU 0 when the current device is the CPU (as Paddle)."""
+        if device_id is None:
+            current = current_place()
+            place = current if current.kind == "gpu" else CUDAPlace(0)
+        elif isinstance(device_id, int):
+            place = CUDAPlace(device_id)
+        else:
+            raise ValueError(f"Tensor.cuda: device_id must be an int or None, got {device_id!r}")
+        return self if self.place == place else self._copy_to(place)
+
+    def _copy_to(self, place: Place) -> "Tensor":
+        """A copy on `place` outside autograd (a new leaf), keeping the flags Paddle keeps."""
+        t = Tensor._wrap(move(self._data, place))
+        t._stop_gradient = self._stop_gradient
+        t.persistable = self.persistable
         return t
 
-    def cuda(self, device_id: int = 0, blocking: bool = True) -> "Tensor":
-        xp = array_module(CUDAPlace(device_id))
-        with xp.cuda.Device(device_id):
-            t = Tensor._wrap(xp.asarray(self._data))
-        t.stop_gradient = self.stop_gradient
+    @property
+    def is_cuda(self) -> bool:
+        return not isinstance(self._data, _ndarray)
+
+    def to(self, *args: Any, **kwargs: Any) -> "Tensor":
+        """`to(device, dtype=None)`, `to(dtype)` or `to(other)`: this tensor when it already has that
+        place and dtype, else a copy with them (a cast stays differentiable, as Paddle's)."""
+        device, dtype = _to_args(args, kwargs)
+        t = self
+        if dtype is not None and _dt.to_np_dtype(dtype) != self._data.dtype:
+            from .ops.math import cast  # noqa: PLC0415 - the ops sit above Tensor
+            t = cast(t, dtype)
+        if device is not None and to_place(device) != t.place:
+            t = t._copy_to(to_place(device))
         return t
 
     def __deepcopy__(self, memo: dict) -> "Tensor":
@@ -320,19 +347,15 @@ def tensor_method(fn: Callable | None = None, *, names: tuple[str, ...] = ()):
 
 
 def _to_array(data: Any, dtype: Any, place: Any, api: str):
-    """Convert data to an array on `place` with Paddle's default dtypes."""
-    target = to_place(place) if place is not None else None
+    """A new array holding `data` on `place` (default: the current device, as Paddle) with Paddle's
+    default dtypes; never shares memory with `data`."""
+    target = to_place(place)
     if isinstance(data, Tensor):
-        arr = data._data
-        if target is not None and target != data.place:
-            arr = array_module(target).asarray(arr) if target.kind == "gpu" else data.numpy()
-        else:
-            arr = arr.copy()
-        return arr if dtype is None else arr.astype(_dt.to_np_dtype(dtype))
-    if isinstance(data, (list, tuple)) and data and any(isinstance(d, Tensor) for d in _flat(data)):
+        data = data._data
+    elif isinstance(data, (list, tuple)) and data and any(isinstance(d, Tensor) for d in _flat(data)):
         data = _nested_numpy(data)
-    if isinstance(data, _ndarray) or (hasattr(data, "__cuda_array_interface__")):
-        arr = data.copy()
+    if isinstance(data, _ndarray) or is_device_array(data):
+        arr = data
     else:
         try:
             arr = np.array(data)
@@ -350,11 +373,35 @@ def _to_array(data: Any, dtype: Any, place: Any, api: str):
             raise TypeError(f"{api}: cannot convert strings to a tensor")
     if dtype is not None:
         arr = arr.astype(_dt.to_np_dtype(dtype), copy=False)
-    if target is not None and target.kind == "gpu":
-        arr = array_module(target).asarray(arr)
-    elif target is not None and type(arr) is not _ndarray:
-        arr = arr.get()
-    return arr
+    out = move(arr, target)
+    return out.copy() if out is data else out
+
+
+_TO_KEYS = {"device", "dtype", "blocking", "other"}
+
+
+def _to_args(args: tuple, kwargs: dict) -> tuple:
+    """(device, dtype) from Tensor.to's three call forms, as Paddle reads them."""
+    unknown = set(kwargs) - _TO_KEYS
+    if unknown:
+        raise TypeError(f"Tensor.to: unexpected keyword argument {sorted(unknown)[0]!r}")
+    if not args and not kwargs or len(args) + len(kwargs) > 3:
+        raise TypeError("Tensor.to: expected to(device, dtype=None, blocking=None), to(dtype, blocking=None) "
+                        "or to(other, blocking=None)")
+    other = args[0] if args and isinstance(args[0], Tensor) else kwargs.get("other")
+    if other is not None:
+        return other.place, other.dtype
+    if args and _is_dtype(args[0]):
+        return None, args[0]
+    device = args[0] if args else kwargs.get("device")
+    dtype = args[1] if len(args) > 1 else kwargs.get("dtype")
+    return device, dtype
+
+
+def _is_dtype(v: Any) -> bool:
+    if isinstance(v, str):
+        return v.lower() not in ("cpu", "gpu") and not v.lower().startswith("gpu:")
+    return not isinstance(v, Place)
 
 
 def _flat(seq):

@@ -14,7 +14,7 @@ import numpy as np
 from .. import dtypes as _dt
 from ..tensor import Tensor, as_tensor, tensor_method
 from . import meta_utils as mu
-from .registry import Sample, TensorSpec, defop
+from .registry import Sample, TensorSpec, defop, get_op
 from .shape import expand, fill_sizes, flatten, reshape, run_time_sizes, sizes_input
 
 __all__ = ["full", "zeros", "ones", "empty", "full_like", "zeros_like", "ones_like", "empty_like",
@@ -194,6 +194,28 @@ def eye(num_rows: int, num_columns: int | None = None, dtype: Any = None, name: 
             raise ValueError(f"eye: argument '{arg}' must be a non-negative int, got {v!r}")
     return _EYE(num_rows=int(num_rows), num_columns=int(num_rows if num_columns is None else num_columns),
                 dtype=_dtype_arg(dtype, _dt.default_float()))
+
+
+def _create_on_meta(like: TensorSpec, *, op: str, attrs: tuple) -> TensorSpec:
+    return get_op(op).meta(**dict(attrs))
+
+
+_CREATE_ON = defop("create_on", kernel=lambda xp, like, *, op, attrs: get_op(op).kernel(xp, **dict(attrs)),
+                   meta=_create_on_meta, inputs=("like",), attrs={"op": "full", "attrs": ()},
+                   samples=lambda: [Sample((np.ones(2),), {"op": "full", "attrs": (
+                                        ("shape", (2, 3)), ("fill_value", 1.5), ("dtype", np.dtype("float32")))}),
+                                    Sample((np.ones(2),), {"op": "eye", "attrs": (
+                                        ("num_rows", 2), ("num_columns", 3), ("dtype", np.dtype("float64")))})])
+
+
+def create_on(like: Tensor, op: str, dtype: Any = None, **attrs: Any) -> Tensor:
+    """Creation op `op` ('full', 'arange', 'eye'...) with its other attributes, of `dtype` (default: like's),
+    on the place of `like`, whose values are not read: how a function built from ops makes a constant next
+    to its inputs whatever the default device is, as one op the JIT records (a `with` on the default place
+    would break its graph)."""
+    like = as_tensor(like, "like", "create_on")
+    np_dtype = _dt.to_np_dtype(like.dtype if dtype is None else dtype)
+    return _CREATE_ON(like, op=op, attrs=(*attrs.items(), ("dtype", np_dtype)))
 
 
 def _assign_value_meta(*, shape: tuple, dtype: np.dtype, values: tuple) -> TensorSpec:

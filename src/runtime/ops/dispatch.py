@@ -16,7 +16,7 @@ from .grad_mode import state as _grad_state
 from .registry import OpDef, TensorSpec
 from .tape import ModifiedArray, Node
 
-__all__ = ["apply", "run_meta"]
+__all__ = ["apply", "run_meta", "check_one_place"]
 
 _ndarray = np.ndarray
 _META_CACHE_LIMIT = 4096
@@ -53,7 +53,7 @@ def apply(op: OpDef, inputs: tuple, attrs: dict):
         if type(a) is not _ndarray:
             xp = _cupy_of(a)
     if xp is not np:
-        _check_one_place(op, inputs)
+        check_one_place(op, inputs)
     elif not inputs and _place.current_place().kind == "gpu":
         xp = _place.array_module(_place.current_place())
     cache = op.meta_cache
@@ -107,7 +107,7 @@ def _cupy_of(a):
     return cupy
 
 
-def _check_one_place(op: OpDef, inputs: tuple) -> None:
+def check_one_place(op: OpDef, inputs: tuple) -> None:
     """Every input on one place, else a ValueError naming both (before anything runs): an op
     never moves data between places behind the user's back, a 0-D tensor included."""
     first = None

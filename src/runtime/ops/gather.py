@@ -16,6 +16,7 @@ from .grad_utils import unbroadcast
 from .indexing import FULL_SLICE, GETITEM_GRAD, SETITEM, int64_array, on_device_of, scatter_add
 from .inplace import inplace_api
 from .registry import Sample, TensorSpec, defop, normal_sampler
+from .shape import run_time_sizes
 
 __all__ = ["gather", "gather_nd", "index_select", "scatter", "scatter_", "scatter_nd", "scatter_nd_add",
            "index_add", "index_add_", "index_sample", "masked_fill", "masked_fill_", "take_along_axis",
@@ -180,7 +181,11 @@ def scatter_nd_add(x: Tensor, index: Tensor, updates: Tensor, name: str | None =
 def scatter_nd(index: Tensor, updates: Tensor, shape: Any, name: str | None = None) -> Tensor:
     """A zero tensor of `shape` with `updates` added at the coordinates in `index`."""
     updates = as_tensor(updates, "updates", "scatter_nd")
-    return scatter_nd_add(creation.zeros(shape, dtype=updates.dtype), index, updates)
+    if run_time_sizes(shape):  # sizes known when a static program runs
+        zeros = creation.zeros(shape, dtype=updates.dtype)
+    else:  # where the updates live, whatever the default device
+        zeros = creation.create_on(updates, "full", shape=creation._shape_arg("scatter_nd", shape), fill_value=0)
+    return scatter_nd_add(zeros, index, updates)
 
 
 # ---------------------------------------------------------------- scatter / index_add

@@ -20,6 +20,7 @@ import numpy as np
 from ..tensor import Tensor, as_tensor, tensor_method
 from . import creation, math, shape
 from . import meta_utils as mu
+from .dispatch import check_one_place
 from .grad_mode import is_grad_enabled
 from .grad_utils import unbroadcast
 from .inplace import alias, inplace, inplace_api
@@ -390,6 +391,8 @@ def _setitem(self: Tensor, key: Any, value: Any) -> None:
         return
     # nothing to record: check as the op would (memoised as eager dispatch does), then write in place
     arrays = (a, value._data, *(t._data for t in tensors))
+    if any(arr is not None and type(arr) is not _ndarray for arr in arrays):
+        check_one_place(SETITEM, (self, value, *tensors))
     key = ((("index", template),),) + tuple(v for arr in arrays for v in (arr.shape, arr.dtype))
     cache = SETITEM.meta_cache
     if key not in cache:

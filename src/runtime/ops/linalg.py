@@ -18,7 +18,7 @@ import numpy as np
 
 from ..tensor import Tensor, as_tensor, tensor_method
 from . import meta_utils as mu
-from .creation import eye, ones_like, tril, zeros_like
+from .creation import create_on, eye, ones_like, tril, zeros_like
 from .grad_utils import unbroadcast
 from .math import abs as abs_, add, divide, equal, multiply, neg, pow as pow_, scale, sign, subtract, where
 from .reduction import _expand_back
@@ -785,8 +785,9 @@ def matrix_power(x: Tensor, n: int, name: str | None = None) -> Tensor:
     _require_square("matrix_power", TensorSpec(tuple(x.shape), x._data.dtype))
     if isinstance(n, bool) or not isinstance(n, (int, np.integer)):
         raise TypeError(f"matrix_power: argument 'n' must be an int, got {type(n).__name__}")
-    if n == 0:
-        return expand(eye(x.shape[-1], dtype=x.dtype), x.shape)
+    if n == 0:  # the identity where x lives, whatever the default device
+        identity = create_on(x, "eye", num_rows=x.shape[-1], num_columns=x.shape[-1])
+        return expand(identity, x.shape)
     base = inverse(x) if n < 0 else x
     result = None
     n = abs(int(n))

@@ -20,7 +20,7 @@ from ..tensor import Tensor, as_tensor
 from . import math as _m
 from . import meta_utils as mu
 from .activation import _signed
-from .creation import assign, zeros
+from .creation import assign, create_on
 from .grad_mode import no_grad, state as _grad_state
 from .linalg import norm as _p_norm
 from .reduction import mean, sum as _sum
@@ -551,7 +551,7 @@ def local_response_norm(x: Tensor, size: int, alpha: float = 1e-4, beta: float =
         elif n:
             shape = list(x.shape)
             shape[c] = n
-            parts.append(zeros(shape, dtype=x.dtype))
+            parts.append(create_on(x, "full", shape=tuple(shape), fill_value=0))
     padded = concat(parts, axis=c) if len(parts) > 1 else sq
     window = _slice(padded, [c], [0], [channels])
     for j in range(1, size):  # a small fixed number of taps

@@ -5,7 +5,7 @@ value depends only on that element and on scalars) gives the same bits whether i
 parameter or once over several parameters laid end to end, as long as they share the scalars
 (learning rate, attributes, beta powers). Each kernel call costs a dozen ufunc calls of fixed
 overhead, which dominates for small parameters (biases, norms, small heads); so `plan` stages
-small NumPy parameters that share their scalars, when there are enough of them, in flat buffers
+small parameters (on one place) that share their scalars, when there are enough of them, in flat buffers
 (gradients and parameters copied in, parameters copied back) and each `Batch` updates its
 parameters with one call. Larger parameters are updated in place one by one: for them the copies
 would cost more than the calls they save.
@@ -22,6 +22,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from ..place import module_of, place_of_array
 from ..tensor import Tensor
 
 __all__ = ["SMALL", "MIN_BATCH", "BATCH", "Slots", "Batch", "allocate", "plan"]
@@ -85,20 +86,21 @@ def _span(slots: Slots, arrays: list):
 def _key(arrays: tuple, attrs: dict, scalars_at: tuple) -> tuple | None:
     """What a batch must share (None: update this parameter alone)."""
     param = arrays[0]
-    if type(param) is not np.ndarray or param.size > SMALL or param.base is not None:
+    if param.size > SMALL or param.base is not None:
         return None  # a view may alias another parameter: keep the one-by-one order of writes
     # scalars by their bits and attributes by repr, so -0.0 and 0.0 never share a batch
-    return (param.dtype, repr(attrs), *[arrays[k].tobytes() for k in scalars_at])
+    return (place_of_array(param), param.dtype, repr(attrs), *[arrays[k].tobytes() for k in scalars_at])
 
 
 class Batch:
     """Small parameters updated by one kernel call on staged flat arrays."""
 
-    __slots__ = ("params", "attrs", "staged", "writes")
+    __slots__ = ("params", "attrs", "staged", "writes", "xp")
 
     def __init__(self, members: list, per_element: tuple, slots: Slots):
         self.params = [p for p, _, _ in members]
         self.attrs = members[0][2]
+        self.xp = module_of(members[0][1][0])  # the parameters' (a learning rate may stay on the host)
         self.staged: list = []
         # what the kernel's writes to a staged copy go back to: (copy, a flat run of states or the
         # members' arrays, per element?)
@@ -110,14 +112,14 @@ class Batch:
                 self.staged.append(span)  # the flat state itself, updated where it lives
                 continue
             # a scalar gets a private copy: the kernel may update it (a beta power)
-            staged = np.concatenate([a.reshape(-1) for a in arrays]) if each else arrays[0].copy()
+            staged = self.xp.concatenate([a.reshape(-1) for a in arrays]) if each else arrays[0].copy()
             self.staged.append(staged)
             if k == 0 or k >= _STATES:  # the gradient and learning rate are only read
                 self.writes.append((staged, arrays if span is None else span, each))
 
     def run(self, kernel: Callable) -> None:
         """Update, then write the staged copies of the parameters and states back."""
-        kernel(np, *self.staged, **self.attrs)
+        kernel(self.xp, *self.staged, **self.attrs)
         for staged, target, each in self.writes:
             if type(target) is not list:
                 target[...] = staged  # one flat run of scalar states: each takes the new value

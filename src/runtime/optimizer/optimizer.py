@@ -29,6 +29,7 @@ from ..mode import in_dynamic_mode
 from ..nn.clip import ClipGradBase
 from ..ops import optimizer_ops
 from ..ops.registry import OpDef
+from ..place import is_device_array, module_of, move, place_of_array
 from ..regularizer import L2Decay, WeightDecayRegularizer
 from ..tensor import Tensor
 from . import multi_tensor
@@ -65,11 +66,9 @@ def _as_regularizer(api: str, weight_decay: Any) -> WeightDecayRegularizer | Non
     return L2Decay(_float_arg(api, "weight_decay", weight_decay))
 
 
-def _xp(arr):
-    if type(arr) is np.ndarray:
-        return np
-    import cupy  # noqa: PLC0415 - only for CuPy arrays
-    return cupy
+def _on_place(value: Any, place: Any):
+    """A loaded state value (host data or a device array) as an array on `place`."""
+    return move(value if is_device_array(value) else np.asarray(value), place)
 
 
 def _check_clip(api: str, grad_clip: Any) -> None:
@@ -341,14 +340,14 @@ class Optimizer:
                 optimizer_ops.check(op, arrays, attrs)
                 reg = self._regularizer_for(p, group)
                 if reg is not None:
-                    arrays = (arrays[0], reg._regularized(_xp(parr), parr, arrays[1]), *arrays[2:])
+                    arrays = (arrays[0], reg._regularized(module_of(parr), parr, arrays[1]), *arrays[2:])
                 updates.append((p, arrays, attrs))
         self._flat_slots.update(new_slots)  # every update checked: the new accumulators will be kept
         single, batches = (multi_tensor.plan(updates, self._per_element(), self._flat_slots)
                            if self._elementwise else (updates, ()))
         kernel = op.kernel
         for p, arrays, attrs in single:
-            kernel(_xp(arrays[0]), *arrays, **attrs)
+            kernel(module_of(arrays[0]), *arrays, **attrs)
             p._version += 1
         for batch in batches:
             batch.run(kernel)
@@ -419,7 +418,7 @@ class Optimizer:
         key = f"{param.name}_{name}_0"
         loaded = self._accumulators_holder.get(key)
         if loaded is not None:
-            value = loaded._data if isinstance(loaded, Tensor) else loaded
+            value = move(loaded._data, param.place) if isinstance(loaded, Tensor) else loaded
             if tuple(np.shape(value)) != tuple(shape):
                 raise ValueError(f"{type(self).__name__}: the loaded state '{key}' has shape "
                                  f"{list(np.shape(value))}, expected {list(shape)}")
@@ -427,8 +426,10 @@ class Optimizer:
 
     def _new_accumulator(self, name: str, param: Tensor, shape: tuple, dtype, value) -> Tensor:
         """An accumulator on the parameter's device (NumPy ones are allocated flat instead)."""
-        xp = _xp(param._data)
-        arr = xp.full(shape, value, dtype) if isinstance(value, float) else xp.array(value, dtype=dtype)
+        if isinstance(value, float):
+            arr = module_of(param._data).full(shape, value, dtype)
+        else:  # a loaded state, copied onto the parameter's place
+            arr = _on_place(value, param.place).astype(dtype)
         t = Tensor._wrap(arr)
         t.name = f"{param.name}_{name}_0"
         t.persistable = True
@@ -474,7 +475,7 @@ class Optimizer:
         if isinstance(self._learning_rate, LRScheduler) and "LR_Scheduler" in state_dict:
             self._learning_rate.set_state_dict(state_dict["LR_Scheduler"])
         for t, v in writes:
-            t._data[...] = _xp(t._data).asarray(v, dtype=t._data.dtype)
+            t._data[...] = _on_place(v, place_of_array(t._data)).astype(t._data.dtype, copy=False)
         self._accumulators_holder = {k: v for k, v in state_dict.items() if k != "LR_Scheduler"}
 
     set_dict = set_state_dict

@@ -48,9 +48,9 @@ def _check_shapes(q: list, k: list, v: list, enable_gqa: bool) -> None:
 def _additive_mask(attn_mask: Any, dtype: Any) -> Tensor:
     """A bool mask becomes 0 where True and -inf where False; a float mask is used as is."""
     mask = as_tensor(attn_mask, "attn_mask", _API)
-    if mask.dtype == _dt.bool:
-        zero = _creation.full([], 0.0, dtype)
-        return _math.where(mask, zero, _creation.full([], float("-inf"), dtype))
+    if mask.dtype == _dt.bool:  # the two values live where the mask does
+        zero = _creation.create_on(mask, "full", dtype, shape=(), fill_value=0.0)
+        return _math.where(mask, zero, _creation.create_on(mask, "full", dtype, shape=(), fill_value=float("-inf")))
     if not _dt.is_floating_point(mask):
         raise TypeError(f"{_API}: 'attn_mask' must be a bool or floating tensor, got {mask.dtype}")
     return mask if mask.dtype == dtype else _math.cast(mask, dtype)

@@ -30,7 +30,7 @@ def sequence_mask(x: Tensor, maxlen: Any = None, dtype: Any = "int64", name: str
                         f"got {type(maxlen).__name__}")
     if maxlen is None or maxlen < 0:
         maxlen = int(_reduction.max(x).item()) if x.size else 0
-    steps = _creation.arange(0, maxlen, dtype=x.dtype)
+    steps = _creation.create_on(x, "arange", start=0, end=maxlen, step=1)
     mask = _math.less_than(steps, _shape.unsqueeze(x, -1))
     out = _math.cast(mask, _dt.to_np_dtype(dtype))
     out.stop_gradient = True

@@ -229,8 +229,8 @@ class RNNBase(LayerList):
         batch = inputs.shape[1 if self.time_major else 0]
         widths = (self.proj_size or self.hidden_size, self.hidden_size)[:self.state_components]
         rows = self.num_layers * self.num_directions
-        if initial_states is None:
-            return [_creation.zeros([rows, batch, w], dtype=inputs.dtype) for w in widths]
+        if initial_states is None:  # zeros where the inputs live, whatever the default device
+            return [_creation.create_on(inputs, "full", shape=(rows, batch, w), fill_value=0.0) for w in widths]
         states = [initial_states] if isinstance(initial_states, Tensor) else initial_states
         expected = " and ".join(f"[{rows}, {batch}, {w}]" for w in widths)
         if not isinstance(states, (tuple, list)) or len(states) != self.state_components or not all(

@@ -58,7 +58,8 @@ class RNNCellBase(Layer):
         The batch size is batch_ref.shape[batch_dim_idx]; a leading -1 of a shape stands for it. The dtype
         is `dtype`, else `state_dtype`, else the default float dtype (as Paddle does).
         """
-        batch = _flatten(batch_ref)[0].shape[batch_dim_idx]
+        ref = _flatten(batch_ref)[0]
+        batch = ref.shape[batch_dim_idx]
         shapes = self.state_shape if shape is None else shape
         if dtype is None:
             dtype = self._declared_state_dtype()
@@ -66,7 +67,8 @@ class RNNCellBase(Layer):
 
         def make(s: Any, d: Any) -> Tensor:
             dims = list(s[1:]) if s and s[0] == -1 else list(s)
-            return _creation.full([batch] + dims, init_value, dtype=d)
+            # the states start where the batch lives, whatever the default device
+            return _creation.create_on(ref, "full", shape=(batch, *dims), fill_value=init_value, dtype=d)
 
         if len(dtypes) == 1:
             return _map_shapes(lambda s: make(s, dtypes[0]), shapes)
