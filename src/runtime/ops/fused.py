@@ -30,6 +30,7 @@ from typing import Any, Callable
 import numpy as np
 
 from . import activation as _act
+from . import fused_cuda
 from . import math as _m
 from .registry import Sample, TensorSpec, defop, get_op
 
@@ -182,10 +183,13 @@ class _Chain:
             lines = self._array_lines(xp, specs, consts, granted, names)
         source = "\n".join([f"def fused_elementwise({', '.join(f'v{i}' for i in range(n_in))}):", *lines])
         exec(compile(source, f"<fused_elementwise {len(self.chain)} steps>", "exec"), names)  # noqa: S102
+        fn = names["fused_elementwise"]
+        if xp is not np:  # on a GPU: one generated kernel for the whole chain where it has a CUDA form
+            fn = fused_cuda.device_function(xp, self.chain, n_in, specs, fn)
         if len(self.compiled) >= _CACHE_LIMIT:
             self.compiled.clear()
             self.sources.clear()
-        self.compiled[key], self.sources[key] = names["fused_elementwise"], source
+        self.compiled[key], self.sources[key] = fn, source
         return self.compiled[key]
 
     def _scalar(self, xp, specs: list[TensorSpec], consts: dict[int, Any]) -> bool:
