@@ -30,7 +30,8 @@ _PRELUDE = "#include <math.h>\n#include <stdbool.h>\n#define __device__\n"
 
 
 def _c_function(code: fused_cuda.CudaChain, tmp_path, counter=[0]):  # noqa: B006 - one name per library
-    """The kernel body inside a host loop over flat arrays, compiled to a shared library: fn(out, *inputs)."""
+    """The kernel body inside a host loop over flat arrays, compiled to a shared library:
+    (fn(n, out, *inputs), the output dtype)."""
     params = [p.split() for p in code.in_params.split(", ")]
     out_dtype, out_name = code.out_params.split()
     ctype = fused_cuda._CTYPES
@@ -52,7 +53,11 @@ def run_c(chain: tuple, inputs: list[np.ndarray], tmp_path) -> np.ndarray:
     """The chain's CUDA body run on the host, on inputs broadcast and flattened as CuPy's kernel sees them."""
     code = fused_cuda.cuda_chain(chain, len(inputs), [TensorSpec(a.shape, a.dtype) for a in inputs])
     assert code is not None, chain
-    fn, out_dtype = _c_function(code, tmp_path)
+    return call_c(*_c_function(code, tmp_path), inputs)
+
+
+def call_c(fn, out_dtype: np.dtype, inputs: list[np.ndarray]) -> np.ndarray:
+    """Run a compiled body as CuPy runs an ElementwiseKernel: inputs broadcast, output of their shape."""
     flat = [np.ascontiguousarray(a).ravel() for a in np.broadcast_arrays(*inputs)]
     out = np.empty(flat[0].size, out_dtype)
     fn(ctypes.c_long(out.size), out.ctypes.data_as(ctypes.c_void_p), *[a.ctypes.data_as(ctypes.c_void_p) for a in flat])
@@ -273,3 +278,152 @@ def test_a_chain_from_the_fusion_pass_gives_the_executors_bits(static_mode, tmp_
     with np.errstate(over="ignore"):   # x * 1.01 overflows on 3e38, as it does in eager
         (want,) = paddle.static.Executor().run(main, feed=feed, fetch_list=[out])
     same_bits(run_c(op.attrs["chain"], [feed[name] for name in op.inputs], tmp_path), want)
+
+
+# ---------------------------------------------------------------- the kernel on a (stand-in) device
+@pytest.fixture
+def fresh_caches(monkeypatch):
+    """Compiled chains and kernels start empty, so a test sees its own compilations."""
+    monkeypatch.setattr(fused, "_CHAINS", {})
+    monkeypatch.setattr(fused, "_BY_ID", {})
+    monkeypatch.setattr(fused_cuda, "_KERNELS", {})
+
+
+DEVICE_CHAIN = (const(0.5, "float32"), ("multiply", (0, 2), ()), ("add", (3, 1), ()), ("abs", (4,), ()),
+                ("sqrt", (5,), ()), ("maximum", (6, 1), ()))
+
+
+def _device_inputs(fake, rows: int) -> tuple[list[np.ndarray], list]:
+    rng = np.random.default_rng(rows)
+    host = [rng.uniform(-2, 2, (rows, 3)).astype(F32), np.array([0.0, -0.0, np.nan], F32)]
+    return host, [fake.asarray(a) for a in host]
+
+
+def test_on_a_device_that_cannot_compile_the_chain_runs_on_the_xp_path_compiling_once(fake_gpu, fresh_caches,
+                                                                                       monkeypatch):
+    built, called = [], []
+
+    class Counting(fake_gpu.ElementwiseKernel):
+        def __init__(self, *args, **kwargs):
+            built.append(args)
+            super().__init__(*args, **kwargs)
+
+        def __call__(self, *args):
+            called.append(args)
+            return super().__call__(*args)
+    monkeypatch.setattr(fake_gpu, "ElementwiseKernel", Counting)
+    kernel = get_op("fused_elementwise").kernel
+    for rows in (2, 2, 5, 2):   # two input signatures of one dtype tuple
+        host, device = _device_inputs(fake_gpu, rows)
+        got = kernel(fake_gpu, *device, chain=DEVICE_CHAIN)
+        assert isinstance(got, fake_gpu.ndarray)
+        same_bits(got.get(), run_numpy(DEVICE_CHAIN, host))
+    assert len(built) == 1 and len(called) == 1
+
+
+class _HostCompiled:
+    """An ElementwiseKernel for the stand-in that compiles its body with the host C compiler (as run_c)."""
+
+    tmp_path = None
+    made: list = []
+
+    def __init__(self, in_params, out_params, operation, name="kernel", *, preamble="", options=()):
+        code = fused_cuda.CudaChain(in_params, out_params, operation, preamble, name)
+        self.fn, self.out_dtype = _c_function(code, self.tmp_path)
+        self.options, self.calls = options, 0
+        self.made.append(self)
+
+    def __call__(self, *args):
+        import fake_cupy  # noqa: PLC0415 - the stand-in, installed by the fake_gpu fixture
+        self.calls += 1
+        return fake_cupy.asarray(call_c(self.fn, self.out_dtype, [a.get() for a in args]))
+
+
+@pytest.fixture
+def compiling_device(fake_gpu, fresh_caches, monkeypatch, tmp_path):
+    """The stand-in device whose ElementwiseKernel compiles and runs the body on the host."""
+    monkeypatch.setattr(_HostCompiled, "tmp_path", tmp_path)
+    monkeypatch.setattr(_HostCompiled, "made", [])
+    monkeypatch.setattr(fake_gpu, "ElementwiseKernel", _HostCompiled)
+    return fake_gpu
+
+
+def test_on_a_device_the_chain_runs_as_one_kernel_without_fma_and_gives_numpys_bits(compiling_device):
+    fake = compiling_device
+    kernel = get_op("fused_elementwise").kernel
+    for rows in (2, 5, 2):
+        host, device = _device_inputs(fake, rows)
+        fake.log.clear()
+        got = kernel(fake, *device, chain=DEVICE_CHAIN)
+        same_bits(got.get(), run_numpy(DEVICE_CHAIN, host))
+    (made,) = _HostCompiled.made
+    assert made.calls == 3 and made.options == ("--fmad=false",)
+
+
+def test_on_a_device_constants_with_more_dimensions_shape_the_result_as_numpy(compiling_device):
+    fake = compiling_device
+    chain = (("assign_value", (), (("dtype", F32), ("shape", (1, 1, 1)), ("values", (0.25,)))), ("multiply", (0, 1), ()))
+    x = np.arange(6, dtype=F32).reshape(2, 3)
+    got = get_op("fused_elementwise").kernel(fake, fake.asarray(x), chain=chain)
+    assert got.shape == (1, 2, 3)
+    same_bits(got.get(), run_numpy(chain, [x]))
+
+
+def test_on_a_device_a_chain_without_cuda_form_builds_no_kernel(compiling_device):
+    fake = compiling_device
+    chain = (("tanh", (0,), ()), ("elu", (1,), (("alpha", 1.0),)))
+    x = np.linspace(-2, 2, 6, dtype=F32)
+    got = get_op("fused_elementwise").kernel(fake, fake.asarray(x), chain=chain)
+    same_bits(got.get(), run_numpy(chain, [x]))
+    assert _HostCompiled.made == []
+
+
+def test_a_static_program_on_a_device_place_runs_its_chain_as_one_kernel(compiling_device, static_mode):
+    main = paddle.static.Program()
+    with paddle.static.program_guard(main):
+        x = paddle.static.data("x", [2, 3], "float32")
+        y = paddle.static.data("y", [3], "float32")
+        out = paddle.clip(paddle.sqrt(paddle.abs(x * 0.5 + y)) - y, -0.5, None)
+    feed = {"x": np.array([[-2.0, 0.5, np.nan], [3.0, -0.0, 1e-40]], F32), "y": np.array([0.0, 1.0, -2.0], F32)}
+    (want,) = paddle.static.Executor(paddle.CPUPlace()).run(main, feed=feed, fetch_list=[out])
+    for _ in range(2):
+        (got,) = paddle.static.Executor(paddle.CUDAPlace(0)).run(main, feed=feed, fetch_list=[out])
+        same_bits(np.asarray(got), want)
+    (made,) = _HostCompiled.made
+    assert made.calls == 2
+
+
+# ---------------------------------------------------------------- on a real GPU
+GPU_CHAINS = {
+    "exact": lambda d: (const(1.01, d), const(0.1, d), ("multiply", (0, 2), ()), ("add", (4, 3), ()),
+                        ("maximum", (5, 1), ()), ("abs", (6,), ()), ("sqrt", (7,), ()), ("relu", (8,), ()),
+                        ("clip", (9,), (("max", 1.5), ("min", -0.5))), ("divide", (10, 3), ())),
+    "transcendental": lambda d: (const(0.5, d), ("multiply", (0, 2), ()), ("tanh", (3,), ()), ("exp", (4,), ()),
+                                 ("gelu", (5,), (("approximate", False),)), ("silu", (6,), ()),
+                                 ("sigmoid", (7,), ()), ("pow", (8, 1), ())),
+}
+GPU_TOL = {F32: 1e-5, F64: 1e-12}   # libdevice against NumPy through a short chain
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype", [F32, F64])
+@pytest.mark.parametrize("kind", sorted(GPU_CHAINS))
+def test_on_a_gpu_the_fused_kernel_matches_the_unfused_cupy_chain_and_the_cpu(kind, dtype, fresh_caches,
+                                                                             monkeypatch):
+    import cupy  # noqa: PLC0415 - only with a GPU
+    chain = GPU_CHAINS[kind](dtype.name)
+    rng = np.random.default_rng(8)
+    host = [np.concatenate([rng.uniform(-3, 3, 40), np.array(SPECIALS[:8])]).astype(dtype).reshape(6, 8),
+            rng.uniform(0.5, 2, 8).astype(dtype)]
+    kernel = get_op("fused_elementwise").kernel
+    fused_out = kernel(cupy, *[cupy.asarray(a) for a in host], chain=chain).get()
+    assert [k.kernel is not None for k in fused_cuda._KERNELS.values()] == [True]   # it ran as one kernel
+    monkeypatch.setattr(fused, "_CHAINS", {})
+    monkeypatch.setattr(fused, "_BY_ID", {})
+    monkeypatch.setattr(fused_cuda, "cuda_chain", lambda *args: None)   # the xp path: one CuPy call per step
+    unfused = kernel(cupy, *[cupy.asarray(a) for a in host], chain=chain).get()
+    cpu = run_numpy(chain, host)
+    if kind == "exact":
+        same_bits(fused_out, cpu)
+    np.testing.assert_allclose(fused_out, cpu, rtol=GPU_TOL[dtype], atol=GPU_TOL[dtype])
+    np.testing.assert_allclose(fused_out, unfused, rtol=GPU_TOL[dtype], atol=GPU_TOL[dtype])

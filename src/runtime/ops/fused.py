@@ -10,7 +10,9 @@ per signature with the op's kernel and read from the generated function's global
 evaluates the steps in order with each member's own computation, writing a step's result with
 `out=` into the buffer of an operand the chain owns and no longer needs, so a chain runs in
 one buffer; a chain on one-element values whose steps give the same bits on NumPy scalars runs
-on scalars instead (`_SCALAR_OPERATORS`, `_SCALAR_UFUNCS`). The meta replays the members' metas.
+on scalars instead (`_SCALAR_OPERATORS`, `_SCALAR_UFUNCS`). On a GPU (an `xp` other than NumPy) a
+chain with a CUDA form runs as one generated CuPy kernel instead (`fused_cuda`); the NumPy path
+is unchanged. The meta replays the members' metas.
 
 `ELEMENTWISE` is the table of ops the pass may fuse (each output element depends only on the
 matching, broadcast, input elements). `inplace_kernel(name)` gives the `out=` form of an op,
