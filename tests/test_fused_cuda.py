@@ -17,6 +17,7 @@ import runtime as paddle
 from runtime.ops import fused, fused_cuda, get_op
 from runtime.ops.registry import TensorSpec
 from runtime.static.passes import apply_passes
+from sot_helpers import jit_of
 
 F32, F64, BOOL = np.dtype("float32"), np.dtype("float64"), np.dtype("bool")
 # relative tolerance of one transcendental step, libm against NumPy (a few ulp), and absolute: the runtime's
@@ -427,3 +428,18 @@ def test_on_a_gpu_the_fused_kernel_matches_the_unfused_cupy_chain_and_the_cpu(ki
         same_bits(fused_out, cpu)
     np.testing.assert_allclose(fused_out, cpu, rtol=GPU_TOL[dtype], atol=GPU_TOL[dtype])
     np.testing.assert_allclose(fused_out, unfused, rtol=GPU_TOL[dtype], atol=GPU_TOL[dtype])
+
+
+def test_to_static_on_device_tensors_runs_the_chain_as_one_kernel_with_eagers_bits(compiling_device):
+    def f(x, y):
+        return paddle.maximum(paddle.sqrt(paddle.abs(x * 0.5 + y)) - y, x)
+    place = paddle.CUDAPlace(0)
+    x = paddle.to_tensor(np.array([[-2.0, 0.5, np.nan], [3.0, -0.0, 1e-40]], F32), place=place)
+    y = paddle.to_tensor(np.array([0.0, 1.0, -2.0], F32), place=place)
+    jit = jit_of(f)
+    for _ in range(2):
+        got = jit(x, y)
+        assert got.place == place
+        same_bits(got.numpy(), f(x, y).numpy())
+    (made,) = _HostCompiled.made
+    assert made.calls == 2
