@@ -354,7 +354,6 @@ def test_on_a_device_the_chain_runs_as_one_kernel_without_fma_and_gives_numpys_b
     kernel = get_op("fused_elementwise").kernel
     for rows in (2, 5, 2):
         host, device = _device_inputs(fake, rows)
-        fake.log.clear()
         got = kernel(fake, *device, chain=DEVICE_CHAIN)
         same_bits(got.get(), run_numpy(DEVICE_CHAIN, host))
     (made,) = _HostCompiled.made
