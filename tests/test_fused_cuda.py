@@ -219,7 +219,8 @@ def test_random_chains_of_exact_steps_give_numpys_bits(tmp_path_factory, example
 
 
 # ---------------------------------------------------------------- transcendental steps
-TRANSCENDENTAL = [("exp", ()), ("expm1", ()), ("log", ()), ("log1p", ()), ("log2", ()), ("sin", ()), ("tanh", ()),
+TRANSCENDENTAL = [*((name, ()) for name in ("exp", "expm1", "log", "log1p", "log2", "log10", "sin", "cos", "tan",
+                                             "asin", "acos", "atan", "sinh", "cosh", "tanh")),
                   ("erf", ()), ("sigmoid", ()), ("silu", ()), ("gelu", (("approximate", False),)),
                   ("gelu", (("approximate", True),)), ("silu_grad", ()), ("gelu_grad", (("approximate", False),)),
                   ("gelu_grad", (("approximate", True),)), ("pow", ())]
