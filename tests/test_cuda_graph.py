@@ -6,6 +6,8 @@ graph launch re-runs the captured calls, and also on a real GPU where there is o
 
 The programs are hand-built with the static passes off (`no_passes`), so each test's plan has
 exactly the ops it wrote."""
+import threading
+
 import numpy as np
 import pytest
 from executor_helpers import no_passes, op, var  # noqa: F401 - fixtures
@@ -295,6 +297,36 @@ def test_fetched_arrays_are_not_overwritten_by_the_next_replay(graphs):
     np.testing.assert_array_equal(first.get(), kept)
     np.testing.assert_allclose(second.get(), _numpy_forward(graphs, scope, _x(2, 1)), rtol=1e-5, atol=1e-6)
     assert core.cuda_graph_status()["replays"] == 2
+
+
+def test_a_run_from_another_thread_waits_for_the_replay_in_progress(stand_in, monkeypatch):
+    # the other thread's run starts while this one is inside its launch; it must not copy its feeds
+    # into the buffers the launch is reading (it gets in only when the first run has its result)
+    prog, scope, exe = _forward_program(), _scope(stand_in), static.Executor(paddle.CUDAPlace(0))
+    paddle.set_flags({"FLAGS_cuda_graph": "on"})
+    core = exe.core_for(prog, ["x"], ["y"], scope)
+    core.run([_x(2, 0)])                      # captured
+    copied, results = threading.Event(), {}
+    copy_in = cuda_graph.CudaGraphRunner._copy_in
+
+    def copy_in_and_tell(self, buffers, feeds):
+        copy_in(self, buffers, feeds)
+        if threading.current_thread() is not threading.main_thread():
+            copied.set()
+    monkeypatch.setattr(cuda_graph.CudaGraphRunner, "_copy_in", copy_in_and_tell)
+    launch = stand_in.cuda.Graph.launch
+    other = threading.Thread(target=lambda: results.setdefault("other", core.run([_x(2, 2)])[0].get()))
+
+    def launch_with_a_run_beside(graph, stream=None):
+        if not other.is_alive() and "other" not in results:
+            other.start()
+            copied.wait(0.5)                  # without the lock the other run copies its feeds now
+        launch(graph, stream)
+    monkeypatch.setattr(stand_in.cuda.Graph, "launch", launch_with_a_run_beside)
+    mine = core.run([_x(2, 1)])[0].get()
+    other.join()
+    np.testing.assert_allclose(mine, _numpy_forward(stand_in, scope, _x(2, 1)), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(results["other"], _numpy_forward(stand_in, scope, _x(2, 2)), rtol=1e-5, atol=1e-6)
 
 
 def test_the_capture_allocates_from_a_private_pool(stand_in, monkeypatch):

@@ -31,6 +31,7 @@ that captured applies its updates exactly once, by its launch.
 """
 from __future__ import annotations
 
+import threading
 import types
 import weakref
 from collections import OrderedDict
@@ -144,12 +145,18 @@ class CudaGraphRunner:
         self._entries: OrderedDict[Signature, _Entry] = OrderedDict()
         self._failed: dict[Signature, str] = {}     # signatures that run plain for good, and why
         self._stream: Any = None
+        self._lock = threading.Lock()
         self.stats = {"captures": 0, "recaptures": 0, "replays": 0, "plain_runs": 0, "failed_captures": 0}
         _live.add(self)
 
     # ------------------------------------------------------------ run
     def run(self, feeds: Sequence[Any], snaps: list) -> list:
-        """One run of the core: a replay of this signature's graph, or a plain run."""
+        """One run of the core: a replay of this signature's graph, or a plain run. One at a time:
+        runs share the static buffers (a queued run, `return_futures`, may overlap a direct one)."""
+        with self._lock:
+            return self._run(feeds, snaps)
+
+    def _run(self, feeds: Sequence[Any], snaps: list) -> list:
         sig = None if self.reason is not None else _signature(feeds)
         entry = None if sig is None or sig in self._failed else self._entry(sig)
         if entry is None or (self._mode == "auto" and entry.plain_runs < self._warmup):
