@@ -25,6 +25,7 @@ from __future__ import annotations
 import contextlib
 import itertools
 import sys
+import threading
 import types
 from typing import Any, Callable
 
@@ -37,19 +38,19 @@ _POISON_BYTE = 0x5A
 
 class _State:
     capture: "_Capture | None" = None
-    stream: "Stream | None" = None
     allocator: Callable | None = None
     device_count = 1
 
 
 _state = _State()
+_thread = threading.local()   # the current stream and the streams entered: per thread, as in CuPy
 
 
 def reset() -> None:
     """Forget the trace and any capture (the fixture calls it between tests)."""
     trace.clear()
     _state.capture = None
-    _state.stream = None
+    _thread.stream = None
     _state.allocator = None
 
 
@@ -537,18 +538,17 @@ class Stream:
     def __init__(self, null: bool = False, non_blocking: bool = False, ptr: int = 0, priority: int = 0):
         self.name = "null" if null else f"stream{next(Stream._ids)}"
         self.ptr = 0 if null else id(self)
-        self._outer: list = []
 
     def __enter__(self) -> "Stream":
-        self._outer.append(_state.stream)
-        _state.stream = self
+        _thread.__dict__.setdefault("outer", []).append(getattr(_thread, "stream", None))
+        _thread.stream = self
         return self
 
     def __exit__(self, *exc) -> None:
-        _state.stream = self._outer.pop()
+        _thread.stream = _thread.outer.pop()
 
     def use(self) -> "Stream":
-        _state.stream = self
+        _thread.stream = self
         return self
 
     def synchronize(self) -> None:
@@ -592,7 +592,7 @@ Stream.null = Stream(null=True)
 
 
 def current_stream() -> Stream:
-    return _state.stream or Stream.null
+    return getattr(_thread, "stream", None) or Stream.null
 
 
 def current_stream_name() -> str:

@@ -25,7 +25,7 @@ from .instructions import OpList
 from .plan import FEED_OP, FETCH_OP, NO_SLOT, Instruction, Plan
 from .program import Program, Variable, frontend
 from .run_safety import RunSafety, analyse_run_safety
-from .stream_analysis import POLICIES, Context, StreamAnalyzer, StreamSchedule, place
+from .stream_analysis import POLICIES, Context, StreamAnalyzer, StreamSchedule, device_policy, place
 from .streams import host_threads
 
 __all__ = ["Analysis", "analyse"]
@@ -57,7 +57,8 @@ class Analysis:
 def analyse(ops: OpList, program: Program, place_: Any, feed_names: tuple[str, ...], fetch_names: tuple[str, ...],
             holder_vars: frozenset[str], skip_gc_vars: frozenset[str], emulated: bool) -> Analysis:
     """The analysis of `ops` (the op list of `program`); `emulated`: device memory is NumPy's, so
-    stream allocators may provide outputs."""
+    stream allocators may provide outputs (otherwise it is CuPy's, and kernels go on device streams
+    whatever the policy says: `device_policy`)."""
     instrs, names, ids = ops.instrs, ops.names, ops.ids
     holders = {ids[n] for n in holder_vars if n in ids}
     pers = {v for v, var in enumerate(ops.var_meta) if var.persistable and v not in holders}
@@ -78,6 +79,7 @@ def analyse(ops: OpList, program: Program, place_: Any, feed_names: tuple[str, .
                              freeable=freeable.__getitem__, reach=deps.reach)
     stubbed = {s for ins in instrs for s in ins.shape_reads}
     policy, record_stream, poison = _checked_flags()
+    policy = device_policy(policy, not emulated)
     op_cost, parallel, contexts, schedule = _analyse_streams(program, instrs, ops.var_meta, ops.annotations, deps,
                                                              policy)
     instrs = [dataclasses.replace(ins, context=c.kind, stream=c.stream, queue="device" if c.is_device else "host")

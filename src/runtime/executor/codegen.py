@@ -23,6 +23,7 @@ from .allocator import kernel_into_block
 from .analysis import Analysis
 from .nan_inf import check_finite
 from .plan import FEED_OP, FETCH_OP, NO_SLOT, Instruction
+from .transfer import MEMCPY_H2D
 
 __all__ = ["CodeGen"]
 
@@ -56,6 +57,7 @@ class CodeGen:
         self._variants: dict[tuple[bool, bool], Callable] = {}   # (traced, checked) -> sequential code
         self._op_fns: dict[bool, list[Callable]] = {}            # checked -> per-op code
         self.folded = self._fold_constants()   # op -> its output, computed at build
+        self._copied_in = {ins.inputs[0] for ins in analysis.instrs if ins.kind == MEMCPY_H2D}
         self._bind_globals()
 
     def _missing(self, v: int) -> None:
@@ -130,7 +132,7 @@ class CodeGen:
         if ins.kind == FEED_OP:
             x = ins.outputs[0]
             value = f"feeds[{ins.col}]"
-            if self._xp is not np:
+            if self._xp is not np and x not in self._copied_in:   # else its memcpy_h2d op moves it
                 value = f"_to_device({value})"
             elif x in self._a.safety.copy_feeds:
                 value += ".copy()"  # skip-inplace: an in-place op must not write the caller's array

@@ -2,11 +2,12 @@
 integer var slots, with its kernel looked up ONCE (Paddle's BuildOpFuncList and VariableScope).
 
 Before the list is made, `insert_device_copies` puts memcpy_h2d / memcpy_d2h ops (`transfer.py`)
-where a value crosses between host and (emulated) device memory, in a copy of the program. Then
-every var an op names gets a slot; each instruction holds its inputs and outputs as slots, which
-inputs it reads for their buffer and which only for their shape, which it updates in place, its
-attributes (without the placement ones the build reads), and the kernel: the registry's (or the
-in-place form the passes granted), a copy, or a control-flow kernel running nested cores.
+where a value crosses between host and device memory (CuPy's, or emulated), in a copy of the
+program. Then every var an op names gets a slot; each instruction holds its inputs and outputs as
+slots, which inputs it reads for their buffer and which only for their shape, which it updates in
+place, its attributes (without the placement ones the build reads), and the kernel: the
+registry's (or the in-place form the passes granted), a copy, or a control-flow kernel running
+nested cores.
 """
 from __future__ import annotations
 
@@ -19,8 +20,8 @@ from ..ops.registry import OpDef
 from .control_flow import ControlFlowKernel, CoreFactory
 from .plan import FEED_OP, FETCH_OP, NO_SLOT, Instruction
 from .program import Block, InplacePairs, Operator, Program, Variable, frontend
-from .stream_analysis import STREAM_ATTR, on_device
-from .transfer import MEMCPY_D2H, MEMCPY_H2D, copy_kernel, insert_transfers
+from .stream_analysis import STREAM_ATTR, device_policy, on_device
+from .transfer import MEMCPY_D2H, MEMCPY_H2D, d2h_kernel, h2d_kernel, insert_transfers
 
 __all__ = ["OpList", "op_list", "insert_device_copies", "NO_NEED_BUFFER", "PRIORITY_ATTR"]
 
@@ -53,16 +54,26 @@ def _meta_outputs(opdef: OpDef, op: Operator, attrs: dict, block: Block) -> int:
 
 
 def insert_device_copies(program: Program, holder_vars: frozenset[str], inplace_pairs: InplacePairs,
-                         policy: str) -> tuple[Program, InplacePairs]:
+                         policy: str, cuda: bool = False) -> tuple[Program, InplacePairs]:
     """`program` with memcpy_h2d / memcpy_d2h ops where a value crosses between host and
-    (emulated) device memory, as a copy (the program given to the core never changes), and the
-    in-place pairs renumbered; `program` itself when no op runs on a device stream."""
+    device memory, as a copy (the program given to the core never changes), and the
+    in-place pairs renumbered; `program` itself when no op runs on a device stream.
+    With CuPy (`cuda`) fetches hand out device arrays (they need no copy), and only a program
+    that asks for several streams (the "auto" policy, or an op annotated with one) gets copies:
+    a one-stream program converts its feeds in its feed ops, in program order on one stream, and
+    a copy on a stream of its own is what orders a fed value before kernels on several streams."""
     fe = frontend()
     host_ops = (*NOT_KERNELS, *fe.control_flow_ops)   # never placed on a device stream
+    ops = program.global_block().ops
+    if cuda and policy != "auto" and all(op.attrs.get(STREAM_ATTR) is None for op in ops):
+        return program, inplace_pairs
+    policy = device_policy(policy, cuda)
 
     def device(op: Operator) -> bool:
+        if op.type == FETCH_OP:
+            return cuda
         return op.type not in host_ops and on_device(op.attrs.get(STREAM_ATTR), policy)
-    if not any(device(op) for op in program.global_block().ops):
+    if not any(device(op) for op in ops if op.type != FETCH_OP):
         return program, inplace_pairs
     program = program.clone()
     block = program.global_block()
@@ -116,7 +127,7 @@ def op_list(program: Program, inplace_pairs: InplacePairs, new_core: CoreFactory
         annotations.append(op.attrs.get(STREAM_ATTR))
         opdef, kernel, mutated, shape_only, pair, multi = None, None, set(), (), None, 0
         if op.type in (MEMCPY_H2D, MEMCPY_D2H):
-            kernel = copy_kernel
+            kernel = h2d_kernel if op.type == MEMCPY_H2D else d2h_kernel
         elif op.type in control_flow_ops:   # runs its sub-blocks' own cores
             kernel = ControlFlowKernel(op, new_core)
             multi = len(op.outputs)

@@ -3,8 +3,9 @@ InterpreterCore, the new executor's design).
 
 Build (`build()`, or the first `run()`), one module per step:
 1. the op function list (`instructions.py`): device copies where values cross between host and
-   (emulated) device memory, every var an op names an integer slot, each op's kernel looked up
-   ONCE (`stats["kernel_lookups"]`), its inputs and outputs resolved to slots;
+   device memory (CuPy's on a GPU place; on a CPU place whose policy puts kernels on device
+   streams, emulated by NumPy arrays), every var an op names an integer slot, each op's kernel
+   looked up ONCE (`stats["kernel_lookups"]`), its inputs and outputs resolved to slots;
 2. the analysis (`analysis.py`): run safety (`run_safety.py`: loads, commits, undoable in-place
    updates), dependencies, lifetimes, costs and the parallel-or-sequential choice, execution
    contexts and edge kinds, pooled outputs; the `Plan`;
@@ -17,7 +18,10 @@ registry lookup and no meta inference. When the build chose the parallel mode, r
 `parallel.ParallelRunner` instead (host pool, device-launch queue, emulated streams, the same
 plan and the same per-op code), from the second run on when the cost estimate chose it; the
 next runs then check that choice on the machine as it is (`mode_trial.py`: a few timed runs of
-each mode, then the faster one).
+each mode, then the faster one). On a GPU place with CuPy, the sequential code runs on the
+caller's current CUDA stream, and a plan whose kernels the stream analysis put on several
+streams goes through `cuda_streams.CudaStreamRunner` (real CUDA streams and events, launched
+from one host thread) unless FLAGS_executor_parallel is "never" ("always": every run).
 On a GPU, FLAGS_cuda_graph replays the sequential run as one captured CUDA graph per feed
 signature (`cuda_graph.py`).
 `run(scheduler=True)` is the single-threaded reference (`run_modes.py`). FLAGS_check_nan_inf
@@ -48,6 +52,7 @@ from .prepare import prepare_program
 from .program import Program
 from .run_modes import Hook, make_runner, release_fn, run_scheduled
 from .scope import Scope, ScopeVariable
+from .stream_analysis import kernel_streams
 
 __all__ = ["InterpreterCore", "FEED_OP", "FETCH_OP", "NO_NEED_BUFFER", "PRIORITY_ATTR"]
 
@@ -89,22 +94,26 @@ class InterpreterCore:
         """Analyse the program and generate the sequential code (once; a second call raises)."""
         if self.plan is not None:
             raise RuntimeError("InterpreterCore.build: this core is already built")
-        if self._xp is np:   # a real device place (CuPy) keeps converting in its feed and fetch ops
-            self.program, self.inplace_pairs = insert_device_copies(
-                self.program, self.holder_vars, self.inplace_pairs, _flags.flag("FLAGS_executor_stream_policy"))
+        cuda = self._xp is not np
+        self.program, self.inplace_pairs = insert_device_copies(
+            self.program, self.holder_vars, self.inplace_pairs, _flags.flag("FLAGS_executor_stream_policy"), cuda)
         ops = op_list(self.program, self.inplace_pairs, self._sub_core)
         self.stats["kernel_lookups"] += ops.kernel_lookups
         a = self._a = analyse(ops, self.program, self.place, self.feed_names, self.fetch_names, self.holder_vars,
-                              self.skip_gc_vars, emulated=self._xp is np)
+                              self.skip_gc_vars, emulated=not cuda)
         self.plan = a.plan
         mode = _flags.flag("FLAGS_executor_parallel")
-        self._use_parallel = (not a.sequential_run and self._xp is np
-                              and (mode == "always" or (mode == "auto" and a.plan.parallel)))
-        self._parallel_from = 0 if mode == "always" else 1   # "auto": the first run is the build run
-        self._trial = ModeTrial() if self._use_parallel and mode == "auto" else None
+        if cuda:   # CUDA streams: only kernels on several streams leave the sequential code ("auto")
+            several = len(kernel_streams(a.contexts)) > 1
+            self._use_parallel = not a.sequential_run and (mode == "always" or (mode == "auto" and several))
+            self._parallel_from, self._trial = 0, None
+        else:
+            self._use_parallel = not a.sequential_run and (mode == "always" or (mode == "auto" and a.plan.parallel))
+            self._parallel_from = 0 if mode == "always" else 1   # "auto": the first run is the build run
+            self._trial = ModeTrial() if self._use_parallel and mode == "auto" else None
         self._code = CodeGen(a, self._xp, len(self.fetch_names))
         self._fast = self._code.sequential(traced=False, checked=False)
-        self._graphs = graph_runner(self._code, a, self._xp, device=self._xp is not np)
+        self._graphs = graph_runner(self._code, a, self._xp, device=cuda)
         self.stats["builds"] += 1
         return self.plan
 
@@ -225,7 +234,8 @@ class InterpreterCore:
     def _run_parallel(self, feeds: Sequence[Any], snaps: list, hook: Hook | None, check: bool) -> list:
         code, runner = self._code, self._runner
         if runner is None:   # made on the first parallel run: a run-once program never pays
-            runner = self._runner = make_runner(self._a, release_fn(self._a, code.g["_stub"]), len(self.fetch_names))
+            runner = self._runner = make_runner(self._a, release_fn(self._a, code.g["_stub"]), len(self.fetch_names),
+                                                self._xp, self.place)
         fns = code.op_functions(check)
         return runner.run(fns, feeds, snaps, hook, code.g["_load"], code.g["_commit"],
                           serial=_flag_values["FLAGS_benchmark"])

@@ -3,7 +3,8 @@
 `run_scheduled` runs the plan with its dependency counters and reference counts, popping ready
 ops by (scheduling_priority, plan index) on the calling thread: the single-threaded reference of
 the parallel run. `make_runner` freezes the plan into a `parallel.ParallelRunner` (host pool,
-device-launch queue, emulated streams, the same per-op code). Both free var slots through
+device-launch queue, emulated streams, the same per-op code), or on a CuPy device into a
+`cuda_streams.CudaStreamRunner` (real streams and events). Both free var slots through
 `release_fn`, which under FLAGS_executor_poison_freed poisons the freed buffers (`poison.py`).
 All accept a `hook(event, index, slots)` ("start"/"end" of op `index`, "free" of var slot
 `index`; the parallel mode adds "wait" and "record" and calls it from worker threads).
@@ -16,6 +17,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from .analysis import Analysis
+from .cuda_streams import CudaStreamRunner
 from .parallel import ParallelRunner
 from .poison import poisoned_like, release_poisoned
 from .stream_analysis import edge_kind
@@ -89,13 +91,11 @@ def run_scheduled(a: Analysis, fns: Sequence[Callable], g: dict[str, Any], relea
     return r
 
 
-def make_runner(a: Analysis, release: Release, n_fetches: int) -> ParallelRunner:
-    """The frozen parallel schedule of the plan (made on the first parallel run: a run-once program never pays)."""
+def make_runner(a: Analysis, release: Release, n_fetches: int, xp: Any = np,
+                place: Any = None) -> ParallelRunner | CudaStreamRunner:
+    """The frozen parallel schedule of the plan (made on the first parallel run: a run-once program
+    never pays): on CuPy's real streams when `xp` is CuPy, else on emulated ones."""
     plan, life, contexts, instrs = a.plan, a.life, a.contexts, a.instrs
-    owner: dict[int, str | None] = {}   # a var belongs to the stream of its first writer
-    for ins, ctx in zip(instrs, contexts):
-        for v in ins.writes:
-            owner.setdefault(v, ctx.stream if ctx.is_device else None)
     down, dep, kinds = [set(d) for d in plan.downstream], list(plan.dep_count), dict(plan.next_kind)
     tail = a.safety.validate_tail
     if tail is not None:  # the checks of the trailing updates read all their inputs: a barrier
@@ -104,6 +104,16 @@ def make_runner(a: Analysis, release: Release, n_fetches: int) -> ParallelRunner
                 down[p].add(tail)
                 dep[tail] += 1
                 kinds[(p, tail)] = edge_kind(contexts[p], contexts[tail])
+    if xp is not np:
+        return CudaStreamRunner(
+            xp, getattr(place, "device_id", 0), contexts=contexts, kinds=[ins.kind for ins in instrs],
+            downstream=[frozenset(d) for d in down], dep_count=dep, next_kind=kinds,
+            gc_check_vars=life.gc_check_vars, ref_count=life.ref_count, freeable=a.freeable, release=release,
+            n_vars=len(plan.var_names), n_fetches=n_fetches, priority=[ins.priority for ins in instrs])
+    owner: dict[int, str | None] = {}   # a var belongs to the stream of its first writer
+    for ins, ctx in zip(instrs, contexts):
+        for v in ins.writes:
+            owner.setdefault(v, ctx.stream if ctx.is_device else None)
     return ParallelRunner(
         contexts=contexts, downstream=[frozenset(d) for d in down], dep_count=dep,
         next_kind=kinds, gc_check_vars=life.gc_check_vars, ref_count=life.ref_count,

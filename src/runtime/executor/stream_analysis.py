@@ -2,8 +2,8 @@
 
 Every instruction gets an execution context `Context(kind, stream)`:
 - `cpu`: a CPU kernel, run to completion on a host thread (stream "default");
-- `gpu`: a device kernel, launched onto its (emulated, on CPU-only machines) device stream and
-  finished later in that stream's order;
+- `gpu`: a device kernel, launched onto its device stream (a CuPy stream, `cuda_streams.py`; on
+  a CPU place an emulated one, `streams.py`) and finished later in that stream's order;
 - `h2d` / `d2h`: copies into / out of the device. An h2d copy is launched like a device kernel;
   a d2h copy is a host waiter (fetch ops are d2h: they hand the value to the caller).
 
@@ -11,9 +11,9 @@ Placement (`place`): feeds are cpu, fetches d2h, the build's copies (executor/tr
 h2d on the copy stream "h2d" and d2h; a kernel op carrying the attribute
 `execution_stream` (Paddle's name) runs on that device stream; the others follow the policy
 (`FLAGS_executor_stream_policy`): "host" (the CPU default: CPU kernels on the host pool),
-"single" (one compute stream, the default of a device), "auto" (independent branches whose ops
-cost at least the break-even of a thread hand-off get streams of their own; a chain stays on
-its stream). Stream assignment is a decision of the build, never of the runtime (TFRT's rule).
+"single" (one compute stream; what "host" means on a CuPy device, `device_policy`), "auto"
+(independent branches whose ops cost at least the break-even of a thread hand-off get streams of
+their own; a chain stays on its stream). Stream assignment is a decision of the build, never of the runtime (TFRT's rule).
 
 `StreamAnalyzer.schedule` classifies each successor edge as Paddle's StreamAnalyzer does:
 - direct: run on the current thread with no sync — CPU->CPU, CPU->H2D, D2H->CPU and any
@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from typing import NamedTuple, Sequence
 
 __all__ = ["Context", "HOST", "FETCH_CTX", "STREAM_ATTR", "POLICIES", "edge_kind", "StreamAnalyzer",
-           "StreamSchedule", "place", "on_device"]
+           "StreamSchedule", "place", "on_device", "device_policy", "kernel_streams"]
 
 STREAM_ATTR = "execution_stream"
 POLICIES = ("host", "single", "auto")
@@ -58,6 +58,17 @@ FETCH_CTX = Context(D2H, "default")
 COMPUTE = Context(GPU, "compute")
 H2D_CTX = Context(H2D, "h2d")          # copies into the device get a copy stream (TF's H2D stream)
 D2H_CTX = Context(D2H, "default")      # copies out of it are host waiters, as fetches are
+
+
+def device_policy(policy: str, real_device: bool) -> str:
+    """The policy a build places by: with CuPy (a real device) kernels never run on the host
+    pool, so "host" means one compute stream there ("single")."""
+    return "single" if real_device and policy == "host" else policy
+
+
+def kernel_streams(contexts: Sequence[Context]) -> frozenset[str]:
+    """The streams the placement put device kernels on (copy streams not counted)."""
+    return frozenset(c.stream for c in contexts if c.kind == GPU)
 
 
 def on_device(annotation: str | None, policy: str) -> bool:

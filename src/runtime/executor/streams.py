@@ -6,8 +6,10 @@ kernels and blocking (sync) ops; the device-launch queue (one thread) launches d
 `Stream` is a WorkQueue of exactly one thread, so the tasks enqueued on it run in order, as
 kernels on a CUDA stream do. An event is an `AsyncValue`: `Stream.record(e)` enqueues the
 moment that completes it, `Stream.wait_event(e)` enqueues a wait that holds the stream back
-until it completes, and a host waiter calls `e.wait()`. On a CPU-only machine this is the whole
-device: the scheduler, the stream analysis and the GC run the same code a CUDA stream would need.
+until it completes, and a host waiter calls `e.wait()`. These emulate the device for a CPU place
+whose stream policy puts kernels on device streams: the scheduler, the stream analysis and the GC
+run the same code a CUDA stream would need. On a GPU place with CuPy the plan runs on real CUDA
+streams and events instead (`cuda_streams.py`).
 
 The queues are shared by every core of the process and created on first use (a program run only
 once in sequential mode, such as a startup program, starts no thread); their threads live until

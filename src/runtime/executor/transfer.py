@@ -8,24 +8,35 @@ finished, then copies), writing a new var named as Paddle names it,
 `<var>_device_<source place>_<destination place>`. A copy is made once per version of a var
 and shared by every later reader on the other side; a new write of the var drops it. Shape-only
 inputs need no copy (no buffer is read). Persistable vars are not copied: the scope's arrays
-are the memory both sides use (on a CPU-only machine device memory is emulated by NumPy arrays,
-and the copies are real copies into new buffers, so a use of the wrong side's buffer, or of a
-freed one, shows up in the tests). An op that updates a copied input in place updates the copy,
+are the memory both sides use. With CuPy the copies are `cupy.array(x)` and `x.get()`; on an
+emulated device (a CPU place with device streams) device memory is NumPy's, and the copies are
+real copies into new buffers, so a use of the wrong side's buffer, or of a freed one, shows up in
+the tests. An op that updates a copied input in place updates the copy,
 which from then on is the var's current value.
 """
 from __future__ import annotations
 
 from typing import Any, Callable, Iterable
 
-__all__ = ["MEMCPY_H2D", "MEMCPY_D2H", "insert_transfers", "copy_kernel"]
+import numpy as np
+
+__all__ = ["MEMCPY_H2D", "MEMCPY_D2H", "insert_transfers", "h2d_kernel", "d2h_kernel"]
 
 MEMCPY_H2D, MEMCPY_D2H = "memcpy_h2d", "memcpy_d2h"
 HOST_PLACE, DEVICE_PLACE = "Place(cpu)", "Place(gpu:0)"
 
 
-def copy_kernel(xp: Any, x: Any) -> Any:
-    """The kernel of both copies on an emulated device: a new buffer with x's contents."""
+def h2d_kernel(xp: Any, x: Any) -> Any:
+    """memcpy_h2d: a new device buffer with x's contents (`cupy.array` copies a host or a device
+    array alike; on an emulated device, `xp` is NumPy and this is a plain copy)."""
     return xp.array(x, copy=True)
+
+
+def d2h_kernel(xp: Any, x: Any) -> Any:
+    """memcpy_d2h: a new host buffer with x's contents (`.get()` of a CuPy array)."""
+    if xp is not np and isinstance(x, xp.ndarray):
+        return x.get()
+    return np.array(x, copy=True)
 
 
 def insert_transfers(block: Any, on_device: Callable[[Any], bool], shape_only: Callable[[Any], Iterable[int]],
