@@ -5,6 +5,8 @@ never show as a wrong value: these tests read its log of records, waits, launche
 instead (`fake_cupy.trace`), with the run's hook writing op markers ("op", event, index) into it. Values are
 compared with the CPU core's run of the same program (bit-identical: the stand-in computes with
 NumPy); the value tests run on a real GPU too where there is one (`any_gpu`)."""
+import threading
+
 import numpy as np
 import pytest
 from executor_helpers import no_passes, op, var  # noqa: F401
@@ -126,6 +128,10 @@ def test_two_independent_matmul_branches_run_on_two_streams_joined_by_exactly_th
     assert [e[:2] for e in fork if e[0] == "record"] == [("record", "null")]
     assert {e[0] for e in join if e[0] != "op"} == {"record", "wait"}
     assert {e[1] for e in join if e[0] == "wait"} == {"null"}
+    # one host thread, the caller's, launched every device op
+    started = []
+    core.run(feeds, hook=lambda event, i, slots: started.append((i, threading.get_ident())) if event == "start" else 0)
+    assert {t for i, t in started if plan.instructions[i].queue == "device"} == {threading.get_ident()}
     side = {e[1] for e in fork if e[0] == "wait"}
     assert len(side) == 3 and launches[mm[1]] < side   # compute1 and the copy streams in and out
     assert {e[1] for e in join if e[0] == "record"} == side
