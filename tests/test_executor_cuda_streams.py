@@ -360,3 +360,20 @@ def test_a_training_step_and_control_flow_on_the_device_give_the_cpu_values(
     for pred in (True, False):
         for got, want in zip(_cond_and_loop(paddle.CUDAPlace(0), pred), _cond_and_loop(paddle.CPUPlace(), pred)):
             _assert_matches(any_gpu, got, want)
+
+
+def test_an_op_updating_a_fed_device_array_in_place_leaves_the_callers_array_alone(any_gpu, no_passes):
+    # as on the CPU, where the feed is copied first: sgd updates its param in place
+    prog = static.Program()
+    blk = prog.global_block()
+    for n in ("p", "g"):
+        var(blk, n, (4,), "float32", need_check_feed=True)
+    var(blk, "lr", (1,), "float32", need_check_feed=True)
+    op(blk, "sgd", ["p", "g", "lr"], ["p"])
+    p = np.arange(4, dtype=np.float32)
+    feeds = [paddle.to_tensor(a, place=paddle.CUDAPlace(0))._data
+             for a in (np.ones(4, np.float32), np.full(1, 0.5, np.float32), p)]   # feed order: g, lr, p
+    core = _core(prog, ["p"], paddle.CUDAPlace(0), feeds=("g", "lr", "p"))
+    (out,) = core.run(feeds)
+    np.testing.assert_array_equal(out.get(), p - 0.5)
+    np.testing.assert_array_equal(feeds[2].get(), p)

@@ -132,10 +132,12 @@ class CodeGen:
         if ins.kind == FEED_OP:
             x = ins.outputs[0]
             value = f"feeds[{ins.col}]"
+            # skip-inplace: an in-place op must not write the caller's array (a device feed may be one)
+            copy = x in self._a.safety.copy_feeds
             if self._xp is not np and x not in self._copied_in:   # else its memcpy_h2d op moves it
-                value = f"_to_device({value})"
-            elif x in self._a.safety.copy_feeds:
-                value += ".copy()"  # skip-inplace: an in-place op must not write the caller's array
+                value = f"{'_xp.array' if copy else '_to_device'}({value})"
+            elif copy:
+                value += ".copy()"
             return lines + [f"{ref(x)} = {value}"]
         if ins.kind == FETCH_OP:
             x = ins.inputs[0]
