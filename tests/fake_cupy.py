@@ -311,7 +311,8 @@ def _call(fn: Callable, args: tuple, kwargs: dict, name: str | None = None, writ
         if fn is _setitem:
             targets.append(args[0])
         cap.before_write(targets)
-    result = fn(*raw_args, **raw_kwargs)
+    with np.errstate(all="ignore"):   # CuPy never warns about floating-point errors
+        result = fn(*raw_args, **raw_kwargs)
     made: list = []
     wrapped = _same_objects(result, args, kwargs)
     if wrapped is None:

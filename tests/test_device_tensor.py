@@ -200,3 +200,11 @@ def test_check_nan_inf_flags_a_device_op_as_it_flags_a_cpu_op(any_gpu):
             assert paddle.log(x + 1.0).place == place
     finally:
         paddle.set_flags({"FLAGS_check_nan_inf": False})
+
+
+@pytest.mark.skipif(paddle.is_compiled_with_cuda(), reason="checks a machine without a GPU")
+def test_a_gpu_place_without_a_gpu_raises_value_error_as_paddle_cpu_builds_do():
+    for make in (lambda: paddle.to_tensor([1.0]).cuda(), lambda: paddle.to_tensor([1.0], place=paddle.CUDAPlace(0)),
+                 lambda: paddle.set_device("gpu")):
+        with pytest.raises(ValueError, match="not available"):
+            make()

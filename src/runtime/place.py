@@ -158,11 +158,12 @@ def to_place(place: Any) -> Place:
 
 
 def array_module(place: Place):
-    """NumPy for the host, CuPy for a GPU place (raising if CuPy is unusable)."""
+    """NumPy for the host, CuPy for a GPU place (raising ValueError, as Paddle's CPU build does for a
+    CUDAPlace, if CuPy is unusable)."""
     if place.kind == "gpu":
         cp = _cupy()
         if cp is None:
-            raise RuntimeError(f"{place!r} requested but CuPy with a usable GPU is not available; "
+            raise ValueError(f"{place!r} requested but CuPy with a usable GPU is not available; "
                                "install the 'gpu' extra on a machine with CUDA")
         return cp
     return np
