@@ -36,3 +36,24 @@ def assert_device_equal(got, want, device, rtol: float = 1e-5, atol: float = 1e-
         np.testing.assert_array_equal(got, want, err_msg=err_msg)
     else:
         np.testing.assert_allclose(got, want, rtol=rtol, atol=atol, err_msg=err_msg)
+
+
+def grad_positions(op, sample) -> list[int]:
+    """The inputs of a registry sample whose gradient is checked: those it names, else every floating array."""
+    if sample.grad_inputs is not None:
+        return list(sample.grad_inputs)
+    return [i for i, a in enumerate(sample.inputs) if isinstance(a, np.ndarray) and a.dtype.kind == "f"]
+
+
+def registry_cases(need_grad: bool = False):
+    """One pytest param per sample of every registry op (`need_grad`: only differentiable ones with an input
+    whose gradient is checked), with ids `op-i`."""
+    import pytest  # noqa: PLC0415 - helpers is imported by scripts too
+    from runtime.ops import all_ops  # noqa: PLC0415
+    for name, op in sorted(all_ops().items()):
+        if op.samples is None or (need_grad and (op.grad is None or op.random)):
+            continue
+        for i, s in enumerate(op.samples()):
+            if need_grad and not grad_positions(op, s):
+                continue
+            yield pytest.param(op, s, id=f"{name}-{i}")

@@ -9,32 +9,16 @@ import pytest
 
 import runtime as paddle
 import runtime.nn.functional as F
-from runtime.ops import all_ops
 
-OPS = all_ops()
+from helpers import grad_positions, registry_cases
+
 # ops whose device kernel sums in another order than the host one (a scatter-add where NumPy sorts and
 # reduces runs): equal up to rounding, not bit for bit
 REORDERED = {"embedding_grad"}
 
 
-def _cases(need_grad=False):
-    for name, op in sorted(OPS.items()):
-        if need_grad and (op.grad is None or op.random):
-            continue
-        for i, s in enumerate(op.samples()):
-            if need_grad and not _grad_positions(op, s):
-                continue
-            yield pytest.param(op, s, id=f"{name}-{i}")
-
-
-def _grad_positions(op, sample):
-    if sample.grad_inputs is not None:
-        return list(sample.grad_inputs)
-    return [i for i, a in enumerate(sample.inputs) if isinstance(a, np.ndarray) and a.dtype.kind == "f"]
-
-
-def _tensors(sample, place, grad_positions=()):
-    return [None if a is None else paddle.to_tensor(a, place=place, stop_gradient=i not in grad_positions)
+def _tensors(sample, place, with_grad=()):
+    return [None if a is None else paddle.to_tensor(a, place=place, stop_gradient=i not in with_grad)
             for i, a in enumerate(sample.inputs)]
 
 
@@ -68,7 +52,7 @@ def _assert_same(op, what, cpu, dev, place):
             np.testing.assert_array_equal(got, want, err_msg=f"{op.name}: {what} {k} on {place}")
 
 
-@pytest.mark.parametrize("op,sample", list(_cases()))
+@pytest.mark.parametrize("op,sample", list(registry_cases()))
 def test_op_on_device_matches_cpu(fake_gpu, op, sample):
     place = paddle.CUDAPlace(0)
     cpu = _run(op, sample, paddle.CPUPlace())
@@ -77,7 +61,7 @@ def test_op_on_device_matches_cpu(fake_gpu, op, sample):
 
 
 def _grads(op, sample, place):
-    positions = _grad_positions(op, sample)
+    positions = grad_positions(op, sample)
     tensors = _tensors(sample, place, positions)
     out = op(*tensors, **sample.attrs)
     outs = list(out) if isinstance(out, tuple) else [out]
@@ -92,7 +76,7 @@ def _grads(op, sample, place):
     return paddle.grad(loss, [tensors[i] for i in positions], allow_unused=True)
 
 
-@pytest.mark.parametrize("op,sample", list(_cases(need_grad=True)))
+@pytest.mark.parametrize("op,sample", list(registry_cases(need_grad=True)))
 def test_gradient_on_device_matches_cpu(fake_gpu, op, sample):
     place = paddle.CUDAPlace(0)
     _assert_same(op, "gradient", _grads(op, sample, paddle.CPUPlace()), _grads(op, sample, place), place)

@@ -7,22 +7,12 @@ import runtime as paddle
 from runtime.ops import all_ops
 from runtime.ops.registry import TensorSpec
 
-from helpers import fd_grad
+from helpers import fd_grad, grad_positions, registry_cases
 
 OPS = all_ops()
 EPS = 1e-6
 
 
-def _cases(need_grad=False):
-    for name, op in sorted(OPS.items()):
-        if op.samples is None:
-            continue
-        if need_grad and (op.grad is None or op.random):
-            continue
-        for i, s in enumerate(op.samples()):
-            if need_grad and not _grad_positions(op, s):
-                continue
-            yield pytest.param(op, s, id=f"{name}-{i}")
 
 
 def test_every_op_has_samples():
@@ -49,7 +39,7 @@ def _check_meta(op, arrays, attrs):
         assert m.dtype == o.dtype, f"{op.name} output {k}: meta dtype {m.dtype} vs kernel {o.dtype}"
 
 
-@pytest.mark.parametrize("op,sample", list(_cases()))
+@pytest.mark.parametrize("op,sample", list(registry_cases()))
 def test_meta_matches_kernel(op, sample):
     if op.random:
         paddle.seed(0)
@@ -59,16 +49,11 @@ def test_meta_matches_kernel(op, sample):
     _check_meta(op, as32, sample.attrs)
 
 
-def _grad_positions(op, sample):
-    if sample.grad_inputs is not None:
-        return list(sample.grad_inputs)
-    return [i for i, a in enumerate(sample.inputs)
-            if isinstance(a, np.ndarray) and a.dtype.kind == "f"]
 
 
-@pytest.mark.parametrize("op,sample", list(_cases(need_grad=True)))
+@pytest.mark.parametrize("op,sample", list(registry_cases(need_grad=True)))
 def test_gradient_matches_finite_differences(op, sample):
-    positions = _grad_positions(op, sample)
+    positions = grad_positions(op, sample)
     arrays = [None if a is None else np.array(a, copy=True) for a in sample.inputs]
     rng = np.random.default_rng(3)
     outs = _kernel_outputs(op, arrays, sample.attrs)
