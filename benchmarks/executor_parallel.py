@@ -35,14 +35,14 @@ from runtime.flags import get_flags, set_flags
 PASS_FLAGS = ("FLAGS_enable_dead_op_elimination", "FLAGS_enable_fusion", "FLAGS_enable_inplace")
 
 
-def branches(size: int, per_branch: int = 4) -> tuple[static.Program, str]:
+def branches(size: int, per_branch: int = 4, dtype: str = "float64") -> tuple[static.Program, str]:
     """out = x^(per_branch+1) + y^(per_branch+1), each power a chain of matmuls."""
     main, startup = static.Program(), static.Program()
     paddle.enable_static()
     try:
         with static.program_guard(main, startup):
-            x = static.data("x", [size, size], "float64")
-            y = static.data("y", [size, size], "float64")
+            x = static.data("x", [size, size], dtype)
+            y = static.data("y", [size, size], dtype)
             a, b = x, y
             for _ in range(per_branch):
                 a, b = paddle.matmul(a, x), paddle.matmul(b, y)

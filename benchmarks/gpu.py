@@ -11,7 +11,7 @@
 Each call ends with a device synchronize, so a figure is the wall time of the whole step. Every variant's
 first result is checked against the reference variant's (runtime eager, or the one-stream run) before
 anything is timed. Ratios are to the reference in the same run. Exits 2 where CuPy or a GPU is missing;
-a variant whose flag this build lacks is reported as such, not timed.
+a variant that fails or disagrees is reported as such, not timed.
 
     python benchmarks/gpu.py [--rounds N] [--no-torch-compile]
 """
@@ -22,6 +22,7 @@ import sys
 from typing import Any, Callable
 
 from _harness import bench, describe, fmt_time
+from executor_parallel import branches, with_flags
 from _workloads import (_CNN_LAYERS, _CNN_SOURCE, _MLP_LAYERS, _MLP_SOURCE, _STEP_SOURCE, System, _batch, _weights,
                         fresh, to_numpy)
 
@@ -30,27 +31,10 @@ import numpy as np
 import runtime as paddle
 import sot
 from runtime import static
-from runtime.flags import get_flags, set_flags
+from runtime.executor import cuda_graph
 
 CHAIN_OPS = 50
 Variant = Callable[[], Any]
-
-
-def _flagged(flags: dict[str, Any], fn: Variant) -> Variant | None:
-    """fn run with `flags` set (the executor keys its cores by them); None when this build lacks a flag."""
-    try:
-        get_flags(list(flags))
-    except ValueError:
-        return None
-
-    def run() -> Any:
-        saved = get_flags(list(flags))
-        set_flags(flags)
-        try:
-            return fn()
-        finally:
-            set_flags(saved)
-    return run
 
 
 # ---------------------------------------------------------------- systems on the GPU
@@ -141,60 +125,43 @@ def chain(side: Any, jit: Callable[[Any], Any] | None, size: int = 1024) -> Vari
     return _synced(side, lambda: fn(x))
 
 
-def matmul_branches(size: int = 2048, per_branch: int = 4) -> tuple[Variant, Variant] | None:
+def matmul_branches(size: int = 2048, per_branch: int = 4) -> tuple[Variant, Variant]:
     """(one stream, the branches on streams of their own) runs of out = x^5 + y^5 by matmul chains."""
-    main, startup = static.Program(), static.Program()
-    paddle.enable_static()
-    try:
-        with static.program_guard(main, startup):
-            x = static.data("x", [size, size], "float32")
-            y = static.data("y", [size, size], "float32")
-            a, b = x, y
-            for _ in range(per_branch):
-                a, b = paddle.matmul(a, x) * 0.01, paddle.matmul(b, y) * 0.01
-            out = a + b
-    finally:
-        paddle.disable_static()
+    main, out = branches(size, per_branch, "float32")
     exe = static.Executor(paddle.CUDAPlace(0))
     rng = np.random.default_rng(0)
-    feed = {n: _Runtime.tensor(rng.standard_normal((size, size)).astype(np.float32)) for n in ("x", "y")}
+    feed = {n: _Runtime.tensor(rng.standard_normal((size, size)).astype(np.float32) / size ** 0.5) for n in "xy"}
 
     def run() -> Any:
-        return exe.run(main, feed=feed, fetch_list=[out.name], return_numpy=False)[0]
-    one = _flagged({"FLAGS_executor_stream_policy": "single"}, _synced(_Runtime, run))
-    two = _flagged({"FLAGS_executor_stream_policy": "auto"}, _synced(_Runtime, run))
-    return one, two
+        return exe.run(main, feed=feed, fetch_list=[out], return_numpy=False)[0]
+    return (with_flags({"FLAGS_executor_stream_policy": "single"}, _synced(_Runtime, run)),
+            with_flags({"FLAGS_executor_stream_policy": "auto"}, _synced(_Runtime, run)))
 
 
 # ---------------------------------------------------------------- table
-def _checked(name: str, fn: Variant | None, want: np.ndarray | None, rtol: float) -> Variant | None:
-    if fn is None:
-        return None
-    got = to_numpy(fn())
-    if want is not None:
-        np.testing.assert_allclose(got, want, rtol=rtol, atol=rtol, err_msg=f"{name} differs from the reference")
-    return fn
-
-
-def _section(title: str, variants: dict[str, Variant | None], rounds: int, rtol: float, block_s: float) -> None:
+def _section(title: str, variants: dict[str, Variant], rounds: int, rtol: float, block_s: float) -> None:
+    """Check every variant's first result against the first variant's, then time them round robin."""
     print(f"\n{title}")
-    reference = next(iter(variants))
+    graphs_before = cuda_graph.summary()
+    reference, *others = variants
     want = to_numpy(variants[reference]())
-    timed: dict[str, Variant] = {}
-    timed[reference] = variants[reference]
-    for name, fn in list(variants.items())[1:]:
+    timed = {reference: variants[reference]}
+    for name in others:
         try:
-            checked = _checked(name, fn, want, rtol)
+            np.testing.assert_allclose(to_numpy(variants[name]()), want, rtol=rtol, atol=rtol,
+                                       err_msg=f"{name} differs from {reference}")
         except Exception as e:  # noqa: BLE001 - a variant that fails is reported, the others still run
             print(f"  {name:<34} failed: {type(e).__name__}: {str(e)[:160]}")
             continue
-        if checked is None:
-            print(f"  {name:<34} n/a (this build lacks its flag)")
-        else:
-            timed[name] = checked
+        timed[name] = variants[name]
     times = bench(timed, rounds=rounds, block_s=block_s)
     for name, t in times.items():
         print(f"  {name:<34} {fmt_time(t)}   {t / times[reference]:6.2f}x of {reference}")
+    graphs = cuda_graph.summary()
+    counts = {k: graphs[k] - graphs_before[k] for k in graphs if k != "plain_because"}
+    if any(counts.values()):   # a graph row timing plain runs says so here
+        plain = sorted(set(graphs["plain_because"]) - set(graphs_before["plain_because"]))
+        print(f"  CUDA graphs in this section: {counts}" + (f"; plain because: {plain}" if plain else ""))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -230,15 +197,15 @@ def main(argv: list[str] | None = None) -> int:
             one, two = matmul_branches(2 * size)
             _section(f"two independent branches of 4 matmuls, float32 [{2 * size}, {2 * size}] (static program)",
                      {"one stream": one, "a stream per branch": two}, rounds, 1e-4, block_s)
-        variants: dict[str, Variant | None] = {
+        variants: dict[str, Variant] = {
             "runtime eager": make(_Runtime, None),
             "sot compiled": make(_Runtime, sot.to_static),
         }
         if "chain" in title:
-            variants["sot compiled, unfused"] = _flagged({"FLAGS_enable_fusion": False},
+            variants["sot compiled, unfused"] = with_flags({"FLAGS_enable_fusion": False},
                                                          make(_Runtime, sot.to_static))
         else:
-            variants["sot compiled + CUDA graph"] = _flagged(graphs, make(_Runtime, sot.to_static))
+            variants["sot compiled + CUDA graph"] = with_flags(graphs, make(_Runtime, sot.to_static))
         if torch_side is not None:
             variants["torch eager"] = make(torch_side, None)
             if not args.no_torch_compile:
