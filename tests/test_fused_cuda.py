@@ -30,9 +30,9 @@ SPECIALS = [0.0, -0.0, np.nan, -np.nan, np.inf, -np.inf, 1e-40, 3e38, -3e38, 1.0
 _PRELUDE = "#include <math.h>\n#include <stdbool.h>\n#define __device__\n"
 
 
-def _c_function(code: fused_cuda.CudaChain, tmp_path, counter=[0]):  # noqa: B006 - one name per library
-    """The kernel body inside a host loop over flat arrays, compiled to a shared library:
-    (fn(n, out, *inputs), the output dtype)."""
+def _source(code: fused_cuda.CudaChain, device: bool = False) -> tuple[str, np.dtype]:
+    """The kernel body inside a loop over flat arrays, `run(n, out, *inputs)`: host C for cc, or (`device`) a CUDA
+    kernel over the same arguments for NVRTC; and the output dtype."""
     params = [p.split() for p in code.in_params.split(", ")]
     out_dtype, out_name = code.out_params.split()
     ctype = fused_cuda._CTYPES
@@ -40,14 +40,24 @@ def _c_function(code: fused_cuda.CudaChain, tmp_path, counter=[0]):  # noqa: B00
                       *(f"const {ctype[np.dtype(d)]} *p_{name}" for d, name in params)])
     loads = "".join(f"        const {ctype[np.dtype(d)]} {name} = p_{name}[i];\n" for d, name in params)
     body = "".join(f"        {line}\n" for line in code.body.splitlines())
-    source = (f"{_PRELUDE}{code.preamble}\nvoid run({args}) {{\n    for (long i = 0; i < n; i++) {{\n{loads}"
+    prefix = code.preamble if device else _PRELUDE + code.preamble
+    head = f'extern "C" __global__ void run({args}) {{' if device else f"void run({args}) {{"
+    loop = ("for (long i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += blockDim.x * gridDim.x) {" if device
+            else "for (long i = 0; i < n; i++) {")
+    source = (f"{prefix}\n{head}\n    {loop}\n{loads}"
               f"        {ctype[np.dtype(out_dtype)]} {out_name};\n{body}        pout[i] = {out_name};\n    }}\n}}\n")
+    return source, np.dtype(out_dtype)
+
+
+def _c_function(code: fused_cuda.CudaChain, tmp_path, counter=[0]):  # noqa: B006 - one name per library
+    """The kernel body compiled by cc into a shared library: (fn(n, out, *inputs), the output dtype)."""
+    source, out_dtype = _source(code)
     counter[0] += 1
     src, lib = tmp_path / f"chain{counter[0]}.c", tmp_path / f"chain{counter[0]}.so"
     src.write_text(source)
     subprocess.run(["cc", "-O1", "-ffp-contract=off", "-fPIC", "-shared", "-o", str(lib), str(src), "-lm"],
                    check=True, capture_output=True, text=True)
-    return ctypes.CDLL(str(lib)).run, np.dtype(out_dtype)
+    return ctypes.CDLL(str(lib)).run, out_dtype
 
 
 def run_c(chain: tuple, inputs: list[np.ndarray], tmp_path) -> np.ndarray:
@@ -358,7 +368,7 @@ def test_on_a_device_the_chain_runs_as_one_kernel_without_fma_and_gives_numpys_b
         got = kernel(fake, *device, chain=DEVICE_CHAIN)
         same_bits(got.get(), run_numpy(DEVICE_CHAIN, host))
     (made,) = _HostCompiled.made
-    assert made.calls == 3 and made.options == ("--fmad=false",)
+    assert made.calls == 3 and made.options == ("--fmad=false", "--std=c++17")
 
 
 def test_on_a_device_constants_with_more_dimensions_shape_the_result_as_numpy(compiling_device):
@@ -403,6 +413,49 @@ GPU_CHAINS = {
                                  ("gelu", (5,), (("approximate", False),)), ("silu", (6,), ()),
                                  ("sigmoid", (7,), ()), ("pow", (8, 1), ())),
 }
+
+
+def _nvrtc():
+    """CuPy's NVRTC binding where it loads (it compiles without a GPU), else the test is skipped."""
+    cupy = pytest.importorskip("cupy", reason="needs CuPy with NVRTC (the gpu extra); no GPU needed")
+    nvrtc = cupy.cuda.nvrtc
+    try:
+        nvrtc.getVersion()
+    except Exception as e:  # noqa: BLE001 - a CuPy whose NVRTC library is missing
+        pytest.skip(f"needs CuPy's NVRTC library: {e}")
+    return nvrtc
+
+
+def _nvrtc_compiles(nvrtc, chain: tuple, dtypes: list) -> None:
+    code = fused_cuda.cuda_chain(chain, len(dtypes), [TensorSpec((4,), np.dtype(d)) for d in dtypes])
+    assert code is not None, chain
+    program = nvrtc.createProgram(_source(code, device=True)[0], "chain.cu", [], [])
+    try:
+        nvrtc.compileProgram(program, [*fused_cuda._NVRTC_OPTIONS, "-arch=compute_70"])
+    except Exception:
+        pytest.fail(f"NVRTC rejected the kernel of {chain}:\n{nvrtc.getProgramLog(program)}")
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_nvrtc_compiles_the_kernel_of_every_step_with_a_cuda_form(dtype):
+    nvrtc = _nvrtc()
+    steps = [*((n, 2, ()) for n in BINARY_EXACT), *((n, len(get_op(n).inputs), a)
+                                                   for n, a in [*UNARY_EXACT, *GRADS_EXACT, *TRANSCENDENTAL])]
+    for name, arity, attrs in steps:
+        _nvrtc_compiles(nvrtc, ((name, tuple(range(arity)), attrs),), [dtype] * arity)
+    for make in GPU_CHAINS.values():
+        _nvrtc_compiles(nvrtc, make(dtype), [dtype, dtype])
+    _nvrtc_compiles(nvrtc, (const(np.inf, dtype), const(np.nan, dtype), ("add", (0, 1), ()), ("multiply", (2, 3), ())),
+                    [dtype])
+
+
+@settings(max_examples=40, deadline=None)
+@given(exact_chains())
+def test_nvrtc_compiles_the_kernel_of_random_exact_chains(example):
+    chain, inputs = example
+    _nvrtc_compiles(_nvrtc(), chain, [a.dtype for a in inputs])
+
+
 GPU_TOL = {F32: 1e-5, F64: 1e-12}   # libdevice against NumPy through a short chain
 
 

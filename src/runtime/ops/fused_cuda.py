@@ -13,7 +13,7 @@ CUDA's libdevice, which is not glibc or NumPy's SIMD code: a few ulp apart.
 
 `device_function` wraps a chain's kernel for one input signature; the kernel is built once per
 (chain, input dtypes), compiled by NVRTC with `--fmad=false` (a contracted a*b+c would round
-once where the NumPy chain rounds twice), and a chain NVRTC cannot compile is remembered and runs
+once where the NumPy chain rounds twice) and `--std=c++17` (hex float literals), and a chain NVRTC cannot compile is remembered and runs
 on the xp path from then on.
 """
 from __future__ import annotations
@@ -327,6 +327,10 @@ class _Kernel:
 _KERNELS: dict[tuple, _Kernel] = {}   # (xp, chain, n_in, input dtypes) -> its kernel
 
 
+# no contraction of a*b+c into one rounding (the NumPy chain rounds twice); C++17 for the hex float literals
+_NVRTC_OPTIONS = ("--fmad=false", "--std=c++17")
+
+
 def _kernel(xp, chain: tuple, n_in: int, specs: list[TensorSpec]) -> _Kernel:
     key = (xp, chain, n_in, tuple(s.dtype for s in specs))
     hit = _KERNELS.get(key)
@@ -336,7 +340,7 @@ def _kernel(xp, chain: tuple, n_in: int, specs: list[TensorSpec]) -> _Kernel:
         if code is not None:
             try:
                 hit.kernel = xp.ElementwiseKernel(code.in_params, code.out_params, code.body, code.name,
-                                                  preamble=code.preamble, options=("--fmad=false",))
+                                                  preamble=code.preamble, options=_NVRTC_OPTIONS)
             except xp.cuda.compiler.CompileException:
                 pass
         if len(_KERNELS) >= _CACHE_LIMIT:
