@@ -143,3 +143,23 @@ def test_double_backward_on_the_device_matches_the_cpu(any_gpu):
         assert gg.place == place
         results.append(gg.numpy())
     assert_device_equal(results[1], results[0], any_gpu)
+
+
+@pytest.mark.parametrize("opt", ["SGD", "Momentum", "RMSProp", "Adagrad", "Adam", "AdamW", "Adamax"])
+def test_an_optimizer_step_on_the_device_never_waits_for_it(fake_gpu, opt):
+    # the [1] beta powers live on the host, as Paddle places them: a step reads them as numbers
+    # without a device-to-host copy, so the kernels it launches run while Python goes on (Lamb reads
+    # its trust ratio's norms on the host: not here)
+    paddle.seed(0)
+    model = nn.Sequential(nn.Linear(6, 8), nn.ReLU(), nn.Linear(8, 3))
+    model.to(device="gpu")
+    optimizer = getattr(paddle.optimizer, opt)(learning_rate=0.01, parameters=model.parameters())
+    x = paddle.to_tensor(np.random.default_rng(0).standard_normal((4, 6)).astype("float32"), place="gpu")
+    for _ in range(2):
+        model(x).mean().backward()
+        fake_gpu.trace.clear()
+        optimizer.step()
+        assert [e for e in fake_gpu.trace if e[0] == "sync"] == []
+        optimizer.clear_grad()
+    powers = [t for name, t in optimizer.state_dict().items() if "pow" in name]
+    assert all(t.place == paddle.CPUPlace() for t in powers) and (powers or "Adam" not in opt)

@@ -29,7 +29,7 @@ from ..mode import in_dynamic_mode
 from ..nn.clip import ClipGradBase
 from ..ops import optimizer_ops
 from ..ops.registry import OpDef
-from ..place import is_device_array, module_of, move, place_of_array
+from ..place import CPUPlace, array_module, is_device_array, module_of, move, place_of_array
 from ..regularizer import L2Decay, WeightDecayRegularizer
 from ..tensor import Tensor
 from . import multi_tensor
@@ -396,7 +396,7 @@ class Optimizer:
                     keys.append(key)
                     requests.append((f"{p.name}_{name}_0", shape, dtype, value))
                 else:
-                    new_accs[key] = self._new_accumulator(name, p, shape, dtype, value)
+                    new_accs[key] = self._new_accumulator(name, p, shape, dtype, value, on_host=self._scalar_state(fill))
             for key, t in zip(keys, multi_tensor.allocate(requests, slots)):
                 new_accs[key] = t
         return new_accs, slots
@@ -409,6 +409,10 @@ class Optimizer:
         if fill is None:
             return tuple(shape), dtype, 0.0
         return (1,), (np.dtype(np.float32) if dtype == np.float16 else dtype), options[fill]
+
+    def _scalar_state(self, fill: str | None) -> bool:
+        """Whether an accumulator with this fill is a [1] scalar (a beta power, see `_accumulator_layout`)."""
+        return fill is not None
 
     def _accumulator_init(self, name: str, fill: str | None, param: Tensor, options: dict) -> tuple:
         """(shape, dtype, initial value) of accumulator `name` of `param`: the loaded state when one
@@ -424,12 +428,15 @@ class Optimizer:
                                  f"{list(np.shape(value))}, expected {list(shape)}")
         return shape, dtype, value
 
-    def _new_accumulator(self, name: str, param: Tensor, shape: tuple, dtype, value) -> Tensor:
-        """An accumulator on the parameter's device (NumPy ones are allocated flat instead)."""
+    def _new_accumulator(self, name: str, param: Tensor, shape: tuple, dtype, value, on_host: bool) -> Tensor:
+        """An accumulator of a parameter on a device (NumPy ones are allocated flat instead): on the device,
+        but a [1] power (`on_host`) on the host, as Paddle places them: the kernels read it as a Python
+        number, which from device memory would wait for the device at every step."""
+        place = CPUPlace() if on_host else param.place
         if isinstance(value, float):
-            arr = module_of(param._data).full(shape, value, dtype)
-        else:  # a loaded state, copied onto the parameter's place
-            arr = _on_place(value, param.place).astype(dtype)
+            arr = array_module(place).full(shape, value, dtype)
+        else:  # a loaded state, copied onto its place
+            arr = _on_place(value, place).astype(dtype)
         t = Tensor._wrap(arr)
         t.name = f"{param.name}_{name}_0"
         t.persistable = True

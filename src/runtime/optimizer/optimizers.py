@@ -151,6 +151,10 @@ class Adagrad(Optimizer):
         """The moment is shaped like the parameter, filled with initial_accumulator_value."""
         return tuple(shape), dtype, options[fill]
 
+    def _scalar_state(self, fill):
+        """The filled moment is shaped like the parameter, not a scalar."""
+        return False
+
     def _op_inputs(self, param, grad, lr, accs, group):
         return (param._data, grad, lr, *accs), {"epsilon": group.options["epsilon"]}
 
