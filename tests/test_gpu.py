@@ -53,15 +53,6 @@ def test_elementwise_matmul_and_reductions_on_gpu_match_cpu(any_gpu, dtype):
         assert_device_equal(g.numpy(), c.numpy(), any_gpu, rtol=RTOL[dtype], atol=RTOL[dtype])
 
 
-def test_an_op_mixing_places_raises_naming_both(any_gpu):
-    x = paddle.to_tensor(_rand(4), place=GPU)
-    y = paddle.to_tensor(_rand(4))
-    with pytest.raises(ValueError) as info:
-        paddle.add(x, y)
-    assert str(info.value) == ("add: argument 'y' is on Place(cpu) but 'x' is on Place(gpu:0); "
-                               "move it with .cuda() or .cpu()")
-
-
 def _mlp() -> nn.Layer:
     paddle.seed(0)
     return nn.Sequential(nn.Linear(6, 8), nn.ReLU(), nn.Linear(8, 3))

@@ -57,7 +57,7 @@ from collections import deque
 from heapq import heappop, heappush
 from typing import Any, Callable, Sequence
 
-from .plan import FEED_OP
+from .plan import FEED_OP, event_waits, ref_counts
 from .stream_analysis import CPU, D2H, Context
 from .streams import host_pool
 
@@ -153,19 +153,11 @@ class CudaStreamRunner:
                                  D2H_STREAM if c.kind == D2H else HOST_OP_STREAM for c, k in zip(contexts, kinds))
         # a host op that may launch kernels of its own (a control-flow op) finishes when they did
         self.settles = tuple(c.kind == CPU and k != FEED_OP for c, k in zip(contexts, kinds))
-        waits: list[list[int]] = [[] for _ in range(n)]
-        for i, ds in enumerate(downstream):
-            for j in sorted(ds):
-                if next_kind[(i, j)] != "direct":
-                    waits[j].append(i)
-        self.waits = tuple(map(tuple, waits))
+        self.waits = event_waits(downstream, next_kind)
         self.records = tuple(any(next_kind[(i, j)] != "direct" for j in ds) for i, ds in enumerate(downstream))
         self.succ = tuple(tuple(sorted(ds)) for ds in downstream)
         self.gc = tuple(tuple(v for v in vs if freeable[v]) for vs in gc_check_vars)
-        rc = [0] * n_vars
-        for v, c in ref_count.items():
-            rc[v] = c
-        self.ref_count = tuple(rc)
+        self.ref_count = ref_counts(ref_count, n_vars)
         self.priority = tuple(priority)
         self._release_slot = release
         self._side: dict[str, Any] = {}     # this runner's own streams, by name

@@ -51,6 +51,7 @@ from typing import Any, Callable, Sequence
 
 from .allocator import StreamAllocator
 from .asyncvalue import AsyncValue
+from .plan import event_waits, ref_counts
 from .stream_analysis import Context
 from .streams import WorkQueue, host_pool, launch_queue, stream
 
@@ -118,19 +119,11 @@ class ParallelRunner:
         self.dep_count = tuple(dep_count)
         self.device = tuple(c.is_device for c in contexts)
         self.stream_of = tuple(c.stream if c.is_device else None for c in contexts)
-        waits: list[list[int]] = [[] for _ in range(n)]
-        for i, ds in enumerate(downstream):
-            for j in sorted(ds):
-                if next_kind[(i, j)] != "direct":
-                    waits[j].append(i)
         self.succ = tuple(tuple((j, _KINDS[next_kind[(i, j)]]) for j in sorted(ds)) for i, ds in enumerate(downstream))
-        self.waits = tuple(map(tuple, waits))
+        self.waits = event_waits(downstream, next_kind)
         self.records = tuple(any(k != _DIRECT for _, k in self.succ[i]) for i in range(n))
         self.gc = tuple(tuple(v for v in vs if freeable[v]) for vs in gc_check_vars)
-        rc = [0] * n_vars
-        for v, c in ref_count.items():
-            rc[v] = c
-        self.ref_count = tuple(rc)
+        self.ref_count = ref_counts(ref_count, n_vars)
         self.owner = tuple(owner)
         self.record_stream = record_stream
         self._release_slot = release

@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["Instruction", "Plan", "NO_SLOT", "FEED_OP", "FETCH_OP"]
+__all__ = ["Instruction", "Plan", "NO_SLOT", "FEED_OP", "FETCH_OP", "event_waits", "ref_counts"]
 
 NO_SLOT = -1  # an absent optional input (Paddle's kEmptyVarIndex)
 FEED_OP, FETCH_OP = "feed", "fetch"   # the ops a prepared program starts and ends with (`Instruction.kind`)
@@ -126,3 +126,22 @@ class Plan:
         if nth >= len(hits):
             raise ValueError(f"plan has {len(hits)} '{op_type}' instruction(s), asked for number {nth}")
         return hits[nth]
+
+
+def event_waits(downstream, next_kind: dict) -> tuple[tuple[int, ...], ...]:
+    """For each op, the ops it waits on through an event or a sync: every dependency but a direct one
+    (same stream, in order). What a runner with several streams waits on before an op starts."""
+    waits: list[list[int]] = [[] for _ in downstream]
+    for i, ds in enumerate(downstream):
+        for j in sorted(ds):
+            if next_kind[(i, j)] != "direct":
+                waits[j].append(i)
+    return tuple(map(tuple, waits))
+
+
+def ref_counts(ref_count: dict[int, int], n_vars: int) -> tuple[int, ...]:
+    """The readers of each var slot (0 where none): what a run counts down to free a var."""
+    counts = [0] * n_vars
+    for v, c in ref_count.items():
+        counts[v] = c
+    return tuple(counts)
