@@ -27,6 +27,7 @@ import itertools
 import sys
 import threading
 import types
+import weakref
 from typing import Any, Callable
 
 import numpy as np
@@ -319,10 +320,20 @@ def _call(fn: Callable, args: tuple, kwargs: dict, name: str | None = None, writ
         wrapped = _wrap(result, made)
     if cap is not None:
         cap.record(fn, args, kwargs, made, raw_args, raw_kwargs)
-    if made and _state.allocator is not None:
-        for w in made:
-            _state.allocator(w.nbytes)
+    _allocate(made)
     return wrapped
+
+
+def _allocate(made: list) -> None:
+    """Charge the arrays a call made to the allocator in use (the default pool unless `using_allocator`
+    names another); an array's bytes go back to its pool when the array is freed."""
+    malloc = _state.allocator or _default_pool.malloc
+    for w in made:
+        if w._a.base is None:   # a view allocates nothing
+            malloc(w.nbytes)
+            pool = getattr(malloc, "__self__", None)
+            if isinstance(pool, MemoryPool):
+                weakref.finalize(w, pool._free, w.nbytes)
 
 
 def _same_objects(result, args: tuple, kwargs: dict):
@@ -424,6 +435,7 @@ def array(obj, dtype=None, copy=True, order="K", subok=False, ndmin=0, *, blocki
     a = np.array(obj, dtype=dtype, copy=True, order=order, ndmin=ndmin)
     made: list = []
     w = _wrap(a, made)
+    _allocate(made)
     trace.append(("h2d", current_stream_name()))
     return w
 
@@ -582,6 +594,10 @@ class Stream:
             raise CUDARuntimeError("cudaErrorStreamCaptureInvalidated: the capture was invalidated")
         return graph
 
+    @property
+    def done(self) -> bool:
+        return True
+
     def is_capturing(self) -> bool:
         return _state.capture is not None and _state.capture.stream is self
 
@@ -645,24 +661,31 @@ class Device:
 
 
 class MemoryPool:
-    """Counts what was allocated through it (tests check which pool a capture used)."""
+    """Counts the bytes of the live arrays allocated through it and those it keeps after they were freed
+    (tests check which pool a capture used, and what the memory figures say)."""
 
     def __init__(self, allocator: Any = None):
         self.allocations = 0
         self._used = 0
+        self._cached = 0
 
     def malloc(self, size: int) -> None:
         self.allocations += 1
         self._used += size
+        self._cached = max(0, self._cached - size)
+
+    def _free(self, size: int) -> None:
+        self._used -= size
+        self._cached += size
 
     def used_bytes(self) -> int:
         return self._used
 
     def total_bytes(self) -> int:
-        return self._used
+        return self._used + self._cached
 
     def free_all_blocks(self, stream: Any = None) -> None:
-        self._used = 0
+        self._cached = 0
 
 
 _default_pool = MemoryPool()
@@ -684,7 +707,8 @@ def _runtime_module() -> types.ModuleType:
     rt.getDeviceCount = lambda: _state.device_count
     rt.runtimeGetVersion = lambda: 12000
     rt.driverGetVersion = lambda: 12000
-    rt.getDeviceProperties = lambda i: {"name": b"fake_cupy host stand-in", "totalGlobalMem": 0}
+    rt.getDeviceProperties = lambda i: {"name": b"fake_cupy host stand-in", "totalGlobalMem": 1 << 30, "major": 9,
+                                        "minor": 0, "multiProcessorCount": 132}
     rt.deviceSynchronize = lambda: _host_sync("deviceSynchronize")
     return rt
 

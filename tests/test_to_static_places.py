@@ -152,3 +152,15 @@ def test_a_model_trains_under_to_static_on_the_gpu_as_it_does_eagerly(any_gpu):
     np.testing.assert_allclose(jit_losses, eager_losses, **tol)
     for got, want in zip(jit_params, eager_params):
         np.testing.assert_allclose(got, want, **tol)
+
+
+def test_a_tensor_made_on_the_default_cpu_next_to_gpu_tensors_ends_the_graph_and_raises_as_eager(fake_gpu):
+    x = _on(GPU, 3)
+    with pytest.raises(ValueError) as eager:
+        makes_ones(x)
+    jit = jit_of(makes_ones)
+    with pytest.raises(ValueError) as got:
+        jit(x)
+    assert str(got.value) == str(eager.value)
+    reasons = [reason for _, reason, _ in events(jit)]
+    assert any("makes a tensor on Place(cpu) where the graph's tensors are on Place(gpu:0)" in r for r in reasons), reasons

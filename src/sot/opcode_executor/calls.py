@@ -42,7 +42,8 @@ __all__ = ["CallMixin", "MAX_INLINE_DEPTH", "ReadsFrames", "is_optimizer_code", 
 MAX_INLINE_DEPTH = 32  # nested inline calls
 
 # modules of runtime whose public functions read or change the runtime's state, not tensors
-_STATE_MODULES = frozenset({"runtime.mode", "runtime.dtypes", "runtime.flags", "runtime.place", "runtime.generator",
+_STATE_MODULES = frozenset({"runtime.mode", "runtime.dtypes", "runtime.flags", "runtime.place", "runtime.device",
+                            "runtime.device.cuda", "runtime.generator",
                             "runtime.static.builder", "runtime.serialization"})
 # functions of those modules that only read state: called with no arguments, read for real at translation time
 # and guarded by calling them again (exported at the top of `runtime` under these names)
@@ -177,7 +178,7 @@ class CallMixin:
         place = kwargs.get("place")
         if place is None:
             self._runtime_state_call(runtime.get_device, [], {})
-        self.on_place(runtime.place.to_place(place))
+        self.on_place(runtime.place.to_place(place), made=True)
 
     def too_deep(self, fn: FunctionVariable) -> None:
         """An inline call nested deeper than MAX_INLINE_DEPTH cannot be simulated. A recursion that deep

@@ -159,14 +159,16 @@ class WrappingMixin:
         var.owner = self._owner_of(tracker)
         return var
 
-    def on_place(self, place: Any) -> None:
-        """Every tensor of one graph lives on one place, where its Program runs: a tensor on another place
-        ends the graph there (eager code rejects an op mixing places; reading both is merely not compiled)."""
+    def on_place(self, place: Any, made: bool = False) -> None:
+        """Every tensor of one graph lives on one place, where its Program runs: a tensor read (or `made`) on
+        another place ends the graph there (eager code rejects an op mixing places; reading both is merely
+        not compiled)."""
         held = self.builder.place
         if held is None:
             self.builder.place = place
         elif held != place:
-            self.unsupported(f"reads tensors on {held} and on {place}: a compiled graph runs on one place",
+            what = f"makes a tensor on {place}" if made else f"reads a tensor on {place}"
+            self.unsupported(f"{what} where the graph's tensors are on {held}: a compiled graph runs on one place",
                              "SOT-G001")
 
     def _owner_of(self, tracker: Tracker) -> Any:
