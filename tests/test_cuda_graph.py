@@ -204,28 +204,69 @@ def test_a_persistable_stored_anew_each_run_is_never_captured_and_says_why(graph
     assert (core.cuda_graph_status()["captures"], core.cuda_graph_status()["failed_captures"]) == (0, 0)
 
 
-def test_a_host_sync_in_a_kernel_leaves_that_signature_on_plain_runs_for_good_with_the_reason(graphs):
-    # SGD reads its learning rate with .item(): a host sync, which a capture refuses
+def _register_item_scale(monkeypatch):
+    """A test-only op whose kernel reads a [1] input on the host (`.item()`): a device-to-host wait."""
+    def kernel(xp, x, s):
+        return x * s.item()
+    opdef = registry.OpDef(name="item_scale", kernel=kernel, meta=lambda x, s: x, inputs=("x", "s"))
+    monkeypatch.setitem(registry._REGISTRY, opdef.name, opdef)
+
+
+def test_a_host_sync_in_a_kernel_leaves_that_signature_on_plain_runs_for_good_with_the_reason(graphs, monkeypatch):
+    _register_item_scale(monkeypatch)
     prog = _forward_program()
     blk = prog.global_block()
-    var(blk, "g", (4, 3), "float32")
-    var(blk, "lr", (), "float32", persistable=True)
-    op(blk, "scale", ["w"], ["g"], scale=0.5)
-    op(blk, "sgd", ["w", "g", "lr"], ["w"])
+    var(blk, "s", (1,), "float32", persistable=True)
+    var(blk, "ys", (-1, 3), "float32")
+    op(blk, "item_scale", ["y", "s"], ["ys"])
     exe = static.Executor(paddle.CUDAPlace(0))
     graph_scope, plain_scope = _scope(graphs), _scope(graphs)
-    for s in (graph_scope, plain_scope):
-        s.var("lr").value = graphs.asarray(np.float32(0.1))
+    for sc in (graph_scope, plain_scope):
+        sc.var("s").value = graphs.asarray(np.full(1, 0.5, np.float32))
     for seed in range(3):
         x = _x(2, seed)
-        got, core = _run(exe, prog, graph_scope, x, "on")
-        want, _ = _run(exe, prog, plain_scope, x, "off")
+        got, core = _run(exe, prog, graph_scope, x, "on", fetch=("ys",))
+        want, _ = _run(exe, prog, plain_scope, x, "off", fetch=("ys",))
         _assert_same(graphs, got[0], want[0])
-        _assert_same(graphs, graph_scope.find_var("w").value.get(), plain_scope.find_var("w").value.get())
     status = core.cuda_graph_status()
     why = status["signatures"]["[2, 4] <f4"]
     assert why.startswith("plain: capture failed: CUDARuntimeError") and "cudaErrorStreamCaptureUnsupported" in why
     assert (status["captures"], status["failed_captures"], status["plain_runs"]) == (0, 1, 3)   # never tried again
+
+
+@pytest.mark.parametrize("opt", ["sgd", "adam", "lamb"])
+def test_a_static_optimizer_step_is_captured_and_its_replays_update_as_plain_runs_do(graphs, opt):
+    # the optimizer kernels read a device learning rate and beta powers as device scalars, never on the host
+    prog = _forward_program()
+    blk = prog.global_block()
+    var(blk, "g", (4, 3), "float32")
+    op(blk, "scale", ["w"], ["g"], scale=0.5)
+    names = {"sgd": ["w", "g", "lr"], "adam": ["w", "g", "lr", "m1", "m2", "b1p", "b2p"],
+             "lamb": ["w", "g", "lr", "m1", "m2", "b1p", "b2p"]}[opt]
+    outs = {"sgd": ["w"], "adam": ["w", "m1", "m2", "b1p", "b2p"], "lamb": ["w", "m1", "m2", "b1p", "b2p"]}[opt]
+    state = {"lr": np.full(1, 0.1, np.float32), "m1": np.zeros((4, 3), np.float32), "m2": np.zeros((4, 3), np.float32),
+             "b1p": np.full(1, 0.9, np.float32), "b2p": np.full(1, 0.999, np.float32)}
+    for n in names[2:]:
+        var(blk, n, state[n].shape, "float32", persistable=True)
+    attrs = {"lamb": {"weight_decay": 0.01}}.get(opt, {})
+    op(blk, opt, names, outs, **attrs)
+    exe, cpu_exe = static.Executor(paddle.CUDAPlace(0)), static.Executor(paddle.CPUPlace())
+    graph_scope, plain_scope, cpu_scope = _scope(graphs), _scope(graphs), _scope(np)
+    for sc, xp in ((graph_scope, graphs), (plain_scope, graphs), (cpu_scope, np)):
+        for n in names[2:]:
+            sc.var(n).value = xp.asarray(state[n]).copy()
+    for seed in range(3):
+        x = _x(2, seed)
+        got, core = _run(exe, prog, graph_scope, x, "on")
+        want, _ = _run(exe, prog, plain_scope, x, "off")
+        on_cpu, _ = _run(cpu_exe, prog, cpu_scope, x, "off")
+        _assert_same(graphs, got[0], want[0])
+        _assert_same(graphs, got[0], on_cpu[0])   # device scalars round as the host's Python floats do
+        for n in ("w", *names[3:]):
+            _assert_same(graphs, graph_scope.find_var(n).value.get(), plain_scope.find_var(n).value.get())
+            _assert_same(graphs, graph_scope.find_var(n).value.get(), cpu_scope.find_var(n).value)
+    status = core.cuda_graph_status()
+    assert (status["captures"], status["failed_captures"], status["replays"]) == (1, 0, 3), status
 
 
 def _register_scaled_subtract(monkeypatch):

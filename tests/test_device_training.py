@@ -145,11 +145,11 @@ def test_double_backward_on_the_device_matches_the_cpu(any_gpu):
     assert_device_equal(results[1], results[0], any_gpu)
 
 
-@pytest.mark.parametrize("opt", ["SGD", "Momentum", "RMSProp", "Adagrad", "Adam", "AdamW", "Adamax"])
+@pytest.mark.parametrize("opt", ["SGD", "Momentum", "RMSProp", "Adagrad", "Adam", "AdamW", "Adamax", "Lamb"])
 def test_an_optimizer_step_on_the_device_never_waits_for_it(fake_gpu, opt):
     # the [1] beta powers live on the host, as Paddle places them: a step reads them as numbers
-    # without a device-to-host copy, so the kernels it launches run while Python goes on (Lamb reads
-    # its trust ratio's norms on the host: not here)
+    # without a device-to-host copy, so the kernels it launches run while Python goes on (Lamb's trust
+    # ratio stays a device scalar)
     paddle.seed(0)
     model = nn.Sequential(nn.Linear(6, 8), nn.ReLU(), nn.Linear(8, 3))
     model.to(device="gpu")

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 import threading
+from typing import Any
 
 import numpy as np
 
@@ -107,6 +108,26 @@ def _scratch(xp, like, slot: int = 0):
     return buf[:n].reshape(like.shape)
 
 
+# ---------------------------------------------------------------- scalars
+def _read(a: Any) -> Any:
+    """A [1] input (learning rate, beta power) as a number to compute with: from host memory a Python float;
+    from device memory a 0-d float64 device array, since reading it on the host would wait for the device
+    and could not be captured into a CUDA graph. Both compute in double precision, so they round alike."""
+    if type(a) is np.ndarray:
+        return a.item()
+    return a.reshape(()).astype(np.float64)
+
+
+def _sqrt(xp, v: Any) -> Any:
+    return math.sqrt(v) if type(v) is float else xp.sqrt(v)
+
+
+def _as(v: Any, like: Any) -> Any:
+    """A scalar from `_read` next to array `like`: a Python float as it is (the ufunc rounds it to like's
+    dtype), a device scalar rounded to like's dtype the same way (a float64 array would not be)."""
+    return v if type(v) is float else v.astype(like.dtype)
+
+
 # ---------------------------------------------------------------- sgd
 def _sgd_meta(param, grad, learning_rate):
     _check_like("sgd", param, grad=grad)
@@ -116,7 +137,7 @@ def _sgd_meta(param, grad, learning_rate):
 
 def _sgd_kernel(xp, param, grad, learning_rate):
     tmp = _scratch(xp, param)
-    xp.multiply(grad, learning_rate.item(), out=tmp)
+    xp.multiply(grad, _as(_read(learning_rate), grad), out=tmp)
     xp.subtract(param, tmp, out=param)
     return param
 
@@ -131,7 +152,7 @@ def _momentum_meta(param, grad, learning_rate, velocity, *, mu, use_nesterov):
 
 def _momentum_kernel(xp, param, grad, learning_rate, velocity, *, mu, use_nesterov):
     """velocity = mu*velocity + g; param -= lr*(g + mu*velocity) (Nesterov) or lr*velocity."""
-    lr = learning_rate.item()
+    lr = _as(_read(learning_rate), param)
     tmp = _scratch(xp, param)
     velocity *= mu
     velocity += grad
@@ -179,15 +200,15 @@ def _adam_update(xp, param, grad, lr, moment1, moment2, beta1_pow, beta2_pow, be
 
     lr_t = lr*sqrt(1-beta2^t)/(1-beta1^t); param -= lr_t*m/(sqrt(v) + eps*sqrt(1-beta2^t)).
     """
-    b1p = beta1_pow.item()
-    c2 = math.sqrt(1.0 - beta2_pow.item())
+    b1p = _read(beta1_pow)
+    c2 = _sqrt(xp, 1.0 - _read(beta2_pow))
     lr_t = lr * c2 / (1.0 - b1p)
     tmp = _scratch(xp, param)
     _update_moments(xp, grad, moment1, moment2, beta1, beta2, tmp)
     xp.sqrt(moment2, out=tmp)
-    tmp += epsilon * c2
+    tmp += _as(epsilon * c2, tmp)
     xp.divide(moment1, tmp, out=tmp)
-    tmp *= lr_t
+    tmp *= _as(lr_t, tmp)
     xp.subtract(param, tmp, out=param)
     beta1_pow *= beta1
     beta2_pow *= beta2
@@ -196,7 +217,7 @@ def _adam_update(xp, param, grad, lr, moment1, moment2, beta1_pow, beta2_pow, be
 
 def _adam_kernel(xp, param, grad, learning_rate, moment1, moment2, beta1_pow, beta2_pow, *,
                  beta1, beta2, epsilon):
-    return _adam_update(xp, param, grad, learning_rate.item(), moment1, moment2, beta1_pow, beta2_pow,
+    return _adam_update(xp, param, grad, _read(learning_rate), moment1, moment2, beta1_pow, beta2_pow,
                         beta1, beta2, epsilon)
 
 
@@ -211,9 +232,9 @@ def _adamw_meta(param, grad, learning_rate, moment1, moment2, beta1_pow, beta2_p
 def _adamw_kernel(xp, param, grad, learning_rate, moment1, moment2, beta1_pow, beta2_pow, *,
                   beta1, beta2, epsilon, coeff, lr_ratio, with_decay):
     """Decoupled decay param *= 1 - lr*lr_ratio*coeff, then Adam with lr*lr_ratio (as Paddle)."""
-    lr = learning_rate.item() * lr_ratio
+    lr = _read(learning_rate) * lr_ratio
     if with_decay and coeff:
-        param *= 1.0 - lr * coeff
+        param *= _as(1.0 - lr * coeff, param)
     return _adam_update(xp, param, grad, lr, moment1, moment2, beta1_pow, beta2_pow, beta1, beta2, epsilon)
 
 
@@ -231,7 +252,7 @@ def _rmsprop_meta(param, grad, learning_rate, moment, mean_square, mean_grad, *,
 def _rmsprop_kernel(xp, param, grad, learning_rate, moment, mean_square, mean_grad, *,
                     epsilon, decay, momentum, centered):
     """ms = rho*ms + (1-rho)g^2; [mg = rho*mg + (1-rho)g]; mom = momentum*mom + lr*g/sqrt(ms [- mg^2] + eps)."""
-    lr = learning_rate.item()
+    lr = _as(_read(learning_rate), param)
     tmp = _scratch(xp, param)
     mean_square *= decay
     xp.multiply(grad, grad, out=tmp)
@@ -271,7 +292,7 @@ def _adagrad_kernel(xp, param, grad, learning_rate, moment, *, epsilon):
     xp.sqrt(moment, out=tmp)
     tmp += epsilon
     xp.divide(grad, tmp, out=tmp)
-    tmp *= learning_rate.item()
+    tmp *= _as(_read(learning_rate), tmp)
     xp.subtract(param, tmp, out=param)
     return param, moment
 
@@ -288,7 +309,7 @@ def _adamax_meta(param, grad, learning_rate, moment, inf_norm, beta1_pow, *, bet
 
 def _adamax_kernel(xp, param, grad, learning_rate, moment, inf_norm, beta1_pow, *, beta1, beta2, epsilon):
     """m = b1*m + (1-b1)g; u = max(b2*u + eps, |g|); param -= lr/(1-b1^t) * m/u; b1^t *= b1."""
-    lr_t = learning_rate.item() / (1.0 - beta1_pow.item())
+    lr_t = _read(learning_rate) / (1.0 - _read(beta1_pow))
     tmp = _scratch(xp, param)
     moment *= beta1
     xp.multiply(grad, 1.0 - beta1, out=tmp)
@@ -298,7 +319,7 @@ def _adamax_kernel(xp, param, grad, learning_rate, moment, inf_norm, beta1_pow, 
     xp.abs(grad, out=tmp)
     xp.maximum(inf_norm, tmp, out=inf_norm)
     xp.divide(moment, inf_norm, out=tmp)
-    tmp *= lr_t
+    tmp *= _as(lr_t, tmp)
     xp.subtract(param, tmp, out=param)
     beta1_pow *= beta1
     return param, moment, inf_norm, beta1_pow
@@ -312,32 +333,36 @@ def _lamb_meta(param, grad, learning_rate, moment1, moment2, beta1_pow, beta2_po
                         beta1, beta2, epsilon)
 
 
-def _norm(xp, a) -> float:
+def _norm(xp, a) -> Any:
+    """||a|| in double precision: a Python float on the host, a 0-d device array on a device (no wait)."""
     flat = a.reshape(-1)
-    return math.sqrt(float(xp.vdot(flat, flat)))
+    squares = xp.vdot(flat, flat)
+    return math.sqrt(float(squares)) if xp is np else xp.sqrt(squares.astype(np.float64))
 
 
 def _lamb_kernel(xp, param, grad, learning_rate, moment1, moment2, beta1_pow, beta2_pow, *,
                  weight_decay, beta1, beta2, epsilon, always_adapt):
     """Adam's moments, r = m_hat/(sqrt(v_hat) + eps) + wd*param, then param -= lr * ratio * r with the
     trust ratio ||param|| / ||r|| (1 when either is 0, or when wd == 0 and not always_adapt)."""
-    b1c, b2c = 1.0 - beta1_pow.item(), 1.0 - beta2_pow.item()
+    b1c, b2c = 1.0 - _read(beta1_pow), 1.0 - _read(beta2_pow)
     tmp, r = _scratch(xp, param), _scratch(xp, param, 1)
     _update_moments(xp, grad, moment1, moment2, beta1, beta2, tmp)
-    xp.divide(moment2, b2c, out=r)
+    xp.divide(moment2, _as(b2c, r), out=r)
     xp.sqrt(r, out=r)
     r += epsilon
     xp.divide(moment1, r, out=r)
-    r /= b1c
+    r /= _as(b1c, r)
     if weight_decay:
         xp.multiply(param, weight_decay, out=tmp)
         r += tmp
     ratio = 1.0
     if weight_decay > 0 or always_adapt:
         p_norm, r_norm = _norm(xp, param), _norm(xp, r)
-        if p_norm > 0 and r_norm > 0:
+        if xp is not np:   # on the device, no branch on the norms' values (that would wait for it)
+            ratio = xp.where((p_norm > 0) & (r_norm > 0), p_norm / xp.where(r_norm > 0, r_norm, 1.0), 1.0)
+        elif p_norm > 0 and r_norm > 0:
             ratio = p_norm / r_norm
-    r *= learning_rate.item() * ratio
+    r *= _as(_read(learning_rate) * ratio, r)
     xp.subtract(param, r, out=param)
     beta1_pow *= beta1
     beta2_pow *= beta2
