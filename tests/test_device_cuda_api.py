@@ -55,13 +55,18 @@ def test_memory_figures_count_what_the_pool_holds(any_gpu):
     assert cuda.memory_reserved() >= cuda.memory_allocated()
 
 
-def test_timed_events_measure_a_non_negative_time(any_gpu):
+def test_timed_events_are_recorded_around_the_work_and_measure_it(any_gpu):
     start, end = cuda.Event(enable_timing=True), cuda.Event(enable_timing=True)
     start.record()
     paddle.to_tensor(np.ones(8, np.float32), place=GPU).sum()
     end.record()
     end.synchronize()
     assert end.query() and start.elapsed_time(end) >= 0.0
+    if any_gpu.__name__ == "fake_cupy":   # the stand-in times nothing: check where the records went instead
+        trace = any_gpu.trace
+        first, last = (trace.index(("record", "null", e._event.id)) for e in (start, end))
+        assert first < next(i for i, e in enumerate(trace) if e[0] == "launch" and e[2].endswith("sum")) < last
+        assert trace[-1] == ("sync", f"event{end._event.id}.synchronize")
 
 
 def test_bad_arguments_raise_naming_them(fake_gpu):
