@@ -164,3 +164,16 @@ def test_a_tensor_made_on_the_default_cpu_next_to_gpu_tensors_ends_the_graph_and
     assert str(got.value) == str(eager.value)
     reasons = [reason for _, reason, _ in events(jit)]
     assert any("makes a tensor on Place(cpu) where the graph's tensors are on Place(gpu:0)" in r for r in reasons), reasons
+
+
+def test_a_gpu_entry_left_in_a_cache_never_matches_once_no_gpu_is_there(fake_gpu, monkeypatch):
+    # guard code is generated again whenever a code object's cache changes, for every entry it holds:
+    # a GPU entry (here from the stand-in) must then give a check that fails, not an error
+    jit = jit_of(add_them)
+    g = (_on(GPU, 3), _on(GPU, 3, seed=1))
+    jit(*g)
+    monkeypatch.undo()   # the stand-in is gone: no GPU from here on
+    assert not paddle.is_compiled_with_cuda()
+    c = (_on(paddle.CPUPlace(), 3), _on(paddle.CPUPlace(), 3, seed=1))
+    assert_same_result(jit(*c), add_them(*c))
+    assert jit.sot_translator.translations == 2

@@ -275,11 +275,15 @@ def _meta_holds(v: Any, e: TensorMeta) -> bool:
 
 def _place_code(e: TensorMeta, ns: Namer) -> str:
     """The check of the array's place: on a GPU, CuPy's array type and the device id; on the host, NumPy's
-    array type, left out where no GPU can exist (every array is then a NumPy array)."""
+    array type, left out where no GPU can exist (every array is then a NumPy array, and a GPU entry's check
+    can never hold: the guard code is made again whenever a cache changes, whatever entries it holds)."""
+    gpu = runtime.is_compiled_with_cuda()
     if e.place.is_gpu_place():
+        if not gpu:
+            return "False"
         cupy = runtime.place.array_module(e.place)
         return f"type(_a) is {ns.name(cupy.ndarray, 'DEVICE_ARRAY')} and _a.device.id == {e.place.get_device_id()}"
-    if runtime.is_compiled_with_cuda():
+    if gpu:
         return f"type(_a) is {ns.name(_HOST_ARRAY, 'HOST_ARRAY')}"
     return ""
 
