@@ -21,6 +21,7 @@ never imports one), and `paddle.jit.save`/`load` export a Layer through `static`
 from . import device, io, jit, linalg, nn, optimizer, regularizer, static, utils  # noqa: F401
 from . import base, distributed, incubate, metric, tensor_api  # noqa: F401
 from . import vision  # noqa: F401
+from . import distribution  # noqa: F401
 from .autograd import enable_grad, grad, is_grad_enabled, no_grad, set_grad_enabled
 from .distributed import DataParallel
 from .dtypes import (bool, complex64, complex128, dtype, float16, float32, float64, get_default_dtype,
@@ -38,6 +39,7 @@ from .ops.random import *  # noqa: F401,F403
 from .ops.reduction import *  # noqa: F401,F403
 from .ops.search import *  # noqa: F401,F403
 from .ops.shape import *  # noqa: F401,F403
+from .ops.special import *  # noqa: F401,F403
 from .nn.layer.layers import create_parameter
 from .nn.param_attr import ParamAttr
 from .parameter import Parameter

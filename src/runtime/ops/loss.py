@@ -1,6 +1,7 @@
 """Losses: cross_entropy (hard/soft labels, class weights, ignore_index, label smoothing),
 softmax_with_cross_entropy, nll_loss, mse/l1/smooth_l1, binary cross-entropy (with logits),
-kl_div and a few margin losses, with Paddle's reduction rules.
+kl_div, a few margin losses, CTC (warp-ctc's forward and gradient in one op) and the Poisson and Gaussian
+negative log-likelihoods, with Paddle's reduction rules.
 
 Hard-label cross-entropy with softmax is ONE op (log-softmax, pick, weight, reduce; it also
 keeps each sample's max and sum of exponentials) whose gradient is ONE fused op,
@@ -12,6 +13,7 @@ that does not depend on the input's values (and is linear in the incoming gradie
 from __future__ import annotations
 
 import inspect
+import math
 from typing import Any
 
 import numpy as np
@@ -23,6 +25,7 @@ from . import meta_utils as mu
 from .activation import log_sigmoid, log_softmax, relu, shifted_logits, softmax, softplus
 from .common import _ONE_HOT, one_hot, pairwise_distance
 from .creation import ones_like
+from .grad_mode import no_grad as _no_grad
 from .grad_mode import state as _grad_state
 from .grad_utils import unbroadcast
 from .reduction import mean, sum as _sum
@@ -32,7 +35,8 @@ from .shape import reshape, squeeze
 __all__ = ["cross_entropy", "softmax_with_cross_entropy", "nll_loss", "mse_loss", "l1_loss", "smooth_l1_loss",
            "binary_cross_entropy", "binary_cross_entropy_with_logits", "kl_div", "margin_ranking_loss",
            "hinge_embedding_loss", "soft_margin_loss", "log_loss", "square_error_cost", "sigmoid_focal_loss",
-           "cosine_embedding_loss", "triplet_margin_loss", "multi_label_soft_margin_loss", "dice_loss"]
+           "cosine_embedding_loss", "triplet_margin_loss", "multi_label_soft_margin_loss", "dice_loss",
+           "ctc_loss", "poisson_nll_loss", "gaussian_nll_loss"]
 
 _rng = np.random.default_rng(5)
 _normal = normal_sampler(_rng)
@@ -745,3 +749,191 @@ def dice_loss(input: Tensor, label: Tensor, epsilon: float = 0.00001, name: str 
     denom = _m.add(_sum(x, axis=dims), _sum(y, axis=dims))
     score = _m.subtract(1.0, _m.divide(_m.multiply(inter, 2.0), _m.add(denom, mu.number_arg(api, "epsilon", epsilon))))
     return mean(score)
+
+
+# ---------------------------------------------------------------- CTC (warp-ctc's semantics)
+def _ctc_meta(logits, label, logits_length, label_length, *, blank, norm_by_times):
+    op = "ctc_loss"
+    mu.require_float(op, logits, "log_probs")
+    if len(logits.shape) != 3:
+        raise ValueError(f"{op}: argument 'log_probs' must be 3-D [max_logit_length, batch, num_classes + 1], "
+                         f"got {mu.shape_str(logits.shape)}")
+    steps, batch, classes = logits.shape
+    for arg, spec, rank in (("labels", label, 2), ("input_lengths", logits_length, 1),
+                            ("label_lengths", label_length, 1)):
+        if spec.dtype.kind not in "iu":
+            raise TypeError(f"{op}: argument '{arg}' must be an integer tensor, got {spec.dtype.name}")
+        if len(spec.shape) != rank or spec.shape[0] != batch:
+            raise ValueError(f"{op}: argument '{arg}' must be {rank}-D with {batch} rows (the batch), got "
+                             f"{mu.shape_str(spec.shape)}")
+    if not 0 <= blank < classes:
+        raise ValueError(f"{op}: argument 'blank' ({blank}) must be in [0, {classes}) for {classes} classes")
+    return TensorSpec((batch,), logits.dtype), TensorSpec(tuple(logits.shape), logits.dtype)
+
+
+def _ctc_lattice(xp, label, label_length, blank: int):
+    """Per sample the extended label (blanks around and between the labels), where a path may skip from
+    s - 2 to s (a label differing from the one two back), and which positions exist."""
+    batch, max_len = label.shape
+    ext = xp.full((batch, 2 * max_len + 1), blank, dtype=np.int64)
+    ext[:, 1::2] = label
+    skip = xp.zeros(ext.shape, dtype=bool)
+    skip[:, 2:] = (ext[:, 2:] != blank) & (ext[:, 2:] != ext[:, :-2])
+    exists = xp.arange(ext.shape[1])[None, :] < (2 * label_length + 1)[:, None]
+    return ext, skip, exists
+
+
+def _shift(xp, a, k: int):
+    """a moved k places along the last axis (k > 0: towards higher s), -inf filling the gap."""
+    out = xp.full(a.shape, -np.inf)
+    if k > 0:
+        out[..., k:] = a[..., :-k]
+    else:
+        out[..., :k] = a[..., -k:]
+    return out
+
+
+def _ctc_kernel(xp, logits, label, logits_length, label_length, *, blank, norm_by_times):
+    """-log p(label | softmax(logits)) per sample, and its gradient w.r.t. the logits (warp-ctc computes both
+    at once; samples whose label cannot fit in their input length, L + repeats > T, get loss 0 and gradient 0,
+    as warp-ctc's)."""
+    steps, batch, classes = logits.shape
+    t_len = logits_length.astype(np.int64)
+    l_len = label_length.astype(np.int64)
+    if batch and (int(t_len.min()) < 0 or int(t_len.max()) > steps):
+        raise ValueError(f"ctc_loss: argument 'input_lengths' must lie in [0, {steps}], got {t_len.tolist()}")
+    if batch and (int(l_len.min()) < 0 or int(l_len.max()) > label.shape[1]):
+        raise ValueError(f"ctc_loss: argument 'label_lengths' must lie in [0, {label.shape[1]}], got "
+                         f"{l_len.tolist()}")
+    x = logits.astype(np.float64)
+    m = x.max(axis=-1, keepdims=True)
+    logp = x - m - xp.log(xp.exp(x - m).sum(axis=-1, keepdims=True))
+    ext, skip, exists = _ctc_lattice(xp, label.astype(np.int64), l_len, blank)
+    emit = xp.take_along_axis(logp, xp.broadcast_to(ext[None], (steps,) + ext.shape), axis=2)  # [T, B, S]
+    emit = xp.where(exists[None], emit, -np.inf)
+    width = ext.shape[1]
+    last = 2 * l_len  # the final label's blank; the final label itself is last - 1
+    ends = (xp.arange(width)[None, :] == last[:, None]) | (xp.arange(width)[None, :] == (last - 1)[:, None])
+    alpha = xp.full((steps, batch, width), -np.inf)
+    beta = xp.full((steps, batch, width), -np.inf)
+    if steps:
+        alpha[0, :, :2] = emit[0, :, :2]
+    for t in range(1, steps):
+        a = alpha[t - 1]
+        alpha[t] = xp.logaddexp(xp.logaddexp(a, _shift(xp, a, 1)), xp.where(skip, _shift(xp, a, 2), -np.inf)) + emit[t]
+    for t in range(steps - 1, -1, -1):
+        start = xp.where(ends, emit[t], -np.inf)
+        if t + 1 < steps:
+            b = beta[t + 1]
+            b2 = _shift(xp, xp.where(skip, b, -np.inf), -2)
+            inner = xp.logaddexp(xp.logaddexp(b, _shift(xp, b, -1)), b2) + emit[t]
+        else:
+            inner = start
+        beta[t] = xp.where((t == t_len - 1)[:, None], start, xp.where((t < t_len - 1)[:, None], inner, -np.inf))
+    final = alpha[xp.maximum(t_len - 1, 0), xp.arange(batch)]  # [B, S] at each sample's last step
+    log_p = xp.where(ends, final, -np.inf)
+    top = log_p.max(axis=-1, keepdims=True)
+    with _place.errstate(xp, divide="ignore"):  # a sample no path reaches has log p = -inf
+        log_p = (top + xp.log(xp.exp(log_p - xp.where(xp.isfinite(top), top, 0.0)).sum(axis=-1, keepdims=True)))[:, 0]
+    repeats = (label[:, 1:] == label[:, :-1]) & (xp.arange(1, label.shape[1])[None, :] < l_len[:, None])
+    feasible = (l_len + repeats.sum(axis=1) <= t_len) & xp.isfinite(log_p)
+    with _place.errstate(xp, invalid="ignore"):
+        occupancy = xp.exp(alpha + beta - emit - xp.where(feasible, log_p, 0.0)[None, :, None])
+    occupancy = xp.where(xp.isfinite(occupancy), occupancy, 0.0)
+    onehot = (ext[:, :, None] == xp.arange(classes)[None, None, :]).astype(np.float64)  # [B, S, C]
+    grad = xp.exp(logp) - xp.einsum("tbs,bsc->tbc", occupancy, onehot)
+    live = (xp.arange(steps)[:, None] < t_len[None, :]) & feasible[None, :]
+    grad = xp.where(live[:, :, None], grad, 0.0)
+    if norm_by_times:
+        grad = grad / xp.maximum(t_len, 1)[None, :, None]
+    loss = xp.where(feasible, -log_p, 0.0)
+    return loss.astype(logits.dtype), grad.astype(logits.dtype)
+
+
+def _g_ctc(ctx, g, _grad_grad):
+    return _m.multiply(reshape(g, [1, -1, 1]), ctx.outputs[1]), None, None, None
+
+
+def _ctc_samples():
+    label = np.array([[1, 2, 2], [3, 1, 0]], dtype=np.int32)
+    return [Sample((_normal(5, 2, 4), label, np.array([5, 4]), np.array([3, 2])),
+                   {"blank": 0, "norm_by_times": False}, grad_inputs=(0,)),
+            Sample((_normal(6, 2, 5), np.array([[0, 1], [2, 2]], dtype=np.int32), np.array([6, 6]),
+                    np.array([2, 2])), {"blank": 4, "norm_by_times": False}, grad_inputs=(0,))]
+
+
+_CTC = defop("warpctc", kernel=_ctc_kernel, meta=_ctc_meta, grad=_g_ctc, attrs={"blank": 0, "norm_by_times": False},
+             inputs=("log_probs", "labels", "input_lengths", "label_lengths"), save_outputs=True,
+             nondiff_outputs=(1,), samples=_ctc_samples)
+
+
+def ctc_loss(log_probs: Tensor, labels: Tensor, input_lengths: Tensor, label_lengths: Tensor, blank: int = 0,
+             reduction: str = "mean", norm_by_times: bool = False, zero_infinity: bool = False) -> Tensor:
+    """Connectionist temporal classification loss, as Paddle's warp-ctc: `log_probs` [T, batch, classes + 1]
+    are unnormalised logits (softmax is applied inside), `labels` [batch, max_label_length] padded class
+    indices. 'mean' averages loss / label_length over the batch; norm_by_times divides the gradient (not the
+    loss) by each sample's input length."""
+    api = "ctc_loss"
+    _check_reduction(api, reduction)
+    loss = _CTC(as_tensor(log_probs, "log_probs", api), as_tensor(labels, "labels", api),
+                as_tensor(input_lengths, "input_lengths", api), as_tensor(label_lengths, "label_lengths", api),
+                blank=_int_arg(api, "blank", blank), norm_by_times=bool(norm_by_times))[0]
+    if zero_infinity:
+        loss = _m.where(_m.isinf(loss), _m.multiply(loss, 0.0), loss)
+    if reduction == "mean":
+        return mean(_m.divide(loss, _m.cast(as_tensor(label_lengths, "label_lengths", api), loss.dtype)))
+    return _reduce(loss, reduction)
+
+
+# ---------------------------------------------------------------- Poisson and Gaussian NLL (compositions)
+def poisson_nll_loss(input: Tensor, label: Tensor, log_input: bool = True, full: bool = False,  # noqa: A002
+                     epsilon: float = 1e-8, reduction: str = "mean", name: str | None = None) -> Tensor:
+    """exp(input) - label * input (log_input) or input - label * log(input + epsilon); `full` adds the
+    Stirling term label log(label) - label + log(2 pi label) / 2 where label > 1."""
+    api = "poisson_nll_loss"
+    epsilon = mu.number_arg(api, "epsilon", epsilon)
+    if epsilon <= 0:
+        raise ValueError(f"{api}: argument 'epsilon' must be positive, got {epsilon}")
+    _check_reduction(api, reduction)
+    x, y = as_tensor(input, "input", api), as_tensor(label, "label", api)
+    mu.require_float(api, TensorSpec(tuple(x.shape), x._data.dtype), "input")
+    mu.require_float(api, TensorSpec(tuple(y.shape), y._data.dtype), "label")
+    _same_shape(api, x, y, ("input", "label"))
+    if log_input:
+        loss = _m.subtract(_m.exp(x), _m.multiply(y, x))
+    else:
+        loss = _m.subtract(x, _m.multiply(y, _m.log(_m.add(x, epsilon))))
+    if full:
+        safe = _m.where(_m.greater_than(y, 1.0), y, _m.add(_m.multiply(y, 0.0), 1.0))  # log never sees y <= 0
+        stirling = _m.add(_m.subtract(_m.multiply(safe, _m.log(safe)), safe),
+                          _m.multiply(_m.log(_m.multiply(safe, 2 * math.pi)), 0.5))
+        loss = _m.add(loss, _m.where(_m.greater_than(y, 1.0), stirling, _m.multiply(stirling, 0.0)))
+    return _reduce(loss, reduction)
+
+
+def gaussian_nll_loss(input: Tensor, label: Tensor, variance: Tensor, full: bool = False,  # noqa: A002
+                      epsilon: float = 1e-6, reduction: str = "mean", name: str | None = None) -> Tensor:
+    """(log(max(variance, epsilon)) + (input - label)^2 / max(variance, epsilon)) / 2, + log(2 pi) / 2 with
+    `full`. `variance` may drop the last axis or have it of size 1. As in Paddle, no gradient flows to
+    `variance` (it is clipped under no_grad)."""
+    api = "gaussian_nll_loss"
+    x, y, var = (as_tensor(v, n, api) for v, n in ((input, "input"), (label, "label"), (variance, "variance")))
+    if var.shape != x.shape:
+        if x.shape[:-1] == var.shape:
+            var = reshape(var, var.shape + [1])
+        elif not (x.shape[:-1] == var.shape[:-1] and var.shape[-1] == 1):
+            raise ValueError(f"{api}: argument 'variance' {var.shape} must have input's shape {x.shape}, that "
+                             "shape without its last axis, or a last axis of size 1")
+    _check_reduction(api, reduction)
+    for t, n in ((x, "input"), (y, "label"), (var, "variance")):
+        if t._data.dtype not in (np.float32, np.float64):
+            raise ValueError(f"{api}: argument '{n}' must be float32 or float64, got {t.dtype}")
+    if bool((var._data < 0).any()):
+        raise ValueError(f"{api}: argument 'variance' has negative entries")
+    with _no_grad():
+        var = _m.clip(var, min=mu.number_arg(api, "epsilon", epsilon))
+    diff = _m.subtract(x, y)
+    loss = _m.multiply(_m.add(_m.log(var), _m.divide(_m.multiply(diff, diff), var)), 0.5)
+    if full:
+        loss = _m.add(loss, 0.5 * math.log(2 * math.pi))
+    return _reduce(loss, reduction)

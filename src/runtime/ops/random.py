@@ -1,5 +1,5 @@
 """Random ops (flagged random): rand, randn, randint, uniform, normal, randperm, bernoulli,
-multinomial, poisson, and the in-place fills `Tensor.uniform_` / `normal_` / `exponential_`.
+multinomial, poisson, standard_gamma, and the in-place fills `Tensor.uniform_` / `normal_` / `exponential_`.
 
 Every kernel draws on the host from the process-wide generator (runtime.generator) and
 copies to the device when `xp` is CuPy, so one seed gives the same values everywhere.
@@ -20,7 +20,7 @@ from .math import add, cast, log1p, multiply, neg
 from .registry import Sample, TensorSpec, defop
 
 __all__ = ["rand", "randn", "standard_normal", "normal", "uniform", "randint", "randint_like",
-           "randperm", "bernoulli", "multinomial", "poisson"]
+           "randperm", "bernoulli", "multinomial", "poisson", "standard_gamma"]
 
 _F32 = np.dtype("float32")
 _I64 = np.dtype("int64")
@@ -219,6 +219,17 @@ _POISSON = defop("poisson", kernel=_poisson_kernel, meta=_float_input_meta("pois
                  samples=lambda: [Sample((np.linspace(0.5, 4.0, 6),))])
 
 
+def _standard_gamma_kernel(xp, x):
+    shape = _host(x)
+    if shape.size and not shape.min() > 0:
+        raise ValueError("standard_gamma: argument 'x' (the concentrations) must be positive")
+    return _to_device(xp, _stream(0).standard_gamma(shape).astype(shape.dtype))
+
+
+_STANDARD_GAMMA = defop("standard_gamma", kernel=_standard_gamma_kernel, meta=_float_input_meta("standard_gamma"),
+                        random=True, samples=lambda: [Sample((np.linspace(0.2, 4.0, 6),))])
+
+
 def _multinomial_meta(x: TensorSpec, *, num_samples: int, replacement: bool) -> TensorSpec:
     mu.require_float("multinomial", x)
     if len(x.shape) not in (1, 2):
@@ -273,6 +284,11 @@ def bernoulli(x: Tensor, name: str | None = None) -> Tensor:
 def poisson(x: Tensor, name: str | None = None) -> Tensor:
     """Poisson samples with rate x elementwise, in x's dtype."""
     return _POISSON(as_tensor(x, "x", "poisson"))
+
+
+def standard_gamma(x: Tensor, name: str | None = None) -> Tensor:
+    """Gamma(x, 1) samples elementwise, in x's dtype (not differentiable, as Paddle's)."""
+    return _STANDARD_GAMMA(as_tensor(x, "x", "standard_gamma"))
 
 
 def multinomial(x: Tensor, num_samples: int = 1, replacement: bool = False, name: str | None = None) -> Tensor:

@@ -6,7 +6,8 @@ from .. import functional as F
 from .layers import Layer
 
 __all__ = ["MSELoss", "L1Loss", "SmoothL1Loss", "CrossEntropyLoss", "BCEWithLogitsLoss", "BCELoss", "NLLLoss",
-           "KLDivLoss", "MarginRankingLoss", "HingeEmbeddingLoss", "SoftMarginLoss"]
+           "KLDivLoss", "MarginRankingLoss", "HingeEmbeddingLoss", "SoftMarginLoss", "CTCLoss", "TripletMarginLoss",
+           "CosineEmbeddingLoss", "MultiLabelSoftMarginLoss", "PoissonNLLLoss", "GaussianNLLLoss"]
 
 
 class _Loss(Layer):
@@ -155,3 +156,77 @@ class SoftMarginLoss(_Loss):
 
     def forward(self, input: Tensor, label: Tensor) -> Tensor:  # noqa: A002
         return F.soft_margin_loss(input, label, reduction=self.reduction)
+
+
+class CTCLoss(_Loss):
+    """Connectionist temporal classification (`F.ctc_loss`: softmax over unnormalised logits inside)."""
+
+    def __init__(self, blank: int = 0, reduction: str = "mean", zero_infinity: bool = False):
+        super().__init__(reduction)
+        self.blank = blank
+        self.zero_infinity = zero_infinity
+
+    def forward(self, log_probs: Tensor, labels: Tensor, input_lengths: Tensor, label_lengths: Tensor,
+                norm_by_times: bool = False) -> Tensor:
+        return F.ctc_loss(log_probs, labels, input_lengths, label_lengths, blank=self.blank,
+                          reduction=self.reduction, norm_by_times=norm_by_times, zero_infinity=self.zero_infinity)
+
+
+class TripletMarginLoss(_Loss):
+    """reduce(max(0, d(input, positive) - d(input, negative) + margin)), d the p-norm distance."""
+
+    def __init__(self, margin: float = 1.0, p: float = 2.0, epsilon: float = 1e-6, swap: bool = False,
+                 reduction: str = "mean", name: str | None = None):
+        super().__init__(reduction)
+        self.margin, self.p, self.epsilon, self.swap = margin, p, epsilon, swap
+
+    def forward(self, input: Tensor, positive: Tensor, negative: Tensor) -> Tensor:  # noqa: A002
+        return F.triplet_margin_loss(input, positive, negative, margin=self.margin, p=self.p, epsilon=self.epsilon,
+                                     swap=self.swap, reduction=self.reduction)
+
+
+class CosineEmbeddingLoss(_Loss):
+    """1 - cos where label == 1, max(0, cos - margin) where label == -1, reduced."""
+
+    def __init__(self, margin: float = 0, reduction: str = "mean", name: str | None = None):
+        super().__init__(reduction)
+        self.margin = margin
+
+    def forward(self, input1: Tensor, input2: Tensor, label: Tensor) -> Tensor:
+        return F.cosine_embedding_loss(input1, input2, label, margin=self.margin, reduction=self.reduction)
+
+
+class MultiLabelSoftMarginLoss(_Loss):
+    """Per-sample mean over classes of the sigmoid cross-entropy, optionally class-weighted."""
+
+    def __init__(self, weight: Tensor | None = None, reduction: str = "mean", name: str | None = None):
+        super().__init__(reduction)
+        self.weight = weight
+
+    def forward(self, input: Tensor, label: Tensor) -> Tensor:  # noqa: A002
+        return F.multi_label_soft_margin_loss(input, label, weight=self.weight, reduction=self.reduction)
+
+
+class PoissonNLLLoss(_Loss):
+    """Negative log-likelihood of a Poisson target (rate given as log-rate by default)."""
+
+    def __init__(self, log_input: bool = True, full: bool = False, epsilon: float = 1e-8, reduction: str = "mean",
+                 name: str | None = None):
+        super().__init__(reduction)
+        self.log_input, self.full, self.epsilon = log_input, full, epsilon
+
+    def forward(self, input: Tensor, label: Tensor) -> Tensor:  # noqa: A002
+        return F.poisson_nll_loss(input, label, log_input=self.log_input, full=self.full, epsilon=self.epsilon,
+                                  reduction=self.reduction)
+
+
+class GaussianNLLLoss(_Loss):
+    """Negative log-likelihood of a Gaussian target with predicted mean and variance."""
+
+    def __init__(self, full: bool = False, epsilon: float = 1e-6, reduction: str = "mean", name: str | None = None):
+        super().__init__(reduction)
+        self.full, self.epsilon = full, epsilon
+
+    def forward(self, input: Tensor, label: Tensor, variance: Tensor) -> Tensor:  # noqa: A002
+        return F.gaussian_nll_loss(input, label, variance, full=self.full, epsilon=self.epsilon,
+                                   reduction=self.reduction)

@@ -16,13 +16,15 @@ from ... import dtypes as _dt
 from ...parameter import Parameter
 from ...tensor import Tensor
 from .. import functional as F
-from ..initializer import Constant
+from ...ops.grad_mode import no_grad
+from ...ops.linalg import dot, matmul, mv
+from ..initializer import Constant, Normal
 from ..param_attr import ParamAttr
 from ._validation import positive_int
 from .layers import Layer
 
 __all__ = ["BatchNorm", "BatchNorm1D", "BatchNorm2D", "BatchNorm3D", "SyncBatchNorm", "LayerNorm", "GroupNorm",
-           "InstanceNorm1D", "InstanceNorm2D", "InstanceNorm3D"]
+           "InstanceNorm1D", "InstanceNorm2D", "InstanceNorm3D", "LocalResponseNorm", "SpectralNorm"]
 
 
 def _scale_and_shift(layer: Layer, weight_attr: Any, bias_attr: Any, shape: list[int],
@@ -282,3 +284,52 @@ class InstanceNorm3D(_InstanceNormBase):
     """Instance normalisation of [N, C, D, H, W] inputs."""
 
     _ranks, _default_format = (5,), "NCDHW"
+
+
+class LocalResponseNorm(Layer):
+    """x / (k + alpha * mean of x^2 over `size` neighbouring channels) ** beta (`F.local_response_norm`)."""
+
+    def __init__(self, size: int, alpha: float = 1e-4, beta: float = 0.75, k: float = 1.0,
+                 data_format: str = "NCHW", name: str | None = None):
+        super().__init__()
+        self.size, self.alpha, self.beta, self.k, self.data_format = size, alpha, beta, k, data_format
+
+    def forward(self, input: Tensor) -> Tensor:  # noqa: A002 - Paddle's argument name
+        return F.local_response_norm(input, self.size, self.alpha, self.beta, self.k, self.data_format)
+
+    def extra_repr(self) -> str:
+        return f"size={self.size}, alpha={self.alpha}, beta={self.beta}, k={self.k}, data_format={self.data_format}"
+
+
+class SpectralNorm(Layer):
+    """forward(weight) = weight / sigma, sigma its largest singular value (rows along `dim`) estimated by
+    `power_iters` power-iteration steps from the parameters `weight_u` and `weight_v` (random, not trained;
+    as Paddle's op, the steps start from them on every call and do not update them)."""
+
+    def __init__(self, weight_shape: Any, dim: int = 0, power_iters: int = 1, eps: float = 1e-12,
+                 dtype: Any = "float32"):
+        super().__init__()
+        self._weight_shape = [int(d) for d in weight_shape]
+        if not self._weight_shape or int(np.prod(self._weight_shape)) <= 0:
+            raise ValueError(f"SpectralNorm: every dimension of 'weight_shape' must be positive, got {weight_shape}")
+        if not 0 <= dim < len(self._weight_shape):
+            raise ValueError(f"SpectralNorm: argument 'dim' must be in [0, {len(self._weight_shape)}), got {dim}")
+        self._dim, self._power_iters, self._eps, self._dtype = dim, power_iters, eps, dtype
+        h = self._weight_shape[dim]
+        w = int(np.prod(self._weight_shape)) // h
+        self.weight_u = self.create_parameter([h], attr=ParamAttr(), dtype=dtype, default_initializer=Normal(0.0, 1.0))
+        self.weight_u.stop_gradient = True
+        self.weight_v = self.create_parameter([w], attr=ParamAttr(), dtype=dtype, default_initializer=Normal(0.0, 1.0))
+        self.weight_v.stop_gradient = True
+
+    def forward(self, x: Tensor) -> Tensor:
+        from ..utils.spectral_norm_hook import weight_matrix  # noqa: PLC0415 - nn.utils imports these layers
+        mat = weight_matrix(x, self._dim)
+        with no_grad():
+            u, v = self.weight_u, self.weight_v
+            for _ in range(self._power_iters):
+                v = matmul(mat, u, transpose_x=True)
+                v = v / (v.pow(2).sum().sqrt() + self._eps)
+                u = matmul(mat, v)
+                u = u / (u.pow(2).sum().sqrt() + self._eps)
+        return x / dot(u, mv(mat, v))
