@@ -1,12 +1,15 @@
 """`paddle.distribution`: probability distributions (sampling, log-probabilities, entropies, KL divergences)
 with Paddle 3's classes, argument conventions and formulas, composed of ordinary differentiable ops."""
 from .bernoulli import Bernoulli
+from .cauchy import Cauchy
 from .categorical import Categorical, Multinomial
+from .discrete import Binomial, Geometric, Poisson
 from .distribution import Distribution, ExponentialFamily
 from .exponential import Exponential, Laplace
-from .gamma import Beta, Dirichlet, Gamma
+from .gamma import Beta, Chi2, Dirichlet, Gamma, StudentT
 from .independent import Independent
 from .kl import kl_divergence, register_kl
+from .multivariate_normal import MultivariateNormal
 from .normal import Normal
 from .transform import (AbsTransform, AffineTransform, ChainTransform, ExpTransform, PowerTransform,
                         SigmoidTransform, TanhTransform, Transform)

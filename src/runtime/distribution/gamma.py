@@ -1,6 +1,8 @@
-"""The Gamma family: Gamma, Dirichlet (normalised Gamma draws) and Beta (a two-category Dirichlet)."""
+"""The Gamma family: Gamma, Chi2, Dirichlet (normalised Gamma draws), Beta (a two-category Dirichlet), and
+StudentT (a normal over the square root of a Chi2)."""
 from __future__ import annotations
 
+import math
 import numbers
 from collections.abc import Sequence
 from typing import Any
@@ -8,14 +10,16 @@ from typing import Any
 import numpy as np
 
 from ..dtypes import get_default_dtype
+from ..ops.creation import full_like
 from ..ops.grad_mode import no_grad
-from ..ops.random import standard_gamma
+from ..ops.math import where
+from ..ops.random import normal, standard_gamma
 from ..ops.shape import broadcast_tensors, squeeze, stack
 from ..ops.special import digamma, lgamma
-from ..tensor import Tensor
-from .distribution import ExponentialFamily, as_float_tensor, number_param
+from ..tensor import Tensor, to_tensor
+from .distribution import Distribution, ExponentialFamily, as_float_tensor, number_param
 
-__all__ = ["Gamma", "Dirichlet", "Beta"]
+__all__ = ["Gamma", "Chi2", "Dirichlet", "Beta", "StudentT"]
 
 
 class Gamma(ExponentialFamily):
@@ -138,3 +142,73 @@ class Beta(ExponentialFamily):
 
     def entropy(self) -> Tensor:
         return self._dirichlet.entropy()
+
+
+class Chi2(Gamma):
+    """Chi-squared with `df` degrees of freedom: Gamma(df / 2, 1 / 2)."""
+
+    def __init__(self, df: Any) -> None:
+        if self._validate_args(df):
+            self.df = df
+        else:
+            [df] = self._to_tensor(df)
+            self.df = df.astype(get_default_dtype())
+        if not bool((self.df > 0).all()):
+            raise ValueError("The arg of `df` must be positive.")
+        super().__init__(self.df * 0.5, full_like(self.df, 0.5))
+
+
+class StudentT(Distribution):
+    """Student's t with `df` degrees of freedom, location `loc` and scale `scale`."""
+
+    def __init__(self, df: Any, loc: Any, scale: Any, name: str | None = None) -> None:
+        self.name = name if name is not None else "StudentT"
+        self.df, self.loc, self.scale = _broadcast_all(df, loc, scale)
+        if not bool((self.df >= 0.0).all()):
+            raise ValueError("Every element of input parameter `df` should be nonnegative.")
+        if not bool((self.scale >= 0.0).all()):
+            raise ValueError("Every element of input parameter `scale` should be nonnegative.")
+        super().__init__(self.df.shape)
+        self._chi2 = Gamma(0.5 * self.df, full_like(self.df, 0.5))
+
+    @property
+    def mean(self) -> Tensor:
+        return where(self.df > 1.0, self.loc, full_like(self.loc, math.nan))
+
+    @property
+    def variance(self) -> Tensor:
+        df = self.df.detach()
+        var = where(df > 2.0, self.scale.pow(2) * df / (df - 2), full_like(df, math.nan))
+        return where((df <= 2.0).logical_and(df > 1.0), full_like(var, math.inf), var)
+
+    def sample(self, shape: Sequence[int] = ()) -> Tensor:
+        """loc + scale * z / sqrt(chi2 / df), z standard normal, chi2 ~ Chi2(df)."""
+        z = normal(0.0, 1.0, list(self._extend_shape(shape)))
+        x = z * (self._chi2.sample(shape) / self.df).rsqrt()
+        return self.loc + self.scale * x
+
+    def entropy(self) -> Tensor:
+        df = self.df
+        lbeta = lgamma(0.5 * df) + math.lgamma(0.5) - lgamma(0.5 * (df + 1))
+        return (self.scale.log() + 0.5 * (df + 1) * (digamma(0.5 * (df + 1)) - digamma(0.5 * df))
+                + 0.5 * df.log() + lbeta)
+
+    def log_prob(self, value: Tensor) -> Tensor:
+        value = self._check_values_dtype_in_probs(self.df, value)
+        y = (value - self.loc) / self.scale
+        z = (self.scale.log() + 0.5 * self.df.log() + 0.5 * math.log(math.pi) + lgamma(0.5 * self.df)
+             - lgamma(0.5 * (self.df + 1.0)))
+        return -0.5 * (self.df + 1.0) * (y ** 2.0 / self.df).log1p() - z
+
+    def prob(self, value: Tensor) -> Tensor:
+        return self.log_prob(value).exp()
+
+
+def _broadcast_all(*args: Any) -> list[Tensor]:
+    """Numbers as tensors of the first tensor argument's dtype (else the default), all broadcast together."""
+    for a in args:
+        if not isinstance(a, (float, list, tuple, np.ndarray, Tensor)):
+            raise TypeError(f"Type of input args must be float, list, tuple, numpy.ndarray or Tensor, but received "
+                            f"type {type(a)}")
+    dtype = next((a.dtype for a in args if isinstance(a, Tensor)), get_default_dtype())
+    return broadcast_tensors([a if isinstance(a, Tensor) else to_tensor(np.asarray(a), dtype=dtype) for a in args])

@@ -13,9 +13,12 @@ from ..ops.special import digamma, lgamma
 from ..tensor import Tensor
 from .bernoulli import Bernoulli
 from .categorical import Categorical
+from .cauchy import Cauchy
+from .discrete import Binomial, Geometric, Poisson
 from .distribution import Distribution
 from .exponential import Exponential, Laplace
 from .gamma import Beta, Dirichlet, Gamma
+from .multivariate_normal import MultivariateNormal
 from .normal import Normal
 from .transformed_distribution import LogNormal
 from .uniform import Uniform
@@ -78,7 +81,8 @@ def _by_method(p: Distribution, q: Distribution) -> Tensor:
     return p.kl_divergence(q)
 
 
-for _cls in (Bernoulli, Categorical, Normal, Uniform, Laplace, Exponential, Gamma, LogNormal):
+for _cls in (Bernoulli, Categorical, Normal, Uniform, Laplace, Exponential, Gamma, LogNormal, Cauchy, Poisson,
+             Binomial, Geometric, MultivariateNormal):
     register_kl(_cls, _cls)(_by_method)
 
 

@@ -1,5 +1,5 @@
 """Random ops (flagged random): rand, randn, randint, uniform, normal, randperm, bernoulli,
-multinomial, poisson, standard_gamma, and the in-place fills `Tensor.uniform_` / `normal_` / `exponential_`.
+multinomial, poisson, standard_gamma, binomial, and the in-place fills `Tensor.uniform_` / `normal_` / `exponential_`.
 
 Every kernel draws on the host from the process-wide generator (runtime.generator) and
 copies to the device when `xp` is CuPy, so one seed gives the same values everywhere.
@@ -20,7 +20,7 @@ from .math import add, cast, log1p, multiply, neg
 from .registry import Sample, TensorSpec, defop
 
 __all__ = ["rand", "randn", "standard_normal", "normal", "uniform", "randint", "randint_like",
-           "randperm", "bernoulli", "multinomial", "poisson", "standard_gamma"]
+           "randperm", "bernoulli", "multinomial", "poisson", "standard_gamma", "binomial"]
 
 _F32 = np.dtype("float32")
 _I64 = np.dtype("int64")
@@ -230,6 +230,24 @@ _STANDARD_GAMMA = defop("standard_gamma", kernel=_standard_gamma_kernel, meta=_f
                         random=True, samples=lambda: [Sample((np.linspace(0.2, 4.0, 6),))])
 
 
+def _binomial_meta(count: TensorSpec, prob: TensorSpec) -> TensorSpec:
+    if count.dtype.kind not in "iu":
+        raise TypeError(f"binomial: argument 'count' must be an integer tensor, got {count.dtype.name}")
+    mu.require_float("binomial", prob, "prob")
+    return TensorSpec(mu.broadcast_shape("binomial", count.shape, prob.shape, ("count", "prob")), _I64)
+
+
+def _binomial_kernel(xp, count, prob):
+    n, p = _host(count), _host(prob)
+    if n.size and n.min() < 0 or p.size and not (p.min() >= 0 and p.max() <= 1):
+        raise ValueError("binomial: argument 'count' must be non-negative and 'prob' in [0, 1]")
+    return _to_device(xp, _stream(0).binomial(n, p).astype(np.int64))
+
+
+_BINOMIAL = defop("binomial", kernel=_binomial_kernel, meta=_binomial_meta, inputs=("count", "prob"), random=True,
+                  samples=lambda: [Sample((np.array([3, 10, 0]), np.linspace(0.1, 0.9, 3)))])
+
+
 def _multinomial_meta(x: TensorSpec, *, num_samples: int, replacement: bool) -> TensorSpec:
     mu.require_float("multinomial", x)
     if len(x.shape) not in (1, 2):
@@ -289,6 +307,11 @@ def poisson(x: Tensor, name: str | None = None) -> Tensor:
 def standard_gamma(x: Tensor, name: str | None = None) -> Tensor:
     """Gamma(x, 1) samples elementwise, in x's dtype (not differentiable, as Paddle's)."""
     return _STANDARD_GAMMA(as_tensor(x, "x", "standard_gamma"))
+
+
+def binomial(count: Tensor, prob: Tensor, name: str | None = None) -> Tensor:
+    """Binomial(count, prob) draws elementwise (int64, as Paddle's)."""
+    return _BINOMIAL(as_tensor(count, "count", "binomial"), as_tensor(prob, "prob", "binomial"))
 
 
 def multinomial(x: Tensor, num_samples: int = 1, replacement: bool = False, name: str | None = None) -> Tensor:
