@@ -13,7 +13,8 @@ import pytest
 
 import runtime as paddle
 import sot
-from fixtures.paddle.hapi.cases import BATCH, arrays, dataset, hook_logger, load, mlp, model, plain, untimed
+from fixtures.paddle.hapi.cases import (BATCH, arrays, dataset, hook_logger, load, mlp, model, params_logger, plain,
+                                        stream, untimed)
 
 REF = load()
 
@@ -137,6 +138,24 @@ def test_a_model_without_metrics_or_input_specs_splits_batches_by_forwards_argum
                    REF["evaluate_no_metrics"])
 
 
+def test_callbacks_get_paddles_params():
+    seen = []
+    m = model(paddle)
+    m.fit(dataset(paddle, "train"), dataset(paddle, "eval"), batch_size=BATCH, epochs=1, verbose=0, shuffle=False,
+          callbacks=[params_logger(paddle, seen)])
+    m.evaluate(dataset(paddle, "eval"), batch_size=BATCH, verbose=0, callbacks=[params_logger(paddle, seen)])
+    m.predict(dataset(paddle, "eval", labels=False), batch_size=BATCH, verbose=0,
+              callbacks=[params_logger(paddle, seen)])
+    assert seen == REF["callback_params"]
+
+
+def test_fit_over_data_of_unknown_length_prints_steps_without_a_total():
+    m = model(paddle)
+    text = printed(lambda: m.fit(paddle.io.DataLoader(stream(paddle), batch_size=BATCH), epochs=1, log_freq=1,
+                                 verbose=2))[1]
+    assert text == REF["fit_unknown_length"]
+
+
 def test_batch_methods_return_paddles_structures_and_values():
     a = arrays()
     m = model(paddle)
@@ -186,8 +205,9 @@ def test_a_to_static_network_trains_to_the_same_losses_as_the_eager_one():
     m = model(paddle)
     m.network = paddle.jit.to_static(m.network)
     assert sot.__name__ == "sot"  # importing sot registers the JIT that to_static compiles with
-    assert isinstance(m.network.forward.__func__, paddle.jit.StaticFunction)
     assert _fit_losses(m, epochs=2) == eager
+    translator = m.network.forward.__func__.sot_translator
+    assert translator.fallbacks == [] and translator.translations >= 1  # it ran compiled, not eagerly
 
 
 def test_num_iters_stops_fit_and_evaluate_after_that_many_steps():
