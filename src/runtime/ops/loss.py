@@ -805,12 +805,12 @@ def _ctc_kernel(xp, logits, label, logits_length, label_length, *, blank, norm_b
     if batch and (int(l_len.min()) < 0 or int(l_len.max()) > label.shape[1]):
         raise ValueError(f"ctc_loss: argument 'label_lengths' must lie in [0, {label.shape[1]}], got "
                          f"{l_len.tolist()}")
-    x = logits.astype(np.float64)
-    m = x.max(axis=-1, keepdims=True)
-    logp = x - m - xp.log(xp.exp(x - m).sum(axis=-1, keepdims=True))
+    m = logits.max(axis=-1, keepdims=True)  # log-softmax in the input's dtype, as warp-ctc; the lattice in float64
+    logp = logits - m
+    logp -= xp.log(xp.exp(logp).sum(axis=-1, keepdims=True))
     ext, skip, exists = _ctc_lattice(xp, label.astype(np.int64), l_len, blank)
     emit = xp.take_along_axis(logp, xp.broadcast_to(ext[None], (steps,) + ext.shape), axis=2)  # [T, B, S]
-    emit = xp.where(exists[None], emit, -np.inf)
+    emit = xp.where(exists[None], emit.astype(np.float64), -np.inf)
     width = ext.shape[1]
     last = 2 * l_len  # the final label's blank; the final label itself is last - 1
     ends = (xp.arange(width)[None, :] == last[:, None]) | (xp.arange(width)[None, :] == (last - 1)[:, None])
@@ -840,14 +840,19 @@ def _ctc_kernel(xp, logits, label, logits_length, label_length, *, blank, norm_b
     with _place.errstate(xp, invalid="ignore"):
         occupancy = xp.exp(alpha + beta - emit - xp.where(feasible, log_p, 0.0)[None, :, None])
     occupancy = xp.where(xp.isfinite(occupancy), occupancy, 0.0)
-    onehot = (ext[:, :, None] == xp.arange(classes)[None, None, :]).astype(np.float64)  # [B, S, C]
-    grad = xp.exp(logp) - xp.einsum("tbs,bsc->tbc", occupancy, onehot)
+    # subtract each lattice position's occupancy from its class: the blanks (even s) in one column, then one
+    # label position at a time, so no (t, b, class) is written twice in one step
+    grad = xp.exp(logp)
+    rows = xp.arange(batch)
+    grad[:, :, blank] -= occupancy[:, :, 0::2].sum(axis=-1).astype(logits.dtype)
+    for pos in range(label.shape[1]):
+        grad[:, rows, ext[:, 2 * pos + 1]] -= occupancy[:, :, 2 * pos + 1].astype(logits.dtype)
     live = (xp.arange(steps)[:, None] < t_len[None, :]) & feasible[None, :]
     grad = xp.where(live[:, :, None], grad, 0.0)
     if norm_by_times:
-        grad = grad / xp.maximum(t_len, 1)[None, :, None]
+        grad /= xp.maximum(t_len, 1)[None, :, None].astype(logits.dtype)
     loss = xp.where(feasible, -log_p, 0.0)
-    return loss.astype(logits.dtype), grad.astype(logits.dtype)
+    return loss.astype(logits.dtype), grad.astype(logits.dtype, copy=False)
 
 
 def _g_ctc(ctx, g, _grad_grad):
