@@ -18,7 +18,7 @@ from ..ops.random import multinomial
 from ..ops.shape import broadcast_tensors, reshape
 from ..ops.special import lgamma
 from ..tensor import Tensor
-from .distribution import Distribution, _sample_shape
+from .distribution import Distribution, sample_shape_arg
 
 __all__ = ["Categorical", "Multinomial"]
 
@@ -39,7 +39,7 @@ class Categorical(Distribution):
 
     def sample(self, shape: Sequence[int] = ()) -> Tensor:
         """Category indices (int64) of shape `shape + batch_shape`, drawn from softmax(logits)."""
-        shape = _sample_shape(shape)
+        shape = sample_shape_arg(shape)
         num = int(np.prod(shape))
         lead = list(self.logits.shape[:-1])
         logits = reshape(self.logits, [int(np.prod(lead)), self.logits.shape[-1]]) if lead else self.logits
@@ -109,7 +109,7 @@ class Multinomial(Distribution):
 
     def sample(self, shape: Sequence[int] = ()) -> Tensor:
         """Counts of shape `shape + batch_shape + [K]` in probs' dtype."""
-        samples = self._categorical.sample([self.total_count, *_sample_shape(shape)])
+        samples = self._categorical.sample([self.total_count, *sample_shape_arg(shape)])
         return one_hot(samples, self.probs.shape[-1]).astype(self.probs.dtype).sum(0)
 
     def entropy(self) -> Tensor:

@@ -10,8 +10,7 @@ from ..ops.math import atan, tan
 from ..ops.random import rand
 from ..ops.shape import broadcast_tensors
 from ..tensor import Tensor
-from .distribution import Distribution
-from .exponential import _real_or_tensor
+from .distribution import Distribution, real_param
 
 __all__ = ["Cauchy"]
 
@@ -26,8 +25,8 @@ class Cauchy(Distribution):
 
     def __init__(self, loc: Any, scale: Any, name: str | None = None) -> None:
         self.name = name if name is not None else "Cauchy"
-        loc = _real_or_tensor("Cauchy", "loc", loc)
-        scale = _real_or_tensor("Cauchy", "scale", scale)
+        loc = real_param("loc", loc)
+        scale = real_param("scale", scale)
         self.loc, self.scale = broadcast_tensors([loc, scale]) if loc.shape != scale.shape else (loc, scale)
         self.dtype = self.loc.dtype
         super().__init__(batch_shape=self.loc.shape, event_shape=())

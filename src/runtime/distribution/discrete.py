@@ -16,7 +16,7 @@ from ..ops.random import binomial, poisson, uniform
 from ..ops.shape import broadcast_tensors, broadcast_to, reshape
 from ..ops.special import lgamma
 from ..tensor import Tensor, to_tensor
-from .distribution import Distribution, _sample_shape
+from .distribution import Distribution, sample_shape_arg
 
 __all__ = ["Poisson", "Binomial", "Geometric"]
 
@@ -52,7 +52,7 @@ class Poisson(Distribution):
 
     def sample(self, shape: Sequence[int] = ()) -> Tensor:
         with no_grad():
-            return poisson(broadcast_to(self.rate, _sample_shape(shape) + list(self.batch_shape)))
+            return poisson(broadcast_to(self.rate, sample_shape_arg(shape) + list(self.batch_shape)))
 
     def _support(self, rate: Tensor) -> Tensor:
         """0, 1, ... up to rate + 30 sqrt(max rate): past it the probabilities are negligible."""
@@ -104,7 +104,7 @@ class Binomial(Distribution):
 
     def sample(self, shape: Sequence[int] = ()) -> Tensor:
         """Counts in the distribution's float dtype, of shape `shape + batch_shape`."""
-        out_shape = _sample_shape(shape) + list(self.batch_shape)
+        out_shape = sample_shape_arg(shape) + list(self.batch_shape)
         with no_grad():
             n = broadcast_to(self.total_count, out_shape).astype("int32")
             return binomial(n, broadcast_to(self.probs, out_shape)).astype(self.dtype)

@@ -5,6 +5,7 @@ arrays stay float64) broadcast to one shape; a mix of tensors and non-tensors ra
 """
 from __future__ import annotations
 
+import numbers
 import warnings
 from collections.abc import Iterable, Sequence
 from typing import Any
@@ -64,7 +65,7 @@ class Distribution:
         raise NotImplementedError
 
     def _extend_shape(self, sample_shape: Sequence[int]) -> tuple[int, ...]:
-        return tuple(_sample_shape(sample_shape)) + self._batch_shape + self._event_shape
+        return tuple(sample_shape_arg(sample_shape)) + self._batch_shape + self._event_shape
 
     def _validate_args(self, *args: Any) -> bool:
         """True when every argument is a Tensor; a mix of tensors and other values raises ValueError."""
@@ -111,7 +112,7 @@ class ExponentialFamily(Distribution):
     """Marker base of the exponential-family distributions (Bernoulli, Exponential, Gamma, Beta, Dirichlet)."""
 
 
-def _sample_shape(shape: Any) -> list[int]:
+def sample_shape_arg(shape: Any) -> list[int]:
     """A sample shape as a list of ints; Paddle raises TypeError for anything not iterable."""
     if not isinstance(shape, Iterable):
         raise TypeError("sample shape must be Iterable object.")
@@ -151,3 +152,13 @@ def pair_params(dist: Distribution, a: Any, b: Any) -> tuple[Tensor, Tensor, boo
                  np.dtype("float32"))
     ta, tb = dist._to_tensor(a, b)
     return ta.astype(dtype), tb.astype(dtype), isinstance(a, float) and isinstance(b, float)
+
+
+def real_param(arg: str, v: Any) -> Tensor:
+    """A parameter that must be a real number (made a 0-D default-dtype tensor) or a Tensor (Laplace, Gumbel,
+    Cauchy), else Paddle's TypeError naming it."""
+    if isinstance(v, Tensor):
+        return v
+    if isinstance(v, numbers.Real) and not isinstance(v, bool):
+        return number_param(v)
+    raise TypeError(f"Expected type of {arg} is Real|Variable, but got {type(v)}")

@@ -1,7 +1,6 @@
 """The Exponential and Laplace distributions (inverse-CDF sampling, so `rsample` is differentiable)."""
 from __future__ import annotations
 
-import numbers
 from collections.abc import Sequence
 from typing import Any
 
@@ -12,7 +11,7 @@ from ..ops.grad_mode import no_grad
 from ..ops.random import uniform
 from ..ops.shape import broadcast_tensors
 from ..tensor import Tensor
-from .distribution import Distribution, ExponentialFamily, as_float_tensor, number_param
+from .distribution import Distribution, ExponentialFamily, as_float_tensor, real_param
 
 __all__ = ["Exponential", "Laplace"]
 
@@ -71,21 +70,12 @@ class Exponential(ExponentialFamily):
         return -ratio.log() + ratio - 1
 
 
-def _real_or_tensor(cls: str, arg: str, v: Any) -> Tensor:
-    """Laplace's and Gumbel's parameters: a real number (a 0-D default-dtype tensor) or a Tensor."""
-    if isinstance(v, Tensor):
-        return v
-    if isinstance(v, numbers.Real) and not isinstance(v, bool):
-        return number_param(v)
-    raise TypeError(f"Expected type of {arg} is Real|Variable, but got {type(v)}")
-
-
 class Laplace(Distribution):
     """Density exp(-|x - loc| / scale) / (2 scale)."""
 
     def __init__(self, loc: Any, scale: Any) -> None:
-        loc = _real_or_tensor("Laplace", "loc", loc)
-        scale = _real_or_tensor("Laplace", "scale", scale)
+        loc = real_param("loc", loc)
+        scale = real_param("scale", scale)
         if (scale.ndim > 0 or loc.ndim > 0) and loc.dtype == scale.dtype:
             loc, scale = broadcast_tensors([loc, scale])
         self.loc, self.scale = loc, scale

@@ -9,7 +9,7 @@ from ..dtypes import to_np_dtype
 from ..ops.random import _GAUSSIAN
 from ..ops.random import normal as _normal
 from ..tensor import Tensor
-from .distribution import Distribution, _sample_shape, pair_params
+from .distribution import Distribution, sample_shape_arg, pair_params
 
 __all__ = ["Normal"]
 
@@ -37,7 +37,7 @@ class Normal(Distribution):
 
     def sample(self, shape: Sequence[int] = (), seed: int = 0) -> Tensor:
         """loc + scale * eps for standard normal eps of shape `shape + batch_shape`."""
-        shape = _sample_shape(shape)
+        shape = sample_shape_arg(shape)
         out_shape = shape + list((self.loc + self.scale).shape)
         eps = _GAUSSIAN(shape=tuple(out_shape), mean=0.0, std=1.0, seed=int(seed), dtype=to_np_dtype(self.dtype))
         return eps * self.scale + self.loc

@@ -12,8 +12,7 @@ from ..ops.creation import full_like
 from ..ops.grad_mode import no_grad
 from ..ops.shape import broadcast_tensors
 from ..tensor import Tensor
-from .distribution import Distribution, sum_rightmost
-from .exponential import _real_or_tensor
+from .distribution import Distribution, real_param, sum_rightmost
 from .normal import Normal
 from .transform import ExpTransform, Transform
 from .uniform import Uniform
@@ -91,8 +90,8 @@ class Gumbel(TransformedDistribution):
     """Density exp(-(z + exp(-z))) / scale, z = (x - loc) / scale."""
 
     def __init__(self, loc: Any, scale: Any) -> None:
-        loc = _real_or_tensor("Gumbel", "loc", loc)
-        scale = _real_or_tensor("Gumbel", "scale", scale)
+        loc = real_param("loc", loc)
+        scale = real_param("scale", scale)
         self.loc, self.scale = broadcast_tensors([loc, scale]) if loc.shape != scale.shape else (loc, scale)
         finfo = np.finfo("float32")
         self.base_dist = Uniform(full_like(self.loc, float(finfo.tiny)), full_like(self.loc, float(1 - finfo.eps)))

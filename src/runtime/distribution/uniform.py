@@ -9,7 +9,7 @@ from ..dtypes import to_np_dtype
 from ..ops.math import cast, where
 from ..ops.random import _UNIFORM
 from ..tensor import Tensor
-from .distribution import Distribution, _sample_shape, pair_params
+from .distribution import Distribution, sample_shape_arg, pair_params
 
 __all__ = ["Uniform"]
 
@@ -33,7 +33,7 @@ class Uniform(Distribution):
 
     def sample(self, shape: Sequence[int] = (), seed: int = 0) -> Tensor:
         """low + (high - low) * u for u uniform in [0, 1) of shape `shape + batch_shape`."""
-        out_shape = _sample_shape(shape) + list((self.low + self.high).shape)
+        out_shape = sample_shape_arg(shape) + list((self.low + self.high).shape)
         u = _UNIFORM(shape=tuple(out_shape), dtype=to_np_dtype(self.dtype), min=0.0, max=1.0, seed=int(seed))
         return u * (self.high - self.low) + self.low
 
