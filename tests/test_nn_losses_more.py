@@ -77,9 +77,11 @@ def test_ctc_gradient_matches_finite_differences_and_norm_by_times_scales_it_onl
     np.testing.assert_allclose(g_norm, g / np.array([6.0, 5.0])[None, :, None], rtol=1e-12)
 
 
-def test_ctc_reductions_and_infeasible_samples():
+def test_ctc_reductions_infeasible_samples_and_padding_past_the_lengths():
     x = t(np.random.default_rng(6).normal(size=(4, 2, 3)))
     none = ctc(x, [[1, 2], [1, 1]], [4, 2], [2, 2], reduction="none").numpy()
+    padded = ctc(x, [[1, 2, -1, 7], [1, 1, 9, -5]], [4, 2], [2, 2], reduction="none").numpy()
+    np.testing.assert_array_equal(padded, none)  # whatever pads the labels past their lengths is ignored
     assert none[1] == 0.0  # 1, 1 needs three frames (1 blank 1): warp-ctc gives such a sample 0
     np.testing.assert_allclose(ctc(x, [[1, 2], [1, 1]], [4, 2], [2, 2]).numpy(), (none / 2).mean(), rtol=1e-6)
     np.testing.assert_allclose(ctc(x, [[1, 2], [1, 1]], [4, 2], [2, 2], reduction="sum").numpy(), none.sum(),
@@ -91,6 +93,7 @@ def test_ctc_reductions_and_infeasible_samples():
     ({"in_len": [5, 2]}, ValueError),
     ({"lab_len": [3, 1]}, ValueError),
     ({"labels": np.array([[1.0, 2.0], [1.0, 0.0]])}, TypeError),
+    ({"labels": np.array([[1, 3], [1, 0]], "int32")}, ValueError),
     ({"reduction": "max"}, ValueError),
 ])
 def test_ctc_bad_arguments_raise(kw, err):

@@ -805,10 +805,15 @@ def _ctc_kernel(xp, logits, label, logits_length, label_length, *, blank, norm_b
     if batch and (int(l_len.min()) < 0 or int(l_len.max()) > label.shape[1]):
         raise ValueError(f"ctc_loss: argument 'label_lengths' must lie in [0, {label.shape[1]}], got "
                          f"{l_len.tolist()}")
+    in_label = xp.arange(label.shape[1])[None, :] < l_len[:, None]
+    label = xp.where(in_label, label.astype(np.int64), blank)  # the padding past each length is never read
+    if bool(((label < 0) | (label >= classes)).any()):
+        raise ValueError(f"ctc_loss: argument 'labels' must hold class indices in [0, {classes}) within each "
+                         "label length")
     m = logits.max(axis=-1, keepdims=True)  # log-softmax in the input's dtype, as warp-ctc; the lattice in float64
     logp = logits - m
     logp -= xp.log(xp.exp(logp).sum(axis=-1, keepdims=True))
-    ext, skip, exists = _ctc_lattice(xp, label.astype(np.int64), l_len, blank)
+    ext, skip, exists = _ctc_lattice(xp, label, l_len, blank)
     emit = xp.take_along_axis(logp, xp.broadcast_to(ext[None], (steps,) + ext.shape), axis=2)  # [T, B, S]
     emit = xp.where(exists[None], emit.astype(np.float64), -np.inf)
     width = ext.shape[1]
@@ -835,7 +840,7 @@ def _ctc_kernel(xp, logits, label, logits_length, label_length, *, blank, norm_b
     top = log_p.max(axis=-1, keepdims=True)
     with _place.errstate(xp, divide="ignore"):  # a sample no path reaches has log p = -inf
         log_p = (top + xp.log(xp.exp(log_p - xp.where(xp.isfinite(top), top, 0.0)).sum(axis=-1, keepdims=True)))[:, 0]
-    repeats = (label[:, 1:] == label[:, :-1]) & (xp.arange(1, label.shape[1])[None, :] < l_len[:, None])
+    repeats = (label[:, 1:] == label[:, :-1]) & in_label[:, 1:]
     feasible = (l_len + repeats.sum(axis=1) <= t_len) & xp.isfinite(log_p)
     with _place.errstate(xp, invalid="ignore"):
         occupancy = xp.exp(alpha + beta - emit - xp.where(feasible, log_p, 0.0)[None, :, None])
