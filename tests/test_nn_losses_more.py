@@ -273,3 +273,32 @@ def test_clip_grad_norm_scales_by_the_total_norm(norm_type):
     assert all(np.abs(p.grad.numpy()).max() <= 1e-3 for p in layer.parameters())
     with pytest.raises(ValueError):
         paddle.nn.utils.clip_grad_norm_(layer.parameters(), 1.0, norm_type=3.0)
+
+
+def test_to_static_of_weight_and_spectral_normed_layers_matches_eager():
+    """The hooks' attribute writes and the power iteration's buffer updates happen as in eager code."""
+    paddle.seed(1)
+    net = paddle.nn.Sequential(paddle.nn.utils.weight_norm(paddle.nn.Linear(3, 4)), paddle.nn.ReLU(),
+                               paddle.nn.utils.spectral_norm(paddle.nn.Linear(4, 2)))
+    x = t(np.random.default_rng(0).normal(size=(5, 3)).astype("float32"))
+    start = {k: v.numpy().copy() for k, v in net.state_dict().items()}
+
+    def step(x):
+        return (net(x) ** 2).mean()
+
+    def run(fn):
+        net.set_state_dict({k: t(v) for k, v in start.items()})
+        seen = []
+        for _ in range(3):
+            loss = fn(x)
+            loss.backward()
+            seen.append([loss.numpy(), net[0].weight_g.grad.numpy(), net[2].weight_orig.grad.numpy(),
+                         net[2].weight_u.numpy().copy()])
+            net.clear_gradients()
+        return seen
+
+    want = run(step)
+    got = run(jit_of(step))
+    for g, w in zip(got, want):
+        for a, b in zip(g, w):
+            np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-7)
