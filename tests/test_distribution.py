@@ -89,6 +89,20 @@ def test_kl_divergence_closed_forms_against_numeric_integration():
     np.testing.assert_allclose(D.kl_divergence(p, q).numpy(), [np.trapezoid(np.exp(lp) * (lp - lq), grid)], rtol=1e-5)
 
 
+def test_continuous_bernoulli_density_moments_and_cdf_by_numeric_integration():
+    grid = np.linspace(0.0, 1.0, 200001)
+    for p in (0.2, 0.4995, 0.9):
+        d = D.ContinuousBernoulli(f64(p))
+        dens = d.prob(t(grid[:, None])).numpy()[:, 0]
+        mean = np.trapezoid(grid * dens, grid)
+        np.testing.assert_allclose(np.trapezoid(dens, grid), 1.0, rtol=1e-6)
+        np.testing.assert_allclose(d.mean.numpy(), [mean], rtol=1e-6)
+        np.testing.assert_allclose(d.variance.numpy(), [np.trapezoid((grid - mean) ** 2 * dens, grid)], rtol=1e-4)
+        if p != 0.4995:  # within `lims` of 1/2 the cdf is Paddle's uniform approximation, cdf(x) = x
+            np.testing.assert_allclose(d.cdf(f64(0.3)).numpy(), [np.trapezoid(dens[:60001], grid[:60001])], rtol=1e-6)
+        np.testing.assert_allclose(d.icdf(d.cdf(f64(0.3))).numpy(), [0.3], rtol=1e-6)
+
+
 def test_uniform_kl_is_log_width_ratio_inside_and_inf_outside():
     p = D.Uniform(f64(0.0, 1.0), f64(1.0, 3.0))
     q = D.Uniform(f64(-1.0, 1.5), f64(2.0, 4.0))

@@ -1,6 +1,6 @@
 """`paddle.distribution`: probability distributions (sampling, log-probabilities, entropies, KL divergences)
 with Paddle 3's classes, argument conventions and formulas, composed of ordinary differentiable ops."""
-from .bernoulli import Bernoulli
+from .bernoulli import Bernoulli, ContinuousBernoulli
 from .cauchy import Cauchy
 from .categorical import Categorical, Multinomial
 from .discrete import Binomial, Geometric, Poisson

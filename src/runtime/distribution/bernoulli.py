@@ -1,6 +1,7 @@
-"""The Bernoulli distribution over {0, 1}."""
+"""The Bernoulli distribution over {0, 1}, and the continuous Bernoulli on [0, 1]."""
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -8,16 +9,16 @@ import numpy as np
 
 from ..dtypes import get_default_dtype, to_np_dtype
 from ..ops.activation import softplus
-from ..ops.creation import ones_like, zeros_like
+from ..ops.creation import full_like, ones_like, zeros_like
 from ..ops.grad_mode import no_grad
 from ..ops.loss import binary_cross_entropy_with_logits
 from ..ops.math import sigmoid, where
-from ..ops.random import bernoulli, rand
+from ..ops.random import bernoulli, rand, uniform
 from ..ops.shape import broadcast_tensors
-from ..tensor import Tensor
-from .distribution import ExponentialFamily
+from ..tensor import Tensor, to_tensor
+from .distribution import Distribution, ExponentialFamily, neginf_to
 
-__all__ = ["Bernoulli"]
+__all__ = ["Bernoulli", "ContinuousBernoulli"]
 
 
 class Bernoulli(ExponentialFamily):
@@ -78,3 +79,98 @@ class Bernoulli(ExponentialFamily):
         pa, one_minus_pa = sigmoid(a), sigmoid(-a)
         return (-softplus(-a) * pa - (-softplus(-b)) * pa) + (-softplus(a) * one_minus_pa
                                                             - (-softplus(b)) * one_minus_pa)
+
+
+class ContinuousBernoulli(Distribution):
+    """Density C(p) p^x (1 - p)^(1 - x) on [0, 1]; for p within `lims` of 1/2, where C(p) and the moments
+    lose precision, Paddle's Taylor expansions around 1/2 are used."""
+
+    def __init__(self, probs: Any, lims: tuple[float, float] = (0.499, 0.501)) -> None:
+        self.dtype = get_default_dtype()
+        if isinstance(probs, (float, int)) and not isinstance(probs, bool):
+            probs = to_tensor(np.array([probs], dtype=self.dtype))
+        else:
+            self.dtype = probs.dtype
+        self.lims = to_tensor(np.asarray(lims, dtype=to_np_dtype(self.dtype)))
+        eps = float(np.finfo(to_np_dtype(probs.dtype)).eps)
+        self.probs = probs.clip(min=eps, max=1 - eps)
+        super().__init__(self.probs.shape)
+
+    def _outside_lims(self) -> Tensor:
+        return (self.probs <= self.lims[0]).logical_or(self.probs > self.lims[1])
+
+    def _cut_probs(self) -> Tensor:
+        return where(self._outside_lims(), self.probs, self.lims[0] * ones_like(self.probs))
+
+    @staticmethod
+    def _atanh(value: Tensor) -> Tensor:
+        return 0.5 * (value.log1p() - (-value).log1p())
+
+    def _log_constant(self) -> Tensor:
+        cut = self._cut_probs()
+        below = where(cut <= 0.5, cut, zeros_like(cut))
+        above = where(cut >= 0.5, cut, ones_like(cut))
+        propose = (2.0 * self._atanh(1.0 - 2.0 * cut).abs()).log() - where(cut <= 0.5, (-2.0 * below).log1p(),
+                                                                           (2.0 * above - 1.0).log())
+        x = (self.probs - 0.5).square()
+        taylor = math.log(2.0) + (4.0 / 3.0 + 104.0 / 45.0 * x) * x
+        return where(self._outside_lims(), propose, taylor)
+
+    @property
+    def mean(self) -> Tensor:
+        cut = self._cut_probs()
+        propose = cut / (2.0 * cut - 1.0) + 1.0 / (2.0 * self._atanh(1.0 - 2.0 * cut))
+        x = self.probs - 0.5
+        return where(self._outside_lims(), propose, 0.5 + (1.0 / 3.0 + 16.0 / 45.0 * x.square()) * x)
+
+    @property
+    def variance(self) -> Tensor:
+        cut = self._cut_probs()
+        propose = cut * (cut - 1.0) / (1.0 - 2.0 * cut).square() + 1.0 / ((-cut).log1p() - cut.log()).square()
+        x = (self.probs - 0.5).square()
+        return where(self._outside_lims(), propose, 1.0 / 12.0 - (1.0 / 15.0 - 128.0 / 945.0 * x) * x)
+
+    def sample(self, shape: Sequence[int] = ()) -> Tensor:
+        with no_grad():
+            return self.rsample(shape)
+
+    def rsample(self, shape: Sequence[int] = ()) -> Tensor:
+        """icdf(u) for u uniform in [0, 1)."""
+        if not isinstance(shape, Sequence):
+            raise TypeError("sample shape must be Sequence object.")
+        return self.icdf(uniform(list(shape) + list(self.batch_shape), dtype=self.dtype, min=0.0, max=1.0))
+
+    def log_prob(self, value: Tensor) -> Tensor:
+        value = value.astype(self.dtype)
+        eps = float(np.finfo(to_np_dtype(self.probs.dtype)).eps)
+        cross = neginf_to(value * self.probs.log() + (1.0 - value) * (1 - self.probs).log(), -eps)
+        return self._log_constant() + cross
+
+    def prob(self, value: Tensor) -> Tensor:
+        return self.log_prob(value).exp()
+
+    def entropy(self) -> Tensor:
+        log_p, log_q = self.probs.log(), (-self.probs).log1p()
+        return where(self.probs == 0.5, full_like(self.probs, 0.0),
+                     -self._log_constant() + self.mean * (log_q - log_p) - log_q)
+
+    def cdf(self, value: Tensor) -> Tensor:
+        value = value.astype(self.dtype)
+        cut = self._cut_probs()
+        cdfs = (cut.pow(value) * (1.0 - cut).pow(1.0 - value) + cut - 1.0) / (2.0 * cut - 1.0)
+        inside = where(self._outside_lims(), cdfs, value)
+        return where(value <= 0.0, zeros_like(value), where(value >= 1.0, ones_like(value), inside))
+
+    def icdf(self, value: Tensor) -> Tensor:
+        value = value.astype(self.dtype)
+        cut = self._cut_probs()
+        return where(self._outside_lims(),
+                     ((-cut + value * (2.0 * cut - 1.0)).log1p() - (-cut).log1p()) / (cut.log() - (-cut).log1p()),
+                     value)
+
+    def kl_divergence(self, other: ContinuousBernoulli) -> Tensor:
+        if self.batch_shape != other.batch_shape:
+            raise ValueError("KL divergence of two Continuous Bernoulli distributions should share the same "
+                             "`batch_shape`.")
+        log_q, log_1mq = other.probs.log(), (-other.probs).log1p()
+        return -self.entropy() - (other._log_constant() + self.mean * (log_q - log_1mq) + log_1mq)

@@ -9,23 +9,15 @@ from typing import Any
 import numpy as np
 
 from ..dtypes import get_default_dtype, to_np_dtype
-from ..ops.creation import arange, full_like
+from ..ops.creation import arange
 from ..ops.grad_mode import no_grad
-from ..ops.math import where
 from ..ops.random import binomial, poisson, uniform
 from ..ops.shape import broadcast_tensors, broadcast_to, reshape
 from ..ops.special import lgamma
 from ..tensor import Tensor, to_tensor
-from .distribution import Distribution, sample_shape_arg
+from .distribution import Distribution, neginf_to, sample_shape_arg
 
 __all__ = ["Poisson", "Binomial", "Geometric"]
-
-
-def _neginf_to(x: Tensor, value: float) -> Tensor:
-    """Paddle's nan_to_num(x, neginf=value): NaN -> 0, -inf -> value, +inf -> the dtype's largest."""
-    big = float(np.finfo(to_np_dtype(x.dtype)).max)
-    return where(x.isnan(), full_like(x, 0.0), where(x == -np.inf, full_like(x, value),
-                                                     where(x == np.inf, full_like(x, big), x)))
 
 
 def _eps(t: Tensor) -> float:
@@ -63,7 +55,7 @@ class Poisson(Distribution):
 
     def log_prob(self, value: Tensor) -> Tensor:
         value = value.astype(self.dtype)
-        return _neginf_to(-self.rate + value * self.rate.log() - lgamma(value + 1), -_eps(self.rate))
+        return neginf_to(-self.rate + value * self.rate.log() - lgamma(value + 1), -_eps(self.rate))
 
     def prob(self, value: Tensor) -> Tensor:
         return self.log_prob(value).exp()
@@ -119,7 +111,7 @@ class Binomial(Distribution):
         log_comb = lgamma(n + 1.0) - lgamma(n - value + 1.0) - lgamma(value + 1.0)
         eps = _eps(self.probs)
         p = self.probs.clip(min=eps, max=1 - eps)
-        return _neginf_to(log_comb + value * p.log() + (n - value) * (1 - p).log(), -eps)
+        return neginf_to(log_comb + value * p.log() + (n - value) * (1 - p).log(), -eps)
 
     def prob(self, value: Tensor) -> Tensor:
         return self.log_prob(value).exp()

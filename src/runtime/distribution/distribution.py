@@ -14,7 +14,8 @@ import numpy as np
 
 from ..dtypes import get_default_dtype, to_np_dtype
 from ..ops.activation import softmax
-from ..ops.math import sigmoid
+from ..ops.creation import full_like
+from ..ops.math import sigmoid, where
 from ..tensor import Tensor, to_tensor
 
 __all__ = ["Distribution", "ExponentialFamily"]
@@ -162,3 +163,10 @@ def real_param(arg: str, v: Any) -> Tensor:
     if isinstance(v, numbers.Real) and not isinstance(v, bool):
         return number_param(v)
     raise TypeError(f"Expected type of {arg} is Real|Variable, but got {type(v)}")
+
+
+def neginf_to(x: Tensor, value: float) -> Tensor:
+    """Paddle's nan_to_num(x, neginf=value): NaN -> 0, -inf -> value, +inf -> the dtype's largest."""
+    big = float(np.finfo(to_np_dtype(x.dtype)).max)
+    return where(x.isnan(), full_like(x, 0.0), where(x == -np.inf, full_like(x, value),
+                                                     where(x == np.inf, full_like(x, big), x)))

@@ -11,7 +11,7 @@ from typing import Callable, TypeVar
 
 from ..ops.special import digamma, lgamma
 from ..tensor import Tensor
-from .bernoulli import Bernoulli
+from .bernoulli import Bernoulli, ContinuousBernoulli
 from .categorical import Categorical
 from .cauchy import Cauchy
 from .discrete import Binomial, Geometric, Poisson
@@ -82,7 +82,7 @@ def _by_method(p: Distribution, q: Distribution) -> Tensor:
 
 
 for _cls in (Bernoulli, Categorical, Normal, Uniform, Laplace, Exponential, Gamma, LogNormal, Cauchy, Poisson,
-             Binomial, Geometric, MultivariateNormal):
+             Binomial, Geometric, MultivariateNormal, ContinuousBernoulli):
     register_kl(_cls, _cls)(_by_method)
 
 
