@@ -21,13 +21,14 @@ class Transform:
     _codomain_event_rank = 0
 
     def __call__(self, input: Any) -> Any:  # noqa: A002 - Paddle's argument name
-        """A distribution gives the transformed distribution, a transform the chain of both, a tensor f(x)."""
+        """A distribution gives the transformed distribution, a transform the chain [self, input] (as Paddle's:
+        self applies first), a tensor f(x)."""
         from .distribution import Distribution  # noqa: PLC0415 - both modules build on each other
         from .transformed_distribution import TransformedDistribution  # noqa: PLC0415
         if isinstance(input, Distribution):
             return TransformedDistribution(input, [self])
         if isinstance(input, Transform):
-            return ChainTransform([input, self])
+            return ChainTransform([self, input])
         return self.forward(input)
 
     def forward(self, x: Tensor) -> Tensor:
