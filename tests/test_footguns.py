@@ -52,22 +52,6 @@ def test_a_frame_object_taken_before_a_break_follows_the_function():
     assert sot.to_static(fresh(_frame_taken_before_a_break))(x) == _frame_taken_before_a_break(x)
 
 
-def _result_and_a_view_of_it(x):
-    t = x * 2
-    return t, t.reshape([6])
-
-
-@pytest.mark.xfail(strict=True, reason="a view of a tensor the graph computed is returned as a separate output, "
-                   "not as a view of the other output: an in-place write through one is not seen through the other")
-def test_a_returned_view_of_a_computed_tensor_shares_its_memory():
-    seen = []
-    for fn in (_result_and_a_view_of_it, sot.to_static(fresh(_result_and_a_view_of_it))):
-        t, view = fn(paddle.ones([2, 3]))
-        t.add_(paddle.ones([2, 3]))
-        seen.append(view.numpy().tolist())
-    assert seen[1] == seen[0]
-
-
 def _returns_a_set(x):
     return x + 1, set(range(20))
 

@@ -33,12 +33,13 @@ class Reprint:
 
 
 def effects_plan(ex: OpcodeExecutor, outputs: list[Symbol], barrier: int | None = None,
-                 passed: list[Variable] | None = None) -> tuple[list[tuple], list[Variable]]:
+                 passed: list[Variable] | None = None, exposed: frozenset[Symbol] = frozenset()
+                 ) -> tuple[list[tuple], list[Variable]]:
     """The recorded side effects as (kind, target index or globals or `Reprint`, name or print
     options, value template), and the targets the generated code loads for them (tensors they write
     or print join the SIR's `outputs`, dynamic numbers `passed`: see `returns.template`). At a break,
     the prints the breaking instruction's own simulation recorded (from `barrier` on) are left out:
-    that instruction runs for real after the replay."""
+    that instruction runs for real after the replay. `exposed`: see `returns.template`."""
     effects = ex.translation.effects
     targets = effects.targets()
     index = {id(t): i for i, t in enumerate(targets)}
@@ -48,20 +49,20 @@ def effects_plan(ex: OpcodeExecutor, outputs: list[Symbol], barrier: int | None 
             args = TupleVariable(effect.args)
             plan.append(("print", _reprint(ex, args, effect.position), effect.options,
                          template(ex, args, outputs, passed)))
-        elif isinstance(effect, SetGlobal):
-            plan.append(("global", effect.f_globals, effect.name, template(ex, effect.value, outputs, passed)))
+            continue
+        if isinstance(effect, SetGlobal):
+            kind, where, key, value = "global", effect.f_globals, effect.name, effect.value
         elif isinstance(effect, SetAttr):
-            plan.append(("attr", index[id(effect.target)], effect.name, template(ex, effect.value, outputs, passed)))
+            kind, where, key, value = "attr", index[id(effect.target)], effect.name, effect.value
         elif isinstance(effect, WriteBack):
-            plan.append(("write", index[id(effect.target)], effect.count, template(ex, effect.value, outputs, passed)))
+            kind, where, key, value = "write", index[id(effect.target)], effect.count, effect.value
         elif isinstance(effect.target, ListVariable) and effect.target.unread:  # it only appended: append
-            plan.append(("extend", index[id(effect.target)], None,
-                         template(ex, ListVariable(effect.target.appended), outputs, passed)))
+            kind, where, key, value = "extend", index[id(effect.target)], None, ListVariable(effect.target.appended)
         else:
             contents = effect.target.items
-            value = template(ex, DictVariable(contents) if isinstance(contents, dict) else ListVariable(contents),
-                             outputs, passed)
-            plan.append(("refill", index[id(effect.target)], None, value))
+            kind, where, key = "refill", index[id(effect.target)], None
+            value = DictVariable(contents) if isinstance(contents, dict) else ListVariable(contents)
+        plan.append((kind, where, key, template(ex, value, outputs, passed, exposed)))
     return plan, targets
 
 

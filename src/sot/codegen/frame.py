@@ -26,7 +26,7 @@ from .break_code import break_code
 from .effects import effects_plan, runner_with_effects, with_effects
 from .pysource import Plan, note_plan
 from .rerun import guarded_call, rerun_handler
-from .returns import runner, template, view_maker
+from .returns import exposed_tensors, runner, template, view_maker
 
 __all__ = ["Compile", "whole_frame", "broken_frame"]
 
@@ -39,8 +39,9 @@ def whole_frame(ex: OpcodeExecutor, returned: Variable, compile: Compile,
     work). `rerun_after`: see sot.codegen.rerun."""
     outputs: list[Symbol] = []
     passed: list[Variable] = []  # dynamic numbers returned or stored as they came in
-    shape = template(ex, returned, outputs, passed)
-    plan, targets = effects_plan(ex, outputs, passed=passed)
+    exposed = exposed_tensors(ex, [returned])
+    shape = template(ex, returned, outputs, passed, exposed)
+    plan, targets = effects_plan(ex, outputs, passed=passed, exposed=exposed)
     compiled = _compiled(ex, outputs, compile)
     run = runner(compiled, shape, len(ex.inputs)) if not plan else \
         runner_with_effects(compiled, shape, plan, len(ex.inputs), len(targets))
@@ -75,9 +76,11 @@ def broken_frame(ex: OpcodeExecutor, brk: GraphBreak, compile: Compile, rerun_af
     recorded before the break, the breaking instruction run for real, resume functions after it (see
     `break_code` for `translated`, `make_resume`, `hot` (its `eager`) and `loop`). Raises Unsupported
     when the break cannot be built."""
-    outputs = needed_outputs(ex, live_values(brk))
+    live = live_values(brk)
+    outputs = needed_outputs(ex, live)
     passed: list[Variable] = []  # dynamic numbers the side effects store (loaded after their targets)
-    plan, targets = effects_plan(ex, outputs, brk.barrier, passed)
+    plan, targets = effects_plan(ex, outputs, brk.barrier, passed, exposed_tensors(ex, live))
+    available = frozenset(outputs)  # a live view of one of them is made from it, as eager's view
     compiled = _compiled(ex, outputs, compile)
     prefix = compiled.tuple_runner() if isinstance(compiled, CompiledSIR) else compiled.run_checked if compiled \
         else None
@@ -89,7 +92,7 @@ def broken_frame(ex: OpcodeExecutor, brk: GraphBreak, compile: Compile, rerun_af
         run_prefix = with_effects(run_prefix, plan, len(ex.inputs), len(targets), reprint=not guarded)
     rerun = (lambda call: rerun_handler(call, ex.code, rerun_after)) if guarded else None
     return break_code(ex, brk, run_prefix, outputs, translated, make_resume, [*targets, *passed], hot, loop, rerun,
-                      lambda symbol: view_maker(ex, symbol))
+                      lambda symbol: view_maker(ex, symbol, available))
 
 
 def _compiled(ex: OpcodeExecutor, outputs: list[Symbol], compile: Compile) -> CompiledSIR | EagerSIR | None:

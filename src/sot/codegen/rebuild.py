@@ -112,6 +112,12 @@ class Rebuilder:
             return False
         return True
 
+    def push_output(self, symbol: Symbol) -> None:
+        """Push the compiled prefix's output `symbol`."""
+        self.emit("LOAD_FAST", argval=OUT)
+        self.emit("LOAD_CONST", argval=self.out_index[symbol])
+        self.emit("BINARY_SUBSCR")
+
     def push(self, var: Variable) -> None:
         if isinstance(var, TensorVariable):
             if var.bound:
@@ -123,13 +129,13 @@ class Rebuilder:
                 self.callable_const(make)
                 if isinstance(source, Variable):
                     self.push(source)
+                elif isinstance(source, Symbol):  # a computed tensor the frame holds too
+                    self.push_output(source)
                 else:
                     self.emit("LOAD_CONST", argval=source)
                 self.call(1)
             else:
-                self.emit("LOAD_FAST", argval=OUT)
-                self.emit("LOAD_CONST", argval=self.out_index[var.symbol])
-                self.emit("BINARY_SUBSCR")
+                self.push_output(var.symbol)
         elif isinstance(var, NumberVariable):  # a dynamic number: this call's value, from the frame
             self.body += var.tracker.load()
         elif isinstance(var, ConstantVariable):

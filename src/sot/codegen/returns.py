@@ -17,13 +17,18 @@ from runtime import Tensor
 from sot.ir import ApiStatement, CompiledSIR, EagerSIR, MethodStatement, Statement, Symbol
 from sot.opcode_executor import (ConstantVariable, DictVariable, ListVariable, ObjectVariable, OpcodeExecutor,
                                  TensorVariable, TupleVariable)
+from sot.opcode_executor.live import needed_outputs
+from sot.opcode_executor.side_effects import Refill, SetAttr, SetGlobal
 from sot.opcode_executor.variables import NumberVariable, SetVariable, Variable
 from sot.opcode_executor.wording import shown
 
-__all__ = ["Out", "In", "View", "Passed", "NewSet", "template", "fill", "filler", "runner", "view_maker"]
+__all__ = ["Out", "In", "View", "Passed", "NewSet", "template", "fill", "filler", "runner", "view_maker",
+           "exposed_tensors"]
 
 # Tensor methods / runtime functions whose eager result may share memory with their tensor argument
-_VIEWS = frozenset({"reshape", "flatten", "squeeze", "unsqueeze", "transpose", "detach"})
+# (the splitting ones return a list of such views)
+_VIEWS = frozenset({"reshape", "flatten", "squeeze", "unsqueeze", "transpose", "t", "flip", "detach", "split",
+                    "chunk", "unbind", "unstack"})
 
 
 @dataclass(frozen=True)
@@ -48,13 +53,16 @@ class View:
 
     source: Any  # the template of its tensor argument: an `In`, another `View`, or a bound tensor itself
     statement: Statement
+    index: int | None = None  # its position in the list a splitting op returns
 
     def make(self, source: Any) -> Any:
         """The view, made by the recorded op on `source` as eager code made it."""
         st = self.statement
         if isinstance(st, MethodStatement):
-            return getattr(source, st.method)(*st.args[1:], **st.kwargs)
-        return st.fn(source, *st.args[1:], **st.kwargs)
+            made = getattr(source, st.method)(*st.args[1:], **st.kwargs)
+        else:
+            made = st.fn(source, *st.args[1:], **st.kwargs)
+        return made if self.index is None else made[self.index]
 
 
 @dataclass(frozen=True)
@@ -71,12 +79,14 @@ class NewSet:
     items: set | frozenset
 
 
-def template(ex: OpcodeExecutor, var: Variable, outputs: list[Symbol], passed: list[Variable] | None = None) -> Any:
+def template(ex: OpcodeExecutor, var: Variable, outputs: list[Symbol], passed: list[Variable] | None = None,
+             exposed: frozenset[Symbol] = frozenset()) -> Any:
     """The returned value's shape: an index into the SIR outputs per tensor, tuples, lists, dicts, constants.
     A dynamic number is an index into `passed`, the values the generated code loads for the runner (None:
     it cannot load them, so the number's value is read: NumberNeeded keeps it static); so is a list or dict
     from the frame, returned or stored as the very object eager code would (its own writes are replayed
-    into it; with `passed` None a copy of its items)."""
+    into it; with `passed` None a copy of its items). A view of an input, or of a computed tensor in
+    `exposed` (see `exposed_tensors`), is made again from it after the graph (`View`)."""
     if passed is not None and (isinstance(var, NumberVariable) or (
             isinstance(var, (ListVariable, DictVariable)) and ex.reloadable(var))):
         if all(var is not p for p in passed):
@@ -86,17 +96,17 @@ def template(ex: OpcodeExecutor, var: Variable, outputs: list[Symbol], passed: l
         return var.value  # a parameter returned as is
     if isinstance(var, TensorVariable) and any(var is v for v in ex.inputs):
         return In(next(i for i, v in enumerate(ex.inputs) if v is var))  # returned as is, like eager
-    if isinstance(var, TensorVariable) and (view := _view_of_input(ex, var.symbol)) is not None:
+    if isinstance(var, TensorVariable) and (view := _view_of(ex, var.symbol, _output_of(outputs, exposed))):
         return view
     if isinstance(var, TensorVariable):
         if var.symbol not in outputs:  # a tensor returned twice is one object twice, as in eager
             outputs.append(var.symbol)
         return Out(outputs.index(var.symbol))
     if isinstance(var, TupleVariable):
-        items = [template(ex, v, outputs, passed) for v in var.items]
+        items = [template(ex, v, outputs, passed, exposed) for v in var.items]
         return items if isinstance(var, ListVariable) else tuple(items)
     if isinstance(var, DictVariable):
-        return {k: template(ex, v, outputs, passed) for k, v in var.items.items()}
+        return {k: template(ex, v, outputs, passed, exposed) for k, v in var.items.items()}
     if isinstance(var, SetVariable) and var.copied_in_order():
         return NewSet(var.items)
     if isinstance(var, ConstantVariable) or (isinstance(var, ObjectVariable) and var.tracker.source is None
@@ -105,29 +115,60 @@ def template(ex: OpcodeExecutor, var: Variable, outputs: list[Symbol], passed: l
     ex.unsupported(f"returns {shown(var)}, which sot cannot rebuild after the graph")
 
 
-def _view_of_input(ex: OpcodeExecutor, symbol: Symbol) -> View | None:
-    """The `View` of `symbol` if the SIR makes it from an input or a bound tensor (a parameter) by a chain
-    of `_VIEWS` ops with constant arguments, recorded in the caller's grad mode (None otherwise: the
-    graph's output is returned)."""
+def _output_of(outputs: list[Symbol], exposed: frozenset[Symbol]) -> Callable[[Symbol], Out | None]:
+    """The `Out` of an exposed computed tensor (made a SIR output if it is not one yet); None for the others."""
+    def out(symbol: Symbol) -> Out | None:
+        if symbol not in exposed:
+            return None
+        if symbol not in outputs:
+            outputs.append(symbol)
+        return Out(outputs.index(symbol))
+    return out
+
+
+def _view_of(ex: OpcodeExecutor, symbol: Symbol, root: Callable[[Symbol], Any] = lambda symbol: None) -> View | None:
+    """The `View` of `symbol` if the SIR makes it by a chain of `_VIEWS` ops with constant arguments,
+    recorded in the caller's grad mode, from an input, a bound tensor (a parameter), or a computed tensor
+    that `root` gives a source for (None otherwise: the graph's output is returned). The chain is
+    followed as far as it goes, so views of views share the one source eager's share."""
     made = next((st for st in ex.builder.build().statements if symbol in st.output_symbols()), None)
     if not isinstance(made, (MethodStatement, ApiStatement)) or made.grad is not None or not made.args:
         return None
     name = made.method if isinstance(made, MethodStatement) else getattr(made.fn, "__name__", "")
-    if name not in _VIEWS or len(made.output_symbols()) != 1 or not isinstance(made.args[0], (Symbol, Tensor)):
+    if name not in _VIEWS or not isinstance(made.args[0], (Symbol, Tensor)):
+        return None
+    if isinstance(made.outputs, Symbol):
+        index = None
+    elif isinstance(made.outputs, (list, tuple)) and all(isinstance(o, Symbol) for o in made.outputs):
+        index = made.outputs.index(symbol)
+    else:
         return None
     if not all(_is_constant(a) for a in (*made.args[1:], *made.kwargs.values())):
         return None
     if isinstance(made.args[0], Tensor):  # a bound tensor: pinned by the translation's guards
-        return View(made.args[0], made)
+        return View(made.args[0], made, index)
     inputs = [i for i, v in enumerate(ex.inputs) if v.symbol is made.args[0]]
-    source = In(inputs[0]) if inputs else _view_of_input(ex, made.args[0])
-    return None if source is None else View(source, made)
+    source = In(inputs[0]) if inputs else _view_of(ex, made.args[0], root) or root(made.args[0])
+    return None if source is None else View(source, made, index)
 
 
-def view_maker(ex: OpcodeExecutor, symbol: Symbol) -> tuple[Callable, Any] | None:
-    """`(make, source)` if `symbol` is a `View`: `make(source)` makes it from the input's Variable or the
-    bound tensor `source` (for a break's generated code, which passes it on as eager's view)."""
-    chain, node = [], _view_of_input(ex, symbol)
+def exposed_tensors(ex: OpcodeExecutor, values: list[Variable]) -> frozenset[Symbol]:
+    """The computed tensors the caller can reach after the frame: in `values` (what it returns, or the
+    frames' live values at a break) or stored by a side effect. A view of one of them must share its
+    memory, as eager's does, so it is made from it after the graph. (A `WriteBack`'s value is copied
+    into its input: the input is what stays reachable.)"""
+    records = ex.translation.effects.records
+    stored = [r.value for r in records if isinstance(r, (SetAttr, SetGlobal))]
+    stored += [r.target for r in records if isinstance(r, Refill)]
+    return frozenset(needed_outputs(ex, [*values, *stored]))
+
+
+def view_maker(ex: OpcodeExecutor, symbol: Symbol, available: frozenset[Symbol] = frozenset()
+               ) -> tuple[Callable, Any] | None:
+    """`(make, source)` if `symbol` is a `View`: `make(source)` makes it from the input's Variable, the
+    bound tensor, or the symbol of a computed tensor in `available` that `source` is (for a break's
+    generated code, which passes it on as eager's view)."""
+    chain, node = [], _view_of(ex, symbol, lambda s: s if s in available else None)
     while isinstance(node, View):
         chain.append(node)
         node = node.source
