@@ -27,8 +27,8 @@ __all__ = ["Out", "In", "View", "Passed", "NewSet", "template", "fill", "filler"
 
 # Tensor methods / runtime functions whose eager result may share memory with their tensor argument
 # (the splitting ones return a list of such views)
-_VIEWS = frozenset({"reshape", "flatten", "squeeze", "unsqueeze", "transpose", "t", "flip", "detach", "split",
-                    "chunk", "unbind", "unstack"})
+_VIEWS = frozenset({"reshape", "view", "flatten", "squeeze", "unsqueeze", "transpose", "moveaxis", "t", "flip",
+                    "detach", "split", "chunk", "unbind", "unstack"})
 
 
 @dataclass(frozen=True)
