@@ -22,7 +22,7 @@ REF = load()["losses"]
 def test_outputs_match_paddle(case):
     want = dict(REF[case])
     if case == "spectral_norm_layer":
-        del want["grad"]  # Paddle's spectral_norm_grad kernel differs from the derivative (see the test below)
+        del want["grad"]  # Paddle's kernel computes G * (1 - u v^T sum(out)) / sigma, not the derivative (below)
     assert_matches_recorded(LOSSES[case](paddle), want)
 
 
