@@ -103,6 +103,25 @@ def test_continuous_bernoulli_density_moments_and_cdf_by_numeric_integration():
         np.testing.assert_allclose(d.icdf(d.cdf(f64(0.3))).numpy(), [0.3], rtol=1e-6)
 
 
+def test_stick_breaking_maps_onto_the_simplex_with_the_jacobians_log_det():
+    x = np.array([0.3, -1.2, 2.0])
+    sb = D.StickBreakingTransform()
+    y = sb.forward(t(x)).numpy()
+    assert y.shape == (4,) and (y > 0).all()
+    np.testing.assert_allclose(y.sum(), 1.0, rtol=1e-12)
+    np.testing.assert_allclose(sb.inverse(t(y)).numpy(), x, rtol=1e-10)
+    h = 1e-6  # the Jacobian of x -> y[:3] (y[3] is determined by the rest), by central differences
+    jac = np.stack([(sb.forward(t(x + h * e)).numpy() - sb.forward(t(x - h * e)).numpy())[:3] / (2 * h)
+                    for e in np.eye(3)], axis=1)
+    want = np.log(abs(np.linalg.det(jac)))
+    np.testing.assert_allclose(sb.forward_log_det_jacobian(t(x)).numpy(), want, rtol=1e-6)
+    # an elementwise scale inside a chain counts once per event element, even when given with one element
+    # (Paddle's AffineTransform returns log|scale| unbroadcast, so a chain sums it once: its log-det is short)
+    chain = D.ChainTransform([D.AffineTransform(f64(0.5), f64(2.0)), sb])
+    np.testing.assert_allclose(chain.forward_log_det_jacobian(t(x)).numpy(),
+                               3 * math.log(2.0) + sb.forward_log_det_jacobian(t(0.5 + 2.0 * x)).numpy(), rtol=1e-10)
+
+
 def test_uniform_kl_is_log_width_ratio_inside_and_inf_outside():
     p = D.Uniform(f64(0.0, 1.0), f64(1.0, 3.0))
     q = D.Uniform(f64(-1.0, 1.5), f64(2.0, 4.0))

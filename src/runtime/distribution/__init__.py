@@ -11,12 +11,14 @@ from .independent import Independent
 from .kl import kl_divergence, register_kl
 from .multivariate_normal import MultivariateNormal
 from .normal import Normal
-from .transform import (AbsTransform, AffineTransform, ChainTransform, ExpTransform, PowerTransform,
-                        SigmoidTransform, TanhTransform, Transform)
+from .transform import (AbsTransform, AffineTransform, ChainTransform, ExpTransform, IndependentTransform,
+                        PowerTransform, ReshapeTransform, SigmoidTransform, SoftmaxTransform, StackTransform,
+                        StickBreakingTransform, TanhTransform, Transform)
 from .transformed_distribution import Gumbel, LogNormal, TransformedDistribution
 from .uniform import Uniform
 
 __all__ = ["Distribution", "ExponentialFamily", "Normal", "Uniform", "Categorical", "Multinomial", "Bernoulli",
            "Exponential", "Laplace", "Gamma", "Beta", "Dirichlet", "Independent", "TransformedDistribution",
            "LogNormal", "Gumbel", "Transform", "AbsTransform", "AffineTransform", "ChainTransform", "ExpTransform",
-           "PowerTransform", "SigmoidTransform", "TanhTransform", "kl_divergence", "register_kl"]
+           "PowerTransform", "SigmoidTransform", "TanhTransform", "IndependentTransform", "ReshapeTransform",
+           "SoftmaxTransform", "StackTransform", "StickBreakingTransform", "kl_divergence", "register_kl"]

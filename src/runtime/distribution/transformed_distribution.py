@@ -14,7 +14,7 @@ from ..ops.shape import broadcast_tensors
 from ..tensor import Tensor
 from .distribution import Distribution, real_param, sum_rightmost
 from .normal import Normal
-from .transform import ExpTransform, Transform
+from .transform import ChainTransform, ExpTransform, Transform
 from .uniform import Uniform
 
 __all__ = ["TransformedDistribution", "LogNormal", "Gumbel"]
@@ -33,7 +33,17 @@ class TransformedDistribution(Distribution):
             raise TypeError("All element of transforms must be Transform type.")
         self._base = base
         self._transforms = list(transforms)
-        super().__init__(base.batch_shape, base.event_shape)
+        if not transforms:
+            super().__init__(base.batch_shape, base.event_shape)
+            return
+        chain = ChainTransform(transforms)
+        shape = tuple(base.batch_shape) + tuple(base.event_shape)
+        if len(shape) < chain._domain_event_rank:
+            raise ValueError(f"'base' needs to have shape with size at least {chain._domain_event_rank}, bug got "
+                             f"{len(shape)}.")
+        out_shape = chain.forward_shape(shape)
+        event_rank = chain._codomain_event_rank + max(len(base.event_shape) - chain._domain_event_rank, 0)
+        super().__init__(out_shape[:len(out_shape) - event_rank], out_shape[len(out_shape) - event_rank:])
 
     def sample(self, shape: Sequence[int] = ()) -> Tensor:
         x = self._base.sample(shape)
@@ -48,16 +58,17 @@ class TransformedDistribution(Distribution):
         return x
 
     def log_prob(self, value: Tensor) -> Tensor:
-        """The base's log_prob at the inverse image, minus each transform's log-det-Jacobian summed over the
-        event axes (the transforms are elementwise)."""
+        """The base's log_prob at the inverse image, minus each transform's log-det-Jacobian, each summed over
+        the event axes it does not cover itself."""
         log_prob = 0.0
         y = value
         event_rank = len(self.event_shape)
         for t in reversed(self._transforms):
             x = t.inverse(y)
-            log_prob = log_prob - sum_rightmost(t.forward_log_det_jacobian(x), event_rank)
+            event_rank += t._domain_event_rank - t._codomain_event_rank
+            log_prob = log_prob - sum_rightmost(t.forward_log_det_jacobian(x), event_rank - t._domain_event_rank)
             y = x
-        return self._base.log_prob(y) + log_prob
+        return log_prob + sum_rightmost(self._base.log_prob(y), event_rank - len(self._base.event_shape))
 
 
 class LogNormal(TransformedDistribution):
