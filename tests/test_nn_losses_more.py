@@ -302,3 +302,45 @@ def test_to_static_of_weight_and_spectral_normed_layers_matches_eager():
     for g, w in zip(got, want):
         for a, b in zip(g, w):
             np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-7)
+
+
+def test_multi_margin_loss_closed_form_and_gradient():
+    x = np.random.default_rng(11).normal(size=(4, 5))
+    label = np.array([0, 3, 4, 1])
+    w = np.array([1.0, 0.5, 2.0, 1.5, 0.7])
+
+    def ref(x):
+        picked = x[np.arange(4), label][:, None]
+        terms = np.maximum(0.7 - picked + x, 0.0) ** 2
+        terms[np.arange(4), label] = 0.0  # the mean runs over the other classes (divided by all 5)
+        return (w[label] * terms.sum(1) / 5).mean()
+
+    xt = t(x, grad=True)
+    loss = F.multi_margin_loss(xt, t(label), p=2, margin=0.7, weight=t(w))
+    np.testing.assert_allclose(loss.numpy(), ref(x), rtol=1e-12)
+    loss.backward()
+    np.testing.assert_allclose(xt.grad.numpy(), fd_grad(lambda: ref(x), x), rtol=1e-6, atol=1e-9)
+
+
+def test_triplet_margin_with_distance_layer_uses_its_distance_function():
+    """Paddle 3.3.1's layer drops `distance_function` (it calls the functional without it); ours passes it on."""
+    a, b, c = (t(np.random.default_rng(i).normal(size=(3, 4))) for i in (1, 2, 3))
+
+    def manhattan(u, v):
+        return (u - v).abs().sum(-1)
+
+    got = paddle.nn.TripletMarginWithDistanceLoss(distance_function=manhattan, reduction="none")(a, b, c).numpy()
+    want = np.maximum(np.abs(a.numpy() - b.numpy()).sum(-1) - np.abs(a.numpy() - c.numpy()).sum(-1) + 1.0, 0.0)
+    np.testing.assert_allclose(got, want, rtol=1e-12)
+
+
+@pytest.mark.parametrize("call", [
+    lambda a: F.triplet_margin_with_distance_loss(a, a, a, margin=-1.0),
+    lambda a: F.triplet_margin_with_distance_loss(a, a, a, distance_function=lambda u, v: (u - v).sum(-1) - 1.0),
+    lambda a: F.triplet_margin_with_distance_loss(a, a[:2], a),
+    lambda a: F.multi_margin_loss(a, t(np.array([0, 1]))),
+    lambda a: F.multi_margin_loss(a, t(np.array([0, 1, 2])), weight=t(np.ones(3))),
+])
+def test_margin_losses_bad_arguments_raise_value_error(call):
+    with pytest.raises(ValueError):
+        call(t(np.ones((3, 4))))

@@ -30,13 +30,14 @@ from .grad_mode import state as _grad_state
 from .grad_utils import unbroadcast
 from .reduction import mean, sum as _sum
 from .registry import Sample, TensorSpec, defop, normal_sampler
+from .gather import gather, index_sample
 from .shape import reshape, squeeze
 
 __all__ = ["cross_entropy", "softmax_with_cross_entropy", "nll_loss", "mse_loss", "l1_loss", "smooth_l1_loss",
            "binary_cross_entropy", "binary_cross_entropy_with_logits", "kl_div", "margin_ranking_loss",
            "hinge_embedding_loss", "soft_margin_loss", "log_loss", "square_error_cost", "sigmoid_focal_loss",
            "cosine_embedding_loss", "triplet_margin_loss", "multi_label_soft_margin_loss", "dice_loss",
-           "ctc_loss", "poisson_nll_loss", "gaussian_nll_loss"]
+           "ctc_loss", "poisson_nll_loss", "gaussian_nll_loss", "multi_margin_loss", "triplet_margin_with_distance_loss"]
 
 _rng = np.random.default_rng(5)
 _normal = normal_sampler(_rng)
@@ -947,3 +948,54 @@ def gaussian_nll_loss(input: Tensor, label: Tensor, variance: Tensor, full: bool
     if full:
         loss = _m.add(loss, 0.5 * math.log(2 * math.pi))
     return _reduce(loss, reduction)
+
+
+# ---------------------------------------------------------------- multi-class margin, triplet with any distance
+def multi_margin_loss(input: Tensor, label: Tensor, p: int = 1, margin: float = 1.0,  # noqa: A002
+                      weight: Tensor | None = None, reduction: str = "mean", name: str | None = None) -> Tensor:
+    """Per sample, the mean over classes j != y of w[y] * max(0, margin - x[y] + x[j])^p (the j = y term,
+    margin^p, is taken out of the mean over all classes, as Paddle does)."""
+    api = "multi_margin_loss"
+    _check_reduction(api, reduction)
+    x, label = as_tensor(input, "input", api), as_tensor(label, "label", api)
+    if x.ndim != 2 or label.shape[:1] != x.shape[:1]:
+        raise ValueError(f"{api}: argument 'label' {label.shape} must have input's shape[0] ({x.shape[0]}); input "
+                         f"must be [batch, classes], got {x.shape}")
+    label = reshape(label, [-1, 1])
+    picked = index_sample(x, label)
+    margin = mu.number_arg(api, "margin", margin)
+    terms = _m.pow(_m.clip(_m.add(_m.subtract(x, picked), margin), min=0.0), p)
+    own = margin ** p / x.shape[1]
+    if weight is None:
+        loss = _m.subtract(mean(terms, axis=1), own)
+    else:
+        weight = as_tensor(weight, "weight", api)
+        if weight.shape[:1] != x.shape[1:2]:
+            raise ValueError(f"{api}: argument 'weight' must have one entry per class ({x.shape[1]}), got "
+                             f"{weight.shape}")
+        w = reshape(gather(weight, reshape(label, [-1])), [-1, 1])
+        loss = _m.subtract(mean(_m.multiply(w, terms), axis=1), squeeze(_m.multiply(w, own)))
+    return _reduce(loss, reduction)
+
+
+def triplet_margin_with_distance_loss(input: Tensor, positive: Tensor, negative: Tensor,  # noqa: A002
+                                      distance_function: Any = None, margin: float = 1.0, swap: bool = False,
+                                      reduction: str = "mean", name: str | None = None) -> Tensor:
+    """max(0, d(input, positive) - d(input, negative) + margin), d `distance_function` (default: the
+    pairwise L2 distance); `swap` uses min(d(input, negative), d(positive, negative))."""
+    api = "triplet_margin_with_distance_loss"
+    _check_reduction(api, reduction)
+    margin = mu.number_arg(api, "margin", margin)
+    if margin < 0:
+        raise ValueError(f"{api}: argument 'margin' must be non-negative, got {margin}")
+    a, pos, neg = (as_tensor(v, n, api) for v, n in ((input, "input"), (positive, "positive"), (negative, "negative")))
+    if not a.shape == pos.shape == neg.shape:
+        raise ValueError(f"{api}: arguments 'input' {a.shape}, 'positive' {pos.shape} and 'negative' {neg.shape} "
+                         "must have the same shape")
+    dist = distance_function if distance_function is not None else (lambda u, v: pairwise_distance(u, v, 2))
+    d_pos, d_neg = dist(a, pos), dist(a, neg)
+    if swap:
+        d_neg = _m.minimum(d_neg, dist(pos, neg))
+    if bool((d_pos._data < 0).any()) or bool((d_neg._data < 0).any()):
+        raise ValueError(f"{api}: the distance function gave a negative distance")
+    return _reduce(_m.clip(_m.add(_m.subtract(d_pos, d_neg), margin), min=0.0), reduction)

@@ -1,13 +1,16 @@
 """Loss layers: each holds its settings and calls the functional loss (`F.cross_entropy`...)."""
 from __future__ import annotations
 
+from typing import Any
+
 from ...tensor import Tensor
 from .. import functional as F
 from .layers import Layer
 
 __all__ = ["MSELoss", "L1Loss", "SmoothL1Loss", "CrossEntropyLoss", "BCEWithLogitsLoss", "BCELoss", "NLLLoss",
            "KLDivLoss", "MarginRankingLoss", "HingeEmbeddingLoss", "SoftMarginLoss", "CTCLoss", "TripletMarginLoss",
-           "CosineEmbeddingLoss", "MultiLabelSoftMarginLoss", "PoissonNLLLoss", "GaussianNLLLoss"]
+           "CosineEmbeddingLoss", "MultiLabelSoftMarginLoss", "PoissonNLLLoss", "GaussianNLLLoss", "MultiMarginLoss",
+           "TripletMarginWithDistanceLoss"]
 
 
 class _Loss(Layer):
@@ -230,3 +233,29 @@ class GaussianNLLLoss(_Loss):
     def forward(self, input: Tensor, label: Tensor, variance: Tensor) -> Tensor:  # noqa: A002
         return F.gaussian_nll_loss(input, label, variance, full=self.full, epsilon=self.epsilon,
                                    reduction=self.reduction)
+
+
+class MultiMarginLoss(_Loss):
+    """Multi-class hinge loss: mean over other classes of w[y] max(0, margin - x[y] + x[j])^p."""
+
+    def __init__(self, p: int = 1, margin: float = 1.0, weight: Tensor | None = None, reduction: str = "mean",
+                 name: str | None = None):
+        super().__init__(reduction)
+        self.p, self.margin, self.weight = p, margin, weight
+
+    def forward(self, input: Tensor, label: Tensor) -> Tensor:  # noqa: A002
+        return F.multi_margin_loss(input, label, p=self.p, margin=self.margin, weight=self.weight,
+                                   reduction=self.reduction)
+
+
+class TripletMarginWithDistanceLoss(_Loss):
+    """Triplet margin loss under any distance function (default: pairwise L2)."""
+
+    def __init__(self, distance_function: Any = None, margin: float = 1.0, swap: bool = False,
+                 reduction: str = "mean", name: str | None = None):
+        super().__init__(reduction)
+        self.distance_function, self.margin, self.swap = distance_function, margin, swap
+
+    def forward(self, input: Tensor, positive: Tensor, negative: Tensor) -> Tensor:  # noqa: A002
+        return F.triplet_margin_with_distance_loss(input, positive, negative, distance_function=self.distance_function,
+                                                   margin=self.margin, swap=self.swap, reduction=self.reduction)
