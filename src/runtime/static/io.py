@@ -18,7 +18,8 @@ import numpy as np
 from ..executor.scope import global_scope
 from .framework import CONTROL_FLOW_OPS, Block, Operator, Program, Variable, default_main_program
 
-__all__ = ["save_inference_model", "load_inference_model", "program_to_dict", "program_from_dict"]
+__all__ = ["save_inference_model", "load_inference_model", "read_inference_files", "program_to_dict",
+           "program_from_dict"]
 
 _FORMAT = "runtime.static.inference_model"
 _VERSION = 1
@@ -214,20 +215,38 @@ def load_inference_model(path_prefix: str, executor: Any, **kwargs: Any) -> list
     for suffix in (_MODEL_SUFFIX, _PARAMS_SUFFIX):
         if not os.path.isfile(path_prefix + suffix):
             raise ValueError(f"{api}: no file '{path_prefix + suffix}' (saved by save_inference_model)")
-    with open(path_prefix + _MODEL_SUFFIX, encoding="utf-8") as f:
-        desc = json.load(f)
+    program, feed_names, fetch_names, values = read_inference_files(
+        path_prefix + _MODEL_SUFFIX, path_prefix + _PARAMS_SUFFIX, api)
+    scope = global_scope()
+    for name, value in values.items():
+        scope.var(name).set(value)
+    block = program.global_block()
+    return [program, feed_names, [block.var(n) for n in fetch_names]]
+
+
+def read_inference_files(model_file: str, params_file: str, api: str) -> tuple[Program, list[str], list[str], dict]:
+    """(program, feed names, fetch names, persistable var name -> saved array) of a model saved by
+    `save_inference_model` as these two files (any names: paddle.inference's Config takes them apart).
+    A model exported by PaddlePaddle itself (protobuf `.pdmodel`, PIR `.json`) is refused by name."""
+    try:
+        with open(model_file, encoding="utf-8") as f:
+            desc = json.load(f)
+    except (UnicodeDecodeError, json.JSONDecodeError):
+        desc = None
+    if not isinstance(desc, dict) or "format" not in desc:   # not ours at all (another format is named below)
+        raise ValueError(f"{api}: '{model_file}' is not a model saved by this project's paddle.jit.save or "
+                         "paddle.static.save_inference_model. Models exported by PaddlePaddle itself (protobuf "
+                         "'.pdmodel' or PIR '.json' files) cannot be read: export the model again with "
+                         "runtime's paddle.jit.save")
     program = program_from_dict(desc)
     block = program.global_block()
-    with np.load(path_prefix + _PARAMS_SUFFIX, allow_pickle=False) as arrays:
+    with np.load(params_file, allow_pickle=False) as arrays:
         values = {name: arrays[name] for name in arrays.files}
     persistable = [v for v in block.vars.values() if v.persistable]
     for v in persistable:
         if v.name not in values:
-            raise ValueError(f"{api}: '{path_prefix + _PARAMS_SUFFIX}' has no value for persistable var '{v.name}'")
+            raise ValueError(f"{api}: '{params_file}' has no value for persistable var '{v.name}'")
         if tuple(values[v.name].shape) != v._shape or values[v.name].dtype != v._np_dtype:
             raise ValueError(f"{api}: the saved value of '{v.name}' has shape {list(values[v.name].shape)} and "
                              f"dtype {values[v.name].dtype}, expected {list(v._shape)} and {v._np_dtype}")
-    scope = global_scope()
-    for v in persistable:
-        scope.var(v.name).set(values[v.name])
-    return [program, list(desc["feed"]), [block.var(n) for n in desc["fetch"]]]
+    return program, list(desc["feed"]), list(desc["fetch"]), {v.name: values[v.name] for v in persistable}
