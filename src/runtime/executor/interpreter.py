@@ -54,7 +54,17 @@ from .run_modes import Hook, make_runner, release_fn, run_scheduled
 from .scope import Scope, ScopeVariable
 from .stream_analysis import kernel_streams
 
-__all__ = ["InterpreterCore", "FEED_OP", "FETCH_OP", "NO_NEED_BUFFER", "PRIORITY_ATTR"]
+__all__ = ["InterpreterCore", "FEED_OP", "FETCH_OP", "NO_NEED_BUFFER", "PRIORITY_ATTR", "set_run_observer"]
+
+_run_observer: Callable | None = None   # runtime.profiler's recorder while it records
+
+
+def set_run_observer(observer: Callable | None) -> None:
+    """Send every `InterpreterCore.run` without a hook to `observer(core, feeds, scheduler, parallel)`
+    (None: run directly again); the profiler installs one only while it records, so it reruns the core
+    with a per-op hook and times the run; a run pays one global check otherwise."""
+    global _run_observer
+    _run_observer = observer
 
 
 class InterpreterCore:
@@ -88,6 +98,7 @@ class InterpreterCore:
         self._graphs: CudaGraphRunner | None = None
         self._bound = False
         self._created: list[str] = []
+        self.name = ""   # what a profile calls this core's runs (a compiled graph's name); "" for "program"
 
     # ------------------------------------------------------------ build
     def build(self) -> Plan:
@@ -160,6 +171,8 @@ class InterpreterCore:
         FLAGS_check_nan_inf (read per run) checks every op's outputs as soon as it ran; under
         FLAGS_benchmark (read per run) a parallel run waits for each op to finish before another
         starts (the other modes run one op at a time anyway)."""
+        if _run_observer is not None and hook is None:
+            return _run_observer(self, feeds, scheduler, parallel)
         if not self._bound:  # inline, not prepare(): the tiny-program path counts every call
             self.prepare()
         snaps: list[tuple[Any, Any]] = []
@@ -209,6 +222,11 @@ class InterpreterCore:
         (None while no run needed it)."""
         return {(i, sub.index): sub.core for i, k in enumerate(self._a.kernels) if isinstance(k, ControlFlowKernel)
                 for sub in k.sub_blocks}
+
+    @property
+    def op_types(self) -> tuple[str, ...]:
+        """The type of each op of the plan, by the index a run's hook is given (feed and fetch ops included)."""
+        return tuple(ins.type for ins in self._a.instrs)
 
     @property
     def runs_parallel(self) -> bool:

@@ -16,11 +16,19 @@ from .grad_mode import state as _grad_state
 from .registry import OpDef, TensorSpec
 from .tape import ModifiedArray, Node
 
-__all__ = ["apply", "run_meta", "check_one_place"]
+__all__ = ["apply", "run_meta", "check_one_place", "set_kernel_observer"]
 
 _ndarray = np.ndarray
 _META_CACHE_LIMIT = 4096
 _wrap = Tensor._wrap
+_kernel_observer = None   # runtime.profiler's recorder while it records: it runs and times the kernel
+
+
+def set_kernel_observer(observer) -> None:
+    """Run every eager kernel through `observer(op, xp, arrays, attrs)` (None: directly again). The
+    profiler installs one only while it records, so dispatch pays one global check otherwise."""
+    global _kernel_observer
+    _kernel_observer = observer
 
 
 def run_meta(op: OpDef, specs: tuple, attrs: dict):
@@ -67,7 +75,10 @@ def apply(op: OpDef, inputs: tuple, attrs: dict):
         out_meta = op.meta(*_specs(arrays), **attrs)
         if key is not None and len(cache) < _META_CACHE_LIMIT:
             cache[key] = out_meta
-    out = op.kernel(xp, *arrays, **attrs)
+    if _kernel_observer is None:
+        out = op.kernel(xp, *arrays, **attrs)
+    else:
+        out = _kernel_observer(op, xp, arrays, attrs)
     if type(out_meta) is tuple:
         outs = tuple(o if type(o) is _ndarray else xp.asarray(o) for o in out)
     else:

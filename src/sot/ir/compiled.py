@@ -213,6 +213,7 @@ class _Variant:
         fetch = list(dict.fromkeys(lowered.output_names))
         self._out_index = [fetch.index(n) for n in lowered.output_names]
         self._core = owner._executor.core_for(lowered.program, self.feed_names, fetch, owner._scope)
+        self._core.name = owner.sir.name   # what a profile calls its runs
         stored = {n for op in block.ops for n in op.outputs}
         self.written = [(cell, t) for cell, t in owner._cells if cell.name in stored]
         self.random = any(op.opdef.random for op in block.ops)  # (an eager recompute must draw the same numbers)
@@ -262,6 +263,7 @@ class _GradientPlan:
         self._saved_index = [fetch.index(n) for n in self.saved]
         self._forward = owner._executor.core_for(lowered.program, variant.feed_names, fetch, owner._scope)
         self._backward = owner._executor.core_for(backward, self.feed_names, fetch_grads, owner._scope)
+        self._forward.name, self._backward.name = owner.sir.name, f"{owner.sir.name} (backward)"   # a Backward event
 
     def forward(self, arrays: list) -> tuple[list, dict]:
         """Outputs and {name: array} of the saved intermediates, for inputs in SIR input order."""
