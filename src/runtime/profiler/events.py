@@ -20,7 +20,7 @@ from ..executor.plan import FEED_OP, FETCH_OP
 from ..ops import dispatch as _dispatch
 
 __all__ = ["TracerEventType", "Event", "RecordEvent", "start_recording", "stop_recording", "is_recording",
-           "set_step_timer", "add"]
+           "set_step_timer", "release_step_timer", "add"]
 
 BACKWARD_SUFFIX = "(backward)"   # a core named so runs a gradient program: its event is a Backward one
 _now = time.perf_counter_ns
@@ -70,8 +70,14 @@ class _Recording:
 
 
 def set_step_timer(timer: Any) -> None:
-    """The StepTimer that Dataloader spans report to (None: none), recording or not (timer_only)."""
+    """The StepTimer that Dataloader spans report to, recording or not (timer_only)."""
     _Recording.step_timer = timer
+
+
+def release_step_timer(timer: Any) -> None:
+    """Dataloader spans stop reporting to `timer` (if it is still the one they report to)."""
+    if _Recording.step_timer is timer:
+        _Recording.step_timer = None
 
 
 def is_recording() -> bool:

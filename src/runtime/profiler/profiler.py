@@ -9,11 +9,11 @@ CLOSED or READY drops the recording (Paddle warns the same). Each recorded step 
 """
 from __future__ import annotations
 
+import datetime
 import enum
 import os
 import socket
 import threading
-import datetime
 import warnings
 from typing import Any, Callable, Iterable
 
@@ -59,7 +59,9 @@ def export_chrome_tracing(dir_name: str, worker_name: str | None = None) -> Call
 
 
 class Profiler:
-    """Paddle's Profiler: `start()`, `step()` once per iteration, `stop()` (or `with Profiler(...) as p:`)."""
+    """Paddle's Profiler: `start()`, `step()` once per iteration, `stop()` (or `with Profiler(...) as p:`).
+    `record_shapes`, `profile_memory`, `with_flops`, `emit_nvtx` and `custom_device_types` are accepted
+    for Paddle's signature and add nothing to the recording."""
 
     def __init__(self, *, targets: Iterable[ProfilerTarget] | None = None,
                  scheduler: Callable[[int], ProfilerState] | tuple[int, int] | None = None,
@@ -86,7 +88,6 @@ class Profiler:
         # Paddle's default: every recording is written under ./profiler_log/
         self.on_trace_ready = export_chrome_tracing("./profiler_log/") if on_trace_ready is None else on_trace_ready
         self.timer_only = timer_only
-        self.record_shapes, self.profile_memory, self.with_flops = record_shapes, profile_memory, with_flops
         self.step_num = 0
         self.previous_state = ProfilerState.CLOSED
         self.current_state = self.scheduler(self.step_num)
@@ -121,8 +122,7 @@ class Profiler:
     def stop(self) -> None:
         """End the current step and the profiling; a recording in progress is handed to on_trace_ready."""
         self._timer.end()
-        if _events._Recording.step_timer is self._timer:
-            _events.set_step_timer(None)
+        _events.release_step_timer(self._timer)
         if self.timer_only:
             return
         self._end_step()
