@@ -81,3 +81,21 @@ def test_a_dtype_predicate_on_a_tensor_is_still_captured():
         return x * 2 if paddle.is_floating_point(x) else x
 
     captured(f, rand(2))
+
+
+def _made_without_a_dtype(x):
+    return x + paddle.ones([2]) * 0.1, paddle.to_tensor(1.5) * 3, paddle.full([2], 0.3), paddle.linspace(0.0, 1.0, 3)
+
+
+@pytest.mark.parametrize("order", [("float32", "float64", "float32"), ("float64", "float32", "float64")])
+def test_tensors_made_without_a_dtype_follow_a_later_default_dtype_change(order):
+    """`paddle.ones([2])` makes the default dtype: a graph compiled under float32 must not be reused under
+    float64 (it would give float32-rounded values in a float64 result)."""
+    x = paddle.ones([2], dtype="float64")
+    jit = jit_of(_made_without_a_dtype)
+    for dtype in order:
+        paddle.set_default_dtype(dtype)
+        want = _made_without_a_dtype(x)
+        for _ in range(2):
+            assert_same_result(jit(x), want)
+    assert jit.sot_translator.translations == 2

@@ -171,8 +171,11 @@ class CallMixin:
                          "SOT-S001")
 
     def _creation_place(self, kwargs: dict) -> None:
-        """A call reading no tensor makes its tensors on the `place` it names, else on the default place: where a
-        GPU can exist, the default place is guarded and must be the graph's place (see `on_place`)."""
+        """A call reading no tensor makes its tensors of the default dtype unless told otherwise (`paddle.ones`,
+        `to_tensor(1.5)`, random ops): the default dtype is guarded. It makes them on the `place` it names, else
+        on the default place: where a GPU can exist, the default place is guarded and must be the graph's place
+        (see `on_place`)."""
+        self._runtime_state_call(runtime.get_default_dtype, [], {})
         if not runtime.is_compiled_with_cuda():
             return
         place = kwargs.get("place")
