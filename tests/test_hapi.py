@@ -138,6 +138,21 @@ def test_a_model_without_metrics_or_input_specs_splits_batches_by_forwards_argum
                    REF["evaluate_no_metrics"])
 
 
+@pytest.mark.parametrize("name, kwargs", [("shuffle", dict(shuffle=True)),
+                                          ("drop_last", dict(drop_last=True, shuffle=False)),
+                                          ("eval_freq", dict(eval_freq=2, epochs=3, shuffle=False)),
+                                          ("batch_sizes", dict(batch_size=[4, 3], shuffle=False))])
+def test_fit_options_give_paddles_steps_and_losses(name, kwargs):
+    # shuffling draws from a RandomState seeded by the epoch, as Paddle's DistributedBatchSampler does
+    options = dict(batch_size=BATCH, epochs=2, verbose=0)
+    options.update(kwargs)
+    events = []
+    model(paddle).fit(dataset(paddle, "train"), dataset(paddle, "eval"), callbacks=[hook_logger(paddle, events)],
+                      **options)
+    close([e[:-1] + [e[-1]["loss"] if e[-1] and e[0].endswith("batch_end") else None] for e in events],
+          REF["fit_variants"][name])
+
+
 def test_callbacks_get_paddles_params():
     seen = []
     m = model(paddle)
