@@ -177,6 +177,9 @@ def test_batch_methods_return_paddles_structures_and_values():
     same_structure(structure(m.train_batch([a["x_train"][:4]], [a["y_train"][:4]])), REF["train_batch"])
     same_structure(structure(m.eval_batch([a["x_eval"][:4]], [a["y_eval"][:4]])), REF["eval_batch"])
     same_structure(structure(m.predict_batch([a["x_eval"][:2]])), REF["predict_batch"])
+    # one array (or Tensor) instead of a list of them
+    m = model(paddle)
+    same_structure(structure(m.train_batch(a["x_train"][:4], paddle.to_tensor(a["y_train"][:4]))), REF["train_batch"])
     m = model(paddle, metrics=False)
     same_structure(structure(m.train_batch([a["x_train"][:4]], [a["y_train"][:4]])), REF["train_batch_no_metrics"])
     same_structure(structure(m.eval_batch([a["x_eval"][:4]], [a["y_eval"][:4]])), REF["eval_batch_no_metrics"])

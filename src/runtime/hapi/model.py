@@ -140,7 +140,7 @@ class Model:
             self._input_info = _input_info(inputs)
             self._inputs = self._verify_spec(None, *self._input_info, is_input=True)
             self._is_shape_inferred = True
-        labels = [_tensor(y) for y in _to_list(labels or [])]
+        labels = [] if labels is None else [_tensor(y) for y in _to_list(labels)]
         return self.network(*inputs), labels
 
     def _update_metrics(self, outputs: Any, labels: list[Tensor]) -> list:
