@@ -113,7 +113,7 @@ def test_fit_evaluate_predict_call_paddles_hooks_with_paddles_logs_and_print_its
     close({k: plain(v.numpy()) for k, v in m.network.state_dict().items()}, REF["params_after_fit"])
 
 
-@pytest.mark.parametrize("verbose", [0, 1])
+@pytest.mark.parametrize("verbose", [0, 1, 3])
 def test_fit_evaluate_predict_print_paddles_progress_at_verbose(verbose):
     m = model(paddle)
     assert train(m, [], verbose=verbose)[1] == REF[f"fit_v{verbose}"]
