@@ -110,6 +110,9 @@ def test_fit_evaluate_predict_call_paddles_hooks_with_paddles_logs_and_print_its
     same_structure(structure(result), REF["predict"])
     stacked = m.predict(dataset(paddle, "eval", labels=False), batch_size=BATCH, verbose=0, stack_outputs=True)
     same_structure(structure(stacked), REF["predict_stacked"])
+    # the fields past the input specs (labels) are not fed to the network
+    labelled = m.predict(dataset(paddle, "eval"), batch_size=BATCH, verbose=0, stack_outputs=True)
+    np.testing.assert_array_equal(labelled[0], stacked[0])
     close({k: plain(v.numpy()) for k, v in m.network.state_dict().items()}, REF["params_after_fit"])
 
 
