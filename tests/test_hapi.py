@@ -221,13 +221,18 @@ def test_fit_trains_as_a_plain_eager_loop(accumulate):
     assert losses == pytest.approx([round(x, 6) for x in _eager_losses(2, accumulate)], abs=1e-6)
 
 
-def test_a_to_static_network_trains_to_the_same_losses_as_the_eager_one():
-    eager = _fit_losses(model(paddle), epochs=2)
-    m = model(paddle)
-    m.network = paddle.jit.to_static(m.network)
-    assert sot.__name__ == "sot"  # importing sot registers the JIT that to_static compiles with
-    assert _fit_losses(m, epochs=2) == eager
-    translator = m.network.forward.__func__.sot_translator
+@pytest.mark.parametrize("compile_network", [paddle.jit.to_static, sot.to_static])
+def test_a_compiled_network_trains_evaluates_and_predicts_as_the_eager_one(compile_network):
+    eager = model(paddle)
+    compiled = model(paddle)
+    compiled.network = compile_network(compiled.network)
+    assert _fit_losses(compiled, epochs=2) == _fit_losses(eager, epochs=2)
+    assert compiled.evaluate(dataset(paddle, "eval"), batch_size=BATCH, verbose=0) == \
+        eager.evaluate(dataset(paddle, "eval"), batch_size=BATCH, verbose=0)
+    [compiled_out], [eager_out] = (m.predict(dataset(paddle, "eval", labels=False), batch_size=BATCH, verbose=0,
+                                             stack_outputs=True) for m in (compiled, eager))
+    np.testing.assert_array_equal(compiled_out, eager_out)
+    translator = compiled.network.forward.__func__.sot_translator
     assert translator.fallbacks == [] and translator.translations >= 1  # it ran compiled, not eagerly
 
 
