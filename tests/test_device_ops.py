@@ -10,7 +10,7 @@ import pytest
 import runtime as paddle
 import runtime.nn.functional as F
 
-from helpers import grad_positions, registry_cases
+from helpers import grad_positions, output_weights, registry_cases, weighted_sum
 
 # ops whose device kernel sums in another order than the host one (a scatter-add where NumPy sorts and
 # reduces runs): equal up to rounding, not bit for bit
@@ -68,10 +68,10 @@ def _grads(op, sample, place):
     rng = np.random.default_rng(3)
     loss = None
     for k, o in enumerate(outs):
-        if k in op.nondiff_outputs or o.dtype not in (paddle.float32, paddle.float64):
+        if k in op.nondiff_outputs or o.dtype not in (paddle.float32, paddle.float64, paddle.complex64,
+                                                      paddle.complex128):
             continue
-        w = paddle.to_tensor(rng.normal(size=o.shape).astype(o.numpy().dtype), place=place)
-        term = (o * w).sum()
+        term = weighted_sum(o, output_weights(rng, o.numpy()), place)
         loss = term if loss is None else loss + term
     return paddle.grad(loss, [tensors[i] for i in positions], allow_unused=True)
 

@@ -7,7 +7,7 @@ import runtime as paddle
 from runtime.ops import all_ops
 from runtime.ops.registry import TensorSpec
 
-from helpers import fd_grad, grad_positions, registry_cases
+from helpers import fd_grad, grad_positions, output_weights, registry_cases, weighted_sum, weighted_sum_np
 
 OPS = all_ops()
 EPS = 1e-6
@@ -57,12 +57,12 @@ def test_gradient_matches_finite_differences(op, sample):
     arrays = [None if a is None else np.array(a, copy=True) for a in sample.inputs]
     rng = np.random.default_rng(3)
     outs = _kernel_outputs(op, arrays, sample.attrs)
-    diff_out = [k for k, o in enumerate(outs) if k not in op.nondiff_outputs and o.dtype.kind == "f"]
-    weights = {k: rng.normal(size=outs[k].shape) for k in diff_out}
+    diff_out = [k for k, o in enumerate(outs) if k not in op.nondiff_outputs and o.dtype.kind in "fc"]
+    weights = {k: output_weights(rng, outs[k]) for k in diff_out}
 
     def f(arrs):
         res = _kernel_outputs(op, arrs, sample.attrs)
-        return float(sum((weights[k] * res[k]).sum() for k in diff_out))
+        return sum(weighted_sum_np(res[k], weights[k]) for k in diff_out)
 
     tensors = [None if a is None else paddle.to_tensor(a, stop_gradient=i not in positions)
                for i, a in enumerate(arrays)]
@@ -70,7 +70,7 @@ def test_gradient_matches_finite_differences(op, sample):
     results = list(result) if isinstance(result, tuple) else [result]
     loss = None
     for k in diff_out:
-        term = (results[k] * paddle.to_tensor(weights[k])).sum()
+        term = weighted_sum(results[k], weights[k])
         loss = term if loss is None else loss + term
     grads = paddle.grad(loss, [tensors[i] for i in positions], allow_unused=True)
     for i, g in zip(positions, grads):

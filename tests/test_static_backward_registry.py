@@ -9,6 +9,8 @@ from runtime import static
 from runtime.ops import all_ops
 from runtime.ops.registry import TensorSpec
 
+from helpers import output_weights, weighted_sum
+
 OPS = all_ops()
 
 # Ops whose gradient cannot be built in a static program, with the reason (keep this tiny).
@@ -20,7 +22,7 @@ def _grad_positions(sample):
     cannot check it (mode's ties), and static-vs-eager can: then every floating input."""
     if sample.grad_inputs:
         return list(sample.grad_inputs)
-    return [i for i, a in enumerate(sample.inputs) if isinstance(a, np.ndarray) and a.dtype.kind == "f"]
+    return [i for i, a in enumerate(sample.inputs) if isinstance(a, np.ndarray) and a.dtype.kind in "fc"]
 
 
 def _cases():
@@ -33,11 +35,11 @@ def _cases():
 
 
 def _differentiable_outputs(op, sample):
-    """Indices of the floating outputs a gradient flows back from (by the meta function)."""
+    """Indices of the floating and complex outputs a gradient flows back from (by the meta function)."""
     specs = [None if a is None else TensorSpec(np.shape(a), np.asarray(a).dtype) for a in sample.inputs]
     meta = op.meta(*specs, **sample.attrs)
     metas = meta if type(meta) is tuple else (meta,)
-    return [k for k, m in enumerate(metas) if k not in op.nondiff_outputs and m.dtype.kind == "f"]
+    return [k for k, m in enumerate(metas) if k not in op.nondiff_outputs and m.dtype.kind in "fc"]
 
 
 def _outputs(result):
@@ -50,7 +52,7 @@ def _eager_grads(op, sample, arrays, positions, weights):
     outs = _outputs(op(*tensors, **sample.attrs))
     loss = None
     for k, w in weights.items():
-        term = (outs[k] * paddle.to_tensor(w)).sum()
+        term = weighted_sum(outs[k], w)
         loss = term if loss is None else loss + term
     grads = paddle.grad(loss, [tensors[i] for i in positions], allow_unused=True)
     return [np.zeros_like(arrays[i]) if g is None else g.numpy() for i, g in zip(positions, grads)]
@@ -72,7 +74,7 @@ def _static_grads(op, sample, arrays, positions, weights):
             outs = _outputs(op(*xs, **sample.attrs))
             loss = None
             for k, w in weights.items():
-                term = paddle.sum(outs[k] * paddle.to_tensor(w))
+                term = weighted_sum(outs[k], w)
                 loss = term if loss is None else loss + term
             n_forward = len(main.global_block().ops)
             static.append_backward(loss)
@@ -96,8 +98,8 @@ def test_append_backward_matches_eager_autograd(op, sample):
     arrays = [None if a is None else np.array(a, copy=True) for a in sample.inputs]
     outs = _outputs(op.kernel(np, *[None if a is None else a.copy() for a in arrays], **sample.attrs))
     rng = np.random.default_rng(5)
-    weights = {k: rng.normal(size=np.shape(o)) for k, o in enumerate(outs)
-               if k not in op.nondiff_outputs and np.asarray(o).dtype.kind == "f"}
+    weights = {k: output_weights(rng, np.asarray(o)) for k, o in enumerate(outs)
+               if k not in op.nondiff_outputs and np.asarray(o).dtype.kind in "fc"}
     expected = _eager_grads(op, sample, arrays, positions, weights)
     got, main = _static_grads(op, sample, arrays, positions, weights)
     for i, e, g in zip(positions, expected, got):

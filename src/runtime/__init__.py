@@ -26,6 +26,7 @@ from . import callbacks, hapi  # noqa: F401
 from .hapi import Model, flops, summary
 from . import inference  # noqa: F401
 from . import profiler  # noqa: F401
+from . import fft, signal  # noqa: F401
 from .autograd import enable_grad, grad, is_grad_enabled, no_grad, set_grad_enabled
 from .distributed import DataParallel
 from .dtypes import (bool, complex64, complex128, dtype, float16, float32, float64, get_default_dtype,
@@ -34,6 +35,7 @@ from .dtypes import (bool, complex64, complex128, dtype, float16, float32, float
 from .flags import get_flags, set_flags
 from .mode import in_dynamic_mode
 from .generator import *  # noqa: F401,F403
+from .ops.complex import *  # noqa: F401,F403
 from .ops.creation import *  # noqa: F401,F403
 from .ops.gather import *  # noqa: F401,F403
 from .ops.indexing import *  # noqa: F401,F403

@@ -4,6 +4,7 @@ from . import (activation, common, conv, creation, fused, gather, indexing, inte
                math, norm, operators, optimizer_ops, padding, pool, random, reduction, sampling, search,
                shape)
 from . import fused_conv  # noqa: F401 - fused_epilogue and max_pool_values
+from . import complex, fft, signal  # noqa: F401 - complex tensors, paddle.fft, paddle.signal
 from .registry import OpDef, Sample, TensorSpec, all_ops, get_op
 
 __all__ = ["OpDef", "Sample", "TensorSpec", "all_ops", "get_op"]

@@ -26,7 +26,7 @@ __all__ = [
     "reciprocal", "clip", "where", "isnan", "isinf", "isfinite", "logical_and", "logical_or",
     "logical_xor", "logical_not", "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not",
     "equal", "not_equal", "less_than", "less_equal", "greater_than", "greater_equal",
-    "isclose", "scale", "cast", "increment", "lerp", "add_n",
+    "isclose", "scale", "cast", "increment", "lerp", "add_n", "conj",
 ]
 
 _rng = np.random.default_rng(1234)
@@ -157,19 +157,25 @@ def _g_sub(ctx, g):
     return unbroadcast(g, x), (unbroadcast(neg(g), y) if ctx.needs_input_grad[1] else None)
 
 
+def _conj_if_complex(t: Tensor) -> Tensor:
+    """Gradients of a real loss follow Paddle's convention dL/dRe + i*dL/dIm: a holomorphic op's rule
+    multiplies by the conjugate of its derivative, which for real tensors is the derivative itself."""
+    return conj(t) if t.dtype.np_dtype.kind == "c" else t
+
+
 def _g_mul(ctx, g):
     x, y = ctx.inputs
     need = ctx.needs_input_grad
-    return (unbroadcast(multiply(g, y), x) if need[0] else None,
-            unbroadcast(multiply(g, x), y) if need[1] else None)
+    return (unbroadcast(multiply(g, _conj_if_complex(y)), x) if need[0] else None,
+            unbroadcast(multiply(g, _conj_if_complex(x)), y) if need[1] else None)
 
 
 def _g_div(ctx, g):
     x, y = ctx.inputs
     need = ctx.needs_input_grad
-    gx = divide(g, y)
+    gx = divide(g, _conj_if_complex(y))
     return (unbroadcast(gx, x) if need[0] else None,
-            unbroadcast(neg(multiply(gx, divide(x, y))), y) if need[1] else None)
+            unbroadcast(neg(multiply(gx, _conj_if_complex(divide(x, y)))), y) if need[1] else None)
 
 
 def _g_pow(ctx, g):
@@ -272,6 +278,22 @@ def _same_meta(x: TensorSpec) -> TensorSpec:
     return x
 
 
+def _modulus_meta(x: TensorSpec) -> TensorSpec:
+    """abs of a complex tensor is its real modulus (complex64 -> float32, complex128 -> float64)."""
+    if x.dtype.kind == "c":
+        return TensorSpec(x.shape, np.dtype(x.dtype.char.lower()))
+    return x
+
+
+def _g_abs(ctx, g):
+    """sign(x) for real x; x/|x| (0 at 0) for complex x: NumPy 1 and CuPy give sign(Re x) there."""
+    (x,) = ctx.inputs
+    if x.dtype.np_dtype.kind != "c":
+        return (multiply(g, sign(x)),)
+    r = abs(x)
+    return (multiply(g, divide(x, where(equal(r, 0.0), 1.0, r))),)
+
+
 def _erf_tables() -> dict[str, list]:
     """Chebyshev fits of erf, computed once from the standard library's `math.erf`.
 
@@ -347,9 +369,9 @@ def _zero_grad(ctx, g):
     return (multiply(g, 0.0),)
 
 
-# name: (fn(xp, x), meta kind: 'float' | 'same', grad rule, save_outputs, sample domain)
+# name: (fn(xp, x), meta kind: 'float' | 'same' | 'modulus', grad rule, save_outputs, sample domain)
 _UNARY = {
-    "abs": (lambda xp, x: xp.abs(x), "same", _g_in(lambda g, x: multiply(g, sign(x))), False, (-2, 2)),
+    "abs": (lambda xp, x: xp.abs(x), "modulus", _g_abs, False, (-2, 2)),
     "neg": (lambda xp, x: xp.negative(x), "same", lambda ctx, g: (neg(g),), False, (-2, 2)),
     "exp": (lambda xp, x: xp.exp(x), "float", _g_out(lambda g, y: multiply(g, y)), True, (-2, 2)),
     "expm1": (lambda xp, x: xp.expm1(x), "float", _g_in(lambda g, x: multiply(g, exp(x))), False, (-2, 2)),
@@ -393,7 +415,7 @@ _UNARY = {
 
 def _make_unary(name, fn, kind, rule, save, domain):
     kernel = _float_kernel(fn) if kind == "float" else _unary_kernel(fn)
-    meta = _float_meta(name) if kind == "float" else _same_meta
+    meta = {"float": _float_meta(name), "same": _same_meta, "modulus": _modulus_meta}[kind]
     opdef = defop(name, kernel=kernel, meta=meta, grad=rule, save_outputs=save,
                   samples=_unary_samples(*domain))
 
@@ -667,7 +689,14 @@ def _g_cast(ctx, g):
     return (cast(g, x.dtype) if x.dtype.is_floating else None,)
 
 
-_CAST = defop("cast", kernel=lambda xp, x, *, dtype: x.astype(dtype), meta=_cast_meta, grad=_g_cast,
+def _cast_kernel(xp, x, *, dtype):
+    """A complex -> real cast keeps the real part, as Paddle's (NumPy would warn on every call)."""
+    if x.dtype.kind == "c" and dtype.kind != "c":
+        x = x.real
+    return x.astype(dtype)
+
+
+_CAST = defop("cast", kernel=_cast_kernel, meta=_cast_meta, grad=_g_cast,
               attrs={"dtype": np.dtype("float32")},
               samples=lambda: [Sample((_f64(3, 4),), {"dtype": np.dtype("float64")}),
                                Sample((_f64(3, 4),), {"dtype": np.dtype("float32")}, grad_inputs=()),
@@ -678,6 +707,21 @@ _CAST = defop("cast", kernel=lambda xp, x, *, dtype: x.astype(dtype), meta=_cast
 def cast(x: Tensor, dtype: Any) -> Tensor:
     """Convert to `dtype` (differentiable between floating dtypes)."""
     return _CAST(as_tensor(x, "x", "cast"), dtype=_dt.to_np_dtype(dtype))
+
+
+def _conj_meta(x: TensorSpec) -> TensorSpec:
+    mu.require_dtype_kind("conj", x, "iufc", "a numeric (int, float or complex) tensor")
+    return x
+
+
+_CONJ = defop("conj", kernel=lambda xp, x: xp.conj(x), meta=_conj_meta, grad=lambda ctx, g: (conj(g),),
+              samples=lambda: [Sample((_f64(3, 4) + 1j * _f64(3, 4),)), Sample((_f64(5),))])
+
+
+@tensor_method
+def conj(x: Tensor, name: str | None = None) -> Tensor:
+    """Complex conjugate (a copy of x for real and integer tensors)."""
+    return _CONJ(as_tensor(x, "x", "conj"))
 
 
 def _lerp_meta(x: TensorSpec, y: TensorSpec, weight: TensorSpec) -> TensorSpec:
