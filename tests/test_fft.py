@@ -85,6 +85,9 @@ def test_shifts_match_paddle():
     np.testing.assert_array_equal(paddle.fft.fftshift(x, axes=1).numpy(), np.fft.fftshift(ARRAYS["shift_in"], axes=1))
     np.testing.assert_array_equal(paddle.fft.ifftshift(x, axes=[0, 2]).numpy(),
                                   np.fft.ifftshift(ARRAYS["shift_in"], axes=[0, 2]))
+    scalar = paddle.to_tensor(3.0)
+    shifted = paddle.fft.fftshift(scalar)
+    assert shifted is not scalar and shifted.item() == 3.0
 
 
 _X1 = np.random.default_rng(0).normal(size=(2, 6))
@@ -221,6 +224,7 @@ def test_double_backward_through_fft():
 def test_tensor_methods_and_is_complex():
     z = paddle.complex(paddle.to_tensor([1.0, -2.0]), paddle.to_tensor([0.5, 3.0]))
     assert z.dtype == paddle.complex64 and paddle.is_complex(z) and not paddle.is_complex(z.real())
+    assert z.is_complex() and not z.abs().is_complex()
     np.testing.assert_array_equal(z.real().numpy(), [1.0, -2.0])
     np.testing.assert_array_equal(z.imag().numpy(), [0.5, 3.0])
     np.testing.assert_array_equal(z.conj().numpy(), np.conj(z.numpy()))
@@ -228,3 +232,41 @@ def test_tensor_methods_and_is_complex():
     np.testing.assert_array_equal(z.as_real().as_complex().numpy(), z.numpy())
     np.testing.assert_array_equal(paddle.abs(z).numpy(), np.abs(z.numpy()))
     assert paddle.abs(z).dtype == paddle.float32
+
+
+_B = np.random.default_rng(8).normal(size=(3, 2)) + 1j * np.random.default_rng(9).normal(size=(3, 2))
+ANALYTIC = {
+    "matmul": lambda z: paddle.matmul(z, paddle.to_tensor(_B)),
+    "matmul_t": lambda z: paddle.matmul(paddle.to_tensor(_B), z, transpose_x=True, transpose_y=True),
+    "einsum": lambda z: paddle.einsum("ij,jk->ik", z, paddle.to_tensor(_B)),
+    "bmm": lambda z: paddle.bmm(z.unsqueeze(0), paddle.to_tensor(_B).unsqueeze(0)),
+    "dot": lambda z: paddle.dot(z, z * 2.0),
+    "multiply": lambda z: z * z,
+    "divide": lambda z: 1.0 / (z + 3.0),
+    "pow": lambda z: z ** 3,
+    "exp": paddle.exp,
+    "square": paddle.square,
+    "sin": paddle.sin,
+    "tanh": paddle.tanh,
+    "sqrt": paddle.sqrt,
+    "log": paddle.log,
+    "real_times_complex": lambda z: paddle.real(z) * paddle.to_tensor(_B.T),
+}
+
+
+@pytest.mark.parametrize("name", sorted(ANALYTIC))
+def test_complex_gradients_of_analytic_ops_match_finite_differences(name):
+    """Paddle's convention dL/dRe + i*dL/dIm: the rule multiplies by the conjugate derivative."""
+    f = ANALYTIC[name]
+    rng = np.random.default_rng(10)
+    a = rng.normal(size=(2, 3)) + 1j * rng.normal(size=(2, 3))
+    z = paddle.to_tensor(a, stop_gradient=False)
+    out = f(z)
+    wr, wi = rng.normal(size=out.shape), rng.normal(size=out.shape)
+    loss = (paddle.real(out) * paddle.to_tensor(wr)).sum() + (paddle.imag(out) * paddle.to_tensor(wi)).sum()
+    (g,) = paddle.grad(loss, z)
+
+    def numeric():
+        o = f(paddle.to_tensor(a)).numpy()
+        return float((o.real * wr).sum() + (o.imag * wi).sum())
+    np.testing.assert_allclose(g.numpy(), fd_grad(numeric, a), rtol=1e-6, atol=1e-8)

@@ -91,3 +91,38 @@ def test_nola_failure_raises_under_to_static_as_eagerly():
             assert "NOLA" in str(e)
         else:
             raise AssertionError("istft accepted a window that sums to zero")
+
+
+def batch_spectral(x, w):
+    y = paddle.fft.irfft2(paddle.fft.rfft2(x) * w, s=x.shape[-2:])
+    return y, paddle.signal.stft(x[:, 0], 4, hop_length=2), paddle.fft.fftshift(x, axes=[-1])
+
+
+def test_batch_dim_becomes_dynamic_through_transforms():
+    """Sizes of the axes not transformed flow through as -1: a new batch size reuses the second translation."""
+    jit = jit_of(batch_spectral)
+    w = paddle.complex(paddle.ones([4, 3]), paddle.ones([4, 3]))
+    for n in (2, 3, 4, 5):
+        x = _signal(n, 4, 4, seed=n)
+        assert_same_result(jit(x, w), batch_spectral(x, w))
+    assert jit.sot_translator.translations == 2 and jit.sot_translator.fallbacks == []
+
+
+def test_changing_the_transform_length_matches_eager():
+    """irfft's default output length is read from the input's size, so a new length translates again."""
+    def f(x):
+        return paddle.fft.irfft(paddle.fft.rfft(x) * 2.0), paddle.fft.fft(x, n=8)
+    jit = jit_of(f)
+    for n in (6, 7, 10):
+        x = _signal(2, n, seed=n)
+        assert_same_result(jit(x), f(x))
+    assert jit.sot_translator.fallbacks == []
+
+
+def test_is_complex_branch_is_captured():
+    def f(z):
+        if z.is_complex() and paddle.is_complex(z):
+            return paddle.real(z) * 2.0
+        return z
+    captured(f, paddle.complex(_signal(3), _signal(3, seed=1)))
+    captured(f, _signal(3))

@@ -46,11 +46,13 @@ def _window(op: str, window: Tensor | None, win_length: int, n_fft: int, dtype: 
     return window
 
 
-def _lengths(op: str, n_fft: int, hop_length: int | None, win_length: int | None) -> tuple[int, int]:
-    hop_length = int(n_fft // 4) if hop_length is None else hop_length
-    win_length = n_fft if win_length is None else win_length
+def _lengths(n_fft: int, hop_length: int | None, win_length: int | None) -> tuple[int, int]:
+    """Paddle's defaults: a hop of n_fft // 4, a window as long as the frame."""
+    return (int(n_fft // 4) if hop_length is None else hop_length), (n_fft if win_length is None else win_length)
+
+
+def _check_win_length(op: str, win_length: int, n_fft: int) -> None:
     _require(op, 0 < win_length <= n_fft, f"win_length should be in (0, n_fft({n_fft})], but got {win_length}.")
-    return hop_length, win_length
 
 
 def stft(x: Tensor, n_fft: int, hop_length: int | None = None, win_length: int | None = None,
@@ -64,11 +66,11 @@ def stft(x: Tensor, n_fft: int, hop_length: int | None = None, win_length: int |
     _require(op, rank in (1, 2), f"x should be a 1D or 2D real tensor, but got rank of x is {rank}")
     if rank == 1:
         x = unsqueeze(x, 0)
-    hop_length = int(n_fft // 4) if hop_length is None else hop_length
+    hop_length, win_length = _lengths(n_fft, hop_length, win_length)
     _require(op, hop_length > 0, f"hop_length should be > 0, but got {hop_length}.")
     _require(op, 0 < n_fft <= x.shape[-1] or x.shape[-1] == -1,
              f"n_fft should be in (0, seq_length({x.shape[-1]})], but got {n_fft}.")
-    hop_length, win_length = _lengths(op, n_fft, hop_length, win_length)
+    _check_win_length(op, win_length, n_fft)
     window = _window(op, window, win_length, n_fft, x.dtype)
     if center:
         _require(op, pad_mode in ("constant", "reflect"),
@@ -103,9 +105,10 @@ def istft(x: Tensor, n_fft: int, hop_length: int | None = None, win_length: int 
     _require(op, rank in (2, 3), f"x should be a 2D or 3D complex tensor, but got rank of x is {rank}")
     if rank == 2:
         x = unsqueeze(x, 0)
-    hop_length, win_length = _lengths(op, n_fft, hop_length, win_length)
+    hop_length, win_length = _lengths(n_fft, hop_length, win_length)
     _require(op, 0 < hop_length <= win_length,
              f"hop_length should be in (0, win_length({win_length})], but got {hop_length}.")
+    _check_win_length(op, win_length, n_fft)
     n_frames, fft_size = x.shape[-1], x.shape[-2]
     _require(op, x.size != 0, "x should not be an empty tensor.")
     want = n_fft // 2 + 1 if onesided else n_fft

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import dtypes as _dt
 from ..tensor import Tensor, as_tensor, tensor_method
 from . import meta_utils as mu
 from .creation import zeros_like
@@ -40,6 +41,9 @@ def _c128(*shape):
 
 def _require_complex(op: str, x: TensorSpec, arg: str = "x") -> None:
     mu.require_dtype_kind(op, x, "c", "a complex tensor (complex64/complex128)", arg)
+
+
+tensor_method(_dt.is_complex)  # x.is_complex(), as Paddle's Tensor has it
 
 
 # ---------------------------------------------------------------- complex(real, imag)

@@ -22,6 +22,7 @@ from .. import dtypes as _dt
 from ..tensor import Tensor, as_tensor, to_tensor
 from . import meta_utils as mu
 from .complex import complex_dtype, real, real_dtype
+from .creation import clone
 from .indexing import slice as _slice
 from .math import cast, multiply
 from .registry import Sample, TensorSpec, defop
@@ -55,6 +56,14 @@ def _check_norm(op: str, norm: str) -> None:
         raise ValueError(f"{op}: Unexpected norm: {norm}. Norm should be forward, backward or ortho")
 
 
+def _transform(xp, name: str, x, axes: tuple, norm: str, **sizes):
+    """xp.fft.<name>n over `axes`; over one axis the 1-D function, which NumPy runs with less overhead."""
+    if len(axes) == 1:
+        n = sizes["s"][-1] if sizes else None
+        return getattr(xp.fft, name)(x, n=n, axis=axes[0], norm=norm)
+    return getattr(xp.fft, name + "n")(x, axes=axes, norm=norm, **sizes)
+
+
 def _work_dtype(dtype: np.dtype) -> np.dtype:
     """The real dtype a real transform computes in: integers take the default float."""
     return _dt.default_float() if dtype.kind in "iu" else dtype
@@ -69,8 +78,7 @@ def _c2c_meta(x: TensorSpec, *, axes: tuple, norm: str, forward: bool) -> Tensor
 
 
 def _c2c_kernel(xp, x, *, axes, norm, forward):
-    transform = xp.fft.fftn if forward else xp.fft.ifftn
-    return transform(x, axes=axes, norm=norm).astype(x.dtype, copy=False)
+    return _transform(xp, "fft" if forward else "ifft", x, axes, norm).astype(x.dtype, copy=False)
 
 
 def _g_c2c(ctx, g):
@@ -100,11 +108,11 @@ def _r2c_kernel(xp, x, *, axes, norm, forward, onesided):
     work = _work_dtype(x.dtype)
     x = x.astype(work, copy=False)
     if not onesided:
-        out = (xp.fft.fftn if forward else xp.fft.ifftn)(x, axes=axes, norm=norm)
+        out = _transform(xp, "fft" if forward else "ifft", x, axes, norm)
     elif forward:
-        out = xp.fft.rfftn(x, axes=axes, norm=norm)
+        out = _transform(xp, "rfft", x, axes, norm)
     else:  # the inverse transform of a real signal is the conjugate of the forward one, dually normalised
-        out = xp.conj(xp.fft.rfftn(x, axes=axes, norm=_DUAL[norm]))
+        out = xp.conj(_transform(xp, "rfft", x, axes, _DUAL[norm]))
     return out.astype(complex_dtype(work), copy=False)
 
 
@@ -145,9 +153,9 @@ def _c2r_meta(x: TensorSpec, *, axes: tuple, norm: str, forward: bool, last_dim_
 def _c2r_kernel(xp, x, *, axes, norm, forward, last_dim_size):
     sizes = [x.shape[a] for a in axes[:-1]] + [last_dim_size]
     if forward:  # Hermitian input, forward direction: the inverse of the conjugate, dually normalised
-        out = xp.fft.irfftn(xp.conj(x), s=sizes, axes=axes, norm=_DUAL[norm])
+        out = _transform(xp, "irfft", xp.conj(x), axes, _DUAL[norm], s=sizes)
     else:
-        out = xp.fft.irfftn(x, s=sizes, axes=axes, norm=norm)
+        out = _transform(xp, "irfft", x, axes, norm, s=sizes)
     return out.astype(real_dtype(x.dtype), copy=False)
 
 
@@ -472,8 +480,8 @@ def _shift(op: str, x: Any, axes: Any, sign: int) -> Tensor:
     elif isinstance(axes, (int, np.integer)):
         axes = (axes,)
     axes = tuple(mu.normalize_axis(op, a, x.ndim, "axes") for a in axes)
-    if not axes:
-        return x
+    if not axes:  # a 0-D tensor: nothing to shift, but a new tensor as roll would give
+        return clone(x)
     return roll(x, [sign * (x.shape[a] // 2) for a in axes], list(axes))
 
 

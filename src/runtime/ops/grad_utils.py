@@ -6,7 +6,7 @@ it is built from, so it reaches them when called, not at import.
 """
 from __future__ import annotations
 
-__all__ = ["unbroadcast"]
+__all__ = ["unbroadcast", "holomorphic"]
 
 
 def unbroadcast(g, like):
@@ -24,3 +24,18 @@ def unbroadcast(g, like):
     if g.dtype != like.dtype and like.dtype.is_floating:
         g = math.cast(g, like.dtype)
     return g
+
+
+def holomorphic(rule):
+    """The rule of an op analytic in its inputs, written for real tensors (g * f'(x)), made right for
+    complex ones. Paddle's convention for a real loss of a complex z = a + ib is dL/da + i*dL/db, which
+    takes g * conj(f'(x)) = conj(rule(conj(g))). A complex gradient arrives only when an input is complex,
+    so real graphs pay one dtype check per rule."""
+    def wrapped(ctx, *grads):
+        if all(g.dtype.np_dtype.kind != "c" for g in grads):
+            return rule(ctx, *grads)
+        from .math import conj  # noqa: PLC0415 - math imports this module
+        return tuple(None if r is None else conj(r) for r in rule(ctx, *(conj(g) for g in grads)))
+    wrapped.__name__ = wrapped.__qualname__ = getattr(rule, "__name__", "rule")
+    wrapped.__doc__ = rule.__doc__
+    return wrapped

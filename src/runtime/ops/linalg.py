@@ -19,7 +19,7 @@ import numpy as np
 from ..tensor import Tensor, as_tensor, tensor_method
 from . import meta_utils as mu
 from .creation import create_on, eye, ones_like, tril, zeros_like
-from .grad_utils import unbroadcast
+from .grad_utils import holomorphic, unbroadcast
 from .math import abs as abs_, add, divide, equal, multiply, neg, pow as pow_, scale, sign, subtract, where
 from .reduction import _expand_back
 from .registry import Sample, TensorSpec, defop, normal_sampler
@@ -124,8 +124,8 @@ def _matmul_samples():
             s((1, 3, 4), (2, 4, 2), tx=False)]
 
 
-_MATMUL = defop("matmul", kernel=_matmul_kernel, meta=_matmul_meta, grad=_g_matmul, inputs=("x", "y"),
-                attrs={"transpose_x": False, "transpose_y": False}, samples=_matmul_samples)
+_MATMUL = defop("matmul", kernel=_matmul_kernel, meta=_matmul_meta, grad=holomorphic(_g_matmul),
+                inputs=("x", "y"), attrs={"transpose_x": False, "transpose_y": False}, samples=_matmul_samples)
 
 
 @tensor_method
@@ -172,8 +172,8 @@ def _g_bmm(ctx, g):
             matmul(x, g, transpose_x=True) if need[1] else None)
 
 
-_BMM = defop("bmm", kernel=lambda xp, x, y: xp.matmul(x, y), meta=_bmm_meta, grad=_g_bmm, inputs=("x", "y"),
-             samples=lambda: [Sample((_normal(2, 3, 4), _normal(2, 4, 5)))])
+_BMM = defop("bmm", kernel=lambda xp, x, y: xp.matmul(x, y), meta=_bmm_meta, grad=holomorphic(_g_bmm),
+             inputs=("x", "y"), samples=lambda: [Sample((_normal(2, 3, 4), _normal(2, 4, 5)))])
 
 
 @tensor_method
@@ -244,7 +244,7 @@ def _g_dot(ctx, g):
     return (multiply(g, y) if need[0] else None, multiply(g, x) if need[1] else None)
 
 
-_DOT = defop("dot", kernel=_dot_kernel, meta=_dot_meta, grad=_g_dot, inputs=("x", "y"),
+_DOT = defop("dot", kernel=_dot_kernel, meta=_dot_meta, grad=holomorphic(_g_dot), inputs=("x", "y"),
              samples=lambda: [Sample((_normal(5), _normal(5))), Sample((_normal(3, 4), _normal(3, 4)))])
 
 
@@ -424,8 +424,8 @@ def _einsum_samples():
             s("i,i", (4,), (4,)), s("abc->", (2, 3, 2))]
 
 
-_EINSUM = defop("einsum", kernel=_einsum_kernel, meta=_einsum_meta, grad=_g_einsum, inputs=("*operands",),
-                attrs={"equation": ""}, samples=_einsum_samples)
+_EINSUM = defop("einsum", kernel=_einsum_kernel, meta=_einsum_meta, grad=holomorphic(_g_einsum),
+                inputs=("*operands",), attrs={"equation": ""}, samples=_einsum_samples)
 
 
 def einsum(equation: str, *operands: Tensor) -> Tensor:

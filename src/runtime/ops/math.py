@@ -14,7 +14,7 @@ from .. import dtypes as _dt
 from ..tensor import Tensor, as_tensor, tensor_method
 from . import meta_utils as mu
 from .creation import zeros_like
-from .grad_utils import unbroadcast
+from .grad_utils import holomorphic, unbroadcast
 from .inplace import inplace
 from .registry import Sample, TensorSpec, defop
 
@@ -157,25 +157,19 @@ def _g_sub(ctx, g):
     return unbroadcast(g, x), (unbroadcast(neg(g), y) if ctx.needs_input_grad[1] else None)
 
 
-def _conj_if_complex(t: Tensor) -> Tensor:
-    """Gradients of a real loss follow Paddle's convention dL/dRe + i*dL/dIm: a holomorphic op's rule
-    multiplies by the conjugate of its derivative, which for real tensors is the derivative itself."""
-    return conj(t) if t.dtype.np_dtype.kind == "c" else t
-
-
 def _g_mul(ctx, g):
     x, y = ctx.inputs
     need = ctx.needs_input_grad
-    return (unbroadcast(multiply(g, _conj_if_complex(y)), x) if need[0] else None,
-            unbroadcast(multiply(g, _conj_if_complex(x)), y) if need[1] else None)
+    return (unbroadcast(multiply(g, y), x) if need[0] else None,
+            unbroadcast(multiply(g, x), y) if need[1] else None)
 
 
 def _g_div(ctx, g):
     x, y = ctx.inputs
     need = ctx.needs_input_grad
-    gx = divide(g, _conj_if_complex(y))
+    gx = divide(g, y)
     return (unbroadcast(gx, x) if need[0] else None,
-            unbroadcast(neg(multiply(gx, _conj_if_complex(divide(x, y)))), y) if need[1] else None)
+            unbroadcast(neg(multiply(gx, divide(x, y))), y) if need[1] else None)
 
 
 def _g_pow(ctx, g):
@@ -215,11 +209,12 @@ _BINARY = {
     "fmax": (np.fmax, _g_select(lambda x, y: greater_than(x, y)), _binary_samples(), False),
     "fmin": (np.fmin, _g_select(lambda x, y: less_than(x, y)), _binary_samples(), False),
 }
-_BINARY_OPS = {name: defop(name, kernel=_binary_kernel(uf), meta=_binary_meta(name), grad=gr,
+_BINARY_OPS = {name: defop(name, kernel=_binary_kernel(uf), meta=_binary_meta(name),
+                           grad=None if gr is None else holomorphic(gr),
                            inputs=("x", "y"), samples=smp)
                for name, (uf, gr, smp, _) in _BINARY.items()}
 _DIVIDE = defop("divide", kernel=_true_divide_kernel, meta=_binary_meta("divide", int_to_float=True),
-                grad=_g_div, inputs=("x", "y"), samples=_binary_samples(ylow=0.5, yhigh=2.0))
+                grad=holomorphic(_g_div), inputs=("x", "y"), samples=_binary_samples(ylow=0.5, yhigh=2.0))
 
 
 def _binary_api(name: str, opdef):
@@ -416,6 +411,7 @@ _UNARY = {
 def _make_unary(name, fn, kind, rule, save, domain):
     kernel = _float_kernel(fn) if kind == "float" else _unary_kernel(fn)
     meta = {"float": _float_meta(name), "same": _same_meta, "modulus": _modulus_meta}[kind]
+    rule = rule if kind == "modulus" else holomorphic(rule)  # abs is not analytic: its rule handles complex x
     opdef = defop(name, kernel=kernel, meta=meta, grad=rule, save_outputs=save,
                   samples=_unary_samples(*domain))
 
