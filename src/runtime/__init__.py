@@ -27,6 +27,7 @@ from .hapi import Model, flops, summary
 from . import inference  # noqa: F401
 from . import profiler  # noqa: F401
 from . import fft, signal  # noqa: F401
+from . import amp  # noqa: F401
 from .autograd import enable_grad, grad, is_grad_enabled, no_grad, set_grad_enabled
 from .distributed import DataParallel
 from .dtypes import (bool, complex64, complex128, dtype, float16, float32, float64, get_default_dtype,

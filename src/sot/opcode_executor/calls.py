@@ -44,7 +44,7 @@ MAX_INLINE_DEPTH = 32  # nested inline calls
 # modules of runtime whose public functions read or change the runtime's state, not tensors
 _STATE_MODULES = frozenset({"runtime.mode", "runtime.dtypes", "runtime.flags", "runtime.place", "runtime.device",
                             "runtime.device.cuda", "runtime.generator",
-                            "runtime.static.builder", "runtime.serialization"})
+                            "runtime.static.builder", "runtime.serialization", "runtime.amp.auto_cast"})
 # functions of those modules that only read state: called with no arguments, read for real at translation time
 # and guarded by calling them again (exported at the top of `runtime` under these names)
 _STATE_QUERIES = frozenset({"in_dynamic_mode", "get_default_dtype", "get_device", "is_compiled_with_cuda",

@@ -14,6 +14,8 @@ RERAISE) runs when the body raises an exception the simulation models (see `exce
   does. The real grad mode never changes while translating.
 - an object whose type defines `__enter__` and `__exit__` in Python: both are inlined (what they
   write into objects from outside is a side effect, replayed after the graph as any other).
+- `paddle.amp.auto_cast()`: its entry changes the runtime's amp state and warns on every call, so the
+  block runs eagerly (SOT-S001); the call making it is a runtime state call, a break already.
 - anything else (a context manager written in C, one a generator makes with contextlib): the
   frame cannot be captured (`Unsupported`, SOT-B003).
 
@@ -45,6 +47,8 @@ from .wording import shown
 
 __all__ = ["ContextMixin", "GradModeVariable", "GradModeExitVariable"]
 
+# modules of runtime whose context managers change the runtime's global state when entered: never inlined
+_STATE_CONTEXT_MODULES = frozenset({"runtime.amp.auto_cast"})
 # the caller's grad mode, as a guard reads it
 _GRAD_MODE_SOURCE = expression("__import__('runtime').is_grad_enabled()")
 
@@ -158,6 +162,9 @@ class ContextMixin:
                 self._switch_grad_mode(manager.mode)
                 manager.saved = before
             exit_, entered = GradModeExitVariable(manager, before), ConstantVariable(None)
+        elif isinstance(manager, InstanceVariable) and type(manager.value).__module__ in _STATE_CONTEXT_MODULES:
+            self.unsupported("enters paddle.amp.auto_cast, whose entry checks its arguments, warns and sets the "
+                             "runtime's amp state on every call: the block runs eagerly", "SOT-S001")
         elif isinstance(manager, InstanceVariable):
             enter = self._python_method(manager, "__enter__")
             exit_ = self._python_method(manager, "__exit__")
