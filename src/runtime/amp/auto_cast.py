@@ -47,10 +47,8 @@ def _merged_lists(custom_white_list: Iterable[str] | None, custom_black_list: It
 class _AutoCast(contextlib.ContextDecorator):
     """The context (or decorator) auto_cast returns; like Paddle's, it checks its arguments on entry."""
 
-    def __init__(self, enable: bool, custom_white_list: Any, custom_black_list: Any, level: str, dtype: Any,
-                 use_promote: bool):
+    def __init__(self, enable: bool, custom_white_list: Any, custom_black_list: Any, level: str, dtype: Any):
         self._args = (enable, custom_white_list, custom_black_list, level, dtype)
-        self.use_promote = use_promote
 
     def __enter__(self) -> None:
         enable, custom_white_list, custom_black_list, level, dtype = self._args
@@ -82,8 +80,9 @@ class _AutoCast(contextlib.ContextDecorator):
 def auto_cast(enable: bool = True, custom_white_list: Iterable[str] | None = None,
               custom_black_list: Iterable[str] | None = None, level: str = "O1", dtype: Any = "float16",
               use_promote: bool = True) -> _AutoCast:
-    """A context (or decorator) for mixed-precision ops; in runtime it changes no dtype (module docstring)."""
-    return _AutoCast(enable, custom_white_list, custom_black_list, level, dtype, use_promote)
+    """A context (or decorator) for mixed-precision ops; in runtime it changes no dtype (module docstring),
+    so `use_promote`, which picks how mixed dtypes are cast, has nothing to act on."""
+    return _AutoCast(enable, custom_white_list, custom_black_list, level, dtype)
 
 
 amp_guard = auto_cast

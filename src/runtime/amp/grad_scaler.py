@@ -186,31 +186,39 @@ class AmpScaler:
         self._scale = _scale_tensor(new_init_loss_scaling)
 
     def get_incr_ratio(self) -> float:
+        """The factor the scale grows by after incr_every_n_steps finite steps."""
         return self._incr_ratio
 
     def set_incr_ratio(self, new_incr_ratio: float) -> None:
+        """Set the growth factor (> 1, an AssertionError otherwise, as Paddle's assert)."""
         if not new_incr_ratio > 1.0:
             raise AssertionError("The new_incr_ratio must be > 1.0.")
         self._incr_ratio = new_incr_ratio
 
     def get_decr_ratio(self) -> float:
+        """The factor the scale shrinks by after decr_every_n_nan_or_inf inf/nan steps."""
         return self._decr_ratio
 
     def set_decr_ratio(self, new_decr_ratio: float) -> None:
+        """Set the shrink factor (< 1, an AssertionError otherwise, as Paddle's assert)."""
         if not new_decr_ratio < 1.0:
             raise AssertionError("The new_decr_ratio must be < 1.0.")
         self._decr_ratio = new_decr_ratio
 
     def get_incr_every_n_steps(self) -> int:
+        """How many finite steps in a row grow the scale."""
         return self._incr_every_n_steps
 
     def set_incr_every_n_steps(self, new_incr_every_n_steps: int) -> None:
+        """Set how many finite steps in a row grow the scale."""
         self._incr_every_n_steps = new_incr_every_n_steps
 
     def get_decr_every_n_nan_or_inf(self) -> int:
+        """How many inf/nan steps (since the last finite one) shrink the scale."""
         return self._decr_every_n_nan_or_inf
 
     def set_decr_every_n_nan_or_inf(self, new_decr_every_n_nan_or_inf: int) -> None:
+        """Set how many inf/nan steps shrink the scale."""
         self._decr_every_n_nan_or_inf = new_decr_every_n_nan_or_inf
 
     # ----------------------------------------------------------- checkpoints
