@@ -49,7 +49,7 @@ def _warned(fn, *args):
     with warnings.catch_warnings(record=True) as ws:
         warnings.simplefilter("always")
         result = fn(*args)
-    return result, [(w.category, str(w.message)) for w in ws]
+    return result, [(w.category, str(w.message), w.filename, w.lineno) for w in ws]
 
 
 def test_a_forward_under_auto_cast_gives_the_eager_result_and_warnings_on_every_call():
@@ -73,6 +73,26 @@ def test_auto_cast_argument_errors_are_raised_as_eagerly():
         bad_level(rand(2))
     with pytest.raises(ValueError, match="level should be O0, OD, O1 or O2"):
         jit_of(bad_level)(rand(2))
+
+
+@paddle.amp.auto_cast()
+def _decorated(x):
+    return x * 2 + 1
+
+
+def calls_a_function_decorated_with_auto_cast(x):
+    return _decorated(x) - 3
+
+
+def test_a_call_of_a_function_decorated_with_auto_cast_gives_the_eager_result():
+    x = rand(4, 3)
+    jit = jit_of(calls_a_function_decorated_with_auto_cast)
+    for _ in range(2):
+        got, got_ws = _warned(jit, x)
+        want, want_ws = _warned(calls_a_function_decorated_with_auto_cast, x)
+        assert_same_result(got, want)
+        assert got_ws == want_ws and len(want_ws) == 1
+    assert {code for code, *_ in events(jit)} == {"SOT-S001"}
 
 
 @pytest.mark.parametrize("first_inside", [False, True])
