@@ -32,10 +32,11 @@ def holomorphic(rule):
     takes g * conj(f'(x)) = conj(rule(conj(g))). A complex gradient arrives only when an input is complex,
     so real graphs pay one dtype check per rule."""
     def wrapped(ctx, *grads):
-        if all(g.dtype.np_dtype.kind != "c" for g in grads):
-            return rule(ctx, *grads)
-        from .math import conj  # noqa: PLC0415 - math imports this module
-        return tuple(None if r is None else conj(r) for r in rule(ctx, *(conj(g) for g in grads)))
+        for g in grads:  # a loop, not all(...): this runs for every node of every backward pass
+            if g.dtype.np_dtype.kind == "c":
+                from .math import conj  # noqa: PLC0415 - math imports this module
+                return tuple(None if r is None else conj(r) for r in rule(ctx, *(conj(g) for g in grads)))
+        return rule(ctx, *grads)
     wrapped.__name__ = wrapped.__qualname__ = getattr(rule, "__name__", "rule")
     wrapped.__doc__ = rule.__doc__
     return wrapped
