@@ -294,6 +294,21 @@ def test_step_info_reports_batch_cost_reader_cost_and_ips():
     assert prof.profiler_result is None and dispatch._kernel_observer is None
 
 
+def test_a_dataloader_loop_reports_its_reader_cost_and_loading_events():
+    data = np.arange(12, dtype="float32").reshape(6, 2)
+    loader = paddle.io.DataLoader(paddle.io.TensorDataset([paddle.to_tensor(data)]), batch_size=2)
+    batches = []
+    with profiler.Profiler(on_trace_ready=lambda p: None) as prof:
+        for (batch,) in loader:
+            batches.append(batch.numpy())
+            prof.step(num_samples=2)
+        info = prof.step_info()
+    np.testing.assert_array_equal(np.concatenate(batches), data)
+    assert re.fullmatch(r" reader_cost: \d+\.\d{5} s batch_cost: \d+\.\d{5} s ips: \d+\.\d{3} samples/s", info)
+    loading = [e for e in prof.profiler_result.events if e.type is profiler.TracerEventType.Dataloader]
+    assert [e.name for e in loading] == ["DataLoader"] * 3
+
+
 def test_timer_only_summary_prints_nothing(capsys):
     with profiler.Profiler(timer_only=True) as prof:
         paddle.ones([2]) + 1.0

@@ -4,7 +4,8 @@ Loading runs in the calling process: `num_workers > 0` is accepted and loads the
 in the same order, without subprocesses (`worker_init_fn(0)` is called once per pass over the
 data and `get_worker_info()` returns None, as in a single-process loader). `places`,
 `use_buffer_reader`, `prefetch_factor`, `use_shared_memory`, `timeout` and `persistent_workers`
-have nothing to tune here and are validated and otherwise ignored.
+have nothing to tune here and are validated and otherwise ignored. Loading each batch is a
+`Dataloader` span of `paddle.profiler` (its events, and the reader cost of `step_info`).
 """
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from typing import Any, Callable, Iterator
 import numpy as np
 
 from ..place import array_module
+from ..profiler.events import RecordEvent, TracerEventType
 from ..tensor import Tensor
 from .dataset import Dataset, IterableDataset
 from .sampler import BatchSampler
@@ -150,8 +152,17 @@ class DataLoader:
             self.worker_init_fn(0)
         unbatched = self.batch_size is None
         collate = self.collate_fn or (default_convert_fn if unbatched else default_collate_fn)
-        for item in self._samples():
-            yield _to_tensors(collate(item))
+        samples = self._samples()
+        while True:
+            loading = RecordEvent("DataLoader", TracerEventType.Dataloader)   # a profiler's reader cost
+            loading.begin()
+            try:
+                item = next(samples)
+            except StopIteration:
+                return   # (the span is dropped: looking for a batch past the last loads nothing)
+            batch = _to_tensors(collate(item))
+            loading.end()
+            yield batch
 
     def __call__(self) -> Iterator[Any]:
         return self.__iter__()

@@ -1,7 +1,8 @@
 """`Profiler.step_info()`: the average batch cost, reader cost and throughput of the steps since the
 last call, as Paddle's benchmark timer reports them. Runs also with `timer_only=True` and in any
 scheduler state. Reader cost is the time spent in spans marked as data loading
-(`RecordEvent(name, TracerEventType.Dataloader)`) during those steps.
+(`RecordEvent(name, TracerEventType.Dataloader)`: `paddle.io.DataLoader` marks each batch it loads)
+during those steps.
 """
 from __future__ import annotations
 
