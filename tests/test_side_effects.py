@@ -56,12 +56,19 @@ def runs_counter(model, x):
     return model(x)
 
 
+def counts_calls_through_setattr(x, tracker):
+    setattr(tracker, "calls", tracker.calls + 1)
+    setattr(tracker, "last", x * tracker.calls)
+    return tracker.last + 1
+
+
 @pytest.mark.parametrize("fn, make", [
     (counts_calls, lambda: (rand(2), Tracker())),
+    (counts_calls_through_setattr, lambda: (rand(2), Tracker())),
     (keeps_globals, lambda: (rand(2),)),
     (fills_containers, lambda: (rand(2), [5], {"old": 1})),
     (runs_counter, lambda: (Counter(), rand(4, 3))),
-], ids=["attributes", "globals", "containers", "layer_attribute"])
+], ids=["attributes", "setattr", "globals", "containers", "layer_attribute"])
 def test_writes_are_replayed_and_the_frame_is_captured(fn, make):
     args = make()
     assert_same(fn, *args)  # results, inputs after the call, globals
@@ -163,3 +170,44 @@ def test_a_closure_cell_written_by_an_inlined_callee_is_written_back():
         assert_same_result(report.result, bumps_twice(x, eager_bump))
         assert jit_read() == eager_read() and report.fallbacks == [] and report.break_count == 0
     assert sum(t.translations for t in translators(jit)) <= 2  # the cell's number becomes dynamic
+
+
+def sets_a_name_that_is_no_string(x, obj):
+    y = x + 1
+    setattr(obj, 3, y)
+    return y
+
+
+def test_setattr_with_a_name_that_is_no_string_raises_as_eagerly():
+    x = rand(2)
+    with pytest.raises(TypeError) as eager_error:
+        sets_a_name_that_is_no_string(x, Tracker())
+    jit, obj = jit_of(sets_a_name_that_is_no_string), Tracker()
+    with pytest.raises(TypeError) as jit_error:
+        jit(x, obj)
+    assert str(jit_error.value) == str(eager_error.value)
+    assert vars(obj) == vars(Tracker())
+
+
+def test_a_weight_normed_model_is_one_graph_and_trains_as_eagerly():
+    """weight_norm's pre-hook sets the layer's weight with setattr on every call: captured as an attribute
+    write, not a break per layer."""
+    import runtime as paddle
+
+    def make():
+        paddle.seed(0)
+        return nn.Sequential(nn.utils.weight_norm(nn.Conv1D(2, 4, 3, padding=1)), nn.ReLU(),
+                             nn.utils.weight_norm(nn.Conv1D(4, 3, 3, padding=1)))
+
+    eager, compiled = make(), make()
+    jit = sot.to_static(compiled)
+    x = rand(2, 2, 8)
+    for _ in range(2):
+        want, got = eager(x), jit(x)
+        assert_same_result(got, want)
+        want.sum().backward()
+        got.sum().backward()
+    for (name, a), (_, b) in zip(eager.named_parameters(), compiled.named_parameters()):
+        np.testing.assert_array_equal(b.grad.numpy(), a.grad.numpy(), err_msg=name)
+    np.testing.assert_array_equal(compiled[0].weight.numpy(), eager[0].weight.numpy())
+    assert events(jit.forward) == [] and jit.forward.sot_translator.translations == 1

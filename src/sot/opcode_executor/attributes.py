@@ -204,7 +204,11 @@ class AttributeMixin:
     @handles("STORE_ATTR")
     def _store_attr(self, ins: Instruction) -> None:
         target, value = self.stack.pop(), self.stack.pop()
-        name = ins.argval
+        self.store_attr(target, ins.argval, value)
+
+    def store_attr(self, target: Variable, name: str, value: Variable) -> None:
+        """`target.name = value` (STORE_ATTR, or `setattr` with a constant name): a tensor's stop_gradient, or
+        an attribute of an object from outside the frame, replayed after the graph (see side_effects)."""
         if isinstance(target, TensorVariable) and name == "stop_gradient":
             self.set_stop_gradient(target, value)
             return

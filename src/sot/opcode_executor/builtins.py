@@ -8,7 +8,7 @@ executor, once per item and in eager's order, so a lambda made in the frame is s
 tensor work recorded) and then the real builtin decides on the keys it gave. `any`, `all`, `next`,
 `zip` and `enumerate` consume an iterator one item at a time, as far as the real builtin would (a
 generator runs no further than eager code runs it). `len`, `list`, `tuple`, `isinstance`,
-`getattr`, `hasattr`, `super` and `type` work on Variables whose Python-level shape is known even
+`getattr`, `setattr`, `hasattr`, `super` and `type` work on Variables whose Python-level shape is known even
 when their items are tensors. `print` of values whose text the graph decides is deferred (`_print`).
 """
 from __future__ import annotations
@@ -277,6 +277,16 @@ def _getattr(ex: "OpcodeExecutor", args: list[Variable], kwargs: dict[str, Varia
     return ex.load_attr(args[0], name)
 
 
+def _setattr(ex: "OpcodeExecutor", args: list[Variable], kwargs: dict[str, Variable]) -> Variable:
+    """setattr(obj, name, value) with a constant name: the same write as STORE_ATTR (weight_norm's hook
+    sets the layer's weight this way on every call)."""
+    name = ex.python_value(args[1]) if len(args) == 3 and not kwargs else None
+    if not isinstance(name, str):
+        ex.unsupported("calls setattr() with a name known only at run time")
+    ex.store_attr(args[0], name, args[2])
+    return ConstantVariable(None)
+
+
 def _hasattr(ex: "OpcodeExecutor", args: list[Variable], kwargs: dict[str, Variable]) -> Variable:
     """hasattr(obj, name) with a constant name."""
     name = ex.python_value(args[1])
@@ -393,7 +403,7 @@ BUILTINS: dict[Any, Builtin] = {
     dict: _to_dict,
     reversed: _reversed, isinstance: _isinstance,
     iter: _iter, next: _next,
-    type: _type, getattr: _getattr, hasattr: _hasattr, super: _super, callable: _callable, sum: _sum,
+    type: _type, getattr: _getattr, setattr: _setattr, hasattr: _hasattr, super: _super, callable: _callable, sum: _sum,
     print: _print,
 }
 
