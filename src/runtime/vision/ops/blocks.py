@@ -1,9 +1,9 @@
-"""`paddle.vision.ops`: reusable blocks of the vision models."""
+"""Reusable blocks of the vision models (`paddle.vision.ops.ConvNormActivation`)."""
 from __future__ import annotations
 
 from typing import Any, Callable
 
-from .. import nn
+from ... import nn
 
 __all__ = ["ConvNormActivation"]
 
