@@ -292,6 +292,57 @@ def test_deform_conv2d_layer_holds_paddles_parameters():
                                   V.deform_conv2d(x, off, layer.weight, layer.bias, padding=1).numpy())
 
 
+# ---------------------------------------------------------------- proposals
+@pytest.mark.parametrize("offset", [False, True])
+def test_distribute_fpn_proposals_gives_what_paddle_gave(offset):
+    rois, restore, nums = V.distribute_fpn_proposals(_t(REF["fpn_rois"]), 2, 5, 4, 224, pixel_offset=offset,
+                                                     rois_num=_t(REF["fpn_num"]))
+    assert len(rois) == len(nums) == 4
+    for level, (r, n) in enumerate(zip(rois, nums)):
+        want = REF[f"fpn_{int(offset)}_rois{level}"]
+        assert r.shape == list(want.shape)  # an empty level is [0, 4]
+        np.testing.assert_array_equal(r.numpy(), want)
+        assert n.dtype == paddle.int32
+        np.testing.assert_array_equal(n.numpy(), REF[f"fpn_{int(offset)}_num{level}"])
+    assert restore.dtype == paddle.int32
+    np.testing.assert_array_equal(restore.numpy(), REF[f"fpn_{int(offset)}_restore"])
+    # restore_ind puts each roi back in its place
+    merged = np.concatenate([r.numpy() for r in rois])
+    np.testing.assert_array_equal(merged[restore.numpy()[:, 0]], REF["fpn_rois"])
+
+
+GP_CASES = {
+    "a": dict(pre_nms_top_n=6000, post_nms_top_n=1000, nms_thresh=0.5, min_size=0.1),
+    "b": dict(pre_nms_top_n=20, post_nms_top_n=8, nms_thresh=0.3, min_size=3.0, pixel_offset=True),
+    "c": dict(pre_nms_top_n=25, post_nms_top_n=30, nms_thresh=0.7, min_size=1.0, eta=0.8),
+}
+
+
+@pytest.mark.parametrize("case", sorted(GP_CASES))
+def test_generate_proposals_gives_what_paddle_gave(case):
+    """Counts exactly; boxes in float32 as Paddle computes them (within a few float32 ulps)."""
+    inputs = [_t(REF[f"gp_{k}"]) for k in ("scores", "deltas", "size", "anchors", "var")]
+    rois, probs, num = V.generate_proposals(*inputs, return_rois_num=True, **GP_CASES[case])
+    assert num.dtype == paddle.int32 and rois.dtype == probs.dtype == paddle.float32
+    np.testing.assert_array_equal(num.numpy(), REF[f"gp_{case}_num"])
+    np.testing.assert_allclose(rois.numpy(), REF[f"gp_{case}_rois"], rtol=1e-6, atol=1e-5)
+    np.testing.assert_array_equal(probs.numpy(), REF[f"gp_{case}_probs"])
+    assert V.generate_proposals(*inputs, **GP_CASES[case])[2] is None
+
+
+def test_proposal_ops_break_the_graph_and_match_eager():
+    def rpn(scores, deltas, size, anchors, var, num):
+        rois, probs, _ = V.generate_proposals(scores, deltas, size, anchors, var, pre_nms_top_n=20)
+        levels, restore, _ = V.distribute_fpn_proposals(rois, 2, 3, 2, 8, rois_num=num)
+        return probs * 2, restore, levels[0] + 1
+
+    inputs = [_t(REF[f"gp_{k}"]) for k in ("scores", "deltas", "size", "anchors", "var")]
+    num = V.generate_proposals(*inputs, pre_nms_top_n=20, return_rois_num=True)[2]
+    jit = sot.to_static(fresh(rpn))
+    assert_same_result(jit(*inputs, num), rpn(*inputs, num))
+    assert [code for code, _, _ in events(jit)] == ["SOT-B005", "SOT-B005"]
+
+
 # ---------------------------------------------------------------- argument errors
 _RNG = np.random.default_rng(9)
 BAD_CALLS = {

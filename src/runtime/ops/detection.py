@@ -13,6 +13,9 @@ values, which these kernels read on the host (as Paddle's GPU kernels copy `boxe
 - `roi_pool` takes per bin the maximum of an integer window (the first in row-major order on ties)
   and returns its flat pixel index (-1 for an empty bin), through which its gradient flows.
 - `prior_box` reads only its inputs' shapes: its boxes are a function of the attributes.
+- `distribute_fpn_proposals` and `generate_proposals` are value-shaped host ops (`dynamic_shape`), in
+  the input dtype as Paddle computes them: anchors decoded (scale exponent clipped at log(1000/16)),
+  clipped to the image, small boxes dropped, then NMS with an adaptive threshold (eta).
 """
 from __future__ import annotations
 
@@ -24,7 +27,7 @@ from . import meta_utils as mu
 from .indexing import scatter_add
 from .random import _host
 from .registry import Sample, TensorSpec, defop
-from .sort_order import argsort_descending, topk_descending
+from .sort_order import argsort_descending, partition_descending, topk_descending
 
 __all__: list[str] = []
 
@@ -566,3 +569,176 @@ PRIOR_BOX = defop("prior_box", kernel=_prior_box_kernel, meta=_prior_box_meta, i
                                    Sample((np.zeros((1, 2, 3, 2)), np.zeros((1, 3, 9, 7))),
                                           {**_PRIOR_ATTRS, "min_sizes": (3.0,), "steps": (2.0, 3.0),
                                            "min_max_aspect_ratios_order": True, "max_sizes": (6.0,)})])
+
+
+# ---------------------------------------------------------------- distribute_fpn_proposals
+def _fpn_meta(fpn_rois: TensorSpec, rois_num: TensorSpec, *, min_level: int, max_level: int, refer_level: int,
+              refer_scale: float, pixel_offset: bool) -> tuple:
+    _check_boxes("distribute_fpn_proposals", fpn_rois, "fpn_rois")
+    levels = max_level - min_level + 1
+    i32 = np.dtype("int32")
+    return (*[TensorSpec((-1, 4), fpn_rois.dtype)] * levels, TensorSpec((fpn_rois.shape[0], 1), i32),
+            *[TensorSpec(rois_num.shape, i32)] * levels)
+
+
+def _fpn_kernel(xp, fpn_rois, rois_num, *, min_level, max_level, refer_level, refer_scale, pixel_offset):
+    rois = _host(fpn_rois)
+    image = _roi_batch("distribute_fpn_proposals", rois_num, rois.shape[0])
+    w, h = rois[:, 2] - rois[:, 0], rois[:, 3] - rois[:, 1]
+    if pixel_offset:
+        w, h = w + 1, h + 1
+    area = np.where((rois[:, 2] < rois[:, 0]) | (rois[:, 3] < rois[:, 1]), 0, w * h)
+    with np.errstate(divide="ignore"):  # an empty box goes to the lowest level
+        level = np.floor(np.log2(np.sqrt(area) / rois.dtype.type(refer_scale) + rois.dtype.type(1e-8)) + refer_level)
+    level = np.clip(level, min_level, max_level).astype(_I64) - min_level
+    order = np.lexsort((np.arange(rois.shape[0]), image, level))  # by level, then image, then index
+    restore = np.empty(rois.shape[0], dtype=np.int32)
+    restore[order] = np.arange(rois.shape[0], dtype=np.int32)
+    levels = range(max_level - min_level + 1)
+    counts = [np.bincount(image[level == lv], minlength=len(_host(rois_num))).astype(np.int32) for lv in levels]
+    return (*[xp.asarray(rois[order[level[order] == lv]]) for lv in levels], xp.asarray(restore[:, None]),
+            *[xp.asarray(c) for c in counts])
+
+
+# Proposals spread over FPN levels by their scale: per level the rois and the rois per image, and where each
+# roi went in the levels' concatenation.
+DISTRIBUTE_FPN_PROPOSALS = defop(
+    "distribute_fpn_proposals", kernel=_fpn_kernel, meta=_fpn_meta, inputs=("fpn_rois", "rois_num"),
+    dynamic_shape=True,
+    attrs={"min_level": 2, "max_level": 5, "refer_level": 4, "refer_scale": 224.0, "pixel_offset": False},
+    samples=lambda: [Sample((np.array([[0, 0, 30, 40], [5, 5, 300, 260], [2, 2, 90, 120], [7, 7, 3, 3.0]]),
+                             np.array([3, 1], dtype=np.int32)),
+                            {"min_level": 2, "max_level": 5, "refer_level": 4, "refer_scale": 224.0,
+                             "pixel_offset": True})])
+
+
+# ---------------------------------------------------------------- generate_proposals
+_BBOX_CLIP = _pymath.log(1000.0 / 16.0)  # the largest scale exponent a delta may ask for
+
+
+def _decode_anchors(anchors: np.ndarray, deltas: np.ndarray, var: np.ndarray, offset: float) -> np.ndarray:
+    aw, ah = anchors[:, 2] - anchors[:, 0] + offset, anchors[:, 3] - anchors[:, 1] + offset
+    cx = var[:, 0] * deltas[:, 0] * aw + (anchors[:, 0] + aw * 0.5)
+    cy = var[:, 1] * deltas[:, 1] * ah + (anchors[:, 1] + ah * 0.5)
+    clip = anchors.dtype.type(_BBOX_CLIP)
+    w = np.exp(np.minimum(var[:, 2] * deltas[:, 2], clip)) * aw
+    h = np.exp(np.minimum(var[:, 3] * deltas[:, 3], clip)) * ah
+    return np.stack([cx - w / 2, cy - h / 2, cx + w / 2 - offset, cy + h / 2 - offset], axis=1)
+
+
+def _box_area(boxes: np.ndarray, offset: float) -> np.ndarray:
+    w, h = boxes[:, 2] - boxes[:, 0], boxes[:, 3] - boxes[:, 1]
+    return np.where((w < 0) | (h < 0), 0, (w + offset) * (h + offset))
+
+
+def _adaptive_nms(boxes: np.ndarray, scores: np.ndarray, threshold: float, eta: float, offset: float) -> list:
+    """Paddle's detection NMS: highest score first (ties: the later box first), IoU <= threshold survives,
+    the threshold shrinks by eta after each kept box while above 0.5."""
+    order = np.argsort(scores, kind="stable")[::-1]
+    area = _box_area(boxes, offset)
+    kept: list[int] = []
+    thr = boxes.dtype.type(threshold)
+    for i in order:
+        b = boxes[i]
+        if kept:
+            k = boxes[kept]
+            disjoint = (k[:, 0] > b[2]) | (k[:, 2] < b[0]) | (k[:, 1] > b[3]) | (k[:, 3] < b[1])
+            iw = np.minimum(k[:, 2], b[2]) - np.maximum(k[:, 0], b[0]) + offset
+            ih = np.minimum(k[:, 3], b[3]) - np.maximum(k[:, 1], b[1]) + offset
+            inter = iw * ih
+            with np.errstate(divide="ignore", invalid="ignore"):
+                iou = np.where(disjoint, 0, inter / (area[i] + area[kept] - inter))
+            if (iou > thr).any():
+                continue
+        kept.append(int(i))
+        if eta < 1 and thr > 0.5:
+            thr = thr * boxes.dtype.type(eta)
+    return kept
+
+
+def _proposals_of_image(scores, deltas, anchors, var, im_h, im_w, *, pre_nms_top_n, post_nms_top_n, nms_thresh,
+                        min_size, eta, pixel_offset):
+    """One image's proposals [M, 4] and scores [M] (Paddle's ProposalForOneImage)."""
+    offset = scores.dtype.type(1 if pixel_offset else 0)
+    if 0 < pre_nms_top_n < scores.size:
+        index = np.asarray(partition_descending(scores.tolist(), pre_nms_top_n), dtype=_I64)
+    else:
+        index = np.asarray(argsort_descending(scores.tolist()), dtype=_I64)
+    scores, boxes = scores[index], _decode_anchors(anchors[index], deltas[index], var[index], offset)
+    boxes[:, 0::2] = np.maximum(np.minimum(boxes[:, 0::2], im_w - offset), 0)
+    boxes[:, 1::2] = np.maximum(np.minimum(boxes[:, 1::2], im_h - offset), 0)
+    ws, hs = boxes[:, 2] - boxes[:, 0] + offset, boxes[:, 3] - boxes[:, 1] + offset
+    least = max(min_size, 1.0)
+    keep = (ws >= least) & (hs >= least)
+    if pixel_offset:
+        keep &= (boxes[:, 0] + ws / 2 <= im_w) & (boxes[:, 1] + hs / 2 <= im_h)
+    if not keep.any():  # Paddle gives one zero box for an image whose boxes are all too small
+        return np.zeros((1, 4), boxes.dtype), np.zeros(1, scores.dtype)
+    boxes, scores = boxes[keep], scores[keep]
+    if nms_thresh <= 0:
+        return boxes, scores
+    kept = _adaptive_nms(boxes, scores, nms_thresh, eta, float(offset))
+    if 0 < post_nms_top_n < len(kept):
+        kept = kept[:post_nms_top_n]
+    return boxes[kept], scores[kept]
+
+
+def _proposals_meta(scores: TensorSpec, bbox_deltas: TensorSpec, img_size: TensorSpec, anchors: TensorSpec,
+                    variances: TensorSpec, *, pre_nms_top_n: int, post_nms_top_n: int, nms_thresh: float,
+                    min_size: float, eta: float, pixel_offset: bool) -> tuple:
+    api = "generate_proposals"
+    n, a, h, w = scores.shape if len(scores.shape) == 4 else (None,) * 4
+    if n is None or len(bbox_deltas.shape) != 4 or bbox_deltas.shape[1] not in (4 * a, -1):
+        raise ValueError(f"{api}: arguments 'scores' [N, A, H, W] and 'bbox_deltas' [N, 4 * A, H, W] do not fit: "
+                         f"{mu.shape_str(scores.shape)} and {mu.shape_str(bbox_deltas.shape)}")
+    for arg, spec in (("anchors", anchors), ("variances", variances)):
+        if spec.shape[-1] != 4 or (a >= 0 and -1 not in spec.shape and
+                                   int(np.prod(spec.shape)) != 4 * a * h * w):
+            raise ValueError(f"{api}: argument '{arg}' must be [H, W, A, 4] = [{h}, {w}, {a}, 4], got "
+                             f"{mu.shape_str(spec.shape)}")
+    if len(img_size.shape) != 2 or img_size.shape[1] not in (2, -1):
+        raise ValueError(f"{api}: argument 'img_size' must be [N, 2] (height, width), got "
+                         f"{mu.shape_str(img_size.shape)}")
+    return TensorSpec((-1, 4), scores.dtype), TensorSpec((-1, 1), scores.dtype), TensorSpec((n,), np.dtype("int32"))
+
+
+def _proposals_kernel(xp, scores, bbox_deltas, img_size, anchors, variances, *, pre_nms_top_n, post_nms_top_n,
+                      nms_thresh, min_size, eta, pixel_offset):
+    s, d, size = _host(scores), _host(bbox_deltas), _host(img_size)
+    anc, var = _host(anchors).reshape(-1, 4), _host(variances).reshape(-1, 4)
+    n = s.shape[0]
+    s = s.transpose(0, 2, 3, 1).reshape(n, -1)
+    d = d.transpose(0, 2, 3, 1).reshape(n, -1, 4)
+    rois, probs = [], []
+    for i in range(n):
+        r, p = _proposals_of_image(s[i], d[i], anc, var, size[i, 0], size[i, 1], pre_nms_top_n=pre_nms_top_n,
+                                   post_nms_top_n=post_nms_top_n, nms_thresh=nms_thresh, min_size=min_size, eta=eta,
+                                   pixel_offset=pixel_offset)
+        rois.append(r)
+        probs.append(p)
+    counts = np.array([len(r) for r in rois], dtype=np.int32)
+    out = np.concatenate(rois) if rois else np.zeros((0, 4), s.dtype)
+    prob = np.concatenate(probs)[:, None] if probs else np.zeros((0, 1), s.dtype)
+    return xp.asarray(out), xp.asarray(prob), xp.asarray(counts)
+
+
+def _proposals_samples() -> list[Sample]:
+    a, h, w = 2, 2, 3
+    ctr = np.stack(np.meshgrid(np.arange(w) * 6.0 + 3, np.arange(h) * 6.0 + 3), -1)
+    half = np.array([[4.0, 4.0], [6.0, 3.0]])
+    anchors = np.concatenate([ctr[:, :, None] - half, ctr[:, :, None] + half], -1)
+    var = np.broadcast_to(np.array([0.1, 0.1, 0.2, 0.2]), anchors.shape).copy()
+    size = np.array([[14.0, 18.0], [12.0, 16.0]])
+    attrs = {"pre_nms_top_n": 8, "post_nms_top_n": 5, "nms_thresh": 0.5, "min_size": 1.0, "eta": 1.0,
+             "pixel_offset": False}
+    return [Sample((_rng.uniform(size=(2, a, h, w)), _rng.normal(scale=0.3, size=(2, 4 * a, h, w)), size, anchors,
+                    var), attrs)]
+
+
+# Region proposals of an RPN head: anchors moved by the deltas, clipped, filtered, suppressed, per image.
+GENERATE_PROPOSALS = defop(
+    "generate_proposals", kernel=_proposals_kernel, meta=_proposals_meta, dynamic_shape=True,
+    inputs=("scores", "bbox_deltas", "img_size", "anchors", "variances"),
+    attrs={"pre_nms_top_n": 6000, "post_nms_top_n": 1000, "nms_thresh": 0.5, "min_size": 0.1, "eta": 1.0,
+           "pixel_offset": False},
+    samples=_proposals_samples)

@@ -1,7 +1,7 @@
 """Detection ops of `paddle.vision.ops`: nms, roi_align, roi_pool, psroi_pool (and their layers),
-box_coder, yolo_box and prior_box, with Paddle 3.3.1's signatures, defaults and argument errors.
+box_coder, yolo_box, prior_box, distribute_fpn_proposals and generate_proposals, with Paddle 3.3.1's signatures, defaults and argument errors.
 
-nms and the roi poolings are registry ops (runtime/ops/detection.py); box_coder and yolo_box are
+nms, the roi poolings and the proposal ops are registry ops (runtime/ops/detection.py); box_coder and yolo_box are
 elementwise formulas over public ops (so autograd and the JIT see ordinary ops); prior_box is a
 registry op whose output depends only on its inputs' shapes.
 """
@@ -13,11 +13,12 @@ import numpy as np
 
 from ... import nn
 from ...ops import creation, math, shape
-from ...ops.detection import NMS, PRIOR_BOX, PSROI_POOL, ROI_ALIGN, ROI_POOL
+from ...ops.detection import (DISTRIBUTE_FPN_PROPOSALS, GENERATE_PROPOSALS, NMS, PRIOR_BOX, PSROI_POOL, ROI_ALIGN,
+                              ROI_POOL)
 from ...tensor import Tensor, as_tensor, to_tensor
 
 __all__ = ["nms", "roi_align", "RoIAlign", "roi_pool", "RoIPool", "psroi_pool", "PSRoIPool", "box_coder",
-           "yolo_box", "prior_box"]
+           "yolo_box", "prior_box", "distribute_fpn_proposals", "generate_proposals"]
 
 
 def _f32(v: Any) -> float:
@@ -283,3 +284,44 @@ def prior_box(input: Tensor, image: Tensor, min_sizes: Any, max_sizes: Any = Non
                      aspect_ratios=_floats(api, "aspect_ratios", aspect_ratios), variance=var, flip=bool(flip),
                      clip=bool(clip), steps=steps, offset=float(offset),
                      min_max_aspect_ratios_order=bool(min_max_aspect_ratios_order))
+
+
+# ---------------------------------------------------------------- proposals
+def distribute_fpn_proposals(fpn_rois: Tensor, min_level: int, max_level: int, refer_level: int, refer_scale: float,
+                             pixel_offset: bool = False, rois_num: Tensor | None = None,
+                             name: str | None = None) -> tuple[list[Tensor], Tensor, list[Tensor]]:
+    """Spread rois [N, 4] over FPN levels min_level..max_level by scale: level =
+    floor(log2(sqrt(area) / refer_scale + 1e-8) + refer_level), clamped. Returns the rois of each level,
+    restore_ind [N, 1] (int32: where each roi went in the levels' concatenation) and the rois per image of
+    each level."""
+    api = "distribute_fpn_proposals"
+    fpn_rois = as_tensor(fpn_rois, "fpn_rois", api)
+    if not (max_level > 0 and min_level > 0):
+        raise AssertionError(f"{api}: min_level and max_level should be greater than 0")
+    levels = max_level - min_level + 1
+    if not 1 < levels < 100:
+        raise AssertionError(f"{api}: max_level should be greater than min_level, with fewer than 100 levels")
+    if rois_num is None:
+        raise AssertionError(f"{api}: rois_num should not be None in dygraph mode.")
+    out = DISTRIBUTE_FPN_PROPOSALS(fpn_rois, as_tensor(rois_num, "rois_num", api), min_level=int(min_level),
+                                   max_level=int(max_level), refer_level=int(refer_level),
+                                   refer_scale=float(refer_scale), pixel_offset=bool(pixel_offset))
+    return list(out[:levels]), out[levels], list(out[levels + 1:])
+
+
+def generate_proposals(scores: Tensor, bbox_deltas: Tensor, img_size: Tensor, anchors: Tensor, variances: Tensor,
+                       pre_nms_top_n: int = 6000, post_nms_top_n: int = 1000, nms_thresh: float = 0.5,
+                       min_size: float = 0.1, eta: float = 1.0, pixel_offset: bool = False,
+                       return_rois_num: bool = False, name: str | None = None) -> tuple:
+    """RPN proposals per image: the pre_nms_top_n best-scored anchors [H, W, A, 4] moved by bbox_deltas
+    [N, 4A, H, W] (with variances), clipped to img_size [N, 2] (height, width), boxes under min_size dropped,
+    then NMS (threshold shrinking by eta) keeping post_nms_top_n. Returns (rois [M, 4], probs [M, 1],
+    rois per image [N] int32 or None)."""
+    api = "generate_proposals"
+    args = [as_tensor(t, arg, api) for t, arg in ((scores, "scores"), (bbox_deltas, "bbox_deltas"),
+                                                 (img_size, "img_size"), (anchors, "anchors"),
+                                                 (variances, "variances"))]
+    rois, probs, num = GENERATE_PROPOSALS(*args, pre_nms_top_n=int(pre_nms_top_n), post_nms_top_n=int(post_nms_top_n),
+                                          nms_thresh=_f32(nms_thresh), min_size=_f32(min_size), eta=_f32(eta),
+                                          pixel_offset=bool(pixel_offset))
+    return rois, probs, num if return_rois_num else None
