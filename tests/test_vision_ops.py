@@ -343,6 +343,40 @@ def test_proposal_ops_break_the_graph_and_match_eager():
     assert [code for code, _, _ in events(jit)] == ["SOT-B005", "SOT-B005"]
 
 
+MN_CASES = {
+    "a": dict(score_threshold=0.1, post_threshold=0.05, nms_top_k=6, keep_top_k=8),
+    "b": dict(score_threshold=0.2, post_threshold=0.3, nms_top_k=-1, keep_top_k=-1, use_gaussian=True,
+              gaussian_sigma=2.5),
+    "c": dict(score_threshold=0.0, post_threshold=0.0, nms_top_k=-1, keep_top_k=12, background_label=-1),
+    "d": dict(score_threshold=0.95, post_threshold=0.9, nms_top_k=4, keep_top_k=5),
+    "px": dict(score_threshold=0.1, post_threshold=0.05, nms_top_k=-1, keep_top_k=-1, normalized=False),
+}
+
+
+@pytest.mark.parametrize("case", sorted(MN_CASES))
+def test_matrix_nms_gives_what_paddle_gave(case):
+    """Index and counts exactly (tied scores in Paddle's order); decayed scores within float32 ulps."""
+    boxes = REF["mn_boxes_px" if case == "px" else "mn_boxes"]
+    out, num, index = V.matrix_nms(_t(boxes), _t(REF["mn_scores"]), return_index=True, **MN_CASES[case])
+    assert num.dtype == index.dtype == paddle.int32 and out.dtype == paddle.float32
+    np.testing.assert_array_equal(num.numpy(), REF[f"mn_{case}_num"])
+    np.testing.assert_array_equal(index.numpy(), REF[f"mn_{case}_index"])
+    np.testing.assert_allclose(out.numpy(), REF[f"mn_{case}_out"], rtol=1e-6, atol=1e-7)
+    plain = V.matrix_nms(_t(boxes), _t(REF["mn_scores"]), **MN_CASES[case])
+    assert plain[2] is None and plain[1] is not None
+
+
+def test_matrix_nms_breaks_the_graph_and_matches_eager():
+    def head(boxes, scores):
+        out, num, _ = V.matrix_nms(boxes * 1.0, scores, 0.1, 0.05, 6, 8)
+        return out[:, 1].sum() + 1, num
+
+    args = (_t(REF["mn_boxes"]), _t(REF["mn_scores"]))
+    jit = sot.to_static(fresh(head))
+    assert_same_result(jit(*args), head(*args))
+    assert [code for code, _, _ in events(jit)] == ["SOT-B005"]
+
+
 # ---------------------------------------------------------------- argument errors
 _RNG = np.random.default_rng(9)
 BAD_CALLS = {
@@ -368,6 +402,9 @@ BAD_CALLS = {
                                                     _t(_RNG.normal(size=(2, 2, 3, 3))), padding=1,
                                                     mask=_t(_RNG.normal(size=(1, 8, 5, 5)))),
     "yolo_box_channels": lambda: V.yolo_box(_t(REF["yb_x"][:, :-1]), _t(REF["yb_size"]), ANCHORS, 3, 0.4, 8),
+    "psroi_pool_one_channel": lambda: V.psroi_pool(_t(REF["ps_x"][:, :4]), _t(RBOXES), _t(RNUM), 2),
+    "matrix_nms_scores_boxes": lambda: V.matrix_nms(_t(REF["mn_boxes"]), _t(REF["mn_scores"][:, :, :9]), 0.1, 0.05,
+                                                    -1, -1),
 }
 # Paddle 3.3.1 reads past its arrays (no error, or a crash) where boxes_num does not add up: runtime raises
 UNCHECKED_BY_PADDLE = {"roi_align_num_mismatch", "roi_pool_num_mismatch"}
@@ -379,7 +416,8 @@ def test_bad_arguments_raise_paddles_error_naming_op_and_argument(case):
     with pytest.raises(Exception) as info:
         BAD_CALLS[case]()
     assert type(info.value).__name__ == want
-    op = case.split("_")[0] if not case.startswith(("roi_", "box_", "yolo_")) else "_".join(case.split("_")[:2])
+    op = case.split("_")[0] if not case.startswith(("roi_", "box_", "yolo_", "psroi_", "matrix_")) \
+        else "_".join(case.split("_")[:2])
     assert (op if op != "deform" else "deform_conv2d") in str(info.value)
 
 

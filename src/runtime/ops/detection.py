@@ -1,4 +1,5 @@
-"""Detection ops of `paddle.vision.ops`: nms, roi_align, psroi_pool, roi_pool (and their gradients), prior_box.
+"""Detection ops of `paddle.vision.ops`: nms, matrix_nms, roi_align, psroi_pool, roi_pool (and their gradients),
+prior_box, distribute_fpn_proposals, generate_proposals.
 
 Every op here follows Paddle's CPU kernels number for number. Their geometry depends on box
 values, which these kernels read on the host (as Paddle's GPU kernels copy `boxes_num` back):
@@ -13,7 +14,8 @@ values, which these kernels read on the host (as Paddle's GPU kernels copy `boxe
 - `roi_pool` takes per bin the maximum of an integer window (the first in row-major order on ties)
   and returns its flat pixel index (-1 for an empty bin), through which its gradient flows.
 - `prior_box` reads only its inputs' shapes: its boxes are a function of the attributes.
-- `distribute_fpn_proposals` and `generate_proposals` are value-shaped host ops (`dynamic_shape`), in
+- `matrix_nms` decays scores instead of dropping boxes (SOLO's Matrix NMS), per image and class.
+- `distribute_fpn_proposals`, `generate_proposals` and `matrix_nms` are value-shaped host ops (`dynamic_shape`), in
   the input dtype as Paddle computes them: anchors decoded (scale exponent clipped at log(1000/16)),
   clipped to the image, small boxes dropped, then NMS with an adaptive threshold (eta).
 """
@@ -27,7 +29,7 @@ from . import meta_utils as mu
 from .indexing import scatter_add
 from .random import _host
 from .registry import Sample, TensorSpec, defop
-from .sort_order import argsort_descending, partition_descending, topk_descending
+from .sort_order import argsort_descending, partial_sort_descending, partition_descending, topk_descending
 
 __all__: list[str] = []
 
@@ -285,6 +287,9 @@ def _pool_meta(op: str, x: TensorSpec, boxes: TensorSpec, boxes_num: TensorSpec,
             raise ValueError(f"{op}: the channels of argument 'x' ({c}) must be divisible by "
                              f"output_size[0] * output_size[1] ({channel_bins})")
         c //= channel_bins
+        if c <= 1:
+            raise ValueError(f"{op}: the pooled output channels must be greater than 1 (Paddle's requirement), got "
+                             f"{c} from {x.shape[1]} channels and output_size {list(output_size)}")
     return TensorSpec((boxes.shape[0], c, *output_size), x.dtype)
 
 
@@ -382,7 +387,7 @@ def _psroi_pool_samples() -> list[Sample]:
     boxes, num = _sample_rois()
     return [Sample((_rng.normal(size=(2, 12, 5, 6)), boxes, num), {"output_size": (2, 3), "spatial_scale": 0.8},
                    grad_inputs=(0,)),
-            Sample((_rng.normal(size=(2, 4, 5, 6)), boxes, num), {"output_size": (2, 2), "spatial_scale": 1.0},
+            Sample((_rng.normal(size=(2, 8, 5, 6)), boxes, num), {"output_size": (2, 2), "spatial_scale": 1.0},
                    grad_inputs=(0,))]
 
 
@@ -742,3 +747,94 @@ GENERATE_PROPOSALS = defop(
     attrs={"pre_nms_top_n": 6000, "post_nms_top_n": 1000, "nms_thresh": 0.5, "min_size": 0.1, "eta": 1.0,
            "pixel_offset": False},
     samples=_proposals_samples)
+
+
+# ---------------------------------------------------------------- matrix_nms
+def _iou_matrix(b: np.ndarray, offset: float) -> np.ndarray:
+    """Pairwise IoU of boxes [n, 4] (Paddle's JaccardOverlap: 0 for disjoint boxes, +offset on each side)."""
+    area = _box_area(b, offset)
+    disjoint = ((b[None, :, 0] > b[:, None, 2]) | (b[None, :, 2] < b[:, None, 0]) | (b[None, :, 1] > b[:, None, 3])
+                | (b[None, :, 3] < b[:, None, 1]))
+    iw = np.minimum(b[:, None, 2], b[None, :, 2]) - np.maximum(b[:, None, 0], b[None, :, 0]) + offset
+    ih = np.minimum(b[:, None, 3], b[None, :, 3]) - np.maximum(b[:, None, 1], b[None, :, 1]) + offset
+    inter = iw * ih
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(disjoint, 0, inter / (area[:, None] + area[None] - inter))
+
+
+def _decay_class(boxes: np.ndarray, scores: np.ndarray, *, score_threshold, post_threshold, nms_top_k, normalized,
+                 use_gaussian, gaussian_sigma) -> tuple[np.ndarray, np.ndarray]:
+    """One class of one image: the boxes kept and their decayed scores. Every candidate's score decays by its
+    worst overlap with a higher-scored one, relative to how much that one was itself overlapped."""
+    cand = np.flatnonzero(scores > score_threshold)
+    n = cand.size if nms_top_k <= -1 else min(cand.size, nms_top_k)
+    cand = cand[np.asarray(partial_sort_descending(scores[cand].tolist(), n), dtype=_I64)]
+    s = scores[cand]
+    iou = np.triu(_iou_matrix(boxes[cand], boxes.dtype.type(0 if normalized else 1)), 1)  # iou[j, i] for j < i
+    iou_max = iou.max(axis=0, initial=0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        if use_gaussian:
+            decay = np.exp((iou_max[:, None] ** 2 - iou ** 2) * boxes.dtype.type(gaussian_sigma))
+        else:
+            decay = (1 - iou) / (1 - iou_max[:, None])
+    earlier = np.triu(np.ones((n, n), dtype=bool), 1)
+    decayed = np.minimum(np.where(earlier, decay, np.inf).min(axis=0, initial=np.inf), 1).astype(s.dtype) * s
+    keep = decayed > post_threshold
+    return cand[keep], decayed[keep]
+
+
+def _matrix_nms_meta(bboxes: TensorSpec, scores: TensorSpec, *, score_threshold: float, post_threshold: float,
+                     nms_top_k: int, keep_top_k: int, use_gaussian: bool, gaussian_sigma: float, background_label: int,
+                     normalized: bool) -> tuple:
+    if len(bboxes.shape) != 3 or bboxes.shape[2] not in (4, -1):
+        raise ValueError(f"matrix_nms: argument 'bboxes' must be [N, M, 4], got {mu.shape_str(bboxes.shape)}")
+    if len(scores.shape) != 3 or -1 not in (scores.shape[2], bboxes.shape[1]) and scores.shape[2] != bboxes.shape[1]:
+        raise ValueError(f"matrix_nms: argument 'scores' must be [N, C, M] with M = {bboxes.shape[1]} boxes, got "
+                         f"{mu.shape_str(scores.shape)}")
+    i32 = np.dtype("int32")
+    return (TensorSpec((-1, 6), bboxes.dtype), TensorSpec((-1, 1), i32), TensorSpec((bboxes.shape[0],), i32))
+
+
+def _matrix_nms_kernel(xp, bboxes, scores, *, score_threshold, post_threshold, nms_top_k, keep_top_k, use_gaussian,
+                       gaussian_sigma, background_label, normalized):
+    b, s = _host(bboxes), _host(scores)
+    rows, index, counts = [], [], []
+    for n in range(b.shape[0]):
+        kept, decayed, labels = [], [], []
+        for c in range(s.shape[1]):
+            if c == background_label:
+                continue
+            k, d = _decay_class(b[n], s[n, c], score_threshold=score_threshold, post_threshold=post_threshold,
+                                nms_top_k=nms_top_k, normalized=normalized, use_gaussian=use_gaussian,
+                                gaussian_sigma=gaussian_sigma)
+            kept.append(k)
+            decayed.append(d)
+            labels.append(np.full(k.size, c, dtype=b.dtype))
+        kept, decayed, labels = (np.concatenate(v) if v else np.zeros(0, t) for v, t in
+                                 ((kept, _I64), (decayed, b.dtype), (labels, b.dtype)))
+        top = kept.size if keep_top_k <= -1 else min(kept.size, keep_top_k)
+        perm = np.asarray(partial_sort_descending(decayed.tolist(), top), dtype=_I64)
+        rows.append(np.concatenate([labels[perm, None], decayed[perm, None], b[n, kept[perm]]], axis=1))
+        index.append(n * b.shape[1] + kept[perm])
+        counts.append(top)
+    out = np.concatenate(rows) if rows else np.zeros((0, 6), b.dtype)
+    idx = np.concatenate(index).astype(np.int32)[:, None] if index else np.zeros((0, 1), np.int32)
+    return xp.asarray(out.astype(b.dtype)), xp.asarray(idx), xp.asarray(np.asarray(counts, dtype=np.int32))
+
+
+def _matrix_nms_samples() -> list[Sample]:
+    xy = _rng.uniform(0, 0.7, size=(2, 6, 2))
+    boxes = np.concatenate([xy, xy + _rng.uniform(0.1, 0.4, size=(2, 6, 2))], axis=2)
+    attrs = {"score_threshold": 0.1, "post_threshold": 0.05, "nms_top_k": 4, "keep_top_k": 5, "use_gaussian": False,
+             "gaussian_sigma": 2.0, "background_label": 0, "normalized": True}
+    return [Sample((boxes, _rng.uniform(size=(2, 3, 6))), attrs),
+            Sample((boxes * 20, _rng.uniform(size=(2, 2, 6))),
+                   {**attrs, "use_gaussian": True, "normalized": False, "background_label": -1, "keep_top_k": -1})]
+
+
+# Matrix NMS (SOLO): scores decayed by overlaps instead of boxes dropped; rows [label, score, x1, y1, x2, y2].
+MATRIX_NMS = defop(
+    "matrix_nms", kernel=_matrix_nms_kernel, meta=_matrix_nms_meta, inputs=("bboxes", "scores"), dynamic_shape=True,
+    attrs={"score_threshold": 0.0, "post_threshold": 0.0, "nms_top_k": -1, "keep_top_k": -1, "use_gaussian": False,
+           "gaussian_sigma": 2.0, "background_label": 0, "normalized": True},
+    samples=_matrix_nms_samples)

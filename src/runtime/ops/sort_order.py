@@ -1,6 +1,7 @@
 """The order Paddle's CPU kernels leave tied values in: `argsort` sorts with libstdc++'s `std::sort`
 (introsort, not stable) and `topk` picks with `std::nth_element` then sorts the top k;
-generate_proposals keeps its pre-NMS top n as `std::nth_element` leaves them. Detection code that
+generate_proposals keeps its pre-NMS top n as `std::nth_element` leaves them; matrix_nms ranks with
+`std::partial_sort` (a heap). Detection code that
 sorts scores (nms, generate_proposals) must reproduce that order, since which of two tied boxes comes first
 decides which one suppresses the other. These are straight transcriptions of libstdc++'s
 algorithms over a list of indices, compared through the values (NaN first, then larger: Paddle's
@@ -11,7 +12,7 @@ from __future__ import annotations
 import math
 from typing import Callable, Sequence
 
-__all__ = ["argsort_descending", "topk_descending", "partition_descending"]
+__all__ = ["argsort_descending", "topk_descending", "partition_descending", "partial_sort_descending"]
 
 _THRESHOLD = 16  # libstdc++'s _S_threshold: ranges this short are insertion-sorted
 
@@ -164,4 +165,13 @@ def partition_descending(values: Sequence[float], k: int) -> list[int]:
     """The first k indices, unsorted, as `std::nth_element(first, first + k, last)` leaves them (k < length)."""
     order = list(range(len(values)))
     _nth_element(order, 0, k, len(order), _greater(values))
+    return order[:k]
+
+
+def partial_sort_descending(values: Sequence[float], k: int) -> list[int]:
+    """The first k indices as `std::partial_sort(first, first + k, last)` sorts them (heap select, heap sort)."""
+    order = list(range(len(values)))
+    comp = _greater(values)
+    _heap_select(order, 0, k, len(order), comp)
+    _sort_heap(order, 0, k, comp)
     return order[:k]

@@ -1,5 +1,6 @@
-"""Detection ops of `paddle.vision.ops`: nms, roi_align, roi_pool, psroi_pool (and their layers),
-box_coder, yolo_box, prior_box, distribute_fpn_proposals and generate_proposals, with Paddle 3.3.1's signatures, defaults and argument errors.
+"""Detection ops of `paddle.vision.ops`: nms, matrix_nms, roi_align, roi_pool, psroi_pool (and their layers),
+box_coder, yolo_box, prior_box, distribute_fpn_proposals and generate_proposals, with Paddle 3.3.1's
+signatures, defaults and argument errors.
 
 nms, the roi poolings and the proposal ops are registry ops (runtime/ops/detection.py); box_coder and yolo_box are
 elementwise formulas over public ops (so autograd and the JIT see ordinary ops); prior_box is a
@@ -13,12 +14,12 @@ import numpy as np
 
 from ... import nn
 from ...ops import creation, math, shape
-from ...ops.detection import (DISTRIBUTE_FPN_PROPOSALS, GENERATE_PROPOSALS, NMS, PRIOR_BOX, PSROI_POOL, ROI_ALIGN,
-                              ROI_POOL)
+from ...ops.detection import (DISTRIBUTE_FPN_PROPOSALS, GENERATE_PROPOSALS, MATRIX_NMS, NMS, PRIOR_BOX, PSROI_POOL,
+                              ROI_ALIGN, ROI_POOL)
 from ...tensor import Tensor, as_tensor, to_tensor
 
 __all__ = ["nms", "roi_align", "RoIAlign", "roi_pool", "RoIPool", "psroi_pool", "PSRoIPool", "box_coder",
-           "yolo_box", "prior_box", "distribute_fpn_proposals", "generate_proposals"]
+           "yolo_box", "prior_box", "distribute_fpn_proposals", "generate_proposals", "matrix_nms"]
 
 
 def _f32(v: Any) -> float:
@@ -325,3 +326,20 @@ def generate_proposals(scores: Tensor, bbox_deltas: Tensor, img_size: Tensor, an
                                           nms_thresh=_f32(nms_thresh), min_size=_f32(min_size), eta=_f32(eta),
                                           pixel_offset=bool(pixel_offset))
     return rois, probs, num if return_rois_num else None
+
+
+def matrix_nms(bboxes: Tensor, scores: Tensor, score_threshold: float, post_threshold: float, nms_top_k: int,
+               keep_top_k: int, use_gaussian: bool = False, gaussian_sigma: float = 2.0, background_label: int = 0,
+               normalized: bool = True, return_index: bool = False, return_rois_num: bool = True,
+               name: str | None = None) -> tuple:
+    """Matrix NMS over bboxes [N, M, 4] and per-class scores [N, C, M]: per class, the nms_top_k candidates above
+    score_threshold have their scores decayed by their overlaps (linear, or gaussian with gaussian_sigma);
+    those above post_threshold are kept, the keep_top_k best per image. Returns (out [K, 6] rows of
+    [label, score, x1, y1, x2, y2], rois per image [N] int32 or None, index [K, 1] int32 into N * M or None)."""
+    api = "matrix_nms"
+    out, index, num = MATRIX_NMS(as_tensor(bboxes, "bboxes", api), as_tensor(scores, "scores", api),
+                                 score_threshold=_f32(score_threshold), post_threshold=_f32(post_threshold),
+                                 nms_top_k=int(nms_top_k), keep_top_k=int(keep_top_k), use_gaussian=bool(use_gaussian),
+                                 gaussian_sigma=_f32(gaussian_sigma), background_label=int(background_label),
+                                 normalized=bool(normalized))
+    return out, num if return_rois_num else None, index if return_index else None
