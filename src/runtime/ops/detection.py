@@ -5,8 +5,8 @@ Every op here follows Paddle's CPU kernels number for number. Their geometry dep
 values, which these kernels read on the host (as Paddle's GPU kernels copy `boxes_num` back):
 - `nms` is value-shaped (`dynamic_shape`): the IoU matrix is one vectorised product, then a
   greedy pass over the boxes in score order keeps a box unless a kept box overlaps it more than
-  `iou_threshold` (IoU > threshold, areas without the +1 pixel). Scores are ordered as Paddle's
-  CPU argsort and topk order them, ties included (`sort_order`).
+  `iou_threshold` (IoU > threshold, areas without the +1 pixel). Scores are ordered highest first,
+  equal scores in index order (`_by_score`; Paddle's unstable sorts may order ties otherwise).
 - `roi_align` and `psroi_pool` are linear in x: each output bin is a weighted sum of input
   pixels. Their kernels compute the taps (roi, bin, pixel, weight) of all rois on the host, then
   gather them from x and add them per bin in one pass; the gradient (`*_grad`) adds the same taps
@@ -29,7 +29,6 @@ from . import meta_utils as mu
 from .indexing import scatter_add
 from .random import _host
 from .registry import Sample, TensorSpec, defop
-from .sort_order import argsort_descending, partial_sort_descending, partition_descending, topk_descending
 
 __all__: list[str] = []
 
@@ -89,9 +88,15 @@ def _greedy_nms(boxes: np.ndarray, threshold: float) -> np.ndarray:
     return np.flatnonzero(~suppressed)
 
 
-def _by_score(scores: np.ndarray) -> np.ndarray:
-    """Indices by descending score, ties in the order Paddle's CPU argsort leaves them."""
-    return np.asarray(argsort_descending(scores.tolist()), dtype=_I64)
+def _by_score(scores: np.ndarray, k: int | None = None) -> np.ndarray:
+    """The indices of the `k` (all) highest scores, highest first, NaN before any number, ties in index order.
+
+    Paddle's CPU kernels order ties as their C++ library's unstable sorts happen to leave them; a stable
+    order is ours (documented as a deviation): it decides which of two equal-scored boxes suppresses
+    the other, so results on tied scores can differ from Paddle's, never on distinct ones."""
+    finite = np.where(np.isnan(scores), 0, scores)
+    order = np.lexsort((-finite, ~np.isnan(scores))).astype(_I64)  # stable: last key first
+    return order if k is None else order[:k]
 
 
 def _nms_meta(boxes: TensorSpec, scores: TensorSpec | None, category_idxs: TensorSpec | None, *,
@@ -123,7 +128,7 @@ def _nms_kernel(xp, boxes, scores, category_idxs, *, iou_threshold, categories, 
         if top_k is None:
             keep = keep[_by_score(s[keep])]
         else:
-            keep = keep[np.asarray(topk_descending(s[keep].tolist(), min(top_k, keep.size)), dtype=_I64)]
+            keep = keep[_by_score(s[keep], min(top_k, keep.size))]
     return xp.asarray(keep.astype(_I64))
 
 
@@ -666,10 +671,7 @@ def _proposals_of_image(scores, deltas, anchors, var, im_h, im_w, *, pre_nms_top
                         min_size, eta, pixel_offset):
     """One image's proposals [M, 4] and scores [M] (Paddle's ProposalForOneImage)."""
     offset = scores.dtype.type(1 if pixel_offset else 0)
-    if 0 < pre_nms_top_n < scores.size:
-        index = np.asarray(partition_descending(scores.tolist(), pre_nms_top_n), dtype=_I64)
-    else:
-        index = np.asarray(argsort_descending(scores.tolist()), dtype=_I64)
+    index = _by_score(scores, pre_nms_top_n if 0 < pre_nms_top_n < scores.size else None)
     scores, boxes = scores[index], _decode_anchors(anchors[index], deltas[index], var[index], offset)
     boxes[:, 0::2] = np.maximum(np.minimum(boxes[:, 0::2], im_w - offset), 0)
     boxes[:, 1::2] = np.maximum(np.minimum(boxes[:, 1::2], im_h - offset), 0)
@@ -769,7 +771,7 @@ def _decay_class(boxes: np.ndarray, scores: np.ndarray, *, score_threshold, post
     worst overlap with a higher-scored one, relative to how much that one was itself overlapped."""
     cand = np.flatnonzero(scores > score_threshold)
     n = cand.size if nms_top_k <= -1 else min(cand.size, nms_top_k)
-    cand = cand[np.asarray(partial_sort_descending(scores[cand].tolist(), n), dtype=_I64)]
+    cand = cand[_by_score(scores[cand], n)]
     s = scores[cand]
     iou = np.triu(_iou_matrix(boxes[cand], boxes.dtype.type(0 if normalized else 1)), 1)  # iou[j, i] for j < i
     iou_max = iou.max(axis=0, initial=0)
@@ -814,7 +816,7 @@ def _matrix_nms_kernel(xp, bboxes, scores, *, score_threshold, post_threshold, n
         kept, decayed, labels = (np.concatenate(v) if v else np.zeros(0, t) for v, t in
                                  ((kept, _I64), (decayed, b.dtype), (labels, b.dtype)))
         top = kept.size if keep_top_k <= -1 else min(kept.size, keep_top_k)
-        perm = np.asarray(partial_sort_descending(decayed.tolist(), top), dtype=_I64)
+        perm = _by_score(decayed, top)
         rows.append(np.concatenate([labels[perm, None], decayed[perm, None], b[n, kept[perm]]], axis=1))
         index.append(n * b.shape[1] + kept[perm])
         counts.append(top)
