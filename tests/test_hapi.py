@@ -14,7 +14,7 @@ import pytest
 import runtime as paddle
 import sot
 from fixtures.paddle.hapi.cases import (BATCH, arrays, dataset, hook_logger, load, mlp, model, params_logger, plain,
-                                        stream, untimed)
+                                        stream, structure, untimed)
 
 REF = load()
 
@@ -47,19 +47,6 @@ def close(ours, theirs, tol=2e-5):
         assert ours == pytest.approx(theirs, abs=tol, rel=tol)
     else:
         assert ours == theirs
-
-
-def structure(value):
-    """The recorder's description of a returned value."""
-    if isinstance(value, (list, tuple)):
-        return {type(value).__name__: [structure(v) for v in value]}
-    if isinstance(value, dict):
-        return {"dict": [[k, structure(v)] for k, v in value.items()]}
-    if isinstance(value, np.ndarray):
-        return {"ndarray": str(value.dtype), "shape": list(value.shape), "value": plain(value)}
-    if isinstance(value, np.generic):
-        return {"npscalar": str(value.dtype), "value": plain(value.item())}
-    return {"py": type(value).__name__, "value": plain(value)}
 
 
 def same_structure(ours, theirs):
