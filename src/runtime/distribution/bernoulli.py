@@ -130,10 +130,6 @@ class ContinuousBernoulli(Distribution):
         x = (self.probs - 0.5).square()
         return where(self._outside_lims(), propose, 1.0 / 12.0 - (1.0 / 15.0 - 128.0 / 945.0 * x) * x)
 
-    def sample(self, shape: Sequence[int] = ()) -> Tensor:
-        with no_grad():
-            return self.rsample(shape)
-
     def rsample(self, shape: Sequence[int] = ()) -> Tensor:
         """icdf(u) for u uniform in [0, 1)."""
         if not isinstance(shape, Sequence):

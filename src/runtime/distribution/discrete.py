@@ -162,10 +162,6 @@ class Geometric(Distribution):
     def log_pmf(self, k: Any) -> Tensor:
         return self.pmf(k).log()
 
-    def sample(self, shape: Sequence[int] = ()) -> Tensor:
-        with no_grad():
-            return self.rsample(shape)
-
     def rsample(self, shape: Sequence[int] = ()) -> Tensor:
         """floor(log u / log(1 - p)) for u uniform in (tiny, 1)."""
         u = uniform(list(self._extend_shape(shape)), min=float(np.finfo("float32").tiny), max=1.0,

@@ -15,6 +15,7 @@ import numpy as np
 from ..dtypes import get_default_dtype, to_np_dtype
 from ..ops.activation import softmax
 from ..ops.creation import full_like
+from ..ops.grad_mode import no_grad
 from ..ops.math import sigmoid, where
 from ..tensor import Tensor, to_tensor
 
@@ -45,7 +46,10 @@ class Distribution:
         raise NotImplementedError
 
     def sample(self, shape: Sequence[int] = ()) -> Tensor:
-        raise NotImplementedError
+        """Draws of shape `shape + batch_shape`: `rsample`'s, outside autograd (a distribution without a
+        reparameterised draw overrides this)."""
+        with no_grad():
+            return self.rsample(shape)
 
     def rsample(self, shape: Sequence[int] = ()) -> Tensor:
         raise NotImplementedError

@@ -7,7 +7,6 @@ from typing import Any
 import numpy as np
 
 from ..dtypes import get_default_dtype, to_np_dtype
-from ..ops.grad_mode import no_grad
 from ..ops.random import uniform
 from ..ops.shape import broadcast_tensors
 from ..tensor import Tensor
@@ -36,10 +35,6 @@ class Exponential(ExponentialFamily):
     @property
     def variance(self) -> Tensor:
         return self.rate.pow(-2)
-
-    def sample(self, shape: Sequence[int] = ()) -> Tensor:
-        with no_grad():
-            return self.rsample(shape)
 
     def rsample(self, shape: Sequence[int] = ()) -> Tensor:
         """-log(u) / rate for u uniform in (tiny, 1)."""
@@ -114,10 +109,6 @@ class Laplace(Distribution):
         loc, scale, value = self._validate_value(value)
         term = value - 0.5
         return loc - scale * term.sign() * (-2 * term.abs()).log1p()
-
-    def sample(self, shape: Sequence[int] = ()) -> Tensor:
-        with no_grad():
-            return self.rsample(shape)
 
     def rsample(self, shape: Sequence[int] = ()) -> Tensor:
         """loc - scale * sign(u) * log(1 - |u|) for u uniform in (-1, 1)."""

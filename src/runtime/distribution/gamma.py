@@ -55,10 +55,6 @@ class Gamma(ExponentialFamily):
         c = self.concentration
         return c - self.rate.log() + lgamma(c) + (1.0 - c) * digamma(c)
 
-    def sample(self, shape: Sequence[int] = ()) -> Tensor:
-        with no_grad():
-            return self.rsample(shape)
-
     def rsample(self, shape: Sequence[int] = ()) -> Tensor:
         shape = list(self._extend_shape(shape))
         return standard_gamma(self.concentration.expand(shape)) / self.rate.expand(shape)

@@ -10,7 +10,6 @@ import numpy as np
 
 from ..dtypes import get_default_dtype
 from ..ops.creation import eye
-from ..ops.grad_mode import no_grad
 from ..ops.linalg import cholesky, inverse, matmul, solve
 from ..ops.random import normal
 from ..tensor import Tensor, to_tensor
@@ -69,10 +68,6 @@ class MultivariateNormal(Distribution):
     @property
     def variance(self) -> Tensor:
         return self._unbroadcasted_scale_tril.square().sum(-1).expand(list(self.batch_shape + self.event_shape))
-
-    def sample(self, shape: Sequence[int] = ()) -> Tensor:
-        with no_grad():
-            return self.rsample(shape)
 
     def rsample(self, shape: Sequence[int] = ()) -> Tensor:
         if not isinstance(shape, Sequence):
