@@ -23,7 +23,7 @@ from .dims import run_time_shape
 from .dispatch import FrameRaises, handles
 from .trackers import ExpressionTracker, GetAttrTracker, GetItemTracker, TypeTracker
 from .variables import (BoundMethodVariable, ConstantVariable, ContainerMethodVariable, ExceptionVariable,
-                        FunctionVariable, InstanceVariable, ListVariable, ObjectVariable, SuperVariable,
+                        FunctionVariable, InstanceVariable, ListVariable, ObjectVariable, PartialVariable, SuperVariable,
                         TensorMethodVariable, TensorVariable, TupleVariable, Variable, python_type)
 from .wording import shown
 
@@ -52,6 +52,8 @@ class AttributeMixin:
             return written if written is not None else self._class_attr(base, name)
         if isinstance(base, ExceptionVariable) and name == "args":
             return TupleVariable(list(base.args))
+        if isinstance(base, PartialVariable) and name in ("func", "args", "keywords"):  # a partial the frame made
+            return {"func": base.func, "args": TupleVariable(base.args), "keywords": base.keywords}[name]
         if isinstance(base, ConstantVariable) and isinstance(getattr(base.value, name, None),
                                                              types.BuiltinMethodType):
             return ObjectVariable(getattr(base.value, name))  # "a,b".split: folded when called

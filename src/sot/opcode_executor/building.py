@@ -7,17 +7,20 @@ indexing a container known at translation time is folded. f-strings are folded o
 """
 from __future__ import annotations
 
+import enum
 from typing import Any, Callable
 
 import numpy as np
 
 from runtime import static
+from sot.guards.source import expression
 from sot.pyversion import Instruction
 
 from .containers import call_container_method, set_of
 from .dispatch import FrameRaises, handles
+from .trackers import ExpressionTracker
 from .variables import (ConstantVariable, DictVariable, InstanceVariable, ListVariable, ObjectVariable, SetVariable,
-                        TensorVariable, TupleVariable, Variable)
+                        TensorVariable, TupleVariable, Variable, is_enum_member, known_value)
 from .wording import shown
 
 __all__ = ["BuildMixin"]
@@ -79,32 +82,53 @@ class BuildMixin:
     def _subscript(self, ins: Instruction) -> None:
         if ins.opname == "BINARY_SLICE":
             start, end = self.pop(2)
-            index: Any = slice(self.python_value(start), self.python_value(end))
+            index: Variable = ConstantVariable(slice(self.python_value(start), self.python_value(end)))
         else:
             index = self.stack.pop()
-            index = index if isinstance(index, TensorVariable) else self.python_value(index)
-        base = self.stack.pop()
+        self.stack.append(self.subscript(self.stack.pop(), index))
+
+    def subscript(self, base: Variable, index_var: Variable) -> Variable:
+        """`base[index_var]` (BINARY_SUBSCR, or `operator.getitem`)."""
+        opname = self.current.opname
+        index = index_var if isinstance(index_var, TensorVariable) else self.python_value(index_var)
         if isinstance(base, TensorVariable):
             self._check_tensor_index(index)
+        if isinstance(base, InstanceVariable) and type(base.value) is dict and is_enum_member(index_var):
+            return self._keyed_by_member(base, index_var)
         if isinstance(base, InstanceVariable):
-            self.stack.append(self.protocol(base, "__getitem__", index if isinstance(index, Variable) else
-                                            ConstantVariable(index)))
-        elif isinstance(base, TensorVariable):
-            self.stack.append(self._record_method("__getitem__", base, [
-                index if isinstance(index, TensorVariable) else ConstantVariable(index)], {}))
-        elif isinstance(base, TupleVariable) and isinstance(index, slice):
-            self.stack.append(type(base)(base.items[index]))
-        elif isinstance(base, (TupleVariable, DictVariable)) and not isinstance(index, Variable):
+            return self.protocol(base, "__getitem__", index if isinstance(index, Variable) else ConstantVariable(index))
+        if isinstance(base, TensorVariable):
+            return self._record_method("__getitem__", base, [
+                index if isinstance(index, TensorVariable) else ConstantVariable(index)], {})
+        if isinstance(base, TupleVariable) and isinstance(index, slice):
+            return type(base)(base.items[index])
+        if isinstance(base, (TupleVariable, DictVariable)) and not isinstance(index, Variable):
             try:
-                self.stack.append(base.items[index])
+                return base.items[index]
             except (IndexError, KeyError) as e:
                 if hasattr(getattr(base, "kind", dict), "__missing__"):  # a subclass's __missing__ runs eagerly
-                    raise FrameRaises(ins.opname, self.where(), f"raises {type(e).__name__}: {e}") from None
-                raise FrameRaises.of(ins.opname, self.where(), e) from None
-        elif isinstance(base, ConstantVariable) and not isinstance(index, Variable):
-            self.stack.append(ConstantVariable(base.value[index]))
-        else:
-            self.unsupported(f"indexes {shown(base)} by {shown(index)}, which sot cannot translate yet")
+                    raise FrameRaises(opname, self.where(), f"raises {type(e).__name__}: {e}") from None
+                raise FrameRaises.of(opname, self.where(), e) from None
+        if isinstance(base, ConstantVariable) and not isinstance(index, Variable):
+            return ConstantVariable(base.value[index])
+        if isinstance(base, ObjectVariable) and isinstance(base.value, enum.EnumMeta) and type(index) is str:
+            try:  # `Mode["A"]`: a member by name (the class is pinned by identity, its members fixed)
+                return known_value(base.value[index])
+            except KeyError as e:
+                raise FrameRaises.of(opname, self.where(), e) from None
+        self.unsupported(f"indexes {shown(base)} by {shown(index)}, which sot cannot translate yet")
+
+    def _keyed_by_member(self, table: InstanceVariable, member: ObjectVariable) -> Variable:
+        """`table[member]` of a dict from outside the frame keyed by enum members (a guard's item source names
+        constant keys only): the item is read now and guarded as the very lookup eager code makes,
+        `<table's source>[<member's source>]`."""
+        if table.tracker.source is None or member.tracker.source is None:
+            self.unsupported(f"indexes {shown(table)} by an enum member sot cannot find again on the next call")
+        try:
+            value = table.value[member.value]
+        except KeyError as e:
+            raise FrameRaises.of(self.current.opname, self.where(), e) from None
+        return self.wrap(value, ExpressionTracker(expression(f"{table.tracker.source}[{member.tracker.source}]")))
 
     def _check_tensor_index(self, index: Any) -> None:
         """Indexing a tensor by a tensor, a list or an array (advanced indexing) is not recorded: a bool

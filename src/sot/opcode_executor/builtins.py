@@ -20,6 +20,8 @@ from sot import config
 from sot.dynamic.shapes import specialise
 
 from .dispatch import FrameRaises
+from .folding import Builtin, bind, fold, folded, real
+from .stdlib import is_callable, stdlib_of
 from .trackers import TypeTracker
 from .variables import (CONSTANT_TYPES, ITERATOR_TYPES, ConstantVariable, DictVariable, DictViewVariable,
                         EnumerateVariable, ExceptionVariable, FunctionVariable, InstanceVariable, IteratorVariable,
@@ -31,40 +33,6 @@ if TYPE_CHECKING:
     from .executor import OpcodeExecutor
 
 __all__ = ["BUILTINS", "builtin_of"]
-
-Builtin = Callable[["OpcodeExecutor", list[Variable], dict[str, Variable]], Variable]
-
-
-def _fold(fn: Callable) -> Builtin:
-    """`fn` applied to Python values known at translation time, folded into a constant."""
-    def call(ex: "OpcodeExecutor", args: list[Variable], kwargs: dict[str, Variable]) -> Variable:
-        values = [ex.python_value(a) for a in args]
-        return _result(ex, _real(ex, fn, *values, **{k: ex.python_value(v) for k, v in kwargs.items()}))
-    return call
-
-
-def _real(ex: "OpcodeExecutor", fn: Callable, *args: Any, **kwargs: Any) -> Any:
-    """The real builtin's result on real values; what it raises, eager code raises: the frame runs eagerly."""
-    try:
-        return fn(*args, **kwargs)
-    except Exception as e:  # noqa: BLE001 - any exception of the builtin is the user's, raised by eager code
-        raise FrameRaises.of("CALL", ex.where(), e) from None
-
-
-def _result(ex: "OpcodeExecutor", result: Any) -> Variable:
-    """A folded builtin's result as a Variable."""
-    if not _is_folded_value(result):
-        ex.unsupported(f"calls a builtin returning a {type(result).__name__}, which sot cannot translate yet")
-    if type(result) is list:  # a new mutable list (sorted): items the frame may append to
-        return ListVariable([ConstantVariable(v) for v in result])
-    return ConstantVariable(result)
-
-
-def _is_folded_value(value: Any) -> bool:
-    if isinstance(value, (tuple, list)):
-        return all(_is_folded_value(v) for v in value)
-    return type(value) in CONSTANT_TYPES or isinstance(value, (range, slice))
-
 
 def _len(ex: "OpcodeExecutor", args: list[Variable], kwargs: dict[str, Variable]) -> Variable:
     """len of a container: known even when its items are tensors; of a tensor, its first dimension."""
@@ -82,13 +50,13 @@ def _len(ex: "OpcodeExecutor", args: list[Variable], kwargs: dict[str, Variable]
         if not shape or shape[0] < 0:
             ex.unsupported(f"takes the len() of {shown(var)}, known only at run time")
         return ConstantVariable(shape[0])
-    return _fold(len)(ex, args, kwargs)
+    return fold(len)(ex, args, kwargs)
 
 
 def _enumerate(ex: "OpcodeExecutor", args: list[Variable], kwargs: dict[str, Variable]) -> Variable:
     """enumerate(iterable, start=0): over a sequence, its items numbered; over an iterator, one item
     of it per item (see LazyIteratorVariable)."""
-    bound = _bind(ex, "enumerate", args, kwargs, ("iterable", "start"), {"start": ConstantVariable(0)})
+    bound = bind(ex, "enumerate", args, kwargs, ("iterable", "start"), {"start": ConstantVariable(0)})
     start = ex.python_value(bound["start"])
     if not isinstance(start, int):
         ex.unsupported(f"calls enumerate with start={shown(start)}, which sot cannot translate yet")
@@ -115,23 +83,6 @@ def _zip(ex: "OpcodeExecutor", args: list[Variable], kwargs: dict[str, Variable]
     return IteratorVariable([TupleVariable(list(t)) for t in zip(*lists)])
 
 
-def _bind(ex: "OpcodeExecutor", name: str, args: list[Variable], kwargs: dict[str, Variable],
-          params: tuple[str, ...], defaults: dict[str, Variable], positional: int = 0) -> dict[str, Variable]:
-    """The arguments of a builtin with these parameters (the first `positional` positional-only), as
-    eager binds them; a call eager code rejects (TypeError) makes the frame run eagerly."""
-    if len(args) > len(params) or set(kwargs) & set(params[:positional]):
-        ex.raises(f"{name}() takes at most {len(params)} arguments ({len(args)} given)")
-    bound = dict(zip(params, args))
-    for key, value in kwargs.items():
-        if key not in params or key in bound:
-            ex.raises(f"{name}() got an unexpected or repeated keyword argument {key!r}")
-        bound[key] = value
-    missing = [p for p in params if p not in bound and p not in defaults]
-    if missing:
-        ex.raises(f"{name}() missing required argument {missing[0]!r}")
-    return {**defaults, **bound}
-
-
 def _to_sequence(kind: type) -> Builtin:
     """list(...) / tuple(...) of an iterable of Variables."""
     def call(ex: "OpcodeExecutor", args: list[Variable], kwargs: dict[str, Variable]) -> Variable:
@@ -155,7 +106,7 @@ def _to_set(kind: type) -> Builtin:
     def call(ex: "OpcodeExecutor", args: list[Variable], kwargs: dict[str, Variable]) -> Variable:
         if kwargs or len(args) > 1:
             ex.raises(f"{kind.__name__}() called with arguments eager code rejects")
-        return SetVariable(_real(ex, kind, ex.python_value(args[0])) if args else kind())
+        return SetVariable(real(ex, kind, ex.python_value(args[0])) if args else kind())
     return call
 
 
@@ -225,7 +176,7 @@ def _min_max(fn: Callable) -> Builtin:
         items = ex.elements(args[0]) if len(args) == 1 else list(args)
         keys = _keys(ex, items, kwargs.get("key"))
         options = {"default": None} if "default" in kwargs else {}
-        index = _real(ex, fn, range(len(items)), key=keys.__getitem__, **options)
+        index = real(ex, fn, range(len(items)), key=keys.__getitem__, **options)
         return kwargs["default"] if index is None else items[index]
     return call
 
@@ -238,7 +189,7 @@ def _sorted(ex: "OpcodeExecutor", args: list[Variable], kwargs: dict[str, Variab
     items = ex.elements(args[0])
     keys = _keys(ex, items, kwargs.get("key"))
     reverse = ex.python_value(kwargs.get("reverse", ConstantVariable(False)))
-    order = _real(ex, sorted, range(len(items)), key=keys.__getitem__, reverse=reverse)
+    order = real(ex, sorted, range(len(items)), key=keys.__getitem__, reverse=reverse)
     return ListVariable([items[i] for i in order])
 
 
@@ -313,12 +264,12 @@ def _sum(ex: "OpcodeExecutor", args: list[Variable], kwargs: dict[str, Variable]
     """sum(iterable, start=0) as eager computes it: the leading items known at translation time are
     summed by the real `sum` (3.12's compensated float sum included), the others added one by one
     (`total + item`, tensors included), as eager's sum does from its first item it cannot add fast."""
-    bound = _bind(ex, "sum", args, kwargs, ("iterable", "start"), {"start": ConstantVariable(0)}, positional=1)
+    bound = bind(ex, "sum", args, kwargs, ("iterable", "start"), {"start": ConstantVariable(0)}, positional=1)
     items = [bound["start"], *ex.elements(bound["iterable"])]
     known = 0
     while known < len(items) and _known(items[known]):
         known += 1
-    total = _result(ex, _real(ex, sum, [ex.python_value(v) for v in items[1:known]],
+    total = folded(ex, real(ex, sum, [ex.python_value(v) for v in items[1:known]],
                               ex.python_value(items[0]))) if known else items[0]
     for item in items[max(known, 1):]:
         total = ex.binary("+", total, item)
@@ -337,9 +288,10 @@ def _known(var: Variable) -> bool:
 def _callable(ex: "OpcodeExecutor", args: list[Variable], kwargs: dict[str, Variable]) -> Variable:
     """callable(x) of a Variable whose type is known."""
     (var,) = args
-    if isinstance(var, ObjectVariable):
-        return ConstantVariable(callable(var.value))
-    return ConstantVariable(isinstance(var, FunctionVariable))
+    known = is_callable(var)
+    if known is None:
+        ex.unsupported(f"calls callable() on {shown(var)}, whose type sot does not know")
+    return ConstantVariable(known)
 
 
 _PRINT_OPTIONS = frozenset({"sep", "end", "flush"})
@@ -391,11 +343,11 @@ def _hash(ex: "OpcodeExecutor", args: list[Variable], kwargs: dict[str, Variable
     identity hash, on every call, where a folded hash would be the same number each time."""
     if any(isinstance(a, ExceptionVariable) for a in args):
         ex.unsupported("hashes an exception made in the function (a new object and hash on every call)")
-    return _fold(hash)(ex, args, kwargs)
+    return fold(hash)(ex, args, kwargs)
 
 
 BUILTINS: dict[Any, Builtin] = {
-    **{fn: _fold(fn) for fn in (range, abs, int, float, bool, str, round, divmod, pow, repr, chr, ord, slice)},
+    **{fn: fold(fn) for fn in (range, abs, int, float, bool, str, round, divmod, pow, repr, chr, ord, slice)},
     hash: _hash,
     min: _min_max(min), max: _min_max(max), sorted: _sorted, any: _any_all(any), all: _any_all(all),
     len: _len, enumerate: _enumerate, zip: _zip,
@@ -409,13 +361,16 @@ BUILTINS: dict[Any, Builtin] = {
 
 
 def builtin_of(fn: Any) -> Builtin | None:
-    """How a call of `fn` is simulated: a BUILTINS entry, or folding for `math`'s functions."""
+    """How a call of `fn` is simulated: a BUILTINS entry, a standard-library one (`stdlib`), or folding for
+    `math`'s functions."""
     try:
         found = BUILTINS.get(fn)
     except TypeError:  # an unhashable callable
         return None
+    if found is None:
+        found = stdlib_of(fn)
     if found is None and isinstance(fn, types.BuiltinFunctionType) and (
             getattr(fn, "__module__", None) == "math" or type(fn.__self__) in (str, int, float, tuple, bytes)):
-        return _fold(fn)  # math.sqrt(2), "a,b".split(","): pure functions of constants
+        return fold(fn)  # math.sqrt(2), "a,b".split(","): pure functions of constants
     return found
 

@@ -32,9 +32,11 @@ from sot.pyversion import Instruction
 from .builtins import builtin_of
 from .dims import call_arguments
 from .dispatch import InPlaceUpdate, Unsupported, handles
+from .stdlib import partial_call
 from .trackers import ExpressionTracker, GetAttrTracker
 from .variables import (NULL, BoundMethodVariable, ContainerMethodVariable, DictVariable, FunctionVariable,
-                        InstanceVariable, ObjectVariable, TensorMethodVariable, TensorVariable, Variable)
+                        InstanceVariable, ObjectVariable, PartialVariable, TensorMethodVariable, TensorVariable,
+                        Variable)
 from .wording import kind_of_callee, shown
 
 __all__ = ["CallMixin", "MAX_INLINE_DEPTH", "ReadsFrames", "is_optimizer_code", "is_runtime_api"]
@@ -115,6 +117,8 @@ class CallMixin:
             return self._record_method(fn.name, self_var, rest, kwargs)
         if isinstance(fn, BoundMethodVariable):
             return self.call(fn.function, [fn.receiver, *args], kwargs, direct)
+        if isinstance(fn, PartialVariable):  # functools.partial made in the frame (see stdlib)
+            return self.call(*partial_call(self, fn, args, kwargs), direct)
         if isinstance(fn, ObjectVariable) and (breaks_on(fn.value) or is_skipped(fn.value)):
             self.unsupported(f"calls {shown(fn)}, which is on the block list (sot.skip_function / "
                              "sot.graph_break_on)", "SOT-B004")

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, Callable
 from .builtins import builtin_of
 from .dispatch import FrameRaises
 from .variables import (ConstantVariable, DictVariable, DictViewVariable, ListVariable, SetVariable,
-                        TensorVariable, TupleVariable, Variable)
+                        TensorVariable, TupleVariable, Variable, known_value)
 from .wording import shown
 
 if TYPE_CHECKING:
@@ -194,7 +194,7 @@ def _popitem(ex, d: DictVariable) -> Variable:
         raise FrameRaises.of("CALL", ex.where(), KeyError("popitem(): dictionary is empty"))
     ex.write_into(d)
     k, v = d.items.popitem()
-    return TupleVariable([ConstantVariable(k), v])
+    return TupleVariable([known_value(k), v])
 
 
 def _dict_copy(ex, d: DictVariable) -> Variable:
@@ -213,7 +213,7 @@ def _set_mutation(name: str) -> Callable:
             result = getattr(s.items, name)(*values)
         except (KeyError, TypeError) as e:
             raise FrameRaises("CALL", ex.where(), f"raises {type(e).__name__}: {e}") from None
-        return ConstantVariable(result) if name == "pop" else ConstantVariable(None)
+        return known_value(result) if name == "pop" else ConstantVariable(None)
     return method
 
 

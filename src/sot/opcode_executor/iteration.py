@@ -7,6 +7,8 @@ the user's is iterated, indexed and searched through its own dunders, inlined (`
 """
 from __future__ import annotations
 
+import enum
+
 from sot import config
 from sot.pyversion import Instruction
 
@@ -14,7 +16,7 @@ from .dispatch import FrameRaises, handles
 from .loops import past_unroll_limit
 from .variables import (ITERATOR_TYPES, BoundMethodVariable, ConstantVariable, DictVariable, DictViewVariable,
                         FunctionVariable, InstanceVariable, IteratorVariable, LazyIteratorVariable, ListVariable,
-                        SetVariable, TensorVariable, TupleVariable, Variable)
+                        ObjectVariable, SetVariable, TensorVariable, TupleVariable, Variable, known_value)
 from .wording import shown
 
 __all__ = ["IterationMixin"]
@@ -67,9 +69,11 @@ class IterationMixin:
         if isinstance(var, TupleVariable):
             return list(var.items)
         if isinstance(var, (DictVariable, SetVariable)):
-            return [ConstantVariable(k) for k in var.items]
+            return [known_value(k) for k in var.items]
         if isinstance(var, ConstantVariable) and isinstance(var.value, (tuple, range, str, frozenset)):
             return [ConstantVariable(v) for v in var.value]
+        if isinstance(var, ObjectVariable) and isinstance(var.value, enum.EnumMeta):  # its members (the class is
+            return [known_value(m) for m in var.value]  # pinned by identity, and an enum's members are fixed)
         if isinstance(var, InstanceVariable):  # a LayerList, a user container: its __iter__, inlined
             return self.elements(self.protocol(var, "__iter__"))
         if isinstance(var, TensorVariable):

@@ -22,7 +22,7 @@ from .dispatch import FrameRaises, InPlaceUpdate, handles
 from .trackers import ComputedTracker, ConstTracker
 from .variables import (BoundMethodVariable, ConstantVariable, DictVariable, DimVariable, FunctionVariable,
                         InstanceVariable, ListVariable, NumberVariable, NumpyScalarVariable, ObjectVariable,
-                        SetVariable, TensorVariable, TupleVariable, Variable)
+                        SetVariable, TensorVariable, TupleVariable, Variable, is_enum_member, known_value)
 from .wording import shown
 
 __all__ = ["OperatorMixin"]
@@ -146,7 +146,7 @@ class OperatorMixin:
                                              and right.value != 0)):
             return self._computed_number([left, right], fold, "BINARY_OP", _BINARY_OPERATORS.index(op), op)
         result = fold(self.python_value(left), self.python_value(right))
-        return self.from_result(result) if isinstance(result, (tuple, list)) else ConstantVariable(result)
+        return self.from_result(result) if isinstance(result, (tuple, list)) else known_value(result)
 
     def _set_operator(self, fold: Callable, left: SetVariable, right: SetVariable, in_place: bool) -> Variable:
         """`a | b`, `a - b`, ... on sets (`a |= b` changes a, as eager's does), on their real values."""
@@ -297,14 +297,15 @@ class OperatorMixin:
 
     @handles("UNARY_NEGATIVE", "UNARY_INVERT")
     def _unary(self, ins: Instruction) -> None:
-        self.stack.append(self._unary_of(ins.opname, self.stack.pop()))
+        self.stack.append(self.unary(ins.opname, self.stack.pop()))
 
-    def _unary_of(self, kind: str, value: Variable) -> Variable:
+    def unary(self, kind: str, value: Variable) -> Variable:
+        """`-value`, `~value` or `+value` (`kind`: UNARY_NEGATIVE, UNARY_INVERT, INTRINSIC_UNARY_POSITIVE)."""
         fold, dunder = _UNARY[kind]
         if isinstance(value, NumberVariable) and kind == "UNARY_NEGATIVE":
             return self._computed_number([value], fold, kind)
-        if isinstance(value, ConstantVariable):
-            return ConstantVariable(fold(value.value))
+        if isinstance(value, ConstantVariable) or is_enum_member(value):  # (`~flag`)
+            return known_value(fold(self.python_value(value)))
         if isinstance(value, TensorVariable):
             return self._operator(dunder, value)
         self.unsupported(f"takes the {kind} of {shown(value)}, which sot cannot translate yet")
@@ -314,7 +315,7 @@ class OperatorMixin:
         if ins.argval == "INTRINSIC_LIST_TO_TUPLE":
             self.stack.append(TupleVariable(self.elements(self.stack.pop())))
         elif ins.argval in _UNARY:
-            self.stack.append(self._unary_of(ins.argval, self.stack.pop()))
+            self.stack.append(self.unary(ins.argval, self.stack.pop()))
         else:
             self.unsupported("uses a construct sot cannot translate yet")
 
@@ -346,17 +347,19 @@ class OperatorMixin:
 
     @handles("COMPARE_OP")
     def _compare_op(self, ins: Instruction) -> None:
-        fold, dunder = _COMPARE[ins.argval]
         right = self.stack.pop()
-        left = self.stack.pop()
+        self.stack.append(self.compare(ins.argval, self.stack.pop(), right))
+
+    def compare(self, op: str, left: Variable, right: Variable) -> Variable:
+        """`left op right` for a comparison operator: a recorded tensor comparison, or folded."""
+        fold, dunder = _COMPARE[op]
         if isinstance(left, TensorVariable):
-            self.stack.append(self._operator(dunder, left, right))
-        elif isinstance(right, TensorVariable) and _is_number(left):  # a number's comparison gives way to the tensor's
-            self.stack.append(self._operator(_COMPARE[_SWAPPED[ins.argval]][1], right, left))
-        elif isinstance(right, TensorVariable):
-            self.unsupported(f"compares {shown(left)} {ins.argval} {shown(right)}, which sot cannot decide")
-        else:
-            self.stack.append(ConstantVariable(fold(self.python_value(left), self.python_value(right))))
+            return self._operator(dunder, left, right)
+        if isinstance(right, TensorVariable) and _is_number(left):  # a number's comparison gives way to the tensor's
+            return self._operator(_COMPARE[_SWAPPED[op]][1], right, left)
+        if isinstance(right, TensorVariable):
+            self.unsupported(f"compares {shown(left)} {op} {shown(right)}, which sot cannot decide")
+        return ConstantVariable(fold(self.python_value(left), self.python_value(right)))
 
     @handles("IS_OP", "CONTAINS_OP")
     def _identity_or_membership(self, ins: Instruction) -> None:
@@ -379,8 +382,8 @@ class OperatorMixin:
                 result = self.truth(self.protocol(right, "__contains__", left))
             elif isinstance(right, DictVariable) and not isinstance(left, TensorVariable):
                 result = self.python_value(left) in right.items
-            elif isinstance(left, ConstantVariable):
-                result = left.value in self.python_value(right)
+            elif isinstance(left, ConstantVariable) or is_enum_member(left):
+                result = self.python_value(left) in self.python_value(right)
             else:
                 self.unsupported(f"tests {shown(left)} in {shown(right)}, which sot cannot decide")
         self.stack.append(ConstantVariable(result != bool(ins.arg)))

@@ -6,6 +6,7 @@ function's identity. Values made during simulation (Dummy tracker) need no guard
 """
 from __future__ import annotations
 
+import enum
 import itertools
 import reprlib
 import sys
@@ -27,7 +28,8 @@ __all__ = ["Variable", "ConstantVariable", "TensorVariable", "TupleVariable", "L
            "EnumerateVariable", "SetVariable", "ExceptionVariable", "NumberVariable", "NumpyScalarVariable",
            "DimVariable", "ObjectVariable", "FunctionVariable", "BoundMethodVariable", "CellVariable",
            "InstanceVariable", "SuperVariable", "TensorMethodVariable", "ContainerMethodVariable", "NULL", "SUSPENDED",
-           "CONSTANT_TYPES", "ITERATOR_TYPES", "OBJECT_TYPES", "python_type"]
+           "CONSTANT_TYPES", "ITERATOR_TYPES", "OBJECT_TYPES", "python_type", "PartialVariable", "ChainVariable",
+           "AccumulateVariable", "known_value", "is_enum_member"]
 
 CONSTANT_TYPES = (type(None), bool, int, float, str, type(Ellipsis))
 
@@ -347,10 +349,10 @@ class DictViewVariable(Variable):
         """The view's items now."""
         items = self.mapping.items.items()
         if self.kind == "keys":
-            return [ConstantVariable(k) for k, _ in items]
+            return [known_value(k) for k, _ in items]
         if self.kind == "values":
             return [v for _, v in items]
-        return [TupleVariable([ConstantVariable(k), v]) for k, v in items]
+        return [TupleVariable([known_value(k), v]) for k, v in items]
 
     def _describe(self) -> str:
         return f"{self.kind} of {self.mapping!r}"
@@ -576,4 +578,82 @@ def python_type(var: Variable) -> type | None:
     return None
 
 
-OBJECT_TYPES = (types.ModuleType, types.FunctionType, types.BuiltinFunctionType, type)
+# enum members are singletons: used, and guarded, by identity like classes
+OBJECT_TYPES = (types.ModuleType, types.FunctionType, types.BuiltinFunctionType, type, enum.Enum)
+
+
+def known_value(value: Any) -> Variable:
+    """The Variable of a Python value known at translation time (a dict key, a folded result): an enum
+    member stays an object compared by identity (`m is Mode.A`), anything else is a constant."""
+    return ObjectVariable(value) if isinstance(value, enum.Enum) else ConstantVariable(value)
+
+
+def is_enum_member(var: Variable) -> bool:
+    """Whether `var` is an enum member (pinned by identity, so operators on it fold like on constants)."""
+    return isinstance(var, ObjectVariable) and isinstance(var.value, enum.Enum)
+
+
+class PartialVariable(Variable):
+    """`functools.partial(func, *args, **keywords)` made in the frame: calling it calls `func` with its
+    arguments first and its keywords updated by the call's (eager's rule). `keywords` is a DictVariable,
+    as the real `.keywords` is a dict the frame may change before the call."""
+
+    def __init__(self, func: Variable, args: list[Variable], keywords: DictVariable):
+        super().__init__()
+        self.func = func
+        self.args = list(args)
+        self.keywords = keywords
+
+    def _describe(self) -> str:
+        return f"partial of {self.func!r}"
+
+
+
+class ChainVariable(LazyIteratorVariable):
+    """`itertools.chain(*iterables)` / `chain.from_iterable(outer)`: the items of each iterable in turn,
+    each iterable taken from `outer` (and iterated) only once the one before is exhausted, as chain does."""
+
+    def __init__(self, outer: Variable):
+        super().__init__()
+        self.outer = outer
+        self.current: Variable | None = None
+
+    def next(self, ex: Any) -> Variable | None:
+        while True:
+            if self.current is None:
+                iterable = ex.next_of(self.outer)
+                if iterable is None:
+                    return None
+                self.current = ex.iterator_of(iterable)
+            item = ex.next_of(self.current)
+            if item is not None:
+                return item
+            self.current = None
+
+
+class AccumulateVariable(LazyIteratorVariable):
+    """`itertools.accumulate(source, func, initial=...)`: running totals, `total + item` (or
+    `func(total, item)`, called through the executor) computed as each item is consumed."""
+
+    def __init__(self, source: Variable, func: Variable | None, initial: Variable | None):
+        super().__init__()
+        self.source = source
+        self.func = func
+        self.total = initial
+        self.started = False  # whether the first item (the initial value, or the source's first) was given
+
+    def next(self, ex: Any) -> Variable | None:
+        if not self.started:
+            self.started = True
+            if self.total is not None:
+                return self.total
+        item = ex.next_of(self.source)
+        if item is None:
+            return None
+        if self.total is None:
+            self.total = item
+        elif self.func is None:
+            self.total = ex.binary("+", self.total, item)
+        else:
+            self.total = ex.call(self.func, [self.total, item], {})
+        return self.total

@@ -1,0 +1,260 @@
+"""Standard-library calls model code makes, simulated like the builtins (see `builtins`).
+
+`functools.partial` made in the frame is a PartialVariable; calling it, or a partial read from
+outside the frame (an attribute `self.act = partial(F.leaky_relu, negative_slope=0.1)`), calls its
+`func` with its `args` and `keywords` first, the call's keywords winning, as `partial.__call__` does.
+An outside partial's `func`, `args` and `keywords` are read through its source, so their guards pin
+them: rebinding the attribute to another partial misses the cache where eager would compute
+something else. `functools.reduce` and the `operator` functions run the operators the executor
+simulates (a tensor's `operator.add` is recorded as `+`); `itemgetter`/`attrgetter` made in the
+frame from constant keys are the real (immutable) objects, called as the subscripts and attribute
+reads they stand for. `itertools.chain` and `accumulate` are lazy iterators (a generator runs no
+further than eager code runs it); `product` takes all its inputs first, as the real one does.
+Calling an enum class with a value (`Mode(1)`) folds to the member.
+"""
+from __future__ import annotations
+
+import enum
+import functools
+import itertools
+import operator
+from typing import TYPE_CHECKING, Any
+
+from .folding import Builtin, bind, folded, real
+from .variables import (AccumulateVariable, BoundMethodVariable, ChainVariable, ConstantVariable, DictVariable,
+                        FunctionVariable, InstanceVariable, IteratorVariable, ObjectVariable, PartialVariable,
+                        TensorMethodVariable, TupleVariable, Variable)
+from .wording import shown
+
+if TYPE_CHECKING:
+    from .executor import OpcodeExecutor
+
+__all__ = ["stdlib_of", "is_callable", "partial_call"]
+
+# operator functions and the BINARY_OP operator each one is (its in-place form: `op=`)
+_BINARY_FUNCTIONS = {operator.add: "+", operator.sub: "-", operator.mul: "*", operator.truediv: "/",
+                     operator.floordiv: "//", operator.mod: "%", operator.pow: "**", operator.matmul: "@",
+                     operator.and_: "&", operator.or_: "|", operator.xor: "^", operator.lshift: "<<",
+                     operator.rshift: ">>"}
+_IN_PLACE_FUNCTIONS = {operator.iadd: "+", operator.isub: "-", operator.imul: "*", operator.itruediv: "/",
+                       operator.ifloordiv: "//", operator.imod: "%", operator.ipow: "**", operator.imatmul: "@",
+                       operator.iand: "&", operator.ior: "|", operator.ixor: "^", operator.ilshift: "<<",
+                       operator.irshift: ">>"}
+_COMPARE_FUNCTIONS = {operator.lt: "<", operator.le: "<=", operator.eq: "==", operator.ne: "!=", operator.gt: ">",
+                      operator.ge: ">="}
+_UNARY_FUNCTIONS = {operator.neg: "UNARY_NEGATIVE", operator.invert: "UNARY_INVERT", operator.inv: "UNARY_INVERT",
+                    operator.pos: "INTRINSIC_UNARY_POSITIVE"}
+
+
+def is_callable(var: Variable) -> bool | None:
+    """callable() of the value `var` stands for, when its type is known (None: it is not)."""
+    if isinstance(var, (FunctionVariable, BoundMethodVariable, TensorMethodVariable, PartialVariable)):
+        return True
+    if isinstance(var, (ObjectVariable, ConstantVariable)):
+        return callable(var.value)
+    if isinstance(var, (TupleVariable, DictVariable)):
+        return False
+    return None
+
+
+def _positional(name: str, count: int) -> Builtin:
+    """A function of `count` positional arguments, as eager checks them (TypeError: the frame runs eagerly)."""
+    def check(ex: "OpcodeExecutor", args: list[Variable], kwargs: dict[str, Variable]) -> None:
+        if kwargs or len(args) != count:
+            ex.raises(f"{name}() takes exactly {count} positional argument(s)")
+    return check
+
+
+def _binary_function(op: str, in_place: bool) -> Builtin:
+    """`operator.add(a, b)` is `a + b` (`operator.iadd(a, b)` is `a += b`, its result returned)."""
+    check = _positional(op, 2)
+
+    def call(ex: "OpcodeExecutor", args: list[Variable], kwargs: dict[str, Variable]) -> Variable:
+        check(ex, args, kwargs)
+        return ex.binary(op, *args, in_place=in_place)
+    return call
+
+
+def _compare_function(op: str) -> Builtin:
+    """`operator.lt(a, b)` is `a < b`."""
+    check = _positional(op, 2)
+
+    def call(ex: "OpcodeExecutor", args: list[Variable], kwargs: dict[str, Variable]) -> Variable:
+        check(ex, args, kwargs)
+        return ex.compare(op, *args)
+    return call
+
+
+def _unary_function(kind: str) -> Builtin:
+    """`operator.neg(a)` is `-a`."""
+    check = _positional(kind, 1)
+
+    def call(ex: "OpcodeExecutor", args: list[Variable], kwargs: dict[str, Variable]) -> Variable:
+        check(ex, args, kwargs)
+        return ex.unary(kind, args[0])
+    return call
+
+
+def _getitem(ex: "OpcodeExecutor", args: list[Variable], kwargs: dict[str, Variable]) -> Variable:
+    """`operator.getitem(a, b)` is `a[b]`."""
+    _positional("getitem", 2)(ex, args, kwargs)
+    return ex.subscript(*args)
+
+
+def _truth(negate: bool) -> Builtin:
+    """`operator.truth(a)` is `bool(a)`, `operator.not_(a)` is `not a`."""
+    def call(ex: "OpcodeExecutor", args: list[Variable], kwargs: dict[str, Variable]) -> Variable:
+        _positional("truth", 1)(ex, args, kwargs)
+        return ConstantVariable(ex.truth(args[0]) != negate)
+    return call
+
+
+def _getter(kind: type) -> Builtin:
+    """`operator.itemgetter(*keys)` / `attrgetter(*names)` of constants: the real object (immutable), called
+    through `stdlib_of` as the subscripts or attribute reads it stands for."""
+    def call(ex: "OpcodeExecutor", args: list[Variable], kwargs: dict[str, Variable]) -> Variable:
+        if kwargs or not all(isinstance(a, ConstantVariable) for a in args):
+            ex.unsupported(f"makes an operator.{kind.__name__} of values known only at run time, which sot cannot "
+                           "translate yet")
+        return ObjectVariable(real(ex, kind, *(a.value for a in args)))
+    return call
+
+
+def _call_getter(getter: Any) -> Builtin:
+    """Calling an itemgetter / attrgetter the frame made: `obj[key]` / `obj.a.b` for each of its keys."""
+    keys = getter.__reduce__()[1]
+
+    def one(ex: "OpcodeExecutor", obj: Variable, key: Any) -> Variable:
+        if isinstance(getter, operator.itemgetter):
+            return ex.subscript(obj, ConstantVariable(key))
+        for name in key.split("."):
+            obj = ex.load_attr(obj, name)
+        return obj
+
+    def call(ex: "OpcodeExecutor", args: list[Variable], kwargs: dict[str, Variable]) -> Variable:
+        _positional(type(getter).__name__, 1)(ex, args, kwargs)
+        found = [one(ex, args[0], key) for key in keys]
+        return found[0] if len(found) == 1 else TupleVariable(found)
+    return call
+
+
+def _partial(ex: "OpcodeExecutor", args: list[Variable], kwargs: dict[str, Variable]) -> Variable:
+    """`functools.partial(func, *args, **keywords)` made in the frame. A partial of a partial the frame made
+    is flattened, as the real constructor does (its `func` is the inner one's)."""
+    if not args:
+        ex.raises("type 'partial' takes at least one argument")
+    func, *rest = args
+    known = is_callable(func)
+    if known is None or (isinstance(func, InstanceVariable) and isinstance(func.value, functools.partial)):
+        ex.unsupported(f"makes a functools.partial of {shown(func)}, which sot cannot translate yet")
+    if not known:
+        ex.raises("the first argument must be callable")
+    if isinstance(func, PartialVariable):
+        return PartialVariable(func.func, [*func.args, *rest], DictVariable({**func.keywords.items, **kwargs}))
+    return PartialVariable(func, rest, DictVariable(dict(kwargs)))
+
+
+def partial_call(ex: "OpcodeExecutor", partial: Variable, args: list[Variable],
+                 kwargs: dict[str, Variable]) -> tuple[Variable, list[Variable], dict[str, Variable]]:
+    """What calling `partial(*args, **kwargs)` calls: its func, with its args first and its keywords
+    updated by the call's. A partial from outside the frame is read through its source (guarded)."""
+    if isinstance(partial, PartialVariable):
+        func, stored, keywords = partial.func, partial.args, partial.keywords
+    else:
+        func, stored, keywords = (ex.load_attr(partial, name) for name in ("func", "args", "keywords"))
+        stored = ex.elements(stored)
+    if not isinstance(keywords, DictVariable):
+        ex.unsupported(f"calls a functools.partial whose keywords are {shown(keywords)}, which sot cannot "
+                       "translate yet")
+    if not all(type(k) is str for k in keywords.items):
+        ex.raises("keywords must be strings")
+    return func, [*stored, *args], {**keywords.items, **kwargs}
+
+
+def _call_partial(ex: "OpcodeExecutor", args: list[Variable], kwargs: dict[str, Variable]) -> Variable:
+    """`partial.__call__(p, *args, **kwargs)`: calling a partial read from outside the frame."""
+    func, pos, kw = partial_call(ex, args[0], args[1:], kwargs)
+    return ex.call(func, pos, kw)
+
+
+def _reduce(ex: "OpcodeExecutor", args: list[Variable], kwargs: dict[str, Variable]) -> Variable:
+    """`functools.reduce(function, iterable[, initial])`: `function` called through the executor, item by item."""
+    if kwargs or len(args) not in (2, 3):
+        ex.raises("reduce() takes two or three positional arguments")
+    function, iterable = args[:2]
+    iterator = ex.iterator_of(iterable)
+    total = args[2] if len(args) == 3 else ex.next_of(iterator)
+    if total is None:
+        ex.raises("reduce() of empty iterable with no initial value")
+    while (item := ex.next_of(iterator)) is not None:
+        total = ex.call(function, [total, item], {})
+    return total
+
+
+def _chain(ex: "OpcodeExecutor", args: list[Variable], kwargs: dict[str, Variable]) -> Variable:
+    """`itertools.chain(*iterables)`."""
+    if kwargs:
+        ex.raises("chain() takes no keyword arguments")
+    return ChainVariable(IteratorVariable(args))
+
+
+def _chain_from_iterable(ex: "OpcodeExecutor", args: list[Variable], kwargs: dict[str, Variable]) -> Variable:
+    """`itertools.chain.from_iterable(iterables)`: the outer iterable is iterated lazily too."""
+    _positional("from_iterable", 1)(ex, args, kwargs)
+    return ChainVariable(ex.iterator_of(args[0]))
+
+
+def _product(ex: "OpcodeExecutor", args: list[Variable], kwargs: dict[str, Variable]) -> Variable:
+    """`itertools.product(*iterables, repeat=1)`: every input is consumed first, as the real one does."""
+    unknown = sorted(set(kwargs) - {"repeat"})
+    repeat = ex.python_value(kwargs.get("repeat", ConstantVariable(1)))
+    if unknown or type(repeat) is not int:
+        ex.raises("product() called with arguments eager code rejects")
+    pools = [ex.elements(a) for a in args] * repeat
+    return IteratorVariable([TupleVariable([pool[i] for pool, i in zip(pools, index)])
+                             for index in itertools.product(*(range(len(pool)) for pool in pools))])
+
+
+def _accumulate(ex: "OpcodeExecutor", args: list[Variable], kwargs: dict[str, Variable]) -> Variable:
+    """`itertools.accumulate(iterable, func=None, *, initial=None)`."""
+    bound = bind(ex, "accumulate", args, kwargs, ("iterable", "func", "initial"),
+                 {"func": ConstantVariable(None), "initial": ConstantVariable(None)})
+    if len(args) > 2:
+        ex.raises("accumulate() takes at most 2 positional arguments")
+    func, initial = (None if isinstance(v, ConstantVariable) and v.value is None else v
+                     for v in (bound["func"], bound["initial"]))
+    return AccumulateVariable(ex.iterator_of(bound["iterable"]), func, initial)
+
+
+def _enum_member(cls: enum.EnumMeta) -> Builtin:
+    """`Mode(value)`: the member of that value (the class is pinned by identity, its members fixed)."""
+    def call(ex: "OpcodeExecutor", args: list[Variable], kwargs: dict[str, Variable]) -> Variable:
+        if kwargs or len(args) != 1:  # the functional API makes a new enum class
+            ex.unsupported(f"calls the enum {cls.__name__} with arguments sot cannot translate yet")
+        return folded(ex, real(ex, cls, ex.python_value(args[0])))
+    return call
+
+
+STDLIB: dict[Any, Builtin] = {
+    **{fn: _binary_function(op, False) for fn, op in _BINARY_FUNCTIONS.items()},
+    **{fn: _binary_function(op, True) for fn, op in _IN_PLACE_FUNCTIONS.items()},
+    **{fn: _compare_function(op) for fn, op in _COMPARE_FUNCTIONS.items()},
+    **{fn: _unary_function(kind) for fn, kind in _UNARY_FUNCTIONS.items()},
+    operator.getitem: _getitem, operator.truth: _truth(False), operator.not_: _truth(True),
+    operator.itemgetter: _getter(operator.itemgetter), operator.attrgetter: _getter(operator.attrgetter),
+    functools.partial: _partial, functools.partial.__call__: _call_partial, functools.reduce: _reduce,
+    itertools.chain: _chain, itertools.chain.from_iterable: _chain_from_iterable, itertools.product: _product,
+    itertools.accumulate: _accumulate,
+}
+
+
+def stdlib_of(fn: Any) -> Builtin | None:
+    """How a call of `fn` is simulated, for the standard-library callables above (None: not one of them)."""
+    if type(fn) in (operator.itemgetter, operator.attrgetter):
+        return _call_getter(fn)
+    if isinstance(fn, enum.EnumMeta) and fn.__members__:
+        return _enum_member(fn)
+    try:
+        return STDLIB.get(fn)
+    except TypeError:  # an unhashable callable
+        return None
