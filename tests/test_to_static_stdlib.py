@@ -166,6 +166,25 @@ def test_partial_attribute_rebound_misses_only_where_eager_differs():
     assert same_again(jit, run_block, block, x) == 4
 
 
+def test_partial_of_a_bound_method_kept_by_a_layer():
+    class Net(nn.Layer):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Linear(3, 3)
+            self.run = functools.partial(self.impl, scale=2.0)
+
+        def impl(self, x, scale=1.0):
+            return self.fc(x) * scale
+
+        def forward(self, x):
+            return self.run(x)
+
+    net, x = Net(), rand(2, 3)
+    jit = one_graph(run_block, net, x)
+    net.run = functools.partial(net.impl, scale=3.0)
+    assert same_again(jit, run_block, net, x) == 2
+
+
 def test_partial_argument_with_positional_arguments_is_guarded():
     def f(act, x):
         return act(x)
@@ -327,6 +346,55 @@ def test_itertools_chain_product_accumulate():
         return chained, flat, grid, squares, totals, running
 
     one_graph(f, rand(2, 3))
+
+
+def test_map_filter_and_more_itertools():
+    def f(x, y):
+        return (list(map(lambda t: t * 2, [x, y])), [x * a for a in map(int, ["1", "2"])],
+                list(map(paddle.add, [x, y, x], [y, x])), [x * a for a in filter(None, [0, 1, 2])],
+                list(filter(lambda t: t > 1, [1, 2, 3])), list(itertools.starmap(operator.mul, [(x, 2), (y, 3)])),
+                list(itertools.islice([x, y, x * 2, y * 2], 1, None, 2)), list(itertools.islice(range(10), 3)),
+                [a + b for a, b in itertools.pairwise([x, y, x])],
+                list(itertools.zip_longest([x, y], [1], fillvalue=0.5)),
+                list(itertools.repeat(x, 2)), list(itertools.combinations([x, y, x * 3], 2)),
+                list(itertools.permutations([1, 2, 3], 2)),
+                list(itertools.combinations_with_replacement("ab", 2)), dict.fromkeys(["a", "b"], x))
+
+    one_graph(f, rand(2, 3), rand(2, 3))
+
+
+def test_classmethods_of_c_classes_hit_the_cache_again():
+    def f(x):
+        return [x + a for a in itertools.chain.from_iterable([[1], [2, 3]])], dict.fromkeys("ab", 1)
+
+    x = rand(2, 3)
+    jit = one_graph(f, x)
+    assert same_again(jit, f, x) == 1  # `dict.fromkeys` is a new object on every read
+
+
+def test_lazy_iterators_run_generators_no_further_than_eager():
+    def f(x, log):
+        def gen(tag):
+            for i in range(4):
+                log.append((tag, i))
+                yield x * i
+
+        first = next(map(lambda t: t + 1, gen("map")))
+        kept = next(filter(lambda t: True, gen("filter")))
+        window = list(itertools.islice(gen("islice"), 1, 3))
+        pair = next(itertools.pairwise(gen("pairwise")))
+        longest = next(itertools.zip_longest(gen("a"), gen("b")))
+        zipped = list(map(operator.add, gen("short"), [1]))
+        log.append("end")
+        return first, kept, window, pair, longest, zipped
+
+    x = rand(2, 3)
+    want_log, got_log = [], []
+    want = f(x, want_log)
+    jit = jit_of(f)
+    assert_same_result(jit(x, got_log), want)
+    assert got_log == want_log
+    assert events(jit) == [] and jit.sot_translator.translations == 1
 
 
 def test_chain_and_accumulate_run_generators_no_further_than_eager():

@@ -7,7 +7,7 @@ raises it. Builtins that call a function (`min`/`max`/`sorted`'s `key=`) call it
 executor, once per item and in eager's order, so a lambda made in the frame is simulated (its
 tensor work recorded) and then the real builtin decides on the keys it gave. `any`, `all`, `next`,
 `zip` and `enumerate` consume an iterator one item at a time, as far as the real builtin would (a
-generator runs no further than eager code runs it). `len`, `list`, `tuple`, `isinstance`,
+generator runs no further than eager code runs it); `map` and `filter` are lazy the same way. `len`, `list`, `tuple`, `isinstance`,
 `getattr`, `setattr`, `hasattr`, `super` and `type` work on Variables whose Python-level shape is known even
 when their items are tensors. `print` of values whose text the graph decides is deferred (`_print`).
 """
@@ -24,9 +24,9 @@ from .folding import Builtin, bind, fold, folded, real
 from .stdlib import is_callable, stdlib_of
 from .trackers import TypeTracker
 from .variables import (CONSTANT_TYPES, ITERATOR_TYPES, ConstantVariable, DictVariable, DictViewVariable,
-                        EnumerateVariable, ExceptionVariable, FunctionVariable, InstanceVariable, IteratorVariable,
-                        ListVariable, NumberVariable, ObjectVariable, SetVariable, SuperVariable, TensorVariable,
-                        TupleVariable, Variable, ZipVariable, python_type)
+                        EnumerateVariable, ExceptionVariable, FilterVariable, InstanceVariable, IteratorVariable,
+                        ListVariable, NumberVariable, ObjectVariable, SetVariable, StarMapVariable, SuperVariable,
+                        TensorVariable, TupleVariable, Variable, ZipVariable, python_type)
 from .wording import shown
 
 if TYPE_CHECKING:
@@ -81,6 +81,22 @@ def _zip(ex: "OpcodeExecutor", args: list[Variable], kwargs: dict[str, Variable]
     if strict and len({len(items) for items in lists}) > 1:
         ex.raises("zip() arguments of different lengths (strict=True)")
     return IteratorVariable([TupleVariable(list(t)) for t in zip(*lists)])
+
+
+def _map(ex: "OpcodeExecutor", args: list[Variable], kwargs: dict[str, Variable]) -> Variable:
+    """map(func, *iterables): lazy, `func` called through the executor on one item of each iterable per
+    item (the items of their zip, see ZipVariable), as the item is consumed."""
+    if kwargs or len(args) < 2:
+        ex.raises("map() must have at least two arguments")
+    return StarMapVariable(args[0], ZipVariable([ex.iterator_of(a) for a in args[1:]], False))
+
+
+def _filter(ex: "OpcodeExecutor", args: list[Variable], kwargs: dict[str, Variable]) -> Variable:
+    """filter(func, iterable): lazy; func None keeps the true items."""
+    if kwargs or len(args) != 2:
+        ex.raises("filter() takes exactly two arguments")
+    func = None if isinstance(args[0], ConstantVariable) and args[0].value is None else args[0]
+    return FilterVariable(func, ex.iterator_of(args[1]))
 
 
 def _to_sequence(kind: type) -> Builtin:
@@ -350,7 +366,7 @@ BUILTINS: dict[Any, Builtin] = {
     **{fn: fold(fn) for fn in (range, abs, int, float, bool, str, round, divmod, pow, repr, chr, ord, slice)},
     hash: _hash,
     min: _min_max(min), max: _min_max(max), sorted: _sorted, any: _any_all(any), all: _any_all(all),
-    len: _len, enumerate: _enumerate, zip: _zip,
+    len: _len, enumerate: _enumerate, zip: _zip, map: _map, filter: _filter,
     list: _to_sequence(list), tuple: _to_sequence(tuple), set: _to_set(set), frozenset: _to_set(frozenset),
     dict: _to_dict,
     reversed: _reversed, isinstance: _isinstance,

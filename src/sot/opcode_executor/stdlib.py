@@ -8,8 +8,9 @@ them: rebinding the attribute to another partial misses the cache where eager wo
 something else. `functools.reduce` and the `operator` functions run the operators the executor
 simulates (a tensor's `operator.add` is recorded as `+`); `itemgetter`/`attrgetter` made in the
 frame from constant keys are the real (immutable) objects, called as the subscripts and attribute
-reads they stand for. `itertools.chain` and `accumulate` are lazy iterators (a generator runs no
-further than eager code runs it); `product` takes all its inputs first, as the real one does.
+reads they stand for. `itertools.chain`, `accumulate`, `starmap`, `islice`, `pairwise` and
+`zip_longest` are lazy iterators (a generator runs no further than eager code runs it); `product`,
+`combinations` and `permutations` take all their input first, as the real ones do.
 Calling an enum class with a value (`Mode(1)`) folds to the member.
 """
 from __future__ import annotations
@@ -18,12 +19,13 @@ import enum
 import functools
 import itertools
 import operator
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Callable
 
 from .folding import Builtin, bind, folded, real
 from .variables import (AccumulateVariable, BoundMethodVariable, ChainVariable, ConstantVariable, DictVariable,
-                        FunctionVariable, InstanceVariable, IteratorVariable, ObjectVariable, PartialVariable,
-                        TensorMethodVariable, TupleVariable, Variable)
+                        FunctionVariable, InstanceVariable, IteratorVariable, ObjectVariable, PairwiseVariable,
+                        PartialVariable, SliceIteratorVariable, StarMapVariable, TensorMethodVariable, TupleVariable,
+                        Variable, ZipLongestVariable)
 from .wording import shown
 
 if TYPE_CHECKING:
@@ -57,7 +59,7 @@ def is_callable(var: Variable) -> bool | None:
     return None
 
 
-def _positional(name: str, count: int) -> Builtin:
+def _positional(name: str, count: int) -> Callable[["OpcodeExecutor", list[Variable], dict[str, Variable]], None]:
     """A function of `count` positional arguments, as eager checks them (TypeError: the frame runs eagerly)."""
     def check(ex: "OpcodeExecutor", args: list[Variable], kwargs: dict[str, Variable]) -> None:
         if kwargs or len(args) != count:
@@ -65,9 +67,9 @@ def _positional(name: str, count: int) -> Builtin:
     return check
 
 
-def _binary_function(op: str, in_place: bool) -> Builtin:
+def _binary_function(fn: Any, op: str, in_place: bool) -> Builtin:
     """`operator.add(a, b)` is `a + b` (`operator.iadd(a, b)` is `a += b`, its result returned)."""
-    check = _positional(op, 2)
+    check = _positional(fn.__name__, 2)
 
     def call(ex: "OpcodeExecutor", args: list[Variable], kwargs: dict[str, Variable]) -> Variable:
         check(ex, args, kwargs)
@@ -75,9 +77,9 @@ def _binary_function(op: str, in_place: bool) -> Builtin:
     return call
 
 
-def _compare_function(op: str) -> Builtin:
+def _compare_function(fn: Any, op: str) -> Builtin:
     """`operator.lt(a, b)` is `a < b`."""
-    check = _positional(op, 2)
+    check = _positional(fn.__name__, 2)
 
     def call(ex: "OpcodeExecutor", args: list[Variable], kwargs: dict[str, Variable]) -> Variable:
         check(ex, args, kwargs)
@@ -85,9 +87,9 @@ def _compare_function(op: str) -> Builtin:
     return call
 
 
-def _unary_function(kind: str) -> Builtin:
+def _unary_function(fn: Any, kind: str) -> Builtin:
     """`operator.neg(a)` is `-a`."""
-    check = _positional(kind, 1)
+    check = _positional(fn.__name__, 1)
 
     def call(ex: "OpcodeExecutor", args: list[Variable], kwargs: dict[str, Variable]) -> Variable:
         check(ex, args, kwargs)
@@ -104,7 +106,7 @@ def _getitem(ex: "OpcodeExecutor", args: list[Variable], kwargs: dict[str, Varia
 def _truth(negate: bool) -> Builtin:
     """`operator.truth(a)` is `bool(a)`, `operator.not_(a)` is `not a`."""
     def call(ex: "OpcodeExecutor", args: list[Variable], kwargs: dict[str, Variable]) -> Variable:
-        _positional("truth", 1)(ex, args, kwargs)
+        _positional("not_" if negate else "truth", 1)(ex, args, kwargs)
         return ConstantVariable(ex.truth(args[0]) != negate)
     return call
 
@@ -226,6 +228,64 @@ def _accumulate(ex: "OpcodeExecutor", args: list[Variable], kwargs: dict[str, Va
     return AccumulateVariable(ex.iterator_of(bound["iterable"]), func, initial)
 
 
+def _starmap(ex: "OpcodeExecutor", args: list[Variable], kwargs: dict[str, Variable]) -> Variable:
+    """`itertools.starmap(func, iterable)`."""
+    _positional("starmap", 2)(ex, args, kwargs)
+    return StarMapVariable(args[0], ex.iterator_of(args[1]))
+
+
+def _islice(ex: "OpcodeExecutor", args: list[Variable], kwargs: dict[str, Variable]) -> Variable:
+    """`itertools.islice(iterable, stop)` / `(iterable, start, stop[, step])`, its bounds checked by the real one."""
+    if kwargs or not 2 <= len(args) <= 4:
+        ex.raises("islice() takes 2 to 4 positional arguments")
+    bounds = [ex.python_value(a) for a in args[1:]]
+    real(ex, itertools.islice, (), *bounds)  # (what eager raises for bad bounds)
+    window = slice(*bounds) if len(bounds) > 1 else slice(None, bounds[0])
+    return SliceIteratorVariable(ex.iterator_of(args[0]), window.start or 0, window.stop, window.step or 1)
+
+
+def _pairwise(ex: "OpcodeExecutor", args: list[Variable], kwargs: dict[str, Variable]) -> Variable:
+    """`itertools.pairwise(iterable)`."""
+    _positional("pairwise", 1)(ex, args, kwargs)
+    return PairwiseVariable(ex.iterator_of(args[0]))
+
+
+def _zip_longest(ex: "OpcodeExecutor", args: list[Variable], kwargs: dict[str, Variable]) -> Variable:
+    """`itertools.zip_longest(*iterables, fillvalue=None)`."""
+    if set(kwargs) - {"fillvalue"}:
+        ex.raises("zip_longest() got an unexpected keyword argument")
+    return ZipLongestVariable([ex.iterator_of(a) for a in args], kwargs.get("fillvalue", ConstantVariable(None)))
+
+
+def _repeat(ex: "OpcodeExecutor", args: list[Variable], kwargs: dict[str, Variable]) -> Variable:
+    """`itertools.repeat(obj, times)`: the one object, `times` times (without `times` it never ends)."""
+    bound = bind(ex, "repeat", args, kwargs, ("object", "times"), {})
+    times = ex.python_value(bound["times"])
+    real(ex, itertools.repeat, None, times)  # (what eager raises for a bad count)
+    return IteratorVariable([bound["object"]] * max(times, 0))
+
+
+def _combinatoric(fn: Any) -> Builtin:
+    """`itertools.combinations` / `permutations` / `combinations_with_replacement`: the pool is taken
+    first, as the real ones do, and the real function picks the positions of each tuple's items."""
+    def call(ex: "OpcodeExecutor", args: list[Variable], kwargs: dict[str, Variable]) -> Variable:
+        if not args:
+            ex.raises(f"{fn.__name__}() missing required argument 'iterable'")
+        pool = ex.elements(args[0])
+        options = {k: ex.python_value(v) for k, v in kwargs.items()}
+        picks = real(ex, fn, range(len(pool)), *(ex.python_value(a) for a in args[1:]), **options)
+        return IteratorVariable([TupleVariable([pool[i] for i in pick]) for pick in picks])
+    return call
+
+
+def _fromkeys(ex: "OpcodeExecutor", args: list[Variable], kwargs: dict[str, Variable]) -> Variable:
+    """`dict.fromkeys(iterable, value=None)`: every key holds the one value object, as eagerly."""
+    if kwargs or len(args) not in (1, 2):
+        ex.raises("fromkeys() takes one or two positional arguments")
+    value = args[1] if len(args) == 2 else ConstantVariable(None)
+    return DictVariable({ex.python_value(k): value for k in ex.elements(args[0])})
+
+
 def _enum_member(cls: enum.EnumMeta) -> Builtin:
     """`Mode(value)`: the member of that value (the class is pinned by identity, its members fixed)."""
     def call(ex: "OpcodeExecutor", args: list[Variable], kwargs: dict[str, Variable]) -> Variable:
@@ -236,15 +296,19 @@ def _enum_member(cls: enum.EnumMeta) -> Builtin:
 
 
 STDLIB: dict[Any, Builtin] = {
-    **{fn: _binary_function(op, False) for fn, op in _BINARY_FUNCTIONS.items()},
-    **{fn: _binary_function(op, True) for fn, op in _IN_PLACE_FUNCTIONS.items()},
-    **{fn: _compare_function(op) for fn, op in _COMPARE_FUNCTIONS.items()},
-    **{fn: _unary_function(kind) for fn, kind in _UNARY_FUNCTIONS.items()},
+    **{fn: _binary_function(fn, op, False) for fn, op in _BINARY_FUNCTIONS.items()},
+    **{fn: _binary_function(fn, op, True) for fn, op in _IN_PLACE_FUNCTIONS.items()},
+    **{fn: _compare_function(fn, op) for fn, op in _COMPARE_FUNCTIONS.items()},
+    **{fn: _unary_function(fn, kind) for fn, kind in _UNARY_FUNCTIONS.items()},
     operator.getitem: _getitem, operator.truth: _truth(False), operator.not_: _truth(True),
     operator.itemgetter: _getter(operator.itemgetter), operator.attrgetter: _getter(operator.attrgetter),
     functools.partial: _partial, functools.partial.__call__: _call_partial, functools.reduce: _reduce,
     itertools.chain: _chain, itertools.chain.from_iterable: _chain_from_iterable, itertools.product: _product,
-    itertools.accumulate: _accumulate,
+    itertools.accumulate: _accumulate, itertools.starmap: _starmap, itertools.islice: _islice,
+    itertools.pairwise: _pairwise, itertools.zip_longest: _zip_longest, itertools.repeat: _repeat,
+    **{fn: _combinatoric(fn) for fn in (itertools.combinations, itertools.permutations,
+                                        itertools.combinations_with_replacement)},
+    dict.fromkeys: _fromkeys,
 }
 
 

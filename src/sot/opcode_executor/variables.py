@@ -29,7 +29,8 @@ __all__ = ["Variable", "ConstantVariable", "TensorVariable", "TupleVariable", "L
            "DimVariable", "ObjectVariable", "FunctionVariable", "BoundMethodVariable", "CellVariable",
            "InstanceVariable", "SuperVariable", "TensorMethodVariable", "ContainerMethodVariable", "NULL", "SUSPENDED",
            "CONSTANT_TYPES", "ITERATOR_TYPES", "OBJECT_TYPES", "python_type", "PartialVariable", "ChainVariable",
-           "AccumulateVariable", "known_value", "is_enum_member"]
+           "AccumulateVariable", "ClassMethodOfCVariable", "known_value", "is_enum_member", "is_bound_to_a_c_class",
+           "StarMapVariable", "FilterVariable", "SliceIteratorVariable", "PairwiseVariable", "ZipLongestVariable"]
 
 CONSTANT_TYPES = (type(None), bool, int, float, str, type(Ellipsis))
 
@@ -657,3 +658,131 @@ class AccumulateVariable(LazyIteratorVariable):
         else:
             self.total = ex.call(self.func, [self.total, item], {})
         return self.total
+
+
+_IMMUTABLE_TYPE = 1 << 8  # Py_TPFLAGS_IMMUTABLETYPE: a class whose attributes cannot be set (C types)
+
+
+def is_bound_to_a_c_class(value: Any) -> bool:
+    """A C class's classmethod bound to the class (`dict.fromkeys`, `itertools.chain.from_iterable`)."""
+    return isinstance(value, types.BuiltinMethodType) and isinstance(value.__self__, type) and bool(
+        value.__self__.__flags__ & _IMMUTABLE_TYPE)
+
+
+class ClassMethodOfCVariable(ObjectVariable):
+    """A C class's classmethod bound to the class: a new object on every read, so not guarded by identity but
+    by its type here, and by the class it is bound to and its name (see `wrap`): a C class cannot change."""
+
+    def guards(self) -> list[Guard]:
+        """type_is on its source."""
+        src = self.tracker.source
+        return [] if src is None else [Guard(src, "type_is", type(self.value))]
+
+
+class StarMapVariable(LazyIteratorVariable):
+    """`itertools.starmap(func, source)`, and `map(func, *iterables)` as a starmap over their zip: `func`
+    is called through the executor on each item's elements as the item is consumed."""
+
+    def __init__(self, func: Variable, source: Variable):
+        super().__init__()
+        self.func = func
+        self.source = source
+
+    def next(self, ex: Any) -> Variable | None:
+        item = ex.next_of(self.source)
+        return None if item is None else ex.call(self.func, ex.elements(item), {})
+
+
+class FilterVariable(LazyIteratorVariable):
+    """`filter(func, source)`: the items for which `func(item)` (the item itself, for None) is true."""
+
+    def __init__(self, func: Variable | None, source: Variable):
+        super().__init__()
+        self.func = func
+        self.source = source
+
+    def next(self, ex: Any) -> Variable | None:
+        while (item := ex.next_of(self.source)) is not None:
+            if ex.truth(item if self.func is None else ex.call(self.func, [item], {})):
+                return item
+        return None
+
+
+class SliceIteratorVariable(LazyIteratorVariable):
+    """`itertools.islice(source, start, stop, step)`: the source's items are taken exactly as the real
+    islice takes them (skipped ones included, none past `stop`)."""
+
+    def __init__(self, source: Variable, start: int, stop: int | None, step: int):
+        super().__init__()
+        self.source: Variable | None = source
+        self.stop = stop
+        self.step = step
+        self.count = 0  # items taken from the source
+        self.next_index = start  # the index of the next item given
+
+    def next(self, ex: Any) -> Variable | None:
+        if self.source is None:
+            return None
+        while self.count < self.next_index:
+            if ex.next_of(self.source) is None:
+                self.source = None
+                return None
+            self.count += 1
+        if self.stop is not None and self.count >= self.stop:
+            self.source = None
+            return None
+        item = ex.next_of(self.source)
+        if item is None:
+            self.source = None
+            return None
+        self.count += 1
+        self.next_index += self.step
+        if self.stop is not None and self.next_index > self.stop:
+            self.next_index = self.stop
+        return item
+
+
+class PairwiseVariable(LazyIteratorVariable):
+    """`itertools.pairwise(source)`: overlapping pairs of consecutive items."""
+
+    def __init__(self, source: Variable):
+        super().__init__()
+        self.source: Variable | None = source
+        self.last: Variable | None = None
+
+    def next(self, ex: Any) -> Variable | None:
+        if self.source is None:
+            return None
+        if self.last is None:
+            self.last = ex.next_of(self.source)
+        new = ex.next_of(self.source) if self.last is not None else None
+        if new is None:
+            self.source = None
+            return None
+        pair, self.last = TupleVariable([self.last, new]), new
+        return pair
+
+
+class ZipLongestVariable(LazyIteratorVariable):
+    """`itertools.zip_longest(*sources, fillvalue=...)`: an exhausted source gives `fill` until the last
+    one is exhausted, which ends it at once (the items taken in that round are dropped, as the real one)."""
+
+    def __init__(self, sources: list[Variable], fill: Variable):
+        super().__init__()
+        self.sources: list[Variable | None] = list(sources)
+        self.fill = fill
+        self.active = len(sources)
+
+    def next(self, ex: Any) -> Variable | None:
+        if not self.active:
+            return None
+        items = []
+        for i, source in enumerate(self.sources):
+            item = None if source is None else ex.next_of(source)
+            if item is None and source is not None:
+                self.active -= 1
+                self.sources[i] = None
+                if not self.active:
+                    return None
+            items.append(self.fill if item is None else item)
+        return TupleVariable(items)

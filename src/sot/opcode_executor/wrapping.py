@@ -33,10 +33,10 @@ from .dispatch import handles
 from .side_effects import WriteBack
 from .trackers import (ConstTracker, ConvertedTracker, DummyTracker, GetAttrTracker, GetItemTracker, GlobalTracker,
                        Tracker)
-from .variables import (CONSTANT_TYPES, ITERATOR_TYPES, OBJECT_TYPES, BoundMethodVariable, ConstantVariable,
-                        DictVariable, DictViewVariable, ExceptionVariable, FunctionVariable, InstanceVariable,
-                        ListVariable, NumberVariable, NumpyScalarVariable, ObjectVariable, SetVariable, TensorVariable,
-                        TupleVariable, Variable)
+from .variables import (CONSTANT_TYPES, ITERATOR_TYPES, OBJECT_TYPES, BoundMethodVariable, ClassMethodOfCVariable,
+                        ConstantVariable, DictVariable, DictViewVariable, ExceptionVariable, FunctionVariable,
+                        InstanceVariable, ListVariable, NumberVariable, NumpyScalarVariable, ObjectVariable,
+                        SetVariable, TensorVariable, TupleVariable, Variable, is_bound_to_a_c_class)
 from .wording import shown
 
 __all__ = ["WrappingMixin", "in_runtime"]
@@ -102,6 +102,10 @@ class WrappingMixin:
                                                       or is_to_static_wrapper(value.__func__)):  # (to_static(layer))
             function = self.wrap(value.__func__, GetAttrTracker(tracker, "__func__"))
             return BoundMethodVariable(function, self.wrap(value.__self__, GetAttrTracker(tracker, "__self__")))
+        elif tracker.source is not None and is_bound_to_a_c_class(value):  # `dict.fromkeys`: made anew on every
+            self.wrap(value.__self__, GetAttrTracker(tracker, "__self__"))  # read, so pinned by its class and name
+            self.wrap(value.__name__, GetAttrTracker(tracker, "__name__"))
+            var = ClassMethodOfCVariable(value, tracker)
         elif tracker.source is not None and _is_c_method_of_an_instance(value):  # `arr.mean` passed in: made anew
             owner = self.wrap(value.__self__, GetAttrTracker(tracker, "__self__"))  # on every read, so it is
             return self.load_attr(owner, value.__name__)  # guarded as its object's type's method, not by identity
