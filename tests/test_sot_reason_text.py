@@ -163,8 +163,8 @@ CASES = [
     (masked, lambda: (rand(4),), "SOT-B005", "`x[x > 0.5]` indexes by a boolean mask"),
     (hashes_a_caught_exception, lambda: (rand(2),), "SOT-G001", "`hash(e)` hashes an exception"),
     (sets_a_module_attribute, lambda: (rand(2),), "SOT-S001", "`SCRATCH.mark` sets the attribute 'mark' of scratch"),
-    (redirects, lambda: (rand(2),), "SOT-B003", "`contextlib.redirect_stdout(sys.stderr)` calls "
-                                                 "contextlib.redirect_stdout, which sot cannot trace"),
+    (redirects, lambda: (rand(2),), "SOT-S001", "`setattr(sys, self._stream, self._new_target)` sets the "
+                                                 "attribute 'stdout' of sys"),
     (frees_its_input, lambda: (rand(2),), "SOT-S001", "`x.stop_gradient` sets the stop_gradient of a tensor"),
     (deep, lambda: (rand(2), 40), "SOT-B003", "`deep(x + 1, n - 1)` recurses into deep deeper than"),
     (defines_a_class, lambda: (rand(2),), "SOT-U001", "`class Local` uses a class statement"),

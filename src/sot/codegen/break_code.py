@@ -62,6 +62,7 @@ from sot.pyversion import ExceptionEntry, Instruction, NormalisedCode, encode, w
 
 from .pysource import Plan, note_plan
 from .rebuild import OUT, Rebuilder
+from .returns import MadeObjects
 from .resume_code import resume_code
 
 __all__ = ["NeedsClosure", "break_code"]
@@ -72,7 +73,8 @@ def break_code(ex: Any, brk: GraphBreak, runner: Callable | None, outputs: list[
                make_resume: Callable[[types.CodeType, dict, bool], Callable],
                targets: list[Variable] = (), eager: frozenset[int] = frozenset(),
                loop: tuple | None = None, rerun: Callable | None = None,
-               view_of: Callable[[Symbol], tuple | None] = lambda symbol: None) -> types.CodeType:
+               view_of: Callable[[Symbol], tuple | None] = lambda symbol: None,
+               made: MadeObjects | None = None) -> types.CodeType:
     """The code object of a translation that breaks at `brk.instruction` (see the module docstring);
     `runner` is called with the tensor inputs and then what the side effects load (`targets`: the
     objects they write, then the dynamic numbers they store); the resume functions of the frames at
@@ -82,9 +84,10 @@ def break_code(ex: Any, brk: GraphBreak, runner: Callable | None, outputs: list[
     (see `rerun`), None: what the runner raises goes on as it is; `view_of(symbol)`: `(make, source)`
     for a tensor the prefix made from an input (a Variable) or a bound tensor by ops that may return
     a view, which the generated code makes again as `make(source)` so that it is the view eager code
-    has (None: the prefix's output is passed on)."""
+    has (None: the prefix's output is passed on); `made`: the objects the frame constructed that the
+    frames hold, which the runner makes (see sot.codegen.returns `MadeObjects`)."""
     return _BreakEmitter(ex, brk, runner, outputs, translated, make_resume, list(targets), eager, loop, rerun,
-                         view_of).run()
+                         view_of, made).run()
 
 
 class NeedsClosure:
@@ -107,8 +110,9 @@ class _BreakEmitter(Rebuilder):
 
     def __init__(self, ex: Any, brk: GraphBreak, runner: Callable | None, outputs: list[Symbol],
                  translated: Callable, make_resume: Callable, targets: list[Variable], eager: frozenset[int],
-                 loop: tuple | None, rerun: Callable | None, view_of: Callable[[Symbol], tuple | None]):
-        super().__init__(ex, brk, outputs, translated, view_of)
+                 loop: tuple | None, rerun: Callable | None, view_of: Callable[[Symbol], tuple | None],
+                 made: MadeObjects | None):
+        super().__init__(ex, brk, outputs, translated, view_of, made)
         self.runner, self.make_resume, self.targets = runner, make_resume, targets
         self.eager = eager  # indices of the frames whose resume functions run eagerly
         self.loop = loop  # (LoopPlan, body function): the breaking FOR_ITER's loop runs for real

@@ -18,7 +18,7 @@ from sot.opcode_executor import DictVariable, ListVariable, OpcodeExecutor, Tupl
 from sot.opcode_executor.side_effects import Print, SetAttr, SetGlobal, WriteBack
 from sot.opcode_executor.variables import Variable
 
-from .returns import fill, filler, template
+from .returns import MadeObjects, fill, filler, template
 
 __all__ = ["Reprint", "effects_plan", "compiled_plan", "apply", "raised_while_applying", "with_effects", "runner_with_effects"]
 
@@ -33,13 +33,13 @@ class Reprint:
 
 
 def effects_plan(ex: OpcodeExecutor, outputs: list[Symbol], barrier: int | None = None,
-                 passed: list[Variable] | None = None, exposed: frozenset[Symbol] = frozenset()
-                 ) -> tuple[list[tuple], list[Variable]]:
+                 passed: list[Variable] | None = None, exposed: frozenset[Symbol] = frozenset(),
+                 made: MadeObjects | None = None) -> tuple[list[tuple], list[Variable]]:
     """The recorded side effects as (kind, target index or globals or `Reprint`, name or print
     options, value template), and the targets the generated code loads for them (tensors they write
     or print join the SIR's `outputs`, dynamic numbers `passed`: see `returns.template`). At a break,
     the prints the breaking instruction's own simulation recorded (from `barrier` on) are left out:
-    that instruction runs for real after the replay. `exposed`: see `returns.template`."""
+    that instruction runs for real after the replay. `exposed`, `made`: see `returns.template`."""
     effects = ex.translation.effects
     targets = effects.targets()
     index = {id(t): i for i, t in enumerate(targets)}
@@ -62,7 +62,7 @@ def effects_plan(ex: OpcodeExecutor, outputs: list[Symbol], barrier: int | None 
             contents = effect.target.items
             kind, where, key = "refill", index[id(effect.target)], None
             value = DictVariable(contents) if isinstance(contents, dict) else ListVariable(contents)
-        plan.append((kind, where, key, template(ex, value, outputs, passed, exposed)))
+        plan.append((kind, where, key, template(ex, value, outputs, passed, exposed, made)))
     return plan, targets
 
 
@@ -123,8 +123,9 @@ def _print_before_failure(plan: list[tuple], inputs: tuple) -> None:
 
 
 def _run_and_apply(run: Callable | None, plan: list[tuple], args: tuple, n_inputs: int,
-                   n_targets: int | None = None, reprint: bool = True) -> tuple:
-    """`run` on the tensor inputs, then the side effects of `plan` (in `args`: the inputs, the
+                   n_targets: int | None = None, reprint: bool = True, made: Callable | None = None) -> tuple:
+    """`run` on the tensor inputs, then the objects the frame constructed (`made`: see
+    `returns.MadeObjects.maker`), then the side effects of `plan` (in `args`: the inputs, the
     effects' targets (`n_targets`; None: all the rest), then the passed numbers). `reprint`: if
     `run` raises, make the prints eager makes before the failure (not where the whole call then
     runs again eagerly, see sot.codegen.rerun, which prints them itself)."""
@@ -136,30 +137,34 @@ def _run_and_apply(run: Callable | None, plan: list[tuple], args: tuple, n_input
         if reprint:
             _print_before_failure(plan, tensors)
         raise
+    if made is not None:
+        values = made(values, tensors, args[end:])
     apply(plan, values, tensors, args[n_inputs:end], args[end:])
     return values
 
 
 def with_effects(run_prefix: Callable | None, plan: list[tuple], n_inputs: int, n_targets: int,
-                 reprint: bool = True) -> Callable:
-    """A break's prefix runner that also makes the side effects recorded before the break (arguments: the
-    tensor inputs, the effects' targets, the passed numbers; `reprint`: see `_run_and_apply`)."""
+                 reprint: bool = True, made: Callable | None = None) -> Callable:
+    """A break's prefix runner that also makes the objects the frame constructed and the side effects
+    recorded before the break (arguments: the tensor inputs, the effects' targets, the passed numbers;
+    `reprint`, `made`: see `_run_and_apply`)."""
     plan = compiled_plan(plan)
 
     def run(*args: Any) -> tuple:
-        return _run_and_apply(run_prefix, plan, args, n_inputs, n_targets, reprint=reprint)
+        return _run_and_apply(run_prefix, plan, args, n_inputs, n_targets, reprint=reprint, made=made)
     return run
 
 
 def runner_with_effects(compiled: CompiledSIR | EagerSIR | None, shape: Any, plan: list[tuple],
-                        n_inputs: int, n_targets: int) -> Callable:
-    """Run the SIR, make the recorded side effects, rebuild the returned structure (`shape`: its
-    `returns.template`; arguments: the tensor inputs, the effects' targets, the passed numbers)."""
+                        n_inputs: int, n_targets: int, made: Callable | None = None) -> Callable:
+    """Run the SIR, make the objects the frame constructed and the recorded side effects, rebuild the
+    returned structure (`shape`: its `returns.template`; arguments: the tensor inputs, the effects'
+    targets, the passed numbers; `made`: see `_run_and_apply`)."""
     run_sir = compiled.run_checked if compiled is not None else None
     reprint = not isinstance(compiled, CompiledSIR)  # a failing Program's call runs again eagerly (see rerun)
     plan, rebuild = compiled_plan(plan), filler(shape)
 
     def run(*args: Any) -> Any:
-        values = _run_and_apply(run_sir, plan, args, n_inputs, n_targets, reprint)
+        values = _run_and_apply(run_sir, plan, args, n_inputs, n_targets, reprint, made)
         return rebuild(values, args[:n_inputs], args[n_inputs + n_targets:])
     return run

@@ -26,7 +26,7 @@ from .break_code import break_code
 from .effects import effects_plan, runner_with_effects, with_effects
 from .pysource import Plan, note_plan
 from .rerun import guarded_call, rerun_handler
-from .returns import exposed_tensors, runner, template, view_maker
+from .returns import MadeObjects, exposed_tensors, runner, template, view_maker
 
 __all__ = ["Compile", "whole_frame", "broken_frame"]
 
@@ -40,11 +40,13 @@ def whole_frame(ex: OpcodeExecutor, returned: Variable, compile: Compile,
     outputs: list[Symbol] = []
     passed: list[Variable] = []  # dynamic numbers returned or stored as they came in
     exposed = exposed_tensors(ex, [returned])
-    shape = template(ex, returned, outputs, passed, exposed)
-    plan, targets = effects_plan(ex, outputs, passed=passed, exposed=exposed)
+    made = MadeObjects()  # objects the frame constructed that it returns or stores
+    shape = template(ex, returned, outputs, passed, exposed, made)
+    plan, targets = effects_plan(ex, outputs, passed=passed, exposed=exposed, made=made)
     compiled = _compiled(ex, outputs, compile)
-    run = runner(compiled, shape, len(ex.inputs)) if not plan else \
-        runner_with_effects(compiled, shape, plan, len(ex.inputs), len(targets))
+    make = made.maker()
+    run = runner(compiled, shape, len(ex.inputs)) if not plan and make is None else \
+        runner_with_effects(compiled, shape, plan, len(ex.inputs), len(targets), make)
     if compiled is not None:  # with dynamic dims, a size eager code rejects raises eager's error
         run = with_eager_errors(run, compiled.sir)
     code = ex.code
@@ -79,7 +81,10 @@ def broken_frame(ex: OpcodeExecutor, brk: GraphBreak, compile: Compile, rerun_af
     live = live_values(brk)
     outputs = needed_outputs(ex, live)
     passed: list[Variable] = []  # dynamic numbers the side effects store (loaded after their targets)
-    plan, targets = effects_plan(ex, outputs, brk.barrier, passed, exposed_tensors(ex, live))
+    exposed = exposed_tensors(ex, live)
+    made = MadeObjects()  # objects the frame constructed that the side effects store or the frames hold
+    plan, targets = effects_plan(ex, outputs, brk.barrier, passed, exposed, made)
+    made.collect(ex, live, outputs, passed, exposed)
     available = frozenset(outputs)  # a live view of one of them is made from it, as eager's view
     compiled = _compiled(ex, outputs, compile)
     prefix = compiled.tuple_runner() if isinstance(compiled, CompiledSIR) else compiled.run_checked if compiled \
@@ -88,11 +93,12 @@ def broken_frame(ex: OpcodeExecutor, brk: GraphBreak, compile: Compile, rerun_af
     # a Program that fails at run time: the call runs again eagerly (as in `whole_frame`), so the user's
     # own `except` around the failing op sees eager's exception
     guarded = isinstance(compiled, CompiledSIR)
-    if plan:
-        run_prefix = with_effects(run_prefix, plan, len(ex.inputs), len(targets), reprint=not guarded)
+    make = made.maker()
+    if plan or make is not None:
+        run_prefix = with_effects(run_prefix, plan, len(ex.inputs), len(targets), reprint=not guarded, made=make)
     rerun = (lambda call: rerun_handler(call, ex.code, rerun_after)) if guarded else None
     return break_code(ex, brk, run_prefix, outputs, translated, make_resume, [*targets, *passed], hot, loop, rerun,
-                      lambda symbol: view_maker(ex, symbol, available))
+                      lambda symbol: view_maker(ex, symbol, available), made)
 
 
 def _compiled(ex: OpcodeExecutor, outputs: list[Symbol], compile: Compile) -> CompiledSIR | EagerSIR | None:

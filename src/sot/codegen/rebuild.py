@@ -25,10 +25,13 @@ from sot.opcode_executor.live import GENERATED, frame_locals
 from sot.opcode_executor.markers import is_not_to_static, is_sot_own
 from sot.opcode_executor.variables import (BoundMethodVariable, CellVariable, ConstantVariable,
                                            ContainerMethodVariable, DictVariable, FunctionVariable, InstanceVariable,
-                                           IteratorVariable, ListVariable, NumberVariable, ObjectVariable,
+                                           IteratorVariable, ListVariable, NewObjectVariable, NumberVariable,
+                                           ObjectVariable,
                                            SetVariable, TensorMethodVariable, TensorVariable, TupleVariable, Variable)
 from sot.opcode_executor.wording import shown
 from sot.pyversion import Instruction, with_null
+
+from .returns import MadeObjects
 
 __all__ = ["OUT", "Rebuilder"]
 
@@ -39,13 +42,14 @@ class Rebuilder:
     """Emits instructions that rebuild the values of the frames at a break, with temporaries for them."""
 
     def __init__(self, ex: Any, brk: GraphBreak, outputs: list[Symbol], translated: Callable,
-                 view_of: Callable[[Symbol], tuple | None]):
+                 view_of: Callable[[Symbol], tuple | None], made: MadeObjects | None = None):
         self.ex, self.brk = ex, brk
         self.out_index = {sym: i for i, sym in enumerate(outputs)}
         self.inputs = {id(v): v for v in ex.inputs}
         self.input_temps: dict[int, str] = {}  # id of an input -> the temporary holding it (see read_inputs)
         self.translated = translated
         self.view_of = view_of  # see break_code
+        self.made = made.objects if made is not None else []  # objects the runner made, last in its outputs
         self.body: list[Instruction] = []
         self.temps: dict[tuple, str] = {}
         self.building: set[tuple] = set()  # the values being rebuilt now (a container rebuilding its items)
@@ -187,6 +191,15 @@ class Rebuilder:
         elif isinstance(var, BoundMethodVariable) and isinstance(var.function, ObjectVariable) and \
                 var.function.value is not None:  # a Python function, or a C type's method descriptor
             self.bind(var.function.value, var.receiver)
+        elif isinstance(var, NewObjectVariable):  # made by the runner: the last of its outputs holds them
+            index = next((k for k, known in enumerate(self.made) if known is var), None)
+            if index is None:
+                self.fail(f"{shown(var)} was not made after the graph")
+            self.emit("LOAD_FAST", argval=OUT)
+            self.emit("LOAD_CONST", argval=-1)
+            self.emit("BINARY_SUBSCR")
+            self.emit("LOAD_CONST", argval=index)
+            self.emit("BINARY_SUBSCR")
         elif isinstance(var, InstanceVariable):
             if var.tracker.source is None or not self.load(var):
                 self.fail(f"{shown(var)} has no source to reload it from")

@@ -4,7 +4,8 @@ The simulation ends with the returned Variable; the generated code calls a runne
 SIR and must give back the very structure eager code returns. `template` describes that structure
 once, at translation time, with placeholders for what only the run knows (`Out`: a SIR output,
 `In`: an input tensor returned as it is, `Passed`: a number or container the generated code passes
-in, `View`: a view of an input made again by its op, `NewSet`: a fresh copy of a set); `fill`
+in, `View`: a view of an input made again by its op, `NewSet`: a fresh copy of a set, `Made`: an
+object the frame constructed, made by the runner from `MadeObjects`); `fill`
 puts a run's values in place (`filler` compiles a template into one generated expression that does
 the same without walking the template per call), and `runner` is the function the generated code calls.
 """
@@ -15,15 +16,15 @@ from typing import Any, Callable
 
 from runtime import Tensor
 from sot.ir import ApiStatement, CompiledSIR, EagerSIR, MethodStatement, Statement, Symbol
-from sot.opcode_executor import (ConstantVariable, DictVariable, ListVariable, ObjectVariable, OpcodeExecutor,
-                                 TensorVariable, TupleVariable)
-from sot.opcode_executor.live import needed_outputs
+from sot.opcode_executor import (ConstantVariable, DictVariable, InstanceVariable, ListVariable, ObjectVariable,
+                                 OpcodeExecutor, TensorVariable, TupleVariable)
+from sot.opcode_executor.live import needed_outputs, reachable
 from sot.opcode_executor.side_effects import Refill, SetAttr, SetGlobal
-from sot.opcode_executor.variables import NumberVariable, SetVariable, Variable
+from sot.opcode_executor.variables import NewObjectVariable, NumberVariable, SetVariable, Variable
 from sot.opcode_executor.wording import shown
 
-__all__ = ["Out", "In", "View", "Passed", "NewSet", "template", "fill", "filler", "runner", "view_maker",
-           "exposed_tensors"]
+__all__ = ["Out", "In", "View", "Passed", "NewSet", "Made", "MadeObjects", "template", "fill", "filler", "runner",
+           "view_maker", "exposed_tensors"]
 
 # Tensor methods / runtime functions whose eager result may share memory with their tensor argument
 # (the splitting ones return a list of such views)
@@ -79,16 +80,73 @@ class NewSet:
     items: set | frozenset
 
 
+@dataclass(frozen=True)
+class Made:
+    """An object the frame constructed: the `index`-th of the run's `MadeObjects`, which the runner puts
+    last among the run's values (`v[-1][index]`)."""
+
+    index: int
+
+
+class MadeObjects:
+    """The objects the frame constructed that the caller reaches (returned, stored by a side effect, live
+    at a break), each made once per run, so every place holding one holds the same object, as eagerly.
+
+    `made(values, inputs, passed)` makes them after the graph ran: each blank (`object.__new__`: the class
+    was checked to make its objects that way, and its identity is guarded) before any gets its attributes
+    (`__dict__` filled in the order the frame first set them), so objects may hold each other; it returns
+    the run's values with the tuple of them last (see `Made`)."""
+
+    def __init__(self) -> None:
+        self.objects: list[NewObjectVariable] = []
+        self.attrs: list[dict[str, Any]] = []
+
+    def index(self, ex: OpcodeExecutor, var: NewObjectVariable, outputs: list[Symbol], passed: list[Variable] | None,
+              exposed: frozenset[Symbol]) -> Made:
+        """The `Made` of `var`, its attributes' templates built when first met."""
+        for k, known in enumerate(self.objects):
+            if known is var:
+                return Made(k)
+        self.objects.append(var)
+        self.attrs.append({})
+        k = len(self.objects) - 1
+        self.attrs[k] = {name: template(ex, value, outputs, passed, exposed, self) for name, value in var.attrs.items()}
+        return Made(k)
+
+    def collect(self, ex: OpcodeExecutor, values: list[Variable], outputs: list[Symbol], passed: list[Variable],
+                exposed: frozenset[Symbol]) -> None:
+        """Register every object the frame made that `values` reach (a break's live values)."""
+        for var in reachable(values):
+            if isinstance(var, NewObjectVariable):
+                self.index(ex, var, outputs, passed, exposed)
+
+    def maker(self) -> Callable[[tuple, tuple, tuple], tuple] | None:
+        """`made` (see the class docstring) for the objects registered; None when there are none."""
+        if not self.objects:
+            return None
+        classes = tuple(type(var.value) for var in self.objects)
+        attrs = tuple(filler(shape) for shape in self.attrs)
+
+        def made(values: tuple, inputs: tuple, passed: tuple) -> tuple:
+            objects = tuple(object.__new__(cls) for cls in classes)
+            values = (*values, objects)
+            for obj, fill_attrs in zip(objects, attrs):
+                obj.__dict__.update(fill_attrs(values, inputs, passed))
+            return values
+        return made
+
+
 def template(ex: OpcodeExecutor, var: Variable, outputs: list[Symbol], passed: list[Variable] | None = None,
-             exposed: frozenset[Symbol] = frozenset()) -> Any:
+             exposed: frozenset[Symbol] = frozenset(), made: MadeObjects | None = None) -> Any:
     """The returned value's shape: an index into the SIR outputs per tensor, tuples, lists, dicts, constants.
     A dynamic number is an index into `passed`, the values the generated code loads for the runner (None:
-    it cannot load them, so the number's value is read: NumberNeeded keeps it static); so is a list or dict
-    from the frame, returned or stored as the very object eager code would (its own writes are replayed
-    into it; with `passed` None a copy of its items). A view of an input, or of a computed tensor in
-    `exposed` (see `exposed_tensors`), is made again from it after the graph (`View`)."""
+    it cannot load them, so the number's value is read: NumberNeeded keeps it static); so is a list, dict
+    or object from outside the frame, returned or stored as the very object eager code would (its own
+    writes are replayed into it; with `passed` None a list's or dict's copy of its items). A view of an input, or of a computed tensor in
+    `exposed` (see `exposed_tensors`), is made again from it after the graph (`View`). An object the frame
+    constructed is a `Made` of `made` (None: it cannot be rebuilt)."""
     if passed is not None and (isinstance(var, NumberVariable) or (
-            isinstance(var, (ListVariable, DictVariable)) and ex.reloadable(var))):
+            isinstance(var, (ListVariable, DictVariable, InstanceVariable)) and ex.reloadable(var))):
         if all(var is not p for p in passed):
             passed.append(var)
         return Passed(next(i for i, p in enumerate(passed) if p is var))
@@ -103,10 +161,12 @@ def template(ex: OpcodeExecutor, var: Variable, outputs: list[Symbol], passed: l
             outputs.append(var.symbol)
         return Out(outputs.index(var.symbol))
     if isinstance(var, TupleVariable):
-        items = [template(ex, v, outputs, passed, exposed) for v in var.items]
+        items = [template(ex, v, outputs, passed, exposed, made) for v in var.items]
         return items if isinstance(var, ListVariable) else tuple(items)
     if isinstance(var, DictVariable):
-        return {k: template(ex, v, outputs, passed, exposed) for k, v in var.items.items()}
+        return {k: template(ex, v, outputs, passed, exposed, made) for k, v in var.items.items()}
+    if isinstance(var, NewObjectVariable) and made is not None:
+        return made.index(ex, var, outputs, passed, exposed)
     if isinstance(var, SetVariable) and var.copied_in_order():
         return NewSet(var.items)
     if isinstance(var, ConstantVariable) or (isinstance(var, ObjectVariable) and var.tracker.source is None
@@ -215,6 +275,8 @@ def fill(node: Any, values: tuple, inputs: tuple, passed: tuple = ()) -> Any:
         return node.make(fill(node.source, values, inputs, passed))
     if isinstance(node, NewSet):
         return node.items.copy()
+    if isinstance(node, Made):
+        return values[-1][node.index]
     if isinstance(node, (tuple, list)):
         return type(node)(fill(n, values, inputs, passed) for n in node)
     if isinstance(node, dict):
@@ -248,6 +310,8 @@ def _expression(node: Any, constants: dict[str, Any]) -> str:
         return f"{constant(node.make)}({_expression(node.source, constants)})"
     if isinstance(node, NewSet):
         return f"{constant(node.items)}.copy()"
+    if isinstance(node, Made):
+        return f"v[-1][{node.index}]"
     if type(node) is tuple:
         return f"({''.join(_expression(n, constants) + ', ' for n in node)})"
     if type(node) is list:

@@ -19,8 +19,9 @@ from runtime import Tensor
 from sot.guards import Guard
 from sot.guards.source import Source, expression
 
+from .live import reachable
 from .side_effects import Refill, SetAttr, SetGlobal, SideEffects, WriteBack
-from .variables import CellVariable, DictVariable, InstanceVariable, ListVariable, TensorVariable, TupleVariable, Variable
+from .variables import CellVariable, InstanceVariable, TensorVariable, Variable
 from .wording import shown
 
 __all__ = ["aliasing_guards", "shares_memory", "held_outside"]
@@ -69,7 +70,7 @@ def _memory_guards(target: Variable, tracked: list[Variable]) -> list[Guard]:
 def held_outside(tensor: TensorVariable, effects: SideEffects, cells: list[CellVariable]) -> str | None:
     """Where the frame stored `tensor` so that code outside it can reach it (None: nowhere): an attribute
     or global it wrote, a list or dict from outside it wrote into, a closure cell shared with other code
-    (directly or inside containers the frame built)."""
+    (directly or inside containers and objects the frame built)."""
     roots: list[tuple[Variable, str]] = []
     for record in effects.records:
         if isinstance(record, SetAttr):
@@ -80,24 +81,11 @@ def held_outside(tensor: TensorVariable, effects: SideEffects, cells: list[CellV
             roots.append((record.target, f"it was stored into {shown(record.target)} from outside the function"))
     roots += [(cell.content, "it was stored into a closure cell") for cell in cells if cell.real and cell.content]
     for root, where in roots:
-        if _reaches(root, tensor, set()):
+        if _reaches(root, tensor):
             return where
     return None
 
 
-def _reaches(var: Variable, tensor: TensorVariable, seen: set[int]) -> bool:
-    """Whether `var` is `tensor` (a Variable of its symbol) or a container the frame built holding it."""
-    if id(var) in seen:
-        return False
-    seen.add(id(var))
-    if isinstance(var, TensorVariable):
-        return var.symbol is tensor.symbol
-    if isinstance(var, ListVariable) and var.unread:  # (its entry items are inputs: only the appended ones)
-        items = var.appended
-    elif isinstance(var, TupleVariable):
-        items = var.items
-    elif isinstance(var, DictVariable):
-        items = list(var.items.values())
-    else:
-        return False
-    return any(_reaches(item, tensor, seen) for item in items)
+def _reaches(var: Variable, tensor: TensorVariable) -> bool:
+    """Whether `var` is `tensor` (a Variable of its symbol) or holds it: in containers or objects the frame built."""
+    return any(isinstance(v, TensorVariable) and v.symbol is tensor.symbol for v in reachable([var]))

@@ -23,11 +23,12 @@ from .dims import run_time_shape
 from .dispatch import FrameRaises, handles
 from .trackers import ExpressionTracker, GetAttrTracker, GetItemTracker, TypeTracker
 from .variables import (BoundMethodVariable, ConstantVariable, ContainerMethodVariable, ExceptionVariable,
-                        FunctionVariable, InstanceVariable, ListVariable, ObjectVariable, PartialVariable, SuperVariable,
-                        TensorMethodVariable, TensorVariable, TupleVariable, Variable, python_type)
+                        FunctionVariable, InstanceVariable, ListVariable, NewObjectVariable, ObjectVariable,
+                        PartialVariable, SuperVariable, TensorMethodVariable, TensorVariable, TupleVariable, Variable,
+                        python_type)
 from .wording import shown
 
-__all__ = ["AttributeMixin", "C_METHODS"]
+__all__ = ["AttributeMixin", "C_METHODS", "RESOLVED_ON_THE_TYPE"]
 
 
 # methods of C types: reading one through an instance binds a new method object each time
@@ -35,7 +36,7 @@ C_METHODS = (types.MethodDescriptorType, types.WrapperDescriptorType, types.Clas
 
 
 # class-dict attributes `_class_attr` resolves itself (the others are read, and guarded, through the object)
-_RESOLVED_ON_THE_TYPE = (property, types.FunctionType, staticmethod, classmethod, *C_METHODS)
+RESOLVED_ON_THE_TYPE = (property, types.FunctionType, staticmethod, classmethod, *C_METHODS)
 
 
 class AttributeMixin:
@@ -47,6 +48,8 @@ class AttributeMixin:
             return self._tensor_attr(base, name)
         if isinstance(base, SuperVariable):
             return self._class_attr(base.receiver, name, start_after=base.cls)
+        if isinstance(base, NewObjectVariable):
+            return self.new_object_attr(base, name)
         if isinstance(base, InstanceVariable):
             written = self.translation.effects.attr(base.value, name)
             return written if written is not None else self._class_attr(base, name)
@@ -67,6 +70,8 @@ class AttributeMixin:
         """hasattr(base, name); on an object the answer is guarded as an expression of its own."""
         if isinstance(base, TensorVariable):
             return hasattr(Tensor, name)
+        if isinstance(base, NewObjectVariable):
+            return self.new_object_has_attr(base, name)
         if isinstance(base, InstanceVariable):
             if self.translation.effects.attr(base.value, name) is not None:
                 return True  # written by this translation
@@ -120,7 +125,7 @@ class AttributeMixin:
             where = GetAttrTracker(TypeTracker(obj.tracker), name)
         else:  # super(): in the MRO from a given class on
             where = GetAttrTracker(GetItemTracker(GetAttrTracker(TypeTracker(obj.tracker), "__mro__"), k), name)
-        if isinstance(attr, _RESOLVED_ON_THE_TYPE):
+        if isinstance(attr, RESOLVED_ON_THE_TYPE):
             self._guard_not_overridden(obj, name, first, k, start_after is None and not hasattr(attr, "__set__"))
         if isinstance(attr, property):
             if attr.fget is None:
@@ -171,13 +176,12 @@ class AttributeMixin:
         between (from `first`) still lack it. For a non-data descriptor, the object's own `__dict__` must lack
         it too (a method patched onto an instance after the first call is what eager code calls; special
         methods are looked up on the type only)."""
-        src = obj.tracker.source
-        if src is None:
-            return
-        if not instance:
+        src, type_src = obj.tracker.source, obj.tracker.type_source()
+        if not instance and type_src is not None:
             for j in range(first, k):
-                self.guard_lacks(src.type().attr("__mro__").item(j).attr("__dict__"), name)
-        elif hasattr(obj.value, "__dict__") and not (name.startswith("__") and name.endswith("__")):
+                self.guard_lacks(type_src.attr("__mro__").item(j).attr("__dict__"), name)
+        elif instance and src is not None and hasattr(obj.value, "__dict__") and not (
+                name.startswith("__") and name.endswith("__")):
             self.guard_lacks(src.attr("__dict__"), name)
 
     @handles("LOAD_ATTR")
@@ -213,6 +217,9 @@ class AttributeMixin:
         an attribute of an object from outside the frame, replayed after the graph (see side_effects)."""
         if isinstance(target, TensorVariable) and name == "stop_gradient":
             self.set_stop_gradient(target, value)
+            return
+        if isinstance(target, NewObjectVariable):
+            self.set_new_attr(target, name, value)
             return
         kind = type(getattr(target, "value", None))
         setter = getattr(kind, "__setattr__", object.__setattr__)

@@ -254,6 +254,14 @@ def _setattr(ex: "OpcodeExecutor", args: list[Variable], kwargs: dict[str, Varia
     return ConstantVariable(None)
 
 
+def _object_init(ex: "OpcodeExecutor", args: list[Variable], kwargs: dict[str, Variable]) -> Variable:
+    """object.__init__(obj), where a class's `super().__init__()` ends: it does nothing (given more
+    arguments it may raise: that runs for real)."""
+    if len(args) != 1 or kwargs:
+        ex.unsupported("calls object.__init__ with arguments, which it may reject")
+    return ConstantVariable(None)
+
+
 def _hasattr(ex: "OpcodeExecutor", args: list[Variable], kwargs: dict[str, Variable]) -> Variable:
     """hasattr(obj, name) with a constant name."""
     name = ex.python_value(args[1])
@@ -372,7 +380,7 @@ BUILTINS: dict[Any, Builtin] = {
     reversed: _reversed, isinstance: _isinstance,
     iter: _iter, next: _next,
     type: _type, getattr: _getattr, setattr: _setattr, hasattr: _hasattr, super: _super, callable: _callable, sum: _sum,
-    print: _print,
+    print: _print, object.__init__: _object_init,
 }
 
 

@@ -1,9 +1,12 @@
 """Calls during simulation: what `fn(*args, **kwargs)` becomes in the SIR.
 
-A runtime public function is recorded as call_api, a Tensor method as call_method; a Python
+A runtime public function is recorded as call_api (inlined when it is given an object, which no
+tensor operation takes: Python glue of the library, such as a distribution's helpers), a Tensor
+method as call_method; a Python
 function, bound method, lambda, closure or comprehension is inlined (`OpcodeExecutor.inline`),
 and so is the function a nested `to_static` wrapper wraps;
 a callable object (an nn.Layer) is called through its type's `__call__`, inlined the same way;
+a plain Python class is constructed with its `__init__` inlined (see `objects`);
 the grad-mode API (`no_grad()`, `is_grad_enabled()`, ...) is simulated (see `contexts`);
 a runtime function that reads or sets the runtime's own state rather than computing on tensors
 (`in_dynamic_mode()`, `get_default_dtype()`, `set_default_dtype(...)`) is never recorded, since a
@@ -128,6 +131,9 @@ class CallMixin:
         if isinstance(fn, ObjectVariable) and is_runtime_api(fn.value):
             if _reads_or_sets_state(fn.value):
                 return self._runtime_state_call(fn.value, args, kwargs)
+            if isinstance(fn, FunctionVariable) and any(isinstance(a, InstanceVariable) for a in (*args,
+                                                                                                  *kwargs.values())):
+                return self.inline(fn, args, kwargs, direct)  # Python glue over objects (a distribution): no op
             if fn.value.__name__.endswith("_"):
                 raise InPlaceUpdate("CALL", self.where(),
                                     f"calls {fn.value.__name__}, which changes its argument in place")
@@ -164,6 +170,8 @@ class CallMixin:
                 return builtin(self, args, kwargs)
             if any(fn.value is reader and (n is None or len(args) < n) for reader, n in _FRAME_READERS):
                 raise ReadsFrames("CALL", self.where(), f"calls {shown(fn)}, which reads its caller's frame")
+            if isinstance(fn.value, type):
+                return self.construct(fn, args, kwargs)
         self.unsupported(f"calls {shown(fn)}, which sot cannot trace{kind_of_callee(fn)}", "SOT-B003")
 
     def _runtime_state_call(self, fn: Any, args: list[Variable], kwargs: dict[str, Variable]) -> Variable:

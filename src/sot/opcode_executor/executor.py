@@ -51,6 +51,7 @@ from .exceptions import ExceptionMixin
 from .iteration import IterationMixin
 from .matching import MatchMixin
 from .names import NamesMixin
+from .objects import ObjectMixin
 from .operators import OperatorMixin
 from .side_effects import SideEffects
 from .trackers import GetAttrTracker, Tracker
@@ -112,7 +113,7 @@ class _Translation:
 
 
 class OpcodeExecutor(WrappingMixin, NamesMixin, OperatorMixin, IterationMixin, BuildMixin, CallMixin, AttributeMixin,
-                     ContextMixin, MatchMixin, ExceptionMixin):
+                     ContextMixin, MatchMixin, ExceptionMixin, ObjectMixin):
     """Simulates one frame of `code` whose arguments are `f_locals` (the translated frame)."""
 
     def __init__(self, code: types.CodeType, f_locals: dict, f_globals: dict, f_builtins: dict,

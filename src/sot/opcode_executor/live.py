@@ -14,10 +14,10 @@ from sot.ir import Symbol
 
 from .breaks import FrameState, GraphBreak, successors
 from .trackers import LocalTracker
-from .variables import (NULL, BoundMethodVariable, DictVariable, IteratorVariable, ListVariable, TensorVariable,
-                        TupleVariable, Variable)
+from .variables import (NULL, BoundMethodVariable, DictVariable, IteratorVariable, ListVariable, NewObjectVariable,
+                        TensorVariable, TupleVariable, Variable)
 
-__all__ = ["GENERATED", "below_call", "frame_locals", "live_values", "needed_outputs"]
+__all__ = ["GENERATED", "below_call", "frame_locals", "live_values", "needed_outputs", "reachable"]
 
 GENERATED = "__sot_"  # the prefix of every name generated code adds to a frame's locals
 
@@ -62,30 +62,41 @@ def live_values(brk: GraphBreak) -> list[Variable]:
     return values
 
 
-def needed_outputs(ex: Any, values: list[Variable]) -> list[Symbol]:
-    """The SIR symbols the rebuilt frame needs: tensors the prefix computed, found in `values`."""
-    inputs = {id(v) for v in ex.inputs}
-    found: dict[Symbol, None] = {}
-    seen: set[int] = set()
+def reachable(values: list[Variable]) -> list[Variable]:
+    """Every Variable the caller reaches through `values`: themselves, the items of containers the frame
+    built (of a list it only appended to, the appended ones), the attributes of objects it made, bound
+    methods' receivers. Each once, in the order met."""
+    found: dict[int, Variable] = {}
 
     def walk(var: Any) -> None:
-        if id(var) in seen:
+        if id(var) in found:
             return
-        seen.add(id(var))
-        if isinstance(var, TensorVariable) and not var.bound and id(var) not in inputs:
-            found[var.symbol] = None
-        elif isinstance(var, TupleVariable):  # (an unread list is reloaded, its appends replayed: read none)
-            for item in var.appended if isinstance(var, ListVariable) and var.unread else var.items:
-                walk(item)
+        found[id(var)] = var
+        if isinstance(var, ListVariable) and var.unread:  # (an unread list is reloaded, its appends replayed)
+            items = var.appended
+        elif isinstance(var, TupleVariable):
+            items = var.items
         elif isinstance(var, DictVariable):
-            for item in var.items.values():
-                walk(item)
+            items = list(var.items.values())
         elif isinstance(var, IteratorVariable):
-            for item in var.items[var.position:]:
-                walk(item)
+            items = var.items[var.position:]
+        elif isinstance(var, NewObjectVariable):
+            items = list(var.attrs.values())
         elif isinstance(var, BoundMethodVariable):
-            walk(var.receiver)
+            items = [var.receiver]
+        else:
+            items = []
+        for item in items:
+            walk(item)
 
     for value in values:
         walk(value)
+    return list(found.values())
+
+
+def needed_outputs(ex: Any, values: list[Variable]) -> list[Symbol]:
+    """The SIR symbols the rebuilt frame needs: tensors the prefix computed, reachable through `values`."""
+    inputs = {id(v) for v in ex.inputs}
+    found = {var.symbol: None for var in reachable(values)
+             if isinstance(var, TensorVariable) and not var.bound and id(var) not in inputs}
     return list(found)

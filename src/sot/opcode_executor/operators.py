@@ -13,16 +13,18 @@ from typing import Any, Callable
 import numpy as np
 
 from runtime import Tensor
+from sot.guards.source import expression
 from sot.pyversion import Instruction
 from sot.pyversion.instruction import BINARY_OPERATORS as _BINARY_OPERATORS
 
 from .aliasing import held_outside, shares_memory
 from .dims import size_arithmetic
 from .dispatch import FrameRaises, InPlaceUpdate, handles
-from .trackers import ComputedTracker, ConstTracker
+from .trackers import ComputedTracker, ConstTracker, ExpressionTracker
 from .variables import (BoundMethodVariable, ConstantVariable, DictVariable, DimVariable, FunctionVariable,
-                        InstanceVariable, ListVariable, NumberVariable, NumpyScalarVariable, ObjectVariable,
-                        SetVariable, TensorVariable, TupleVariable, Variable, is_enum_member, known_value)
+                        InstanceVariable, ListVariable, NewObjectVariable, NumberVariable, NumpyScalarVariable,
+                        ObjectVariable, SetVariable, TensorVariable, TupleVariable, Variable, is_enum_member,
+                        known_value)
 from .wording import shown
 
 __all__ = ["OperatorMixin"]
@@ -372,9 +374,15 @@ class OperatorMixin:
                 result = False  # a constant is never the same object as a tensor, container or module
             elif left is right:
                 result = True
+            elif isinstance(left, NewObjectVariable) or isinstance(right, NewObjectVariable):
+                result = False  # an object the frame made is no other object (it has one Variable)
             elif (isinstance(left, ObjectVariable) and isinstance(right, ObjectVariable)
                   and not isinstance(left, InstanceVariable) and not isinstance(right, InstanceVariable)):
                 result = left.value is right.value  # both pinned by identity guards
+            elif isinstance(left, ObjectVariable) and isinstance(right, ObjectVariable) and \
+                    left.tracker.source is not None and right.tracker.source is not None:
+                result = left.value is right.value  # (a sentinel default `x is _MISSING`): guarded as it is
+                self.wrap(result, ExpressionTracker(expression(f"{left.tracker.source} is {right.tracker.source}")))
             else:
                 self.unsupported(f"tests {shown(left)} is {shown(right)}, an identity sot cannot pin on the next call")
         else:

@@ -15,7 +15,7 @@ from sot.pyversion import Instruction, with_null
 
 __all__ = ["Tracker", "LocalTracker", "CellTracker", "ClosureTracker", "GlobalTracker", "BuiltinTracker",
            "ConstTracker", "GetAttrTracker", "GetItemTracker", "TypeTracker", "ExpressionTracker", "ConvertedTracker",
-           "ComputedTracker", "DummyTracker"]
+           "ComputedTracker", "DummyTracker", "NewObjectTracker"]
 
 
 class Tracker:
@@ -32,6 +32,10 @@ class Tracker:
     def load(self) -> list[Instruction]:
         """Instructions that push the tracked value in generated code."""
         raise NotImplementedError(f"{type(self).__name__} values cannot be reloaded")
+
+    def type_source(self) -> Source | None:
+        """Where the guard function finds the tracked value's type (None: nowhere)."""
+        return None if self.source is None else self.source.type()
 
 
 class LocalTracker(Tracker):
@@ -133,7 +137,7 @@ class TypeTracker(Tracker):
 
     def __init__(self, base: Tracker):
         self.base = base
-        self.source = None if base.source is None else base.source.type()
+        self.source = base.type_source()
 
 
 class ExpressionTracker(Tracker):
@@ -177,3 +181,15 @@ class ComputedTracker(Tracker):
 
 class DummyTracker(Tracker):
     """A value created during simulation (a folded constant, an op's result)."""
+
+
+class NewObjectTracker(Tracker):
+    """An object the simulation constructed (`Box(x)`): no source of its own, but its class came from
+    one, so what is looked up on its type (its methods, class attributes) is guarded through the class."""
+
+    def __init__(self, cls: Tracker):
+        self.cls = cls
+
+    def type_source(self) -> Source | None:
+        """The source of the class the object was made from."""
+        return self.cls.source

@@ -21,16 +21,17 @@ from sot.guards.checks import Held
 from sot.guards.source import Source, expression
 from sot.ir import Meta
 
-from .trackers import DummyTracker, GetItemTracker, Tracker
+from .trackers import DummyTracker, GetItemTracker, NewObjectTracker, Tracker
 
 __all__ = ["Variable", "ConstantVariable", "TensorVariable", "TupleVariable", "ListVariable", "DictVariable",
            "IteratorVariable", "DictViewVariable", "LazyIteratorVariable", "GeneratorVariable", "ZipVariable",
            "EnumerateVariable", "SetVariable", "ExceptionVariable", "NumberVariable", "NumpyScalarVariable",
            "DimVariable", "ObjectVariable", "FunctionVariable", "BoundMethodVariable", "CellVariable",
-           "InstanceVariable", "SuperVariable", "TensorMethodVariable", "ContainerMethodVariable", "NULL", "SUSPENDED",
-           "CONSTANT_TYPES", "ITERATOR_TYPES", "OBJECT_TYPES", "python_type", "PartialVariable", "ChainVariable",
-           "AccumulateVariable", "ClassMethodOfCVariable", "known_value", "is_enum_member", "is_bound_to_a_c_class",
-           "StarMapVariable", "FilterVariable", "SliceIteratorVariable", "PairwiseVariable", "ZipLongestVariable"]
+           "InstanceVariable", "NewObjectVariable", "SuperVariable", "TensorMethodVariable", "ContainerMethodVariable",
+           "NULL", "SUSPENDED", "CONSTANT_TYPES", "ITERATOR_TYPES", "OBJECT_TYPES", "python_type", "PartialVariable",
+           "ChainVariable", "AccumulateVariable", "ClassMethodOfCVariable", "known_value", "is_enum_member",
+           "is_bound_to_a_c_class", "StarMapVariable", "FilterVariable", "SliceIteratorVariable", "PairwiseVariable",
+           "ZipLongestVariable"]
 
 CONSTANT_TYPES = (type(None), bool, int, float, str, type(Ellipsis))
 
@@ -516,6 +517,21 @@ class InstanceVariable(ObjectVariable):
 
     def _describe(self) -> str:
         return type(self.value).__name__
+
+
+class NewObjectVariable(InstanceVariable):
+    """An object of a plain Python class constructed during simulation (`Box(x)`): `value` is a blank
+    instance made by `object.__new__`, there only for its type; the attributes the simulation set are
+    `attrs` (in the order first set, as its `__dict__` keeps them). Nothing outside the frame can hold
+    it before the frame ends, so setting them is no side effect; where it escapes (returned, stored,
+    live at a break) the generated code makes it again with them (see sot.codegen.returns `Made`)."""
+
+    def __init__(self, value: Any, cls: Variable):
+        super().__init__(value, NewObjectTracker(cls.tracker))
+        self.attrs: dict[str, Variable] = {}
+
+    def _describe(self) -> str:
+        return f"new {type(self.value).__name__}"
 
 
 class SuperVariable(Variable):
