@@ -25,8 +25,8 @@ from sot.opcode_executor.live import GENERATED, frame_locals
 from sot.opcode_executor.markers import is_not_to_static, is_sot_own
 from sot.opcode_executor.variables import (BoundMethodVariable, CellVariable, ConstantVariable,
                                            ContainerMethodVariable, DictVariable, FunctionVariable, InstanceVariable,
-                                           IteratorVariable, ListVariable, NewObjectVariable, NumberVariable,
-                                           ObjectVariable,
+                                           IteratorVariable, ListVariable, NamedTupleVariable, NewObjectVariable,
+                                           NumberVariable, ObjectVariable,
                                            SetVariable, TensorMethodVariable, TensorVariable, TupleVariable, Variable)
 from sot.opcode_executor.wording import shown
 from sot.pyversion import Instruction, with_null
@@ -157,10 +157,14 @@ class Rebuilder:
                 self.emit("BUILD_MAP", arg=len(temps), argval=len(temps))
             else:
                 temps = [self.materialise(v) for v in var.items]
+                if isinstance(var, NamedTupleVariable):
+                    self.callable_const(var.kind._make)
                 for temp in temps:
                     self.emit("LOAD_FAST", argval=temp)
                 kind = "BUILD_LIST" if isinstance(var, ListVariable) else "BUILD_TUPLE"
                 self.emit(kind, arg=len(temps), argval=len(temps))
+                if isinstance(var, NamedTupleVariable):
+                    self.call(1)
         elif isinstance(var, SetVariable):
             if var.tracker.source is not None and self.load(var):
                 return  # the very set the frame was given (never changed by the simulation)

@@ -20,7 +20,8 @@ from sot.opcode_executor import (ConstantVariable, DictVariable, InstanceVariabl
                                  OpcodeExecutor, TensorVariable, TupleVariable)
 from sot.opcode_executor.live import needed_outputs, reachable
 from sot.opcode_executor.side_effects import Refill, SetAttr, SetGlobal
-from sot.opcode_executor.variables import NewObjectVariable, NumberVariable, SetVariable, Variable
+from sot.opcode_executor.variables import (NamedTupleVariable, NewObjectVariable, NumberVariable, SetVariable, Variable,
+                                           is_namedtuple_class)
 from sot.opcode_executor.wording import shown
 
 __all__ = ["Out", "In", "View", "Passed", "NewSet", "Made", "MadeObjects", "template", "fill", "filler", "runner",
@@ -162,6 +163,8 @@ def template(ex: OpcodeExecutor, var: Variable, outputs: list[Symbol], passed: l
         return Out(outputs.index(var.symbol))
     if isinstance(var, TupleVariable):
         items = [template(ex, v, outputs, passed, exposed, made) for v in var.items]
+        if isinstance(var, NamedTupleVariable):  # (its generated __new__ only stores the fields)
+            return var.kind(*items)
         return items if isinstance(var, ListVariable) else tuple(items)
     if isinstance(var, DictVariable):
         return {k: template(ex, v, outputs, passed, exposed, made) for k, v in var.items.items()}
@@ -277,6 +280,8 @@ def fill(node: Any, values: tuple, inputs: tuple, passed: tuple = ()) -> Any:
         return node.items.copy()
     if isinstance(node, Made):
         return values[-1][node.index]
+    if isinstance(node, tuple) and is_namedtuple_class(type(node)):
+        return type(node)._make(fill(n, values, inputs, passed) for n in node)
     if isinstance(node, (tuple, list)):
         return type(node)(fill(n, values, inputs, passed) for n in node)
     if isinstance(node, dict):

@@ -23,9 +23,9 @@ from .dims import run_time_shape
 from .dispatch import FrameRaises, handles
 from .trackers import ExpressionTracker, GetAttrTracker, GetItemTracker, TypeTracker
 from .variables import (BoundMethodVariable, ConstantVariable, ContainerMethodVariable, ExceptionVariable,
-                        FunctionVariable, InstanceVariable, ListVariable, NewObjectVariable, ObjectVariable,
-                        PartialVariable, SuperVariable, TensorMethodVariable, TensorVariable, TupleVariable, Variable,
-                        python_type)
+                        FunctionVariable, InstanceVariable, ListVariable, NamedTupleVariable, NewObjectVariable,
+                        ObjectVariable, PartialVariable, SuperVariable, TensorMethodVariable, TensorVariable,
+                        TupleVariable, Variable, python_type)
 from .wording import shown
 
 __all__ = ["AttributeMixin", "C_METHODS", "RESOLVED_ON_THE_TYPE"]
@@ -46,10 +46,14 @@ class AttributeMixin:
         """`base.name` as a Variable (a bound method for a method)."""
         if isinstance(base, TensorVariable):
             return self._tensor_attr(base, name)
+        if name in CONTAINER_METHODS.get(type(base), ()):  # `d.pop` as a value (given to `map`): bound to d
+            return BoundMethodVariable(ContainerMethodVariable(name, python_type(base)), base)
         if isinstance(base, SuperVariable):
             return self._class_attr(base.receiver, name, start_after=base.cls)
         if isinstance(base, NewObjectVariable):
             return self.new_object_attr(base, name)
+        if isinstance(base, NamedTupleVariable):
+            return self.namedtuple_attr(base, name)
         if isinstance(base, InstanceVariable):
             written = self.translation.effects.attr(base.value, name)
             return written if written is not None else self._class_attr(base, name)

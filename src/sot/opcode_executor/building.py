@@ -20,7 +20,7 @@ from .containers import call_container_method, set_of
 from .dispatch import FrameRaises, handles
 from .trackers import ExpressionTracker
 from .variables import (ConstantVariable, DictVariable, InstanceVariable, ListVariable, ObjectVariable, SetVariable,
-                        TensorVariable, TupleVariable, Variable, is_enum_member, known_value)
+                        TensorVariable, TupleVariable, Variable, is_enum_member, known_value, plain_sequence)
 from .wording import shown
 
 __all__ = ["BuildMixin"]
@@ -101,7 +101,7 @@ class BuildMixin:
             return self._record_method("__getitem__", base, [
                 index if isinstance(index, TensorVariable) else ConstantVariable(index)], {})
         if isinstance(base, TupleVariable) and isinstance(index, slice):
-            return type(base)(base.items[index])
+            return plain_sequence(base, base.items[index])
         if isinstance(base, (TupleVariable, DictVariable)) and not isinstance(index, Variable):
             try:
                 return base.items[index]

@@ -25,8 +25,9 @@ from .stdlib import is_callable, stdlib_of
 from .trackers import TypeTracker
 from .variables import (CONSTANT_TYPES, ITERATOR_TYPES, ConstantVariable, DictVariable, DictViewVariable,
                         EnumerateVariable, ExceptionVariable, FilterVariable, InstanceVariable, IteratorVariable,
-                        ListVariable, NumberVariable, ObjectVariable, SetVariable, StarMapVariable, SuperVariable,
-                        TensorVariable, TupleVariable, Variable, ZipVariable, python_type)
+                        ListVariable, NamedTupleVariable, NumberVariable, ObjectVariable, SetVariable, StarMapVariable,
+                        SuperVariable, TensorVariable, TupleVariable, Variable, ZipVariable, is_namedtuple_class,
+                        python_type)
 from .wording import shown
 
 if TYPE_CHECKING:
@@ -262,6 +263,16 @@ def _object_init(ex: "OpcodeExecutor", args: list[Variable], kwargs: dict[str, V
     return ConstantVariable(None)
 
 
+def _tuple_new(ex: "OpcodeExecutor", args: list[Variable], kwargs: dict[str, Variable]) -> Variable:
+    """tuple.__new__(cls, iterable), which a namedtuple's generated `__new__` and `_make` call: a tuple of
+    the iterable's items, of the namedtuple class `cls`."""
+    cls = args[0] if args and not kwargs and len(args) <= 2 else None
+    if not isinstance(cls, ObjectVariable) or not (cls.value is tuple or is_namedtuple_class(cls.value)):
+        ex.unsupported("calls tuple.__new__ for a class that is not a namedtuple's")
+    items = ex.elements(args[1]) if len(args) == 2 else []
+    return TupleVariable(items) if cls.value is tuple else NamedTupleVariable(items, cls.value, cls.tracker)
+
+
 def _hasattr(ex: "OpcodeExecutor", args: list[Variable], kwargs: dict[str, Variable]) -> Variable:
     """hasattr(obj, name) with a constant name."""
     name = ex.python_value(args[1])
@@ -380,7 +391,7 @@ BUILTINS: dict[Any, Builtin] = {
     reversed: _reversed, isinstance: _isinstance,
     iter: _iter, next: _next,
     type: _type, getattr: _getattr, setattr: _setattr, hasattr: _hasattr, super: _super, callable: _callable, sum: _sum,
-    print: _print, object.__init__: _object_init,
+    print: _print, object.__init__: _object_init, tuple.__new__: _tuple_new,
 }
 
 

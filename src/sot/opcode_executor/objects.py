@@ -11,8 +11,10 @@ graph's values (sot.codegen.returns `Made`), one object however many places hold
 
 What stays a graph break (the object is made for real, as before): a class with a metaclass `__call__`,
 its own `__new__`, only `__slots__` (no `__dict__`), `__setattr__`/`__getattribute__`/`__delattr__`, a `__del__` (the blank
-instance would run it), a base written in C (a `tuple` for a namedtuple), abstract methods, and tensors
-and layers. A break inside `__init__` makes the whole construction run for real.
+instance would run it), a base written in C, abstract methods, and tensors and layers. A break inside
+`__init__` makes the whole construction run for real. A namedtuple class is constructed by inlining
+its generated `__new__`, whose `tuple.__new__` makes a NamedTupleVariable (see builtins); its fields
+are read by name (`namedtuple_attr`), its methods and class attributes through its class.
 """
 from __future__ import annotations
 
@@ -25,7 +27,8 @@ from sot.guards.source import expression
 from .attributes import RESOLVED_ON_THE_TYPE
 from .dispatch import FrameRaises
 from .trackers import ExpressionTracker, GetAttrTracker, TypeTracker
-from .variables import ConstantVariable, NewObjectVariable, ObjectVariable, Variable
+from .variables import (BoundMethodVariable, ConstantVariable, NamedTupleVariable, NewObjectVariable, ObjectVariable,
+                        Variable, is_namedtuple_class)
 from .wording import shown
 
 __all__ = ["ObjectMixin", "why_not_constructible"]
@@ -70,6 +73,8 @@ class ObjectMixin:
 
     def construct(self, cls: ObjectVariable, args: list[Variable], kwargs: dict[str, Variable]) -> Variable:
         """`cls(*args, **kwargs)`: a new object whose `__init__` is inlined (see the module docstring)."""
+        if is_namedtuple_class(cls.value):  # its generated __new__, inlined (see builtins' tuple.__new__)
+            return self.call(self.wrap(cls.value.__new__, GetAttrTracker(cls.tracker, "__new__")), [cls, *args], kwargs)
         why = why_not_constructible(cls.value)
         if why is not None:
             self.unsupported(f"constructs a {cls.value.__qualname__} object, {why}: it is made for real", "SOT-B003")
@@ -96,6 +101,26 @@ class ObjectMixin:
         self._guard_class_lacks(obj, name)
         raise FrameRaises.of(self.current.opname, self.where(),
                              AttributeError(f"{type(obj.value).__name__!r} object has no attribute {name!r}"))
+
+    def namedtuple_attr(self, var: NamedTupleVariable, name: str) -> Variable:
+        """`var.name` on a namedtuple: a field's item, else Python's lookup on its class, through the class's source."""
+        kind = var.kind
+        found, attr = _class_lookup(kind, name)
+        if name in kind._fields and found and type(attr).__name__ == "_tuplegetter":
+            return var.items[kind._fields.index(name)]
+        where = GetAttrTracker(var.cls, name)
+        if isinstance(attr, types.FunctionType):
+            return BoundMethodVariable(self.wrap(attr, where), var)
+        if isinstance(attr, classmethod):
+            return BoundMethodVariable(self.wrap(attr.__func__, GetAttrTracker(where, "__func__")), ObjectVariable(
+                kind, var.cls))
+        if isinstance(attr, staticmethod):
+            return self.wrap(attr.__func__, GetAttrTracker(where, "__func__"))
+        if isinstance(attr, property) and attr.fget is not None:
+            return self.call(self.wrap(attr.fget, GetAttrTracker(where, "fget")), [var], {})
+        if found and not hasattr(type(attr), "__get__"):
+            return self.wrap(attr, where)
+        self.unsupported(f"reads {name!r} of {shown(var)}, which sot cannot translate yet")
 
     def new_object_has_attr(self, obj: NewObjectVariable, name: str) -> bool:
         """hasattr(obj, name) on an object the simulation made: the class's part guarded through its source."""

@@ -24,7 +24,7 @@ from .trackers import ComputedTracker, ConstTracker, ExpressionTracker
 from .variables import (BoundMethodVariable, ConstantVariable, DictVariable, DimVariable, FunctionVariable,
                         InstanceVariable, ListVariable, NewObjectVariable, NumberVariable, NumpyScalarVariable,
                         ObjectVariable, SetVariable, TensorVariable, TupleVariable, Variable, is_enum_member,
-                        known_value)
+                        known_value, plain_sequence)
 from .wording import shown
 
 __all__ = ["OperatorMixin"]
@@ -92,13 +92,24 @@ def _may_overflow(left: Variable, right: Variable) -> bool:
 
 
 
+def _is_tuple(var: Variable) -> bool:
+    """A tuple Variable (a namedtuple's included), not a list's."""
+    return isinstance(var, TupleVariable) and not isinstance(var, ListVariable)
+
+
+def _items_of(var: ConstantVariable) -> Variable:
+    """A constant tuple as a TupleVariable of its items (to add it to a tuple of Variables); else itself."""
+    return TupleVariable([ConstantVariable(v) for v in var.value]) if type(var.value) is tuple else var
+
+
 def _repeated(sequence: Variable, count: Variable) -> Variable | None:
     """`sequence * count` for a tuple or list of Variables and a constant int: the same items repeated
     (one object several times, as in eager code); None for anything else."""
     if not isinstance(sequence, TupleVariable) or not isinstance(count, ConstantVariable) or \
             type(count.value) not in (int, bool):
         return None
-    return type(sequence)(list(sequence.items) * count.value)
+    return plain_sequence(sequence, list(sequence.items) * count.value)
+
 
 class OperatorMixin:
     """BINARY_OP, UNARY_*, COMPARE_OP, IS_OP, CONTAINS_OP, TO_BOOL, UNARY_NOT (part of OpcodeExecutor)."""
@@ -116,11 +127,15 @@ class OperatorMixin:
         if op not in _BINARY:
             self.unsupported(f"uses the operator {op!r}, which sot cannot translate yet")
         fold, dunder, reflected = _BINARY[op]
-        if isinstance(left, TupleVariable) and type(left) is type(right) and op == "+":
+        if op == "+" and _is_tuple(left) != _is_tuple(right) and isinstance(left if _is_tuple(right) else right,
+                                                                            ConstantVariable):
+            left, right = (_items_of(v) if isinstance(v, ConstantVariable) else v for v in (left, right))
+        if isinstance(left, TupleVariable) and isinstance(right, TupleVariable) and op == "+" and (
+                isinstance(left, ListVariable) == isinstance(right, ListVariable)):
             if isinstance(left, ListVariable) and in_place:
                 self.container_method("extend", left, right)  # list += list extends it in place
                 return left
-            return type(left)([*left.items, *right.items])
+            return plain_sequence(left, [*left.items, *right.items])
         if isinstance(left, SetVariable) and isinstance(right, SetVariable):
             return self._set_operator(fold, left, right, in_place)
         if op == "*" and not (in_place and isinstance(left, ListVariable)):  # (`lst *= n` changes lst: below)

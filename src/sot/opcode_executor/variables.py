@@ -31,7 +31,8 @@ __all__ = ["Variable", "ConstantVariable", "TensorVariable", "TupleVariable", "L
            "NULL", "SUSPENDED", "CONSTANT_TYPES", "ITERATOR_TYPES", "OBJECT_TYPES", "python_type", "PartialVariable",
            "ChainVariable", "AccumulateVariable", "ClassMethodOfCVariable", "known_value", "is_enum_member",
            "is_bound_to_a_c_class", "StarMapVariable", "FilterVariable", "SliceIteratorVariable", "PairwiseVariable",
-           "ZipLongestVariable"]
+           "ZipLongestVariable", "NamedTupleVariable", "is_namedtuple_class",
+           "plain_sequence"]
 
 CONSTANT_TYPES = (type(None), bool, int, float, str, type(Ellipsis))
 
@@ -189,6 +190,44 @@ class TupleVariable(Variable):
 
     def _describe(self) -> str:
         return ", ".join(map(repr, self.items))
+
+
+class NamedTupleVariable(TupleVariable):
+    """A namedtuple (of a class `is_namedtuple_class` accepts): a tuple whose fields are attributes too.
+    `cls` tracks its class, where methods and class attributes are read (and guarded)."""
+
+    def __init__(self, items: list[Variable], kind: type, cls: Tracker, tracker: Tracker | None = None):
+        super().__init__(items, tracker)
+        self.kind = kind
+        self.cls = cls
+
+    def guards(self) -> list[Guard]:
+        """type_is its class + len_eq on its source."""
+        src = self.tracker.source
+        return [] if src is None else [Guard(src, "type_is", self.kind), Guard(src, "len_eq", len(self.items))]
+
+    def _describe(self) -> str:
+        return f"{self.kind.__name__}: {super()._describe()}"
+
+
+def plain_sequence(like: TupleVariable, items: list[Variable]) -> TupleVariable:
+    """A new list of `items` if `like` is a list, else a plain tuple (what slicing, `+` and `*` of a
+    namedtuple give, as eagerly)."""
+    return ListVariable(items) if isinstance(like, ListVariable) else TupleVariable(items)
+
+
+_NAMEDTUPLE_HOOKS = ("__new__", "__init__", "__getattribute__", "__getattr__", "__getitem__", "__iter__", "__len__",
+                     "__eq__", "__hash__", "__bool__", "__contains__")
+
+
+def is_namedtuple_class(cls: Any) -> bool:
+    """A class `collections.namedtuple` or `typing.NamedTuple` made, or a subclass of one that adds only
+    methods: its objects are the tuples of their fields, made by the generated `__new__`."""
+    if not (isinstance(cls, type) and issubclass(cls, tuple)) or type(cls).__call__ is not type.__call__:
+        return False
+    mro = cls.__mro__
+    base = next((k for k in mro if "_fields" in k.__dict__ and "_make" in k.__dict__), None)
+    return base is not None and not any(hook in k.__dict__ for k in mro[:mro.index(base)] for hook in _NAMEDTUPLE_HOOKS)
 
 
 def _alias_guards(src: Source | None, aliases: list[Source]) -> list[Guard]:
@@ -587,6 +626,8 @@ def python_type(var: Variable) -> type | None:
     if isinstance(var, TensorVariable):  # an input or a bound tensor (a Parameter): its exact type is guarded
         return type(var.value) if var.value is not None else Tensor
     if isinstance(var, (DictVariable, SetVariable, ExceptionVariable)):
+        return var.kind
+    if isinstance(var, NamedTupleVariable):
         return var.kind
     if isinstance(var, TupleVariable):
         return list if isinstance(var, ListVariable) else tuple

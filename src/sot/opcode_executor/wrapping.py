@@ -32,11 +32,12 @@ from .calls import is_runtime_api
 from .dispatch import handles
 from .side_effects import WriteBack
 from .trackers import (ConstTracker, ConvertedTracker, DummyTracker, GetAttrTracker, GetItemTracker, GlobalTracker,
-                       Tracker)
+                       Tracker, TypeTracker)
 from .variables import (CONSTANT_TYPES, ITERATOR_TYPES, OBJECT_TYPES, BoundMethodVariable, ClassMethodOfCVariable,
                         ConstantVariable, DictVariable, DictViewVariable, ExceptionVariable, FunctionVariable,
-                        InstanceVariable, ListVariable, NumberVariable, NumpyScalarVariable, ObjectVariable,
-                        SetVariable, TensorVariable, TupleVariable, Variable, is_bound_to_a_c_class)
+                        InstanceVariable, ListVariable, NamedTupleVariable, NumberVariable, NumpyScalarVariable,
+                        ObjectVariable, SetVariable, TensorVariable, TupleVariable, Variable, is_bound_to_a_c_class,
+                        is_namedtuple_class)
 from .wording import shown
 
 __all__ = ["WrappingMixin", "in_runtime"]
@@ -88,6 +89,9 @@ class WrappingMixin:
             var = self._wrap_constant(value, tracker)
         elif type(value) is tuple:
             var = TupleVariable([self.wrap(v, GetItemTracker(tracker, i)) for i, v in enumerate(value)], tracker)
+        elif is_namedtuple_class(type(value)):
+            var = NamedTupleVariable([self.wrap(v, GetItemTracker(tracker, i)) for i, v in enumerate(value)],
+                                     type(value), TypeTracker(tracker), tracker)
         elif type(value) is list:  # its items are wrapped when read (see ListVariable)
             var = ListVariable([], tracker, (list(value), self.wrap))
         elif type(value) in (set, frozenset) and all(_is_constant(v) for v in value):
@@ -272,6 +276,8 @@ class WrappingMixin:
         """A value made only of constants, as a Python object (to fold an operation on it)."""
         if isinstance(var, ConstantVariable):
             return var.value
+        if isinstance(var, NamedTupleVariable):  # (its generated __new__ makes it from the fields alone)
+            return var.kind(*(self.python_value(v) for v in var.items))
         if isinstance(var, TupleVariable):
             items = [self.python_value(v) for v in var.items]
             return items if isinstance(var, ListVariable) else tuple(items)
