@@ -98,13 +98,6 @@ def test_without_columns_the_line_is_quoted_and_without_a_file_nothing():
     assert [d for _, d, _ in events(jit)] == ["this line decides on a tensor's value"]
 
 
-def iterates(x):
-    s = 0
-    for row in x:
-        s = s + row
-    return s
-
-
 def as_int(x):
     return x * int(x.sum())
 
@@ -157,7 +150,6 @@ def defines_a_class(x):
 
 
 CASES = [
-    (iterates, lambda: (rand(2, 3),), "SOT-B002", "`for row in x` iterates over a tensor"),
     (as_int, lambda: (rand(2),), "SOT-B002", "`int(x.sum())` reads a tensor's value into Python"),
     (update_through_a_view, lambda: (rand(2, 3),), "SOT-S001", "`y += 1` updates a tensor in place"),
     (masked, lambda: (rand(4),), "SOT-B005", "`x[x > 0.5]` indexes by a boolean mask"),

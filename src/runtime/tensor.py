@@ -13,6 +13,7 @@ from typing import Any, Callable
 import numpy as np
 
 from . import dtypes as _dt
+from . import mode as _mode
 from . import structure
 from .place import (CPUPlace, CUDAPlace, Place, array_module, current_place, is_device_array, move, place_of_array,
                     to_place)
@@ -418,10 +419,28 @@ def _nested_numpy(seq):
 
 
 def to_tensor(data: Any, dtype: Any = None, place: Any = None, stop_gradient: bool = True) -> Tensor:
-    """Create a tensor from Python data, a NumPy array or a Tensor (always copies)."""
+    """Create a tensor from Python data, a NumPy array or a Tensor (always copies). Building a static
+    Program (static mode, or sot translating a function) a stop-gradient result is a var of the Program,
+    as Paddle's static to_tensor gives: data become a constant op, a tensor is copied by an op."""
+    if stop_gradient and not _mode.in_dynamic_mode():
+        return _static_to_tensor(data, dtype)
     t = Tensor._wrap(_to_array(data, dtype, place, "to_tensor"))
     t._stop_gradient = stop_gradient
     return t
+
+
+def _static_to_tensor(data: Any, dtype: Any) -> Tensor:
+    """to_tensor in static mode: a var of the Program is copied (cast to `dtype`), other data become
+    a constant op of it (the program runs on its own place); gradients do not flow back through it."""
+    from .ops.creation import assign, assign_value  # (the ops and the static package import this module)
+    from .ops.math import cast
+    from .static.framework import Variable
+    if isinstance(data, Variable):
+        out = assign(data) if dtype is None else cast(data, dtype)
+    else:
+        out = assign_value(_to_array(data, dtype, CPUPlace(), "to_tensor"))
+    out.stop_gradient = True
+    return out
 
 
 def as_tensor(x: Any, arg: str, op: str) -> Tensor:

@@ -227,15 +227,21 @@ def _resample_attrs(attrs: dict) -> dict:
     return {k: attrs[k] for k in ("mode", "size", "scale", "align_corners", "align_mode", "channel_last")}
 
 
+def _spatial(shape, channel_last: bool) -> tuple:
+    return tuple(shape[i] for i in _axes(len(shape), channel_last))
+
+
 def _g_resample(ctx, g):
     (x,) = ctx.inputs
     a = ctx.attrs
-    in_size = tuple(x.shape[i] for i in _axes(len(x.shape), a["channel_last"]))
+    in_size = _spatial(x.shape, a["channel_last"])
+    if -1 in in_size:  # a static program's input of sizes known only at run time: read them from x then
+        return (_RESAMPLE_GRAD_LIKE(g, x, **_resample_attrs(a)),)
     return (_RESAMPLE_GRAD(g, in_size=in_size, **_resample_attrs(a)),)
 
 
 def _g_resample_grad(ctx, gg):
-    return (_RESAMPLE(gg, **_resample_attrs(ctx.attrs)),)
+    return (_RESAMPLE(gg, **_resample_attrs(ctx.attrs)),) + (None,) * (len(ctx.inputs) - 1)
 
 
 _RESAMPLE_CASES = [
@@ -279,6 +285,29 @@ _RESAMPLE = defop("resample", kernel=_resample_kernel, meta=_resample_meta, grad
 _RESAMPLE_GRAD = defop("resample_grad", kernel=_resample_grad_kernel, meta=_resample_grad_meta,
                        grad=_g_resample_grad, attrs={**_RESAMPLE_DEFAULTS, "in_size": (1, 1)},
                        inputs=("grad",), samples=_resample_grad_samples)
+
+
+def _resample_grad_like_meta(grad: TensorSpec, like: TensorSpec, *, mode: str, size: tuple | None,
+                             scale: tuple | None, align_corners: bool, align_mode: int,
+                             channel_last: bool) -> TensorSpec:
+    return _resample_grad_meta(grad, mode=mode, size=size, scale=scale, align_corners=align_corners,
+                               align_mode=align_mode, channel_last=channel_last,
+                               in_size=_spatial(like.shape, channel_last))
+
+
+def _resample_grad_like_kernel(xp, grad, like, *, mode, size, scale, align_corners, align_mode, channel_last):
+    return _resample_grad_kernel(xp, grad, mode=mode, size=size, scale=scale, align_corners=align_corners,
+                                 align_mode=align_mode, channel_last=channel_last,
+                                 in_size=_spatial(like.shape, channel_last))
+
+
+# resample_grad whose input sizes are those of `like` (the resampled input; its values are not read)
+_RESAMPLE_GRAD_LIKE = defop(
+    "resample_grad_like", kernel=_resample_grad_like_kernel, meta=_resample_grad_like_meta, grad=_g_resample_grad,
+    attrs=_RESAMPLE_DEFAULTS, inputs=("grad", "like"),
+    samples=lambda: [Sample((g.inputs[0], _f64(*shape)), {k: v for k, v in g.attrs.items() if k != "in_size"},
+                            grad_inputs=(0,))
+                     for g, (shape, _) in zip(_resample_grad_samples(), _RESAMPLE_CASES)])
 
 
 def resample(x: Tensor, mode: str, size: tuple | None, scale: tuple | None, align_corners: bool,

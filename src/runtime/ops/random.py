@@ -19,7 +19,7 @@ from .creation import _shape_arg
 from .math import add, cast, log1p, multiply, neg
 from .registry import Sample, TensorSpec, defop
 
-__all__ = ["rand", "randn", "standard_normal", "normal", "uniform", "randint", "randint_like",
+__all__ = ["rand", "randn", "rand_like", "randn_like", "standard_normal", "normal", "uniform", "randint", "randint_like",
            "randperm", "bernoulli", "multinomial", "poisson", "standard_gamma", "binomial"]
 
 _F32 = np.dtype("float32")
@@ -127,6 +127,24 @@ def uniform(shape: Any, dtype: Any = None, min: float = -1.0, max: float = 1.0, 
 def rand(shape: Any, dtype: Any = None, name: str | None = None) -> Tensor:
     """Uniform samples in [0, 1)."""
     return _UNIFORM(shape=_shape_arg("rand", shape), dtype=_float_dtype_arg(dtype), min=0.0, max=1.0, seed=0)
+
+
+def _like(op: str, x: Any, dtype: Any) -> tuple[list[int], np.dtype]:
+    """x's shape and (unless `dtype` is given) its dtype, for a random op shaped like x."""
+    x = as_tensor(x, "x", op)
+    return x.shape, _dt.to_np_dtype(x.dtype if dtype is None else dtype)
+
+
+def rand_like(input: Tensor, name: str | None = None, *, dtype: Any = None) -> Tensor:  # noqa: A002 - Paddle's name
+    """rand with input's shape, in input's dtype unless `dtype` is given."""
+    shape, np_dtype = _like("rand_like", input, dtype)
+    return rand(shape, np_dtype)
+
+
+def randn_like(x: Tensor, dtype: Any = None, name: str | None = None) -> Tensor:
+    """randn with x's shape, in x's dtype unless `dtype` is given (VAE's `mu + eps * std`)."""
+    shape, np_dtype = _like("randn_like", x, dtype)
+    return randn(shape, np_dtype)
 
 
 def standard_normal(shape: Any, dtype: Any = None, name: str | None = None) -> Tensor:

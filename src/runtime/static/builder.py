@@ -141,11 +141,7 @@ def _as_var(t: Tensor) -> Variable:
     """A Variable for an op input: itself, or an eager constant recorded as assign_value."""
     if isinstance(t, Variable):
         return t
-    value = t.numpy()
-    var = creation.assign_value(value)
-    if value.size <= _MAX_FOLDED:
-        var.const = value
-    return var
+    return creation.assign_value(t.numpy())
 
 
 def append_op_from_call(op: OpDef, inputs: tuple, attrs: dict):
@@ -176,13 +172,17 @@ _MAX_FOLDED = 64  # elements: shape arithmetic and small constants, never a mode
 
 def fold_constants(op: OpDef, args: list, attrs: dict, outs: list[Variable]) -> None:
     """Give the outputs of `op` their values where they are known at build time: the shape of a Variable
-    whose dims are all known, and a pure op (not random, no side effect) of inputs whose values are
+    whose dims are all known, a constant (assign_value), and a pure op (not random, no side effect) of inputs whose values are
     known, computed by its eager kernel. Model code that reads such a value as numbers
     (`F.interpolate(x, size=paddle.shape(y)[2:])`) then builds, as it runs eagerly; the op is still
     recorded, so the program computes the same value at run time."""
     if op.name == "shape":
         if -1 not in args[0]._shape:
             outs[0].const = np.array(args[0]._shape, dtype=outs[0]._np_dtype)
+        return
+    if op.name == "assign_value":  # an eager constant or `to_tensor` data: the values are its attribute
+        if len(attrs["values"]) <= _MAX_FOLDED:
+            outs[0].const = np.asarray(attrs["values"], dtype=attrs["dtype"]).reshape(attrs["shape"])
         return
     if op.random or op.side_effect or op.inplace or not any(v is not None for v in args):
         return

@@ -10,6 +10,7 @@ from __future__ import annotations
 import enum
 
 from sot import config
+from sot.dynamic.shapes import specialise
 from sot.pyversion import Instruction
 
 from .dispatch import FrameRaises, handles
@@ -77,8 +78,18 @@ class IterationMixin:
         if isinstance(var, InstanceVariable):  # a LayerList, a user container: its __iter__, inlined
             return self.elements(self.protocol(var, "__iter__"))
         if isinstance(var, TensorVariable):
-            self.unsupported("iterates over a tensor, reading its values into Python", "SOT-B002")
+            return self._rows(var)
         self.unsupported(f"iterates over {shown(var)}, which sot cannot translate yet")
+
+    def _rows(self, tensor: TensorVariable) -> list[Variable]:
+        """A tensor's items as eager's `Tensor.__iter__` gives them, `t[0]`, `t[1]`, ...: unrolled over a
+        first dim known at translation time (a dynamic one is kept static, as `len()` keeps it)."""
+        shape = tensor.meta.shape
+        if shape and shape[0] < 0:
+            specialise(tensor, self.inputs, (0,), f"iteration at {self.where()}", self.where())
+        if not shape or shape[0] < 0:  # (a 0-D tensor: eager code raises its TypeError at the break)
+            self.unsupported("iterates over a tensor whose length is known only at run time", "SOT-B002")
+        return [self._record_method("__getitem__", tensor, [ConstantVariable(i)], {}) for i in range(shape[0])]
 
     def protocol(self, obj: InstanceVariable, dunder: str, *args: Variable) -> Variable:
         """`obj.<dunder>(*args)` resolved on obj's type and inlined (iteration, len, indexing, `in`)."""
