@@ -310,6 +310,33 @@ def test_bigru_crf_loss_and_viterbi_decode_match_eager_and_brute_force():
     _assert_trains_alike(eager, jit, lambda model, i: model(ids, lengths, labels), rtol=1e-6, atol=1e-7)
 
 
+# ---------------------------------------------------------------- PP-YOLOE head
+def test_ppyoloe_head_with_anchors_from_meshgrid_trains_like_eager():
+    eager, jit = _pair(zoo.PPYOLOEHead)
+    rng = np.random.default_rng(0)
+    feats = [_images((2, 8, 2, 3), 1), _images((2, 4, 4, 6), 2)]  # strides 16 and 8 of a 32x48 image
+    report = _explained(jit, feats)
+    scores, boxes = eager(feats)  # (training mode: each call updates BatchNorm's statistics, once each)
+    np.testing.assert_array_equal(report.result[0].numpy(), scores.numpy())
+    np.testing.assert_array_equal(report.result[1].numpy(), boxes.numpy())
+    assert (report.graph_count, report.break_count) == (1, 0), str(report)
+    # eager against NumPy: the anchor centres, at stride 16 then 8, of the boxes' first corner
+    centres = [np.stack(np.meshgrid(np.arange(w) + 0.5, np.arange(h) + 0.5), -1).reshape(-1, 2) * s
+               for h, w, s in ((2, 3, 16), (4, 6, 8))]
+    distances = (np.concatenate(centres) - boxes.numpy()[..., :2]) / np.repeat([16.0, 8.0], [6, 24])[:, None]
+    assert ((distances >= 0) & (distances <= 4)).all()  # DFL distances lie in [0, reg_max]
+    cls_target = paddle.to_tensor(rng.random((2, 3, 30)).astype("float32"))
+    box_target = paddle.to_tensor(rng.random((2, 30, 4)).astype("float32") * 32)
+
+    def loss(model, i):
+        scores, boxes = model(feats)
+        return F.binary_cross_entropy(scores, cls_target) + F.l1_loss(boxes, box_target) * 0.01
+
+    frozen = eager.proj_conv.weight.numpy().copy()
+    _assert_trains_alike(eager, jit, loss, rtol=1e-6, atol=1e-7)
+    np.testing.assert_array_equal(jit.proj_conv.weight.numpy(), frozen)  # stop_gradient: not trained
+
+
 # ---------------------------------------------------------------- runtime gaps these models hit
 def test_to_tensor_of_python_data_in_a_translated_function_is_a_graph_constant():
     def scale(x, p=0.1):

@@ -2,6 +2,8 @@
 (Paddle 2.x API, with `import runtime as paddle`), for tests/test_model_zoo.py."""
 import math
 
+import numpy as np
+
 import runtime as paddle
 import runtime.nn as nn
 import runtime.nn.functional as F
@@ -737,3 +739,97 @@ class BiGruCrf(nn.Layer):
         if labels is not None:
             return (self.crf(emission, lengths) - self.crf.gold_score(emission, labels, lengths)).mean()
         return self.viterbi_decoder(emission, lengths)
+
+
+# ---------------------------------------------------------------- PP-YOLOE head (PaddleDetection's
+# heads/ppyoloe_head.py, eval branch with anchors made from the feature sizes)
+def bias_init_with_prob(prior_prob=0.01):
+    return float(-np.log((1 - prior_prob) / prior_prob))
+
+
+class ConvBNAct(nn.Layer):
+    def __init__(self, ch_in, ch_out, filter_size=3, stride=1, act="swish"):
+        super().__init__()
+        self.conv = nn.Conv2D(ch_in, ch_out, filter_size, stride=stride, padding=(filter_size - 1) // 2,
+                              bias_attr=False)
+        self.bn = nn.BatchNorm2D(ch_out)
+        self.act = nn.Swish() if act == "swish" else nn.Identity()
+
+    def forward(self, x):
+        return self.act(self.bn(self.conv(x)))
+
+
+class ESEAttn(nn.Layer):
+    def __init__(self, feat_channels, act="swish"):
+        super().__init__()
+        self.fc = nn.Conv2D(feat_channels, feat_channels, 1)
+        self.conv = ConvBNAct(feat_channels, feat_channels, 1, act=act)
+        nn.initializer.Normal(std=0.001)(self.fc.weight)
+
+    def forward(self, feat, avg_feat):
+        weight = F.sigmoid(self.fc(avg_feat))
+        return self.conv(feat * weight)
+
+
+def batch_distance2bbox(points, distance):
+    lt, rb = paddle.split(distance, 2, -1)
+    x1y1 = -lt + points
+    x2y2 = rb + points
+    return paddle.concat([x1y1, x2y2], -1)
+
+
+class PPYOLOEHead(nn.Layer):
+    def __init__(self, in_channels=(8, 4), num_classes=3, fpn_strides=(16, 8), grid_cell_offset=0.5, reg_max=4):
+        super().__init__()
+        self.in_channels = in_channels
+        self.num_classes = num_classes
+        self.fpn_strides = fpn_strides
+        self.grid_cell_offset = grid_cell_offset
+        self.reg_max = reg_max
+        self.stem_cls = nn.LayerList([ESEAttn(c) for c in in_channels])
+        self.stem_reg = nn.LayerList([ESEAttn(c) for c in in_channels])
+        self.pred_cls = nn.LayerList([nn.Conv2D(c, num_classes, 3, padding=1) for c in in_channels])
+        self.pred_reg = nn.LayerList([nn.Conv2D(c, 4 * (reg_max + 1), 3, padding=1) for c in in_channels])
+        self.proj_conv = nn.Conv2D(reg_max + 1, 1, 1, bias_attr=False)
+        self._init_weights()
+
+    def _init_weights(self):
+        bias_cls = bias_init_with_prob(0.01)
+        for cls_, reg_ in zip(self.pred_cls, self.pred_reg):
+            nn.initializer.Constant(0.01)(cls_.weight)
+            nn.initializer.Constant(bias_cls)(cls_.bias)
+            nn.initializer.Constant(0.02)(reg_.weight)
+            nn.initializer.Constant(1.0)(reg_.bias)
+        self.proj = paddle.linspace(0, self.reg_max, self.reg_max + 1)
+        self.proj_conv.weight.set_value(self.proj.reshape([1, self.reg_max + 1, 1, 1]))
+        self.proj_conv.weight.stop_gradient = True
+
+    def _generate_anchors(self, feats, dtype="float32"):
+        anchor_points, stride_tensor = [], []
+        for i, stride in enumerate(self.fpn_strides):
+            _, _, h, w = feats[i].shape
+            shift_x = paddle.arange(end=w) + self.grid_cell_offset
+            shift_y = paddle.arange(end=h) + self.grid_cell_offset
+            shift_y, shift_x = paddle.meshgrid(shift_y, shift_x)
+            anchor_point = paddle.cast(paddle.stack([shift_x, shift_y], axis=-1), dtype=dtype)
+            anchor_points.append(anchor_point.reshape([-1, 2]))
+            stride_tensor.append(paddle.full([h * w, 1], stride, dtype=dtype))
+        return paddle.concat(anchor_points), paddle.concat(stride_tensor)
+
+    def forward(self, feats):
+        anchor_points, stride_tensor = self._generate_anchors(feats)
+        cls_score_list, reg_dist_list = [], []
+        for i, feat in enumerate(feats):
+            _, _, h, w = feat.shape
+            l = h * w  # noqa: E741 - PaddleDetection's name
+            avg_feat = F.adaptive_avg_pool2d(feat, (1, 1))
+            cls_logit = self.pred_cls[i](self.stem_cls[i](feat, avg_feat) + feat)
+            reg_dist = self.pred_reg[i](self.stem_reg[i](feat, avg_feat))
+            reg_dist = reg_dist.reshape([-1, 4, self.reg_max + 1, l]).transpose([0, 2, 3, 1])
+            reg_dist = self.proj_conv(F.softmax(reg_dist, axis=1)).squeeze(1)
+            cls_score_list.append(F.sigmoid(cls_logit).reshape([-1, self.num_classes, l]))
+            reg_dist_list.append(reg_dist)
+        cls_scores = paddle.concat(cls_score_list, axis=-1)
+        pred_bboxes = batch_distance2bbox(anchor_points, paddle.concat(reg_dist_list, axis=1))
+        pred_bboxes *= stride_tensor
+        return cls_scores, pred_bboxes
