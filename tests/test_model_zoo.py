@@ -199,6 +199,18 @@ def test_mobilenet_v3_with_se_blocks_and_batchnorm_trains_like_eager():
     np.testing.assert_array_equal(jit(x).numpy(), eager(x).numpy())
 
 
+def test_mobilenet_v3_trains_like_eager_on_images_of_three_sizes():
+    """Multi-scale training (PaddleDetection, PaddleSeg): from the second size on the spatial dims are dynamic,
+    and the backward of strided convs and pools reads their sizes at run time."""
+    eager, jit = _pair(zoo.MobileNetV3)
+    batches = [_images((2, 3, size, size), size) for size in (16, 20, 24)]
+    labels = paddle.to_tensor([1, 3])
+    _assert_trains_alike(eager, jit, lambda model, i: F.cross_entropy(model(batches[i]), labels),
+                         opt_cls=paddle.optimizer.Momentum, momentum=0.9)
+    report = _explained(jit, _images((2, 3, 28, 28)))
+    assert "float32[2, 3, -1, -1]" in report.sir_texts[0] and report.graph_count == 1, str(report)
+
+
 # ---------------------------------------------------------------- UNet
 def _segmentation_batch(size, seed=0):
     rng = np.random.default_rng(seed)
@@ -389,21 +401,42 @@ def test_a_size_from_paddle_shape_of_a_known_shape_keeps_the_size_known():
     np.testing.assert_array_equal(report.result.numpy(), np.broadcast_to(cls.numpy(), (3, 2, 5)).reshape(3, 10))
 
 
-def test_interpolate_backward_with_sizes_known_only_at_run_time():
-    def upsample(x):
-        return F.interpolate(x, scale_factor=2, mode="bilinear") * 2
+_WEIGHT = np.random.default_rng(5).random((4, 3, 3, 3)).astype("float32")
+# ops whose gradient needs the input's spatial sizes: with dynamic dims those are known only at run time
+_SIZED_BACKWARD = {
+    "interpolate": lambda x, w: F.interpolate(x, scale_factor=2, mode="bilinear"),
+    "max_pool": lambda x, w: F.max_pool2d(x, 3, 2, padding=1),
+    "adaptive_max_pool": lambda x, w: F.adaptive_max_pool2d(x, 1),
+    "avg_pool_ceil_mode": lambda x, w: F.avg_pool2d(x, 2, ceil_mode=True),
+    "strided_conv": lambda x, w: F.conv2d(x, w, stride=2, padding=1),
+    "strided_conv_same": lambda x, w: F.conv2d(x, w, stride=2, padding="SAME"),
+    "strided_conv_nhwc": lambda x, w: F.conv2d(x.transpose([0, 2, 3, 1]), w, stride=(2, 1), padding=1,
+                                               data_format="NHWC"),
+}
 
-    jit = sot.to_static(upsample)
-    for size in (4, 5, 7):  # from the second size on, the spatial dims are dynamic
-        x = _images((1, 2, size, size), size)
-        x_jit, x_eager = (paddle.to_tensor(x.numpy(), stop_gradient=False) for _ in range(2))
-        report = sot.explain(jit, x_jit)
-        want = upsample(x_eager)
+
+@pytest.mark.parametrize("name", _SIZED_BACKWARD)
+def test_backward_with_spatial_sizes_known_only_at_run_time(name):
+    op = _SIZED_BACKWARD[name]
+
+    def scaled(x, w):
+        return op(x, w) * 2
+
+    jit = sot.to_static(scaled)
+    for size in (6, 7, 9):  # from the second size on, the spatial dims are dynamic
+        x = _images((2, 3, size, size + 1), size)
+        (x_jit, w_jit), (x_eager, w_eager) = ((paddle.to_tensor(x.numpy(), stop_gradient=False),
+                                               paddle.to_tensor(_WEIGHT, stop_gradient=False)) for _ in range(2))
+        report = sot.explain(jit, x_jit, w_jit)
+        want = scaled(x_eager, w_eager)
         (report.result * report.result).sum().backward()
         (want * want).sum().backward()
         np.testing.assert_array_equal(report.result.numpy(), want.numpy())
-        np.testing.assert_allclose(x_jit.grad.numpy(), x_eager.grad.numpy(), rtol=1e-6, atol=1e-6)
-    assert "float32[1, 2, -1, -1]" in report.sir_texts[0]
+        for got, exp in ((x_jit, x_eager), (w_jit, w_eager)):
+            assert (got.grad is None) == (exp.grad is None)
+            if exp.grad is not None:
+                np.testing.assert_allclose(got.grad.numpy(), exp.grad.numpy(), rtol=1e-5, atol=1e-6)
+    assert "float32[2, 3, -1, -1]" in report.sir_texts[0]
 
 
 def test_rand_like_and_randn_like_draw_as_rand_and_randn_with_the_shape_and_dtype_of_x():

@@ -382,9 +382,14 @@ def _g_conv(ctx, g):
     a, need = ctx.attrs, ctx.needs_input_grad
     cl, kernel = a["channel_last"], tuple(w.shape[2:])
     size = spatial(x.shape, cl)
-    pads, dil, _ = out_geometry("conv", size, kernel, a["stride"], a["padding"], a["dilation"])
-    common = _common(a, pads, dil)
-    return (_CONV_T(g, w, None, output_size=size, **common) if need[0] else None,
+    if -1 in size:  # a static program's input of sizes known only at run time: the padding is resolved then
+        common = _common(a, a["padding"], a["dilation"])
+        input_grad = _CONV_T_LIKE(g, w, x, **common) if need[0] else None
+    else:
+        pads, dil, _ = out_geometry("conv", size, kernel, a["stride"], a["padding"], a["dilation"])
+        common = _common(a, pads, dil)
+        input_grad = _CONV_T(g, w, None, output_size=size, **common) if need[0] else None
+    return (input_grad,
             _CONV_GRAD_FILTER(x, g, kernel_size=kernel, **common) if need[1] else None,
             _bias_grad(g, len(kernel), cl) if b is not None and need[2] else None)
 
@@ -519,6 +524,47 @@ def _conv_t_samples():
 _CONV_T = defop("conv_transpose", kernel=_conv_t_kernel, meta=_conv_t_meta, grad=_g_conv_t,
                 attrs={**_CONV_ATTRS, "output_size": (1, 1)}, inputs=("x", "weight", "bias"),
                 samples=_conv_t_samples)
+
+
+# conv_transpose into the sizes of `like` (the convolved input; its values are not read), with the padding
+# ('SAME' included) resolved on them: the input gradient of a conv whose sizes are known only at run time
+def _conv_t_like_geometry(weight, like, stride: tuple, padding: Any, dilation: tuple, channel_last: bool):
+    size = spatial(like.shape, channel_last)
+    pads, dil, _ = out_geometry("conv", size, tuple(weight.shape[2:]), stride, padding, dilation)
+    return {"padding": pads, "dilation": dil, "output_size": size}
+
+
+def _conv_t_like_meta(x: TensorSpec, weight: TensorSpec, like: TensorSpec, *, stride: tuple, padding: Any,
+                      dilation: tuple, groups: int, channel_last: bool) -> TensorSpec:
+    return _conv_t_meta(x, weight, None, stride=stride, groups=groups, channel_last=channel_last,
+                        **_conv_t_like_geometry(weight, like, stride, padding, dilation, channel_last))
+
+
+def _conv_t_like_kernel(xp, x, weight, like, *, stride, padding, dilation, groups, channel_last):
+    return _conv_t_kernel(xp, x, weight, None, stride=stride, groups=groups, channel_last=channel_last,
+                          **_conv_t_like_geometry(weight, like, stride, padding, dilation, channel_last))
+
+
+def _g_conv_t_like(ctx, gg):
+    x, w, _ = ctx.inputs
+    a, need = ctx.attrs, ctx.needs_input_grad
+    return (_CONV(gg, w, None, **_common(a, a["padding"], a["dilation"])) if need[0] else None,
+            _CONV_GRAD_FILTER(gg, x, kernel_size=tuple(w.shape[2:]), **_common(a, a["padding"], a["dilation"]))
+            if need[1] else None, None)
+
+
+def _conv_t_like_samples():
+    out = []
+    for s in _conv_samples():
+        x, w, _ = s.inputs
+        attrs = dict(s.attrs)
+        spec = _conv_meta(TensorSpec(x.shape, x.dtype), TensorSpec(w.shape, w.dtype), None, **attrs)
+        out.append(Sample((_f64(*spec.shape), w, x), attrs, grad_inputs=(0, 1)))
+    return out
+
+
+_CONV_T_LIKE = defop("conv_transpose_like", kernel=_conv_t_like_kernel, meta=_conv_t_like_meta, grad=_g_conv_t_like,
+                     attrs=_CONV_ATTRS, inputs=("x", "weight", "like"), samples=_conv_t_like_samples)
 
 
 # ---------------------------------------------------------------- conv_grad_filter (weight gradient of conv)

@@ -131,8 +131,7 @@ def _max_pool_kernel(xp, x, *, kernel_size, stride, padding, ceil_mode, channel_
 def _g_max_pool(ctx, g, _gmask):
     (x,) = ctx.inputs
     a = ctx.attrs
-    return (_MAX_SCATTER(g, ctx.outputs[1].detach(), size=spatial(x.shape, a["channel_last"]),
-                         channel_last=a["channel_last"], disjoint=_disjoint(a["kernel_size"], a["stride"])),)
+    return (_scatter(g, ctx.outputs[1].detach(), x, a["channel_last"], _disjoint(a["kernel_size"], a["stride"])),)
 
 
 _MAX_CASES = [
@@ -223,8 +222,7 @@ def _g_scatter(ctx, gg):
 
 def _g_gather(ctx, g):
     x, mask = ctx.inputs
-    cl = ctx.attrs["channel_last"]
-    return _MAX_SCATTER(g, mask, size=spatial(x.shape, cl), channel_last=cl, disjoint=False), None
+    return _scatter(g, mask, x, ctx.attrs["channel_last"], False), None
 
 
 def _disjoint(kernel_size: tuple, stride: tuple) -> bool:
@@ -252,6 +250,40 @@ def _routing_samples(for_gather: bool):
 _MAX_SCATTER = defop("max_pool_scatter", kernel=_scatter_kernel, meta=_scatter_meta, grad=_g_scatter,
                      attrs={"size": (1, 1), "channel_last": False, "disjoint": False}, inputs=("grad", "mask"),
                      samples=_routing_samples(False))
+
+
+# max_pool_scatter into the sizes of `like` (the pooled input; its values are not read): the gradient of
+# a static program's input whose sizes are known only when it runs
+def _scatter_like_meta(grad: TensorSpec, mask: TensorSpec, like: TensorSpec, *, channel_last: bool,
+                       disjoint: bool) -> TensorSpec:
+    return _scatter_meta(grad, mask, size=spatial(like.shape, channel_last), channel_last=channel_last,
+                         disjoint=disjoint)
+
+
+def _scatter_like_kernel(xp, grad, mask, like, *, channel_last, disjoint):
+    return _scatter_kernel(xp, grad, mask, size=spatial(like.shape, channel_last), channel_last=channel_last,
+                           disjoint=disjoint)
+
+
+def _like_samples():
+    return [Sample((*s.inputs, _f64(*layout(2, channels(s.inputs[0].shape, s.attrs["channel_last"]), s.attrs["size"],
+                                            s.attrs["channel_last"]))),
+                   {"channel_last": s.attrs["channel_last"], "disjoint": s.attrs["disjoint"]}, grad_inputs=(0,))
+            for s in _routing_samples(False)()]
+
+
+_MAX_SCATTER_LIKE = defop("max_pool_scatter_like", kernel=_scatter_like_kernel, meta=_scatter_like_meta,
+                          grad=lambda ctx, gg: (*_g_scatter(ctx, gg), None),
+                          attrs={"channel_last": False, "disjoint": False}, inputs=("grad", "mask", "like"),
+                          samples=_like_samples)
+
+
+def _scatter(g: Tensor, mask: Tensor, x: Tensor, cl: bool, disjoint: bool) -> Tensor:
+    """The gradient `g` of a max pool of `x` routed back through `mask` into x's sizes."""
+    size = spatial(x.shape, cl)
+    if -1 in size:
+        return _MAX_SCATTER_LIKE(g, mask, x, channel_last=cl, disjoint=disjoint)
+    return _MAX_SCATTER(g, mask, size=size, channel_last=cl, disjoint=disjoint)
 _MAX_GATHER = defop("max_pool_gather", kernel=_gather_kernel, meta=_gather_meta, grad=_g_gather,
                     attrs={"channel_last": False}, inputs=("x", "mask"), samples=_routing_samples(True))
 
@@ -340,7 +372,10 @@ _AVG_KEYS = ("kernel_size", "stride", "padding", "ceil_mode", "exclusive", "divi
 def _g_avg(ctx, g):
     (x,) = ctx.inputs
     a = ctx.attrs
-    return (_AVG_GRAD(g, size=spatial(x.shape, a["channel_last"]), **{k: a[k] for k in _AVG_KEYS}),)
+    size = spatial(x.shape, a["channel_last"])
+    if -1 in size:  # a static program's input of sizes known only at run time: read them from x then
+        return (_AVG_GRAD_LIKE(g, x, **{k: a[k] for k in _AVG_KEYS}),)
+    return (_AVG_GRAD(g, size=size, **{k: a[k] for k in _AVG_KEYS}),)
 
 
 def _g_avg_grad(ctx, gg):
@@ -377,6 +412,29 @@ _AVG_GRAD = defop("avg_pool_grad", kernel=_avg_grad_kernel, meta=_avg_grad_meta,
                   attrs={**_AVG_ATTRS, "size": (1, 1)}, inputs=("grad",), samples=_avg_grad_samples)
 
 
+# avg_pool_grad into the sizes of `like` (the pooled input; its values are not read)
+def _avg_grad_like_meta(grad: TensorSpec, like: TensorSpec, *, kernel_size: tuple, stride: tuple, padding: Any,
+                        ceil_mode: bool, exclusive: bool, divisor_override: float | None,
+                        channel_last: bool) -> TensorSpec:
+    return _avg_grad_meta(grad, kernel_size=kernel_size, stride=stride, padding=padding, ceil_mode=ceil_mode,
+                          exclusive=exclusive, divisor_override=divisor_override, channel_last=channel_last,
+                          size=spatial(like.shape, channel_last))
+
+
+def _avg_grad_like_kernel(xp, grad, like, *, kernel_size, stride, padding, ceil_mode, exclusive, divisor_override,
+                          channel_last):
+    return _avg_grad_kernel(xp, grad, kernel_size=kernel_size, stride=stride, padding=padding, ceil_mode=ceil_mode,
+                            exclusive=exclusive, divisor_override=divisor_override, channel_last=channel_last,
+                            size=spatial(like.shape, channel_last))
+
+
+_AVG_GRAD_LIKE = defop(
+    "avg_pool_grad_like", kernel=_avg_grad_like_kernel, meta=_avg_grad_like_meta,
+    grad=lambda ctx, gg: (*_g_avg_grad(ctx, gg), None), attrs=_AVG_ATTRS, inputs=("grad", "like"),
+    samples=lambda: [Sample((s.inputs[0], _f64(*shape)), {k: v for k, v in s.attrs.items() if k != "size"},
+                            grad_inputs=(0,)) for s, (shape, _) in zip(_avg_grad_samples(), _AVG_CASES)])
+
+
 # ---------------------------------------------------------------- adaptive max pool
 def _adaptive_max_meta(x: TensorSpec, *, output_size: tuple) -> tuple:
     nd = len(output_size)
@@ -409,7 +467,7 @@ def _adaptive_max_kernel(xp, x, *, output_size):
 
 def _g_adaptive_max(ctx, g, _gmask):
     (x,) = ctx.inputs
-    return (_MAX_SCATTER(g, ctx.outputs[1].detach(), size=tuple(x.shape[2:]), channel_last=False, disjoint=False),)
+    return (_scatter(g, ctx.outputs[1].detach(), x, False, False),)
 
 
 _ADAPTIVE_MAX = defop("adaptive_max_pool", kernel=_adaptive_max_kernel, meta=_adaptive_max_meta,
