@@ -520,20 +520,6 @@ def test_a_context_manager_the_frame_makes_is_captured_with_it():
     assert all(t.fallbacks == [] for t in translators(jit))
 
 
-@contextlib.contextmanager
-def _generator_context(factor):
-    yield factor
-
-
-def test_a_generator_based_context_manager_runs_the_frame_eagerly():
-    x = _x()
-    want = with_an_argument_context(x, _generator_context(4.0))  # single-use objects: one per run
-    jit = jit_of(with_an_argument_context)
-    assert_same_result(jit(x, _generator_context(4.0)), want)
-    ((code, reason, _),) = events(jit)
-    assert code == "SOT-S001" and "deletes the attribute 'args'" in reason  # contextlib's __enter__ deletes them
-
-
 # ---------------------------------------------------------------- try / except / finally
 def try_finally(x):
     try:

@@ -47,10 +47,11 @@ _FALL_THROUGH: dict[str, Callable[[Instruction], int]] = {
     "STORE_GLOBAL": lambda i: -1, "DELETE_SUBSCR": lambda i: -2, "DELETE_ATTR": lambda i: -1,
     "BUILD_SET": lambda i: 1 - i.arg, "FOR_ITER": lambda i: 1,
     "LOAD_BUILD_CLASS": lambda i: 1,  # (a class made in the frame: made for real, once per call)
+    "BEFORE_WITH": lambda i: 1,  # (a manager entered for real, when asked: the block resumes with its __exit__)
 }
 # opname -> stack items it pushes when it falls through (the rest of its effect is what it pops; 1 if absent)
 _PUSHES: dict[str, Callable[[Instruction], int]] = {
-    "UNPACK_SEQUENCE": lambda i: i.arg, "FOR_ITER": lambda i: 2,
+    "UNPACK_SEQUENCE": lambda i: i.arg, "FOR_ITER": lambda i: 2, "BEFORE_WITH": lambda i: 2,
     **dict.fromkeys(("POP_JUMP_IF_TRUE", "POP_JUMP_IF_FALSE", "POP_JUMP_IF_NONE", "POP_JUMP_IF_NOT_NONE",
                      "STORE_ATTR", "STORE_SUBSCR", "STORE_SLICE", "STORE_GLOBAL", "DELETE_SUBSCR",
                      "DELETE_ATTR"), lambda i: 0),
@@ -88,11 +89,15 @@ class GraphBreak(Exception):
         super().__init__(f"graph break at {instruction.opname}: {cause}")
 
 
-def breakable(code: NormalisedCode, ins: Instruction) -> bool:
+def breakable(code: NormalisedCode, ins: Instruction, enters: bool = False) -> bool:
     """Whether generated code can run `ins` for real and resume after it. Under a `try` or inside a
     `with` body it can: the generated code sends what `ins` raises to a resume function entered at
     the handler (a `with` body's handler, which wants an offset under the exception, gets its resume
-    function's first); whether the `with`'s context can be rebuilt is the break code's to say."""
+    function's first); whether the `with`'s context can be rebuilt is the break code's to say.
+    BEFORE_WITH only when the break asks to enter its manager for real (`enters`): entering one whose
+    state the simulation must see (amp, grad mode) would leave the resumed block simulated without it."""
+    if ins.opname == "BEFORE_WITH":
+        return enters
     if ins.opname == "LOAD_ATTR" and ins.is_method:
         return False  # it may push a NULL slot, which the break's tail could not pass on
     return ins.opname in _FALL_THROUGH

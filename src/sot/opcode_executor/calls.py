@@ -125,9 +125,9 @@ class CallMixin:
         if isinstance(fn, ObjectVariable) and (breaks_on(fn.value) or is_skipped(fn.value)):
             self.unsupported(f"calls {shown(fn)}, which is on the block list (sot.skip_function / "
                              "sot.graph_break_on)", "SOT-B004")
-        grad_mode = self.grad_mode_call(fn, args, kwargs)  # no_grad(), is_grad_enabled(), a with's exit
-        if grad_mode is not None:
-            return grad_mode
+        made = self.context_call(fn, args, kwargs)  # no_grad(), is_grad_enabled(), contextlib's, a with's exit
+        if made is not None:
+            return made
         if isinstance(fn, ObjectVariable) and is_runtime_api(fn.value):
             if _reads_or_sets_state(fn.value):
                 return self._runtime_state_call(fn.value, args, kwargs)

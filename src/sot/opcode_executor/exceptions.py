@@ -10,13 +10,16 @@ callee's raise reaches its caller at the instruction that called it (the callee'
 done so far stay recorded), and the same lookup runs there. The handlers' PUSH_EXC_INFO /
 CHECK_EXC_MATCH / POP_EXCEPT / WITH_EXCEPT_START are simulated.
 
-The exception CPython would make "being handled" (what `sys.exc_info()` and a bare `raise` see) is a
-placeholder no break can rebuild, so code in the handler that needs it runs the frame eagerly; a
+A bare `raise` in a handler the simulation entered raises the exception that handler handles (each
+frame keeps those it entered, innermost last). Otherwise the exception CPython would make "being
+handled" (what `sys.exc_info()` sees, and a bare `raise` in a callee or in a handler entered before
+a break) is a placeholder no break can rebuild, so code that needs it runs the frame eagerly; a
 break cannot make the exception itself again either (a new one would lack the raised one's traceback
 and context), so a frame that keeps it across a break runs eagerly. An exception that escapes the
-translated frame, or leaves an inlined generator, runs the frame eagerly (eager code raises the
-user's exception itself), as does one only eager code can make (a tensor op's error, a class with
-its own `__init__`).
+translated frame, or leaves an inlined generator (but a with statement's `@contextmanager`
+generator: its exit sees it, see `contexts`), runs the frame eagerly (eager code raises the user's
+exception itself), as does one only eager code can make (a tensor op's error, a class with its own
+`__init__`).
 """
 from __future__ import annotations
 
@@ -61,7 +64,8 @@ class ExceptionMixin:
             exc = raised.raised = ExceptionVariable(exc[0], [ConstantVariable(a) for a in exc[1]])
         entry = self.normalised.handler(self.current)
         if entry is None or entry.target.argval == "INTRINSIC_STOPITERATION_ERROR":  # (3.12+ generator bodies)
-            if self.code.co_flags & _CO_GENERATOR:  # a generator left this way is finished: not modelled
+            if self.code.co_flags & _CO_GENERATOR and not self.managed:  # a generator left this way is finished:
+                # not modelled, but for a with statement's, whose exit sees the exception (see contexts)
                 raised.raised = None
             raise raised
         if len(self.stack) < entry.depth:
@@ -83,8 +87,9 @@ class ExceptionMixin:
 
     @handles("RAISE_VARARGS")
     def _raise_varargs(self, ins: Instruction) -> None:
-        if ins.arg == 0:  # a bare `raise`: the exception being handled, which is not modelled
-            raise FrameRaises(ins.opname, self.where(), "raises the exception being handled")
+        if ins.arg == 0:  # a bare `raise`: the exception being handled, modelled in a handler this simulation entered
+            handled = self.handling[-1] if self.handling else None
+            self._throw(ins, handled, "raises the exception being handled")
         if ins.arg == 2:  # `raise exc from cause`: the cause is not part of what is simulated (class, args)
             self.stack.pop()
         exc = self.stack.pop()
@@ -95,6 +100,7 @@ class ExceptionMixin:
     @handles("PUSH_EXC_INFO")
     def _push_exc_info(self, ins: Instruction) -> None:
         self.stack.insert(len(self.stack) - 1, _HandledBefore())
+        self.handling.append(self.stack[-1])
 
     @handles("CHECK_EXC_MATCH")
     def _check_exc_match(self, ins: Instruction) -> None:
@@ -108,6 +114,8 @@ class ExceptionMixin:
     @handles("POP_EXCEPT")
     def _pop_except(self, ins: Instruction) -> None:
         self.stack.pop()
+        if self.handling:  # (empty: a resume function leaving a handler its frame entered before the break)
+            self.handling.pop()
 
     @handles("RERAISE")
     def _reraise(self, ins: Instruction) -> None:

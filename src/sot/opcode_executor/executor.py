@@ -45,7 +45,7 @@ from .binding import BindError, bind_arguments
 from .breaks import CALLS, FrameState, GraphBreak, breakable
 from .building import BuildMixin
 from .calls import MAX_INLINE_DEPTH, CallMixin
-from .contexts import ContextMixin
+from .contexts import ContextlibForReal, ContextMixin
 from .dispatch import HANDLERS, FrameRaises, Unsupported, handles
 from .exceptions import ExceptionMixin
 from .iteration import IterationMixin
@@ -91,6 +91,7 @@ class _Translation:
         self.open_steps: list[list] = []
         self.virtual_frames = True  # a break inside an inlined call resumes inside it (False: at the call)
         self.loop_head: int | None = None  # the translated frame's loop head to break at: its loop runs for real
+        self.real_managers = False  # contextlib's managers are made for real, not simulated (see contexts)
         self.contexts: dict[int, Variable] = {}  # id of a grad-mode context object from outside -> its Variable
         self.containers: dict[int, tuple[Any, Variable]] = {}  # id of a list/dict read -> (it, its Variable)
         self.cells: dict[int, tuple[Any, CellVariable]] = {}  # id of a real closure cell -> (it, its Variable)
@@ -142,6 +143,8 @@ class OpcodeExecutor(WrappingMixin, NamesMixin, OperatorMixin, IterationMixin, B
         self.jump_to: Instruction | None = None  # set by a handler that transfers control
         self.yielded: Variable | None = None  # what an inlined generator's last `yield` gave
         self.resume_pc = 0  # where `run` starts: an inlined generator goes on after its last `yield`
+        self.managed = False  # the generator of a with statement's `@contextmanager` manager (see contexts)
+        self.handling: list[Variable] = []  # the exceptions its handlers entered in this simulation handle
 
     # ------------------------------------------------------------ driving
     def run(self) -> Variable:
@@ -213,7 +216,7 @@ class OpcodeExecutor(WrappingMixin, NamesMixin, OperatorMixin, IterationMixin, B
             cause, call_site = e, e.call_site
         finally:
             translation.open_steps.pop()
-        if not cause.breakable or step[1] or not breakable(self.normalised, ins):
+        if not cause.breakable or step[1] or not breakable(self.normalised, ins, isinstance(cause, ContextlibForReal)):
             raise cause
         for iterator, position in step[2].values():
             iterator.position = position
@@ -348,7 +351,8 @@ class OpcodeExecutor(WrappingMixin, NamesMixin, OperatorMixin, IterationMixin, B
         if self.parent is None:
             self.unsupported("yields outside a generator sot runs, which sot cannot translate")
         handler = self.normalised.handler(ins)
-        if handler is not None and handler.target.argval != "INTRINSIC_STOPITERATION_ERROR":  # (3.12+: every body)
+        if handler is not None and handler.target.argval != "INTRINSIC_STOPITERATION_ERROR" and not self.managed:
+            # (3.12+: every body has that handler; a with statement's generator is always resumed to its end)
             self.unsupported("yields inside a try or with block: a generator left there runs its handler when "
                              "closed, which sot cannot translate")
         self.yielded = self.stack.pop()

@@ -31,8 +31,8 @@ __all__ = ["Variable", "ConstantVariable", "TensorVariable", "TupleVariable", "L
            "NULL", "SUSPENDED", "CONSTANT_TYPES", "ITERATOR_TYPES", "OBJECT_TYPES", "python_type", "PartialVariable",
            "ChainVariable", "AccumulateVariable", "ClassMethodOfCVariable", "known_value", "is_enum_member",
            "is_bound_to_a_c_class", "StarMapVariable", "FilterVariable", "SliceIteratorVariable", "PairwiseVariable",
-           "ZipLongestVariable", "NamedTupleVariable", "is_namedtuple_class",
-           "plain_sequence"]
+           "ZipLongestVariable", "NamedTupleVariable", "is_namedtuple_class", "plain_sequence",
+           "LibraryContextVariable", "GeneratorContextVariable", "SuppressVariable", "LibraryContextExitVariable"]
 
 CONSTANT_TYPES = (type(None), bool, int, float, str, type(Ellipsis))
 
@@ -843,3 +843,45 @@ class ZipLongestVariable(LazyIteratorVariable):
                     return None
             items.append(self.fill if item is None else item)
         return TupleVariable(items)
+
+
+class LibraryContextVariable(Variable):
+    """A context manager of contextlib the frame makes, simulated instead of made (see `contexts`):
+    `name` is how the user's code calls it. Subclasses say what entering and leaving it does."""
+
+    def __init__(self, name: str):
+        super().__init__()
+        self.name = name
+
+    def _describe(self) -> str:
+        return self.name
+
+
+class GeneratorContextVariable(LibraryContextVariable):
+    """What a `@contextlib.contextmanager` function's call gives: `generator` is the inlined generator of
+    the function it decorates, not started until a `with` enters it; `entered` once one did (a second
+    entry is an error in eager code)."""
+
+    def __init__(self, name: str, generator: GeneratorVariable):
+        super().__init__(name)
+        self.generator = generator
+        self.entered = False
+
+
+class SuppressVariable(LibraryContextVariable):
+    """`contextlib.suppress(*kinds)`: leaving it by an exception of one of `kinds` suppresses it."""
+
+    def __init__(self, kinds: tuple[type, ...]):
+        super().__init__("contextlib.suppress")
+        self.kinds = kinds
+
+
+class LibraryContextExitVariable(Variable):
+    """The bound `__exit__` of an entered LibraryContextVariable, which BEFORE_WITH pushes."""
+
+    def __init__(self, context: LibraryContextVariable):
+        super().__init__()
+        self.context = context
+
+    def _describe(self) -> str:
+        return self.context.name

@@ -12,8 +12,8 @@ import types
 from typing import Any
 
 from .variables import (ITERATOR_TYPES, BoundMethodVariable, ConstantVariable, ContainerMethodVariable, DimVariable,
-                        FunctionVariable, NumberVariable, ObjectVariable, TensorMethodVariable, TensorVariable,
-                        Variable, python_type)
+                        FunctionVariable, LibraryContextExitVariable, LibraryContextVariable, NumberVariable,
+                        ObjectVariable, TensorMethodVariable, TensorVariable, Variable, python_type)
 
 __all__ = ["shown", "qualified", "construct", "kind_of_callee"]
 
@@ -58,6 +58,10 @@ def shown(var: Variable) -> str:
         return f"Tensor.{var.name}"
     if isinstance(var, ITERATOR_TYPES):
         return "an iterator"
+    if isinstance(var, LibraryContextVariable):  # (only the translation holds it: it is never made for real)
+        return f"the context manager {var.name}(...) made in the function"
+    if isinstance(var, LibraryContextExitVariable):
+        return f"the with block over {var.context.name}(...), whose state only the translation holds"
     kind = python_type(var)
     return _a(kind.__name__) if kind is not None else "a value made in the function"
 

@@ -5,7 +5,9 @@ after simulating again with other `BreakOptions` (`Retranslate` asks for them): 
 inlined calls whose frames cannot be rebuilt breaks at the outermost call instead; a break in a hot
 loop of the frame breaks at the loop's head, the loop then running for real with its body as a
 translated function (opcode_executor.loops); a loop that cannot run so is not tried again (the rest
-of the frame runs eagerly, SOT-C002). A call that reads its caller's frame (`sys._getframe`,
+of the frame runs eagerly, SOT-C002). A break in a `with` block over a contextlib manager the
+translation simulates (its generator's state lives in the simulation only) simulates again with
+those managers made and entered for real. A call that reads its caller's frame (`sys._getframe`,
 `locals()`, `warnings.warn`) inside an inlined callee breaks at the outermost call, whose callee then
 runs eagerly: frames as eager code has them are what such a call must see.
 """
@@ -21,6 +23,7 @@ from sot.dynamic.numbers import NumberNeeded
 from sot.opcode_executor import OpcodeExecutor, Unsupported
 from sot.opcode_executor.breaks import GraphBreak
 from sot.opcode_executor.calls import ReadsFrames
+from sot.opcode_executor.contexts import holds_simulated_context
 from sot.opcode_executor.live import frame_locals
 from sot.opcode_executor.loops import hot_loop, loops_around, outermost_loop, plan_loop
 from sot.opcode_executor.trackers import LocalTracker
@@ -38,13 +41,15 @@ class BreakOptions:
     `resume_inside` False: a break inside an inlined call breaks at the call (its frames could not
     be rebuilt); `loop_head`/`loop_end`: the FOR_ITER to break at and its loop's end, whose loop
     runs for real (`loop_cause`: the body's break and why the loop is hot); `no_loop`: that was
-    tried and cannot be done (the rest runs eagerly, SOT-C002)."""
+    tried and cannot be done (the rest runs eagerly, SOT-C002); `real_managers`: contextlib's managers
+    are made and entered for real, not simulated (a simulated one's state cannot cross a break)."""
 
     resume_inside: bool = True
     loop_head: int | None = None
     loop_end: int | None = None
     loop_cause: tuple | None = None
     no_loop: bool = False
+    real_managers: bool = False
 
 
 class Retranslate(Exception):
@@ -91,6 +96,8 @@ def loops_of(ex: OpcodeExecutor, brk: GraphBreak, options: BreakOptions,
 def unbuildable(brk: GraphBreak, loop: tuple | None, error: Unsupported) -> Exception:
     """What to raise when the break's code cannot be built (`error`): simulate again breaking at the
     outermost call, or without running the loop for real; else the break's own reason, with why."""
+    if any(holds_simulated_context([*frame.stack, *frame.executor.locals.values()]) for frame in brk.frames):
+        return Retranslate(real_managers=True)  # (before breaking at the call: the callee may resume then)
     if len(brk.frames) > 1:  # a frame inside could not be rebuilt: break at the outermost call instead
         return Retranslate(resume_inside=False)
     if loop is not None:

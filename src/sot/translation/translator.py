@@ -37,6 +37,7 @@ from sot.ir import CompiledSIR, EagerSIR
 from sot.opcode_executor import FrameRaises, OpcodeExecutor, Unsupported
 from sot.opcode_executor.breaks import GraphBreak
 from sot.opcode_executor.calls import ReadsFrames
+from sot.opcode_executor.contexts import ContextlibForReal
 from sot.opcode_executor.variables import Variable
 from sot.pyversion import DecodeError
 from sot.translation import events
@@ -151,6 +152,7 @@ class Translator:
             ex.may_break = self.fallback
             ex.translation.virtual_frames = options.resume_inside
             ex.translation.loop_head = options.loop_head
+            ex.translation.real_managers = options.real_managers
             try:
                 returned = ex.run()
             except GraphBreak as graph_break:  # its resume functions switch the hook on for themselves
@@ -228,8 +230,10 @@ class Translator:
         check_frames(brk, options)
         make_resume = partial(resume_function, self)
         loop, hot = loops_of(ex, brk, options, make_resume)
-        # a callee that reads its caller's frame runs as it is: eager frames are what it must see
-        translated = as_it_is if isinstance(brk.cause, ReadsFrames) else partial(translated_callee, self)
+        # a callee that reads its caller's frame runs as it is: eager frames are what it must see (and
+        # contextlib's code making a manager for real is not the user's to translate)
+        as_is = isinstance(brk.cause, (ReadsFrames, ContextlibForReal))
+        translated = as_it_is if as_is else partial(translated_callee, self)
         prefix: list[CompiledSIR | EagerSIR] = []  # the graph before the break, kept for SOT_DUMP
 
         def compile_prefix(sim: OpcodeExecutor) -> CompiledSIR | EagerSIR:
