@@ -270,6 +270,23 @@ def test_a_frame_reader_inside_an_inlined_call_breaks_the_caller_at_its_call():
     assert readers and all(code == "SOT-B003" for code, _, _ in readers)
 
 
+def logs_through_a_logger_it_gets(x):
+    logger = logging.getLogger("sot.test.frames")
+    logger.warning("scaled %d", x.shape[0])
+    return x * 2, None
+
+
+def test_logging_runs_for_real_once_per_call_with_the_users_line():
+    """logging takes locks and calls handlers: each call of it breaks once and runs untranslated (inlined,
+    it broke at every lock and then ran the frame eagerly), and its record names the user's line."""
+    x = rand(3)
+    jit = sot.to_static(fresh(logs_through_a_logger_it_gets))
+    assert _run(jit, x) == _run(logs_through_a_logger_it_gets, x)
+    np.testing.assert_array_equal(jit(x)[0].numpy(), (x * 2).numpy())
+    assert [code for code, _, _ in events(jit)] == ["SOT-B003", "SOT-B003"]
+    assert all("takes locks and may read its caller" in detail for _, detail, _ in events(jit))
+
+
 def fails_before_a_break(a, b):
     c = a ** b  # an integer to a negative power: fails when the graph before the break runs
     if c.sum() > 0:

@@ -397,3 +397,18 @@ def test_a_namedtuple_of_constants_prints_as_one():
     x = _x()
     _, got = _captured(namedtuple_text, x)
     assert_same_result(got, namedtuple_text(x))
+
+
+def to_tensor_of_objects(x, array):
+    return x * paddle.to_tensor(array) + paddle.to_tensor([1.0, 2.0], place=paddle.CPUPlace())
+
+
+def test_a_runtime_function_given_another_librarys_object_breaks_once_at_the_call():
+    """Only a runtime function given an object of its own subpackage (a distribution's helper) is inlined;
+    `to_tensor(ndarray)` or a place made in the function break at the call, run for real, as before."""
+    x, array = paddle.to_tensor(np.array([3.0, 4.0], "float32")), np.array([1.0, -1.0], "float32")
+    jit = jit_of(to_tensor_of_objects)
+    report = sot.explain(jit, x, array)
+    assert_same_result(report.result, to_tensor_of_objects(x, array))
+    assert [b.code for b in report.breaks] == ["SOT-G001", "SOT-G001"]
+    assert all(t.fallbacks == [] for t in translators(jit))

@@ -22,7 +22,7 @@ from sot.opcode_executor.calls import is_optimizer_code, is_runtime_api
 from sot.opcode_executor.contexts import GradModeExitVariable
 from sot.opcode_executor.dispatch import Unsupported
 from sot.opcode_executor.live import GENERATED, frame_locals
-from sot.opcode_executor.markers import is_not_to_static, is_sot_own
+from sot.opcode_executor.markers import is_not_to_static, is_sot_own, takes_locks
 from sot.opcode_executor.variables import (BoundMethodVariable, CellVariable, ConstantVariable,
                                            ContainerMethodVariable, DictVariable, FunctionVariable, InstanceVariable,
                                            IteratorVariable, ListVariable, NamedTupleVariable, NewObjectVariable,
@@ -309,4 +309,4 @@ def _translatable(fn: Any) -> bool:
     code of the user or a Layer's __call__, not a runtime public function, an optimizer's method nor a
     blocked one."""
     return not (is_runtime_api(fn) or is_optimizer_code(fn) or is_skipped(fn) or breaks_on(fn)
-                or is_not_to_static(fn) or is_sot_own(fn))
+                or is_not_to_static(fn) or is_sot_own(fn) or takes_locks(fn))

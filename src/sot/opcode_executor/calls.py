@@ -1,8 +1,8 @@
 """Calls during simulation: what `fn(*args, **kwargs)` becomes in the SIR.
 
-A runtime public function is recorded as call_api (inlined when it is given an object, which no
-tensor operation takes: Python glue of the library, such as a distribution's helpers), a Tensor
-method as call_method; a Python
+A runtime public function is recorded as call_api (inlined when it is given an object of its own
+subpackage, which no tensor operation takes: Python glue of the library, such as a distribution's
+helpers), a Tensor method as call_method; a Python
 function, bound method, lambda, closure or comprehension is inlined (`OpcodeExecutor.inline`),
 and so is the function a nested `to_static` wrapper wraps;
 a callable object (an nn.Layer) is called through its type's `__call__`, inlined the same way;
@@ -101,6 +101,21 @@ def is_optimizer_code(fn: Any) -> bool:
     return (getattr(fn, "__module__", None) or "").startswith("runtime.optimizer")
 
 
+def _package(module: str) -> str:
+    """`runtime.distribution` of `runtime.distribution.normal` (the runtime's subpackage or module)."""
+    return ".".join(module.split(".")[:2])
+
+
+def _glue_over_own_objects(fn: Any, args: list[Variable]) -> bool:
+    """Whether a runtime function is given an object of a class of its own subpackage (a distribution's
+    helpers given the distribution): no tensor op takes such an object, so the function is the library's
+    Python glue, inlined. Other objects (a NumPy array, a place) leave the call to break as before:
+    inlining the library's internals would break in them instead."""
+    package = _package(fn.__module__)
+    return package != "runtime" and any(isinstance(a, InstanceVariable) and _package(type(a.value).__module__) ==
+                                        package for a in args)
+
+
 def _reads_or_sets_state(fn: Any) -> bool:
     """Whether a runtime public function is about the runtime's state rather than a computation."""
     return fn.__module__ in _STATE_MODULES and fn.__name__ not in _STATE_FREE
@@ -131,9 +146,8 @@ class CallMixin:
         if isinstance(fn, ObjectVariable) and is_runtime_api(fn.value):
             if _reads_or_sets_state(fn.value):
                 return self._runtime_state_call(fn.value, args, kwargs)
-            if isinstance(fn, FunctionVariable) and any(isinstance(a, InstanceVariable) for a in (*args,
-                                                                                                  *kwargs.values())):
-                return self.inline(fn, args, kwargs, direct)  # Python glue over objects (a distribution): no op
+            if isinstance(fn, FunctionVariable) and _glue_over_own_objects(fn.value, [*args, *kwargs.values()]):
+                return self.inline(fn, args, kwargs, direct)
             if fn.value.__name__.endswith("_"):
                 raise InPlaceUpdate("CALL", self.where(),
                                     f"calls {fn.value.__name__}, which changes its argument in place")

@@ -36,7 +36,7 @@ from sot.dynamic.shapes import StaticDimNeeded
 from sot.guards import Guard
 from sot.ir import SIRBuilder
 from sot.opcode_executor.blocklist import is_skipped
-from sot.opcode_executor.markers import is_not_to_static, is_sot_own
+from sot.opcode_executor.markers import is_not_to_static, is_sot_own, takes_locks
 from sot.pyversion import Instruction, call_slots, decode
 
 from .aliasing import aliasing_guards
@@ -44,7 +44,7 @@ from .attributes import AttributeMixin
 from .binding import BindError, bind_arguments
 from .breaks import CALLS, FrameState, GraphBreak, breakable
 from .building import BuildMixin
-from .calls import MAX_INLINE_DEPTH, CallMixin
+from .calls import MAX_INLINE_DEPTH, CallMixin, ReadsFrames
 from .contexts import ContextlibForReal, ContextMixin
 from .dispatch import HANDLERS, FrameRaises, Unsupported, handles
 from .exceptions import ExceptionMixin
@@ -365,6 +365,9 @@ class OpcodeExecutor(WrappingMixin, NamesMixin, OperatorMixin, IterationMixin, B
         """Simulate a Python function's code into this translation's SIR (`direct`: see `call`)."""
         if fn.value is not None and (is_not_to_static(fn.value) or is_skipped(fn.value)):
             self.unsupported(f"calls {fn.code.co_qualname}, which is marked sot.not_to_static or skipped", "SOT-B004")
+        if fn.value is not None and takes_locks(fn.value):  # (logging's records name their caller's frame)
+            raise ReadsFrames(self.current.opname, self.where(), f"calls {fn.value.__module__}.{fn.code.co_qualname}, "
+                              "which takes locks and may read its caller's frame: it runs for real")
         if fn.value is not None and is_sot_own(fn.value):
             self.unsupported(f"calls {fn.value.__module__}.{fn.code.co_qualname}, the JIT's own code, which runs as "
                              "eager code runs it", "SOT-B004")

@@ -9,7 +9,10 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["NOT_TO_STATIC", "TRANSLATOR", "is_not_to_static", "is_to_static_wrapper", "is_sot_own"]
+__all__ = ["NOT_TO_STATIC", "TRANSLATOR", "is_not_to_static", "is_to_static_wrapper", "is_sot_own", "takes_locks"]
+
+# standard modules whose functions take locks and do I/O (`logging.getLogger(...).info(...)`)
+_LOCKING_MODULES = frozenset({"logging", "threading", "multiprocessing", "queue", "subprocess", "socket"})
 
 NOT_TO_STATIC = "_sot_not_to_static"
 TRANSLATOR = "sot_translator"
@@ -31,3 +34,11 @@ def is_sot_own(function: Any) -> bool:
     so a function decorated inside a compiled one is wrapped once per call, not traced through sot."""
     module = getattr(getattr(function, "__func__", function), "__module__", None)
     return isinstance(module, str) and (module == "sot" or module.startswith("sot."))
+
+
+def takes_locks(function: Any) -> bool:
+    """Whether `function` belongs to a standard module that takes locks and does I/O (logging, threading):
+    a translated frame calling it breaks once and runs it for real, untranslated, rather than inlining it
+    into a break at every lock it takes."""
+    module = getattr(getattr(function, "__func__", function), "__module__", None)
+    return isinstance(module, str) and module.partition(".")[0] in _LOCKING_MODULES
