@@ -20,7 +20,7 @@ from sot import config
 from sot.dynamic.shapes import specialise
 
 from .dispatch import FrameRaises
-from .folding import Builtin, bind, fold, folded, real
+from .folding import Builtin, bind, fold, fold_numpy, folded, is_numpy_foldable, real
 from .stdlib import is_callable, stdlib_of
 from .trackers import TypeTracker
 from .variables import (CONSTANT_TYPES, ITERATOR_TYPES, ConstantVariable, DictVariable, DictViewVariable,
@@ -404,6 +404,8 @@ def builtin_of(fn: Any) -> Builtin | None:
         return None
     if found is None:
         found = stdlib_of(fn)
+    if found is None and is_numpy_foldable(fn):
+        return fold_numpy(fn)  # np.prod(x.shape[1:]): a NumPy scalar of constants
     if found is None and isinstance(fn, types.BuiltinFunctionType) and (
             getattr(fn, "__module__", None) == "math" or type(fn.__self__) in (str, int, float, tuple, bytes)):
         return fold(fn)  # math.sqrt(2), "a,b".split(","): pure functions of constants

@@ -7,13 +7,16 @@ from __future__ import annotations
 import enum
 from typing import TYPE_CHECKING, Any, Callable
 
+import numpy as np
+
 from .dispatch import FrameRaises
-from .variables import CONSTANT_TYPES, ConstantVariable, ListVariable, Variable, known_value
+from .variables import (CONSTANT_TYPES, ConstantVariable, InstanceVariable, ListVariable, NumpyScalarVariable,
+                        TensorVariable, Variable, known_value)
 
 if TYPE_CHECKING:
     from .executor import OpcodeExecutor
 
-__all__ = ["Builtin", "bind", "fold", "folded", "real"]
+__all__ = ["Builtin", "NUMPY_FOLDABLE", "bind", "fold", "fold_numpy", "folded", "is_numpy_foldable", "real"]
 
 Builtin = Callable[["OpcodeExecutor", list[Variable], dict[str, Variable]], Variable]
 
@@ -43,6 +46,35 @@ def folded(ex: "OpcodeExecutor", result: Any) -> Variable:
     if type(result) is list:  # a new mutable list (sorted): items the frame may append to
         return ListVariable([ConstantVariable(v) for v in result])
     return ConstantVariable(result)
+
+
+# NumPy functions of numbers that give a NumPy scalar (`int(np.prod(x.shape[1:]))`, `np.sqrt(d)`)
+NUMPY_FOLDABLE = frozenset(getattr(np, name) for name in (
+    "prod", "sum", "mean", "max", "min", "sqrt", "ceil", "floor", "exp", "log", "log2", "log10", "abs", "maximum",
+    "minimum", "round", "power"))
+
+
+def is_numpy_foldable(fn: Any) -> bool:
+    """Whether `fn` is one of `NUMPY_FOLDABLE` (an object read from the frame, hashable or not)."""
+    try:
+        return fn in NUMPY_FOLDABLE
+    except TypeError:
+        return False
+
+
+def fold_numpy(fn: Callable) -> Builtin:
+    """`fn` of `NUMPY_FOLDABLE` on Python values known at translation time, folded into its NumPy scalar
+    (kept a NumPy scalar, of eager's type); one giving an array is not folded."""
+    def call(ex: "OpcodeExecutor", args: list[Variable], kwargs: dict[str, Variable]) -> Variable:
+        if any(isinstance(a, (InstanceVariable, TensorVariable)) for a in (*args, *kwargs.values())):
+            ex.unsupported(f"calls numpy.{fn.__name__} on an array or a tensor (NumPy on values): it runs for real",
+                           "SOT-B003")
+        values = [ex.python_value(a) for a in args]
+        result = real(ex, fn, *values, **{k: ex.python_value(v) for k, v in kwargs.items()})
+        if isinstance(result, np.generic) and type(result.item()) in CONSTANT_TYPES:
+            return NumpyScalarVariable(result)
+        return folded(ex, result)
+    return call
 
 
 def is_folded_value(value: Any) -> bool:

@@ -29,6 +29,7 @@ from sot.pyversion import Instruction
 from .aliasing import shares_memory
 from .attributes import C_METHODS
 from .calls import is_runtime_api
+from .folding import is_numpy_foldable
 from .dispatch import handles
 from .side_effects import WriteBack
 from .trackers import (ConstTracker, ConvertedTracker, DummyTracker, GetAttrTracker, GetItemTracker, GlobalTracker,
@@ -113,7 +114,8 @@ class WrappingMixin:
         elif tracker.source is not None and _is_c_method_of_an_instance(value):  # `arr.mean` passed in: made anew
             owner = self.wrap(value.__self__, GetAttrTracker(tracker, "__self__"))  # on every read, so it is
             return self.load_attr(owner, value.__name__)  # guarded as its object's type's method, not by identity
-        elif isinstance(value, OBJECT_TYPES) or is_runtime_api(value) or type(value).__module__ == "runtime.dtypes":
+        elif isinstance(value, OBJECT_TYPES) or is_runtime_api(value) or type(value).__module__ == "runtime.dtypes" \
+                or is_numpy_foldable(value):
             var = ObjectVariable(value, tracker)
         elif type(type(value).__getattribute__) is types.FunctionType:
             self.unsupported(f"uses a {type(value).__name__} object with its own __getattribute__, which sot cannot "
