@@ -12,6 +12,7 @@ aliases stay aliases. A value that cannot be rebuilt makes the break impossible:
 from __future__ import annotations
 
 import types
+from collections import OrderedDict
 from typing import Any, Callable
 
 from runtime.autograd import enable_grad, no_grad
@@ -148,13 +149,17 @@ class Rebuilder:
             if var.tracker.source is not None and getattr(var.tracker, "reloadable", False) and self.load(var):
                 return  # the very container the frame was given
             if isinstance(var, DictVariable):
-                if var.kind is not dict:
+                if var.kind not in (dict, OrderedDict):
                     self.fail(f"rebuilding a {var.kind.__name__}")
                 temps = [(k, self.materialise(v)) for k, v in var.items.items()]
+                if var.kind is OrderedDict:
+                    self.callable_const(OrderedDict)
                 for key, temp in temps:
                     self.emit("LOAD_CONST", argval=key)
                     self.emit("LOAD_FAST", argval=temp)
                 self.emit("BUILD_MAP", arg=len(temps), argval=len(temps))
+                if var.kind is OrderedDict:
+                    self.call(1)
             else:
                 temps = [self.materialise(v) for v in var.items]
                 if isinstance(var, NamedTupleVariable):

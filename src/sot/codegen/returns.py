@@ -11,6 +11,7 @@ the same without walking the template per call), and `runner` is the function th
 """
 from __future__ import annotations
 
+from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any, Callable
 
@@ -166,8 +167,9 @@ def template(ex: OpcodeExecutor, var: Variable, outputs: list[Symbol], passed: l
         if isinstance(var, NamedTupleVariable):  # (its generated __new__ only stores the fields)
             return var.kind(*items)
         return items if isinstance(var, ListVariable) else tuple(items)
-    if isinstance(var, DictVariable):
-        return {k: template(ex, v, outputs, passed, exposed, made) for k, v in var.items.items()}
+    if isinstance(var, DictVariable) and var.kind in (dict, OrderedDict):  # (made again from a dict of its items)
+        items = {k: template(ex, v, outputs, passed, exposed, made) for k, v in var.items.items()}
+        return items if var.kind is dict else OrderedDict(items)
     if isinstance(var, NewObjectVariable) and made is not None:
         return made.index(ex, var, outputs, passed, exposed)
     if isinstance(var, SetVariable) and var.copied_in_order():
@@ -284,8 +286,9 @@ def fill(node: Any, values: tuple, inputs: tuple, passed: tuple = ()) -> Any:
         return type(node)._make(fill(n, values, inputs, passed) for n in node)
     if isinstance(node, (tuple, list)):
         return type(node)(fill(n, values, inputs, passed) for n in node)
-    if isinstance(node, dict):
-        return {k: fill(n, values, inputs, passed) for k, n in node.items()}
+    if isinstance(node, dict):  # (a dict, or an OrderedDict: see `template`)
+        items = {k: fill(n, values, inputs, passed) for k, n in node.items()}
+        return items if type(node) is dict else type(node)(items)
     return node
 
 

@@ -13,6 +13,8 @@ when their items are tensors. `print` of values whose text the graph decides is 
 """
 from __future__ import annotations
 
+import collections
+
 import types
 from typing import TYPE_CHECKING, Any, Callable
 
@@ -109,13 +111,15 @@ def _to_sequence(kind: type) -> Builtin:
     return call
 
 
-def _to_dict(ex: "OpcodeExecutor", args: list[Variable], kwargs: dict[str, Variable]) -> Variable:
-    """dict(mapping or pairs, **kwargs): a new dict of the same items, in eager's order."""
-    if len(args) > 1:
-        ex.raises("dict() called with more than one positional argument")
-    made = DictVariable({})
-    ex.container_method("update", made, *args, **kwargs)
-    return made
+def _to_dict(kind: type) -> Builtin:
+    """dict(mapping or pairs, **kwargs) (or OrderedDict(...)): a new one of the same items, in eager's order."""
+    def call(ex: "OpcodeExecutor", args: list[Variable], kwargs: dict[str, Variable]) -> Variable:
+        if len(args) > 1:
+            ex.raises(f"{kind.__name__}() called with more than one positional argument")
+        made = DictVariable({}, kind=kind)
+        ex.container_method("update", made, *args, **kwargs)
+        return made
+    return call
 
 
 def _to_set(kind: type) -> Builtin:
@@ -387,7 +391,7 @@ BUILTINS: dict[Any, Builtin] = {
     min: _min_max(min), max: _min_max(max), sorted: _sorted, any: _any_all(any), all: _any_all(all),
     len: _len, enumerate: _enumerate, zip: _zip, map: _map, filter: _filter,
     list: _to_sequence(list), tuple: _to_sequence(tuple), set: _to_set(set), frozenset: _to_set(frozenset),
-    dict: _to_dict,
+    dict: _to_dict(dict), collections.OrderedDict: _to_dict(collections.OrderedDict),
     reversed: _reversed, isinstance: _isinstance,
     iter: _iter, next: _next,
     type: _type, getattr: _getattr, setattr: _setattr, hasattr: _hasattr, super: _super, callable: _callable, sum: _sum,

@@ -11,6 +11,8 @@ Variable of a recorded call's result.
 """
 from __future__ import annotations
 
+import collections
+
 import inspect
 import types
 from typing import Any, Callable
@@ -29,8 +31,8 @@ from sot.pyversion import Instruction
 from .aliasing import shares_memory
 from .attributes import C_METHODS
 from .calls import is_runtime_api
-from .folding import is_numpy_foldable
 from .dispatch import handles
+from .folding import is_numpy_foldable
 from .side_effects import WriteBack
 from .trackers import (ConstTracker, ConvertedTracker, DummyTracker, GetAttrTracker, GetItemTracker, GlobalTracker,
                        Tracker, TypeTracker)
@@ -65,6 +67,11 @@ def _is_c_method_of_an_instance(value: Any) -> bool:
     return (not isinstance(owner, (types.ModuleType, type, np.generic)) and owner is not None
             and type(owner).__module__ != "builtins"
             and isinstance(inspect.getattr_static(type(owner), value.__name__, None), C_METHODS))
+
+
+# dict subclasses made again, equal in every way, from a plain dict of their items (not a defaultdict: its
+# factory is not an item)
+_REMADE_FROM_ITEMS = (collections.OrderedDict, collections.Counter)
 
 
 class WrappingMixin:
@@ -284,7 +291,12 @@ class WrappingMixin:
             items = [self.python_value(v) for v in var.items]
             return items if isinstance(var, ListVariable) else tuple(items)
         if isinstance(var, DictVariable):
-            return {k: self.python_value(v) for k, v in var.items.items()}
+            items = {k: self.python_value(v) for k, v in var.items.items()}
+            if var.kind is dict:
+                return items
+            if var.kind in _REMADE_FROM_ITEMS:  # (an OrderedDict compares, and shows, unlike a dict)
+                return var.kind(items)
+            self.unsupported(f"needs the Python value of a {var.kind.__name__}, which sot cannot make from its items")
         if isinstance(var, SetVariable):  # the very set: a copy could iterate in another order
             return var.items
         if isinstance(var, ITERATOR_TYPES):
