@@ -412,3 +412,16 @@ def test_a_runtime_function_given_another_librarys_object_breaks_once_at_the_cal
     assert_same_result(report.result, to_tensor_of_objects(x, array))
     assert [b.code for b in report.breaks] == ["SOT-G001", "SOT-G001"]
     assert all(t.fallbacks == [] for t in translators(jit))
+
+
+def same_object(x, a, b):
+    return x + 1 if a is b else x - 1
+
+
+def test_identity_of_two_objects_passed_in_is_guarded():
+    """`a is b` of two objects from outside folds, guarded as `a is b`: the other answer retranslates."""
+    x, one, other = _x(), Holder(), Holder()
+    jit = jit_of(same_object)
+    for a, b in ((one, one), (one, other), (one, one)):
+        assert_same_result(jit(x, a, b), same_object(x, a, b))
+    assert all(t.fallbacks == [] for t in translators(jit))
