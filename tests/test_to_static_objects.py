@@ -425,3 +425,31 @@ def test_identity_of_two_objects_passed_in_is_guarded():
     for a, b in ((one, one), (one, other), (one, one)):
         assert_same_result(jit(x, a, b), same_object(x, a, b))
     assert all(t.fallbacks == [] for t in translators(jit))
+
+
+@dataclasses.dataclass(frozen=True)
+class Frozen:
+    scale: float
+    bias: object = None
+
+
+def frozen_config(x):
+    cfg = Frozen(2.0, x + 1)
+    try:
+        cfg.scale = 3.0  # raises FrozenInstanceError: the write runs for real, at a break
+    except dataclasses.FrozenInstanceError as e:
+        caught = type(e).__name__
+    return x * cfg.scale + cfg.bias, cfg, caught
+
+
+def test_a_frozen_dataclass_is_made_in_the_graph_and_stays_frozen():
+    x = _x()
+    jit = jit_of(frozen_config)
+    report = sot.explain(jit, x)
+    want = frozen_config(x)
+    assert_same_result(report.result[0], want[0])
+    assert_same_object(report.result[1], want[1])
+    assert report.result[2] == want[2] == "FrozenInstanceError"
+    assert [b.code for b in report.breaks] == ["SOT-B003"]  # the write, not the construction
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        report.result[1].scale = 1.0

@@ -27,9 +27,9 @@ from .stdlib import is_callable, stdlib_of
 from .trackers import TypeTracker
 from .variables import (CONSTANT_TYPES, ITERATOR_TYPES, ConstantVariable, DictVariable, DictViewVariable,
                         EnumerateVariable, ExceptionVariable, FilterVariable, InstanceVariable, IteratorVariable,
-                        ListVariable, NamedTupleVariable, NumberVariable, ObjectVariable, SetVariable, StarMapVariable,
-                        SuperVariable, TensorVariable, TupleVariable, Variable, ZipVariable, is_namedtuple_class,
-                        python_type)
+                        ListVariable, NamedTupleVariable, NewObjectVariable, NumberVariable, ObjectVariable,
+                        SetVariable, StarMapVariable, SuperVariable, TensorVariable, TupleVariable, Variable,
+                        ZipVariable, is_namedtuple_class, python_type)
 from .wording import shown
 
 if TYPE_CHECKING:
@@ -267,6 +267,16 @@ def _object_init(ex: "OpcodeExecutor", args: list[Variable], kwargs: dict[str, V
     return ConstantVariable(None)
 
 
+def _object_setattr(ex: "OpcodeExecutor", args: list[Variable], kwargs: dict[str, Variable]) -> Variable:
+    """object.__setattr__(obj, name, value) on an object the frame made (a frozen dataclass's `__init__`)."""
+    name = ex.python_value(args[1]) if len(args) == 3 and not kwargs else None
+    if not isinstance(args[0], NewObjectVariable) or not isinstance(name, str):
+        ex.unsupported("calls object.__setattr__ on an object from outside the function, or with a name known only "
+                       "at run time")
+    ex.set_new_attr(args[0], name, args[2], generic=True)
+    return ConstantVariable(None)
+
+
 def _tuple_new(ex: "OpcodeExecutor", args: list[Variable], kwargs: dict[str, Variable]) -> Variable:
     """tuple.__new__(cls, iterable), which a namedtuple's generated `__new__` and `_make` call: a tuple of
     the iterable's items, of the namedtuple class `cls`."""
@@ -395,7 +405,8 @@ BUILTINS: dict[Any, Builtin] = {
     reversed: _reversed, isinstance: _isinstance,
     iter: _iter, next: _next,
     type: _type, getattr: _getattr, setattr: _setattr, hasattr: _hasattr, super: _super, callable: _callable, sum: _sum,
-    print: _print, object.__init__: _object_init, tuple.__new__: _tuple_new,
+    print: _print, object.__init__: _object_init, object.__setattr__: _object_setattr,
+    tuple.__new__: _tuple_new,
 }
 
 

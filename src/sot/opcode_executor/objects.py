@@ -10,7 +10,8 @@ stored into an outside object, live at a graph break) the generated code makes i
 graph's values (sot.codegen.returns `Made`), one object however many places hold it.
 
 What stays a graph break (the object is made for real, as before): a class with a metaclass `__call__`,
-its own `__new__`, only `__slots__` (no `__dict__`), `__setattr__`/`__getattribute__`/`__delattr__`, a `__del__` (the blank
+its own `__new__`, only `__slots__` (no `__dict__`), `__setattr__`/`__getattribute__`/`__delattr__` (but for a
+frozen dataclass's, whose `__init__` sets its fields through `object.__setattr__`), a `__del__` (the blank
 instance would run it), a base written in C, abstract methods, and tensors and layers. A break inside
 `__init__` makes the whole construction run for real. A namedtuple class is constructed by inlining
 its generated `__new__`, whose `tuple.__new__` makes a NamedTupleVariable (see builtins); its fields
@@ -49,7 +50,7 @@ def why_not_constructible(cls: type) -> str | None:
         return "whose class defines __new__"
     if getattr(cls, "__abstractmethods__", None):
         return "whose class is abstract"
-    if any(getattr(cls, hook) is not getattr(object, hook) for hook in _OWN_HOOKS):
+    if any(getattr(cls, hook) is not getattr(object, hook) for hook in _OWN_HOOKS) and not _is_frozen_dataclass(cls):
         return "whose class defines __setattr__, __getattribute__ or __delattr__"
     if all("__slots__" in klass.__dict__ for klass in cls.__mro__[:-1]):
         return "whose objects have only __slots__, no __dict__"
@@ -58,6 +59,15 @@ def why_not_constructible(cls: type) -> str | None:
     if not isinstance(cls.__init__, types.FunctionType) and cls.__init__ is not object.__init__:
         return "whose __init__ is not Python code"
     return None
+
+
+def _is_frozen_dataclass(cls: type) -> bool:
+    """A `@dataclass(frozen=True)`: its only hooks are the generated `__setattr__`/`__delattr__`, which raise
+    FrozenInstanceError (its `__init__` sets the fields through `object.__setattr__`)."""
+    params = getattr(cls, "__dataclass_params__", None)
+    return (params is not None and params.frozen and cls.__getattribute__ is object.__getattribute__
+            and all("FrozenInstanceError" in getattr(getattr(getattr(cls, hook), "__code__", None), "co_freevars", ())
+                    for hook in ("__setattr__", "__delattr__") if getattr(cls, hook) is not getattr(object, hook)))
 
 
 def _class_lookup(cls: type, name: str) -> tuple[bool, Any]:
@@ -138,9 +148,12 @@ class ObjectMixin:
             self.wrap(True, ExpressionTracker(expression(in_dict)))
         return holder is not None
 
-    def set_new_attr(self, obj: NewObjectVariable, name: str, value: Variable) -> None:
+    def set_new_attr(self, obj: NewObjectVariable, name: str, value: Variable, generic: bool = False) -> None:
         """`obj.name = value` on an object the simulation made: kept on its Variable (a property's setter is
-        inlined)."""
+        inlined). `generic`: made by `object.__setattr__` (a frozen dataclass's `__init__`), not through the
+        class's own `__setattr__` (a frozen dataclass's raises: that runs for real)."""
+        if not generic and type(obj.value).__setattr__ is not object.__setattr__:
+            self.unsupported(f"sets {name!r} of {shown(obj)}, whose class's own __setattr__ decides", "SOT-B003")
         found, attr = _class_lookup(type(obj.value), name)
         if isinstance(attr, property):
             if attr.fset is None:

@@ -122,7 +122,7 @@ class WrappingMixin:
             owner = self.wrap(value.__self__, GetAttrTracker(tracker, "__self__"))  # on every read, so it is
             return self.load_attr(owner, value.__name__)  # guarded as its object's type's method, not by identity
         elif isinstance(value, OBJECT_TYPES) or is_runtime_api(value) or type(value).__module__ == "runtime.dtypes" \
-                or is_numpy_foldable(value):
+                or is_numpy_foldable(value) or isinstance(value, types.WrapperDescriptorType):  # (object.__setattr__)
             var = ObjectVariable(value, tracker)
         elif type(type(value).__getattribute__) is types.FunctionType:
             self.unsupported(f"uses a {type(value).__name__} object with its own __getattribute__, which sot cannot "
