@@ -621,6 +621,14 @@ def stop_iteration_in_the_manager(x):
         return x * 2
 
 
+HELD = []
+
+
+def keeps_a_manager_it_made(x):
+    HELD.append(scope("kept"))  # a simulated manager cannot be made again after the graph
+    return x * 2
+
+
 @scope("decorated, breaking")
 def _decorated_breaking(x):
     y = x * 2
@@ -641,6 +649,7 @@ def calls_a_decorated_function_that_breaks(x):
     (enters_one_manager_twice, "a second time: contextlib raises AttributeError"),
     (stop_iteration_in_the_manager, "StopIteration leaves a generator"),
     (calls_a_decorated_function_that_breaks, "reads a tensor's value into Python"),
+    (keeps_a_manager_it_made, "the context manager test_to_static_contextlib.scope(...) made in the function"),
 ])
 def test_what_the_translation_cannot_follow_runs_the_frame_eagerly_with_its_reason(fn, reason):
     _eager_with_reason(fn, lambda: (_x(),), reason)

@@ -12,8 +12,8 @@ import types
 from typing import Any
 
 from .variables import (ITERATOR_TYPES, BoundMethodVariable, ConstantVariable, ContainerMethodVariable, DimVariable,
-                        FunctionVariable, LibraryContextExitVariable, LibraryContextVariable, NumberVariable,
-                        ObjectVariable, TensorMethodVariable, TensorVariable, Variable, python_type)
+                        FunctionVariable, LibraryContextVariable, NumberVariable, ObjectVariable, TensorMethodVariable,
+                        TensorVariable, Variable, python_type)
 
 __all__ = ["shown", "qualified", "construct", "kind_of_callee"]
 
@@ -60,8 +60,6 @@ def shown(var: Variable) -> str:
         return "an iterator"
     if isinstance(var, LibraryContextVariable):  # (only the translation holds it: it is never made for real)
         return f"the context manager {var.name}(...) made in the function"
-    if isinstance(var, LibraryContextExitVariable):
-        return f"the with block over {var.context.name}(...), whose state only the translation holds"
     kind = python_type(var)
     return _a(kind.__name__) if kind is not None else "a value made in the function"
 
