@@ -134,6 +134,40 @@ def test_partial_live_at_a_graph_break_gives_eager_result():
     assert events(jit)  # recorded
 
 
+SCALED = functools.partial(paddle.scale, scale=2.0)
+
+
+def partial_of_an_outside_partial(x):
+    return functools.partial(SCALED, bias=1.0)(x)
+
+
+def getter_of_run_time_keys(x):
+    return operator.itemgetter(x)({})
+
+
+def enum_keyed_lookup_by_a_member_made_here(x):
+    return x * SCALES[Mode(2)]
+
+
+def enum_functional_api(x):
+    return Mode("Other", "C D")
+
+
+@pytest.mark.parametrize("fn", [partial_of_an_outside_partial, getter_of_run_time_keys,
+                                enum_keyed_lookup_by_a_member_made_here, enum_functional_api])
+def test_what_is_not_simulated_runs_as_eagerly(fn):
+    x = rand(2, 3)
+    jit = jit_of(fn)
+    try:
+        want = fn(x)
+    except Exception as e:  # noqa: BLE001 - whatever eager raises, the JIT raises
+        with pytest.raises(type(e)):
+            jit(x)
+    else:
+        assert_same_result(jit(x), want)
+    assert events(jit)  # a break (or the frame run eagerly), recorded
+
+
 # ------------------------------------------------------------------ functools.partial from outside
 class Block(nn.Layer):
     def __init__(self):
@@ -335,6 +369,26 @@ def test_itemgetter_and_attrgetter_made_in_the_frame():
     one_graph(f, rand(2, 3))
 
 
+BY_KEY = operator.itemgetter(1)
+SHAPE_OF = operator.attrgetter("shape")
+
+
+def sorted_by_global_getter(x):
+    return [x * p[0] for p in sorted([(3, 1), (1, 2), (2, 0)], key=BY_KEY)], SHAPE_OF(x)
+
+
+def test_itemgetter_from_outside_is_guarded_on_its_keys():
+    global BY_KEY
+    x = rand(2, 3)
+    jit = one_graph(sorted_by_global_getter, x)
+    assert same_again(jit, sorted_by_global_getter, x) == 1
+    try:
+        BY_KEY = operator.itemgetter(0)
+        assert same_again(jit, sorted_by_global_getter, x) == 2
+    finally:
+        BY_KEY = operator.itemgetter(1)
+
+
 def test_itertools_chain_product_accumulate():
     def f(x):
         chained = [x * a for a in itertools.chain([1, 2], (3,))]
@@ -422,9 +476,11 @@ def test_chain_and_accumulate_run_generators_no_further_than_eager():
     assert events(jit) == [] and jit.sot_translator.translations == 1
 
 
-def test_callable_of_a_function_made_in_the_frame():
+def test_callable_of_functions_made_in_the_frame_and_of_methods():
     def f(x):
-        return x * 2 if callable(lambda: 1) and callable(functools.partial(F.relu)) else x
+        checks = (callable(lambda: 1), callable(functools.partial(F.relu)), callable(x.sum), callable(x),
+                  callable(Mode.A), callable(Mode), callable([x]))
+        return x * 2 if checks == (True, True, True, False, False, True, False) else x
 
     one_graph(f, rand(2, 3))
 

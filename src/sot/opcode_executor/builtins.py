@@ -7,9 +7,10 @@ raises it. Builtins that call a function (`min`/`max`/`sorted`'s `key=`) call it
 executor, once per item and in eager's order, so a lambda made in the frame is simulated (its
 tensor work recorded) and then the real builtin decides on the keys it gave. `any`, `all`, `next`,
 `zip` and `enumerate` consume an iterator one item at a time, as far as the real builtin would (a
-generator runs no further than eager code runs it); `map` and `filter` are lazy the same way. `len`, `list`, `tuple`, `isinstance`,
-`getattr`, `setattr`, `hasattr`, `super` and `type` work on Variables whose Python-level shape is known even
-when their items are tensors. `print` of values whose text the graph decides is deferred (`_print`).
+generator runs no further than eager code runs it); `map` and `filter` are lazy the same way. `len`,
+`list`, `tuple`, `isinstance`, `getattr`, `setattr`, `hasattr`, `super` and `type` work on Variables
+whose Python-level shape is known even when their items are tensors. `print` of values whose text the
+graph decides is deferred (`_print`).
 """
 from __future__ import annotations
 
@@ -319,7 +320,7 @@ def _sum(ex: "OpcodeExecutor", args: list[Variable], kwargs: dict[str, Variable]
     while known < len(items) and _known(items[known]):
         known += 1
     total = folded(ex, real(ex, sum, [ex.python_value(v) for v in items[1:known]],
-                              ex.python_value(items[0]))) if known else items[0]
+                            ex.python_value(items[0]))) if known else items[0]
     for item in items[max(known, 1):]:
         total = ex.binary("+", total, item)
     return total
@@ -337,10 +338,7 @@ def _known(var: Variable) -> bool:
 def _callable(ex: "OpcodeExecutor", args: list[Variable], kwargs: dict[str, Variable]) -> Variable:
     """callable(x) of a Variable whose type is known."""
     (var,) = args
-    known = is_callable(var)
-    if known is None:
-        ex.unsupported(f"calls callable() on {shown(var)}, whose type sot does not know")
-    return ConstantVariable(known)
+    return ConstantVariable(is_callable(var))
 
 
 _PRINT_OPTIONS = frozenset({"sep", "end", "flush"})

@@ -8,10 +8,10 @@ them: rebinding the attribute to another partial misses the cache where eager wo
 something else. `functools.reduce` and the `operator` functions run the operators the executor
 simulates (a tensor's `operator.add` is recorded as `+`); `itemgetter`/`attrgetter` made in the
 frame from constant keys are the real (immutable) objects, called as the subscripts and attribute
-reads they stand for. `itertools.chain`, `accumulate`, `starmap`, `islice`, `pairwise` and
-`zip_longest` are lazy iterators (a generator runs no further than eager code runs it); `product`,
-`combinations` and `permutations` take all their input first, as the real ones do.
-Calling an enum class with a value (`Mode(1)`) folds to the member.
+reads they stand for (one read from outside has its keys guarded). `itertools.chain`, `accumulate`,
+`starmap`, `islice`, `pairwise` and `zip_longest` are lazy iterators (a generator runs no further than
+eager code runs it); `product`, `combinations` and `permutations` take all their input first, as the
+real ones do. Calling an enum class with a value (`Mode(1)`) folds to the member.
 """
 from __future__ import annotations
 
@@ -21,7 +21,10 @@ import itertools
 import operator
 from typing import TYPE_CHECKING, Any, Callable
 
+from sot.guards.source import expression
+
 from .folding import Builtin, bind, folded, real
+from .trackers import ExpressionTracker
 from .variables import (AccumulateVariable, BoundMethodVariable, ChainVariable, ConstantVariable, DictVariable,
                         FunctionVariable, InstanceVariable, IteratorVariable, ObjectVariable, PairwiseVariable,
                         PartialVariable, SliceIteratorVariable, StarMapVariable, TensorMethodVariable, TupleVariable,
@@ -48,15 +51,12 @@ _UNARY_FUNCTIONS = {operator.neg: "UNARY_NEGATIVE", operator.invert: "UNARY_INVE
                     operator.pos: "INTRINSIC_UNARY_POSITIVE"}
 
 
-def is_callable(var: Variable) -> bool | None:
-    """callable() of the value `var` stands for, when its type is known (None: it is not)."""
+def is_callable(var: Variable) -> bool:
+    """callable() of the value `var` stands for: an object's is its (pinned) type's answer; constants,
+    tensors, containers and iterators are never callable."""
     if isinstance(var, (FunctionVariable, BoundMethodVariable, TensorMethodVariable, PartialVariable)):
         return True
-    if isinstance(var, (ObjectVariable, ConstantVariable)):
-        return callable(var.value)
-    if isinstance(var, (TupleVariable, DictVariable)):
-        return False
-    return None
+    return isinstance(var, ObjectVariable) and callable(var.value)
 
 
 def _positional(name: str, count: int) -> Callable[["OpcodeExecutor", list[Variable], dict[str, Variable]], None]:
@@ -122,22 +122,39 @@ def _getter(kind: type) -> Builtin:
     return call
 
 
+def _get(ex: "OpcodeExecutor", kind: type, keys: tuple, args: list[Variable], kwargs: dict[str, Variable]) -> Variable:
+    """What calling an itemgetter / attrgetter of `keys` does: `obj[key]` / `obj.a.b` for each key."""
+    _positional(kind.__name__, 1)(ex, args, kwargs)
+    found = []
+    for key in keys:
+        obj = args[0]
+        if kind is operator.itemgetter:
+            obj = ex.subscript(obj, ConstantVariable(key))
+        else:
+            for name in key.split("."):
+                obj = ex.load_attr(obj, name)
+        found.append(obj)
+    return found[0] if len(found) == 1 else TupleVariable(found)
+
+
 def _call_getter(getter: Any) -> Builtin:
-    """Calling an itemgetter / attrgetter the frame made: `obj[key]` / `obj.a.b` for each of its keys."""
-    keys = getter.__reduce__()[1]
-
-    def one(ex: "OpcodeExecutor", obj: Variable, key: Any) -> Variable:
-        if isinstance(getter, operator.itemgetter):
-            return ex.subscript(obj, ConstantVariable(key))
-        for name in key.split("."):
-            obj = ex.load_attr(obj, name)
-        return obj
-
+    """Calling an itemgetter / attrgetter the frame made (its keys are known: it was made of constants)."""
     def call(ex: "OpcodeExecutor", args: list[Variable], kwargs: dict[str, Variable]) -> Variable:
-        _positional(type(getter).__name__, 1)(ex, args, kwargs)
-        found = [one(ex, args[0], key) for key in keys]
-        return found[0] if len(found) == 1 else TupleVariable(found)
+        return _get(ex, type(getter), getter.__reduce__()[1], args, kwargs)
     return call
+
+
+def _call_outside_getter(ex: "OpcodeExecutor", args: list[Variable], kwargs: dict[str, Variable]) -> Variable:
+    """`itemgetter.__call__(g, obj)` for a getter read from outside the frame (`by_score = itemgetter(1)`):
+    its keys, which only `__reduce__` tells, are guarded as `<g>.__reduce__()[1]`, so another getter
+    with other keys misses the cache."""
+    getter, *rest = args
+    source = getter.tracker.source
+    if source is None or not isinstance(getter, InstanceVariable):
+        ex.unsupported(f"calls {shown(getter)}, whose keys sot cannot find again on the next call")
+    keys = getter.value.__reduce__()[1]
+    ex.wrap(keys, ExpressionTracker(expression(f"{source}.__reduce__()[1]")))
+    return _get(ex, type(getter.value), keys, rest, kwargs)
 
 
 def _partial(ex: "OpcodeExecutor", args: list[Variable], kwargs: dict[str, Variable]) -> Variable:
@@ -146,10 +163,9 @@ def _partial(ex: "OpcodeExecutor", args: list[Variable], kwargs: dict[str, Varia
     if not args:
         ex.raises("type 'partial' takes at least one argument")
     func, *rest = args
-    known = is_callable(func)
-    if known is None or (isinstance(func, InstanceVariable) and isinstance(func.value, functools.partial)):
+    if isinstance(func, InstanceVariable) and isinstance(func.value, functools.partial):
         ex.unsupported(f"makes a functools.partial of {shown(func)}, which sot cannot translate yet")
-    if not known:
+    if not is_callable(func):
         ex.raises("the first argument must be callable")
     if isinstance(func, PartialVariable):
         return PartialVariable(func.func, [*func.args, *rest], DictVariable({**func.keywords.items, **kwargs}))
@@ -302,6 +318,7 @@ STDLIB: dict[Any, Builtin] = {
     **{fn: _unary_function(fn, kind) for fn, kind in _UNARY_FUNCTIONS.items()},
     operator.getitem: _getitem, operator.truth: _truth(False), operator.not_: _truth(True),
     operator.itemgetter: _getter(operator.itemgetter), operator.attrgetter: _getter(operator.attrgetter),
+    operator.itemgetter.__call__: _call_outside_getter, operator.attrgetter.__call__: _call_outside_getter,
     functools.partial: _partial, functools.partial.__call__: _call_partial, functools.reduce: _reduce,
     itertools.chain: _chain, itertools.chain.from_iterable: _chain_from_iterable, itertools.product: _product,
     itertools.accumulate: _accumulate, itertools.starmap: _starmap, itertools.islice: _islice,
