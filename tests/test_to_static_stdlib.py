@@ -316,6 +316,20 @@ def test_enum_keyed_global_dict_is_read_through_the_lookup():
         SCALES[Mode.B] = 3.0
 
 
+def test_enum_keyed_global_dict_get_and_membership():
+    def f(x, m):
+        return x * SCALES.get(m, 7.0) + (m in SCALES), SCALES.get(m)
+
+    x = rand(2, 3)
+    jit = one_graph(f, x, Mode.A)
+    assert same_again(jit, f, x, Mode.B) == 2
+    del SCALES[Mode.B]  # now missing: `in` and `get` are guarded
+    try:
+        assert same_again(jit, f, x, Mode.B) == 3
+    finally:
+        SCALES[Mode.B] = 3.0
+
+
 def test_unknown_enum_value_raises_as_eager():
     def f(x):
         return x * Mode(7).value

@@ -94,7 +94,7 @@ class BuildMixin:
         if isinstance(base, TensorVariable):
             self._check_tensor_index(index)
         if isinstance(base, InstanceVariable) and type(base.value) is dict and is_enum_member(index_var):
-            return self._keyed_by_member(base, index_var)
+            return self.keyed_by_member(base, index_var)
         if isinstance(base, InstanceVariable):
             return self.protocol(base, "__getitem__", index if isinstance(index, Variable) else ConstantVariable(index))
         if isinstance(base, TensorVariable):
@@ -118,17 +118,32 @@ class BuildMixin:
                 raise FrameRaises.of(opname, self.where(), e) from None
         self.unsupported(f"indexes {shown(base)} by {shown(index)}, which sot cannot translate yet")
 
-    def _keyed_by_member(self, table: InstanceVariable, member: ObjectVariable) -> Variable:
-        """`table[member]` of a dict from outside the frame keyed by enum members (a guard's item source names
-        constant keys only): the item is read now and guarded as the very lookup eager code makes,
-        `<table's source>[<member's source>]`."""
-        if table.tracker.source is None or member.tracker.source is None:
-            self.unsupported(f"indexes {shown(table)} by an enum member sot cannot find again on the next call")
+    def keyed_by_member(self, table: InstanceVariable, member: ObjectVariable, default: Variable | None = None
+                        ) -> Variable:
+        """`table[member]` (with a `default`: `table.get(member, default)`) of a dict from outside the frame keyed
+        by enum members (a guard's item source names constant keys only): the item is read now and guarded as
+        the very lookup eager code makes, `<table's source>[<member's source>]`."""
+        self._findable_again(table, member)
+        if default is not None and not self.member_in(table, member):
+            return default
         try:
             value = table.value[member.value]
         except KeyError as e:
             raise FrameRaises.of(self.current.opname, self.where(), e) from None
         return self.wrap(value, ExpressionTracker(expression(f"{table.tracker.source}[{member.tracker.source}]")))
+
+    def member_in(self, table: InstanceVariable, member: ObjectVariable) -> bool:
+        """`member in table` for such a dict, guarded as that very expression."""
+        self._findable_again(table, member)
+        present = member.value in table.value
+        self.wrap(present, ExpressionTracker(expression(f"{member.tracker.source} in {table.tracker.source}")))
+        return present
+
+    def _findable_again(self, table: InstanceVariable, member: ObjectVariable) -> None:
+        """A lookup of `member` in `table` is guarded only where both are read from the frame."""
+        if table.tracker.source is None or member.tracker.source is None:
+            self.unsupported(f"looks an enum member up in {shown(table)}, which sot cannot find again on the next "
+                             "call")
 
     def _check_tensor_index(self, index: Any) -> None:
         """Indexing a tensor by a tensor, a list or an array (advanced indexing) is not recorded: a bool

@@ -401,7 +401,9 @@ class OperatorMixin:
             else:
                 self.unsupported(f"tests {shown(left)} is {shown(right)}, an identity sot cannot pin on the next call")
         else:
-            if isinstance(right, InstanceVariable):
+            if isinstance(right, InstanceVariable) and type(right.value) is dict and is_enum_member(left):
+                result = self.member_in(right, left)  # a dict from outside keyed by enum members
+            elif isinstance(right, InstanceVariable):
                 result = self.truth(self.protocol(right, "__contains__", left))
             elif isinstance(right, DictVariable) and not isinstance(left, TensorVariable):
                 result = self.python_value(left) in right.items

@@ -11,7 +11,8 @@ frame from constant keys are the real (immutable) objects, called as the subscri
 reads they stand for (one read from outside has its keys guarded). `itertools.chain`, `accumulate`,
 `starmap`, `islice`, `pairwise` and `zip_longest` are lazy iterators (a generator runs no further than
 eager code runs it); `product`, `combinations` and `permutations` take all their input first, as the
-real ones do. Calling an enum class with a value (`Mode(1)`) folds to the member.
+real ones do. Calling an enum class with a value (`Mode(1)`) folds to the member; `get` of a dict
+from outside keyed by enum members is guarded as the lookup itself (see `BuildMixin.keyed_by_member`).
 """
 from __future__ import annotations
 
@@ -28,7 +29,7 @@ from .trackers import ExpressionTracker
 from .variables import (AccumulateVariable, BoundMethodVariable, ChainVariable, ConstantVariable, DictVariable,
                         FunctionVariable, InstanceVariable, IteratorVariable, ObjectVariable, PairwiseVariable,
                         PartialVariable, SliceIteratorVariable, StarMapVariable, TensorMethodVariable, TupleVariable,
-                        Variable, ZipLongestVariable)
+                        Variable, ZipLongestVariable, is_enum_member)
 from .wording import shown
 
 if TYPE_CHECKING:
@@ -302,6 +303,17 @@ def _fromkeys(ex: "OpcodeExecutor", args: list[Variable], kwargs: dict[str, Vari
     return DictVariable({ex.python_value(k): value for k in ex.elements(args[0])})
 
 
+def _dict_get(ex: "OpcodeExecutor", args: list[Variable], kwargs: dict[str, Variable]) -> Variable:
+    """`table.get(member[, default])` of a dict from outside the frame keyed by enum members (the dict's own
+    `get`, found on its type, whose exact type is guarded)."""
+    if kwargs or len(args) not in (2, 3):
+        ex.raises("get() takes one or two arguments")
+    table, key, *default = args
+    if not (isinstance(table, InstanceVariable) and type(table.value) is dict and is_enum_member(key)):
+        ex.unsupported(f"calls dict.get on {shown(table)}, which sot cannot translate yet")
+    return ex.keyed_by_member(table, key, default[0] if default else ConstantVariable(None))
+
+
 def _enum_member(cls: enum.EnumMeta) -> Builtin:
     """`Mode(value)`: the member of that value (the class is pinned by identity, its members fixed)."""
     def call(ex: "OpcodeExecutor", args: list[Variable], kwargs: dict[str, Variable]) -> Variable:
@@ -325,7 +337,7 @@ STDLIB: dict[Any, Builtin] = {
     itertools.pairwise: _pairwise, itertools.zip_longest: _zip_longest, itertools.repeat: _repeat,
     **{fn: _combinatoric(fn) for fn in (itertools.combinations, itertools.permutations,
                                         itertools.combinations_with_replacement)},
-    dict.fromkeys: _fromkeys,
+    dict.fromkeys: _fromkeys, dict.get: _dict_get,
 }
 
 
