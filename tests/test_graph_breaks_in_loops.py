@@ -381,3 +381,44 @@ def names_its_frame_in_a_long_loop(x, n):
 def test_a_loop_run_for_real_shows_the_functions_own_frame_name():
     x = rand(3)
     assert_same_result(jit_of(names_its_frame_in_a_long_loop)(x, 70), names_its_frame_in_a_long_loop(x, 70))
+
+
+class Decoder(nn.Layer):
+    """PaddleSeg's decoder loop: `for up, skip in zip(layers, reversed(skips))`, and an enumerate."""
+
+    def __init__(self):
+        super().__init__()
+        self.ups = nn.LayerList([nn.Linear(2, 2) for _ in range(3)])
+
+    def forward(self, x, skips):
+        for up, skip in zip(self.ups, reversed(skips)):
+            x = up(x) + skip
+            if x.sum() > 0:  # a break with the zip live: made again over its sources as they are
+                x = x * 0.5
+        for i, up in enumerate(self.ups, 1):
+            x = up(x) * i
+            if x.sum() > 0:
+                x = x - 1
+        return x
+
+
+def strict_zip_loop(x, layers, skips):
+    for up, skip in zip(layers, reversed(skips), strict=True):  # made again strict at the break
+        x = up(x) + skip
+        if x.sum() > 0:
+            x = x * 0.5
+    return x
+
+
+@pytest.mark.parametrize("strict", [False, True])
+def test_a_break_inside_a_loop_over_zip_or_enumerate_resumes_the_loop(strict):
+    """The zip and enumerate objects live at the break are made again over what is left of their sources
+    (before, the frame ran eagerly: "rebuilding an iterator")."""
+    model = Decoder()
+    x, skips = paddle.to_tensor(np.array([[0.5, -1.0]], "float32")), [rand(1, 2) for _ in range(3)]
+    fn, args = (strict_zip_loop, (x, model.ups, skips)) if strict else (model.forward, (x, skips))
+    want = fn(*args)
+    jit = jit_of(strict_zip_loop) if strict else sot.to_static(model).forward
+    report = sot.explain(jit, *args)
+    assert_same_result(report.result, want)
+    assert report.fallbacks == [] and report.break_count >= 3

@@ -4,7 +4,8 @@ A `Rebuilder` holds the instructions being emitted and one temporary per value i
 (`materialise`): a tensor from the compiled prefix's outputs (`__sot_out[i]`), from the frame's
 inputs (read once, first: `read_inputs`) or made again as the view eager code has; a dynamic number
 or a reloadable object from its tracker; constants; containers item by item; iterators as
-`iter(tuple)`; bound methods as `MethodType(fn, receiver)`; functions the frame made, over its own
+`iter(tuple)`, zip and enumerate objects over their sources as they are; bound methods as
+`MethodType(fn, receiver)`; functions the frame made, over its own
 cells; the `__exit__` of a grad-mode context, entered for real. Each Variable is built once, so
 aliases stay aliases. A value that cannot be rebuilt makes the break impossible: `Unsupported`.
 `break_code` emits the rest of the break's code on top of it.
@@ -25,10 +26,10 @@ from sot.opcode_executor.dispatch import Unsupported
 from sot.opcode_executor.live import GENERATED, frame_locals
 from sot.opcode_executor.markers import is_not_to_static, is_sot_own, takes_locks
 from sot.opcode_executor.variables import (BoundMethodVariable, CellVariable, ConstantVariable,
-                                           ContainerMethodVariable, DictVariable, FunctionVariable, InstanceVariable,
-                                           IteratorVariable, ListVariable, NamedTupleVariable, NewObjectVariable,
-                                           NumberVariable, ObjectVariable,
-                                           SetVariable, TensorMethodVariable, TensorVariable, TupleVariable, Variable)
+                                           ContainerMethodVariable, DictVariable, EnumerateVariable, FunctionVariable,
+                                           InstanceVariable, IteratorVariable, ListVariable, NamedTupleVariable,
+                                           NewObjectVariable, NumberVariable, ObjectVariable, SetVariable,
+                                           TensorMethodVariable, TensorVariable, TupleVariable, Variable, ZipVariable)
 from sot.opcode_executor.wording import shown
 from sot.pyversion import Instruction, with_null
 
@@ -185,6 +186,18 @@ class Rebuilder:
                 self.emit("LOAD_FAST", argval=temp)
             self.emit("BUILD_TUPLE", arg=len(temps), argval=len(temps))
             self.call(1)
+        elif isinstance(var, ZipVariable):  # zip of the sources as they are now (none once it is exhausted)
+            temps = [] if var.done else [self.materialise(source) for source in var.sources]
+            self.callable_const(_strict_zip if var.strict else zip)
+            for temp in temps:
+                self.emit("LOAD_FAST", argval=temp)
+            self.call(len(temps))
+        elif isinstance(var, EnumerateVariable):  # enumerate of its source as it is now, counting on
+            temp = self.materialise(var.source)
+            self.callable_const(enumerate)
+            self.emit("LOAD_FAST", argval=temp)
+            self.emit("LOAD_CONST", argval=var.count)
+            self.call(2)
         elif isinstance(var, CellVariable):  # one of the translated frame's cells: the real cell
             name = next((n for n, c in self.ex.cells.items() if c is var), None)
             if name is None:
@@ -300,6 +313,11 @@ def _function(code: types.CodeType, f_globals: dict, defaults: tuple, kwdefaults
     fn = types.FunctionType(code, f_globals, code.co_name, defaults or None, closure or None)
     fn.__kwdefaults__ = kwdefaults or None
     return fn
+
+
+def _strict_zip(*iterables: Any) -> zip:
+    """zip(*iterables, strict=True), as a break's code calls it (positional arguments only)."""
+    return zip(*iterables, strict=True)
 
 
 def _entered(kind: type) -> Callable:

@@ -403,8 +403,9 @@ class LazyIteratorVariable(Variable):
     """An iterator whose items are simulated as they are consumed, one step of the real iterator per
     item: a consumer that stops early (next, any, all, a shorter zip, a `break`) runs no more of it
     than eager code does, and what its steps do (a generator's appends, prints, tensor ops) comes
-    in eager's order, interleaved with the consumer's. It exists only in the simulation, so a break
-    while one is live cannot rebuild it (the frame then runs eagerly)."""
+    in eager's order, interleaved with the consumer's. It exists only in the simulation: a break while
+    one is live makes a zip or enumerate again over its sources as they are then (see
+    sot.codegen.rebuild), and cannot rebuild the others (the frame then runs eagerly)."""
 
     def next(self, ex: Any) -> Variable | None:
         """The next item, simulated by the executor `ex`; None when exhausted."""
