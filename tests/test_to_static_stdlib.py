@@ -530,3 +530,19 @@ def test_jit_results_match_numpy():
     a = np.random.rand(2, 3).astype("float32")
     jit = one_graph(f, paddle.to_tensor(a))
     np.testing.assert_allclose(jit(paddle.to_tensor(a)).numpy(), 4 * a, rtol=1e-6)
+
+
+def returns_members(x, mode):
+    return x * 2, mode, Mode(2), Size.S if mode is Mode.A else Size.L, paddle.float32, math.sqrt
+
+
+def test_returning_enum_members_classes_and_functions_returns_the_very_objects():
+    """Objects pinned by identity (an enum member, a dtype, a function) are returned as they are (before,
+    returning one ran the whole function eagerly)."""
+    x = rand(2)
+    jit = jit_of(returns_members)
+    for mode in (Mode.A, Mode.B, Mode.A):
+        got, want = jit(x, mode), returns_members(x, mode)
+        assert_same_result(got[0], want[0])
+        assert all(g is w for g, w in zip(got[1:], want[1:]))
+    assert events(jit) == []

@@ -174,9 +174,8 @@ def template(ex: OpcodeExecutor, var: Variable, outputs: list[Symbol], passed: l
         return made.index(ex, var, outputs, passed, exposed)
     if isinstance(var, SetVariable) and var.copied_in_order():
         return NewSet(var.items)
-    if isinstance(var, ConstantVariable) or (isinstance(var, ObjectVariable) and var.tracker.source is None
-                                             and type(var.value).__module__ == "runtime.dtypes"):
-        return var.value
+    if isinstance(var, ConstantVariable) or type(var) is ObjectVariable:  # (a module, class, function, dtype or
+        return var.value  # enum member: pinned by identity, or a folded value; the very object eager returns)
     ex.unsupported(f"returns {shown(var)}, which sot cannot rebuild after the graph")
 
 
