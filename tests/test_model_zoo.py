@@ -17,7 +17,7 @@ import runtime.nn as nn
 import runtime.nn.functional as F
 import sot
 import zoo_models as zoo
-from sot_helpers import translators
+from sot_helpers import jit_of, translators
 
 STEPS = 3
 
@@ -235,6 +235,20 @@ def test_unet_with_skip_connections_and_bilinear_upsampling_trains_like_eager():
                              rtol=1e-5, atol=1e-6, opt_cls=paddle.optimizer.Momentum, momentum=0.9)
 
 
+def test_unet_trains_like_eager_on_images_of_three_sizes_in_one_graph():
+    """With dynamic sizes, `F.interpolate(x, paddle.shape(short_cut)[2:])` resizes to sizes the graph
+    reads when it runs: the decoder stays in the graph."""
+    eager, jit = _pair(zoo.UNet)
+    batches = [_segmentation_batch(size, size) for size in (11, 12, 14)]
+    _assert_trains_alike(eager, jit, lambda model, i: zoo.seg_cross_entropy(model(batches[i][0])[0], batches[i][1]),
+                         rtol=1e-5, atol=1e-6, opt_cls=paddle.optimizer.Momentum, momentum=0.9)
+    x, _ = _segmentation_batch(13)
+    report = _explained(jit, x)
+    np.testing.assert_allclose(report.result[0].numpy(), eager(x)[0].numpy(), rtol=1e-5, atol=1e-6)
+    assert "float32[2, 3, -1, -1]" in report.sir_texts[0], str(report)
+    assert (report.graph_count, report.break_count) == (1, 0), str(report)
+
+
 # ---------------------------------------------------------------- seq2seq with attention
 def _translation_batch():
     rng = np.random.default_rng(0)
@@ -408,6 +422,7 @@ _SIZED_BACKWARD = {
     "max_pool": lambda x, w: F.max_pool2d(x, 3, 2, padding=1),
     "adaptive_max_pool": lambda x, w: F.adaptive_max_pool2d(x, 1),
     "avg_pool_ceil_mode": lambda x, w: F.avg_pool2d(x, 2, ceil_mode=True),
+    "unfold": lambda x, w: F.unfold(x, 2, 2),
     "strided_conv": lambda x, w: F.conv2d(x, w, stride=2, padding=1),
     "strided_conv_same": lambda x, w: F.conv2d(x, w, stride=2, padding="SAME"),
     "strided_conv_nhwc": lambda x, w: F.conv2d(x.transpose([0, 2, 3, 1]), w, stride=(2, 1), padding=1,
@@ -422,7 +437,7 @@ def test_backward_with_spatial_sizes_known_only_at_run_time(name):
     def scaled(x, w):
         return op(x, w) * 2
 
-    jit = sot.to_static(scaled)
+    jit = jit_of(scaled)  # (a code object of its own: the cache of `scaled` is per code object, shared by the cases)
     for size in (6, 7, 9):  # from the second size on, the spatial dims are dynamic
         x = _images((2, 3, size, size + 1), size)
         (x_jit, w_jit), (x_eager, w_eager) = ((paddle.to_tensor(x.numpy(), stop_gradient=False),
@@ -472,3 +487,38 @@ def test_a_loop_over_a_0d_tensor_raises_the_eager_error():
 
     with pytest.raises(TypeError, match="iteration over a 0-D tensor"):
         sot.to_static(over_a_scalar)(paddle.ones([2]))
+
+
+def test_interpolate_to_sizes_a_static_program_reads_when_it_runs():
+    paddle.enable_static()
+    try:
+        main = paddle.static.Program()
+        with paddle.static.program_guard(main, paddle.static.Program()):
+            x = paddle.static.data("x", [1, 2, -1, -1], "float32")
+            like = paddle.static.data("like", [1, 1, -1, -1], "float32")
+            bilinear = F.interpolate(x, paddle.shape(like)[2:], mode="bilinear")
+            nearest = F.interpolate(x, [paddle.shape(like)[2], 5], mode="nearest")
+        assert bilinear.shape == [1, 2, -1, -1] and nearest.shape == [1, 2, -1, 5]
+        feed = {"x": np.random.default_rng(0).random((1, 2, 3, 4)).astype("float32"),
+                "like": np.zeros((1, 1, 7, 6), "float32")}
+        got = paddle.static.Executor().run(main, feed=feed, fetch_list=[bilinear, nearest])
+    finally:
+        paddle.disable_static()
+    eager_x = paddle.to_tensor(feed["x"])
+    np.testing.assert_array_equal(got[0], F.interpolate(eager_x, [7, 6], mode="bilinear").numpy())
+    np.testing.assert_array_equal(got[1], F.interpolate(eager_x, [7, 5], mode="nearest").numpy())
+
+
+def test_the_second_derivative_of_a_resize_to_run_time_sizes_says_it_is_not_supported():
+    paddle.enable_static()
+    try:
+        with paddle.static.program_guard(paddle.static.Program(), paddle.static.Program()):
+            x = paddle.static.data("x", [1, 1, -1, -1], "float32")
+            x.stop_gradient = False
+            like = paddle.static.data("like", [1, 1, -1, -1], "float32")
+            y = F.interpolate(x, paddle.shape(like)[2:], mode="bilinear")
+            (g,) = paddle.static.gradients([(y * y).sum()], [x])
+            with pytest.raises(NotImplementedError, match="second derivative of a resize to sizes known only"):
+                paddle.static.gradients([(g * g).sum()], [x])
+    finally:
+        paddle.disable_static()

@@ -22,7 +22,9 @@ import numpy as np
 from ..tensor import Tensor, as_tensor
 from . import meta_utils as mu
 from .conv import FORMATS
+from .math import cast
 from .registry import Sample, TensorSpec, defop, uniform_sampler
+from .shape import fill_sizes, run_time_sizes, sizes_input
 
 __all__ = ["interpolate", "upsample"]
 
@@ -241,6 +243,10 @@ def _g_resample(ctx, g):
 
 
 def _g_resample_grad(ctx, gg):
+    size = ctx.attrs["size"]
+    if size is not None and -1 in size:
+        raise NotImplementedError("interpolate: the second derivative of a resize to sizes known only at run time "
+                                  "is not supported")
     return (_RESAMPLE(gg, **_resample_attrs(ctx.attrs)),) + (None,) * (len(ctx.inputs) - 1)
 
 
@@ -310,6 +316,34 @@ _RESAMPLE_GRAD_LIKE = defop(
                      for g, (shape, _) in zip(_resample_grad_samples(), _RESAMPLE_CASES)])
 
 
+# resample to sizes given as a tensor input `sizes`, in the None entries of the attribute `size` (a size
+# known only when a static program runs, such as `paddle.shape(y)[2:]` of a y with unknown dims)
+def _resample_sizes_meta(x: TensorSpec, sizes: TensorSpec, *, mode: str, size: tuple, scale: None,
+                         align_corners: bool, align_mode: int, channel_last: bool) -> TensorSpec:
+    return _resample_meta(x, mode=mode, size=tuple(-1 if s is None else s for s in size), scale=scale,
+                          align_corners=align_corners, align_mode=align_mode, channel_last=channel_last)
+
+
+def _resample_sizes_kernel(xp, x, sizes, *, mode, size, scale, align_corners, align_mode, channel_last):
+    return _resample_kernel(xp, x, mode=mode, size=fill_sizes(size, sizes), scale=scale, align_corners=align_corners,
+                            align_mode=align_mode, channel_last=channel_last)
+
+
+def _g_resample_sizes(ctx, g):
+    x, _ = ctx.inputs
+    attrs = {**_resample_attrs(ctx.attrs), "size": tuple(-1 if s is None else s for s in ctx.attrs["size"])}
+    return _RESAMPLE_GRAD_LIKE(g, x, **attrs), None
+
+
+_RESAMPLE_SIZES = defop(
+    "resample_sizes", kernel=_resample_sizes_kernel, meta=_resample_sizes_meta, grad=_g_resample_sizes,
+    attrs=_RESAMPLE_DEFAULTS, inputs=("x", "sizes"),
+    samples=lambda: [Sample((_f64(2, 3, 4, 5), np.zeros(0, np.int64)),
+                            {**_RESAMPLE_DEFAULTS, "mode": "linear", "size": (7, 3)}, grad_inputs=(0,)),
+                     Sample((_f64(1, 2, 5, 4), np.zeros(0, np.int64)),
+                            {**_RESAMPLE_DEFAULTS, "mode": "cubic", "size": (3, 6)}, grad_inputs=(0,))])
+
+
 def resample(x: Tensor, mode: str, size: tuple | None, scale: tuple | None, align_corners: bool,
              align_mode: int, channel_last: bool) -> Tensor:
     """Run the `resample` op with already-validated attributes (used by adaptive pooling too)."""
@@ -373,10 +407,28 @@ def interpolate(x: Tensor, size: Any = None, scale_factor: Any = None, mode: str
         raise ValueError(f"{api}: only one of 'size' and 'scale_factor' may be given")
     if kind == "area" and size is None:
         raise ValueError(f"{api}: mode 'area' needs 'size' (it is adaptive average pooling)")
+    if size is not None and run_time_sizes(size if isinstance(size, (list, tuple)) else [size]):
+        sizes, template = _run_time_sizes(api, size, nd)
+        return _RESAMPLE_SIZES(x, sizes, mode=kind, size=template, scale=None, align_corners=bool(align_corners),
+                               align_mode=int(align_mode), channel_last=channel_last)
     sizes = None if size is None else _sizes(api, "size", size, nd, int, "positive ints")
     scale = None if scale_factor is None else _sizes(api, "scale_factor", scale_factor, nd, float,
                                                      "positive numbers")
     return resample(x, kind, sizes, scale, bool(align_corners), int(align_mode), channel_last)
+
+
+def _run_time_sizes(api: str, size: Any, nd: int) -> tuple[Tensor, tuple]:
+    """Output sizes a static program knows only when it runs (a 1-D int tensor of `nd` sizes, or a list
+    holding 0-D ones) as one int64 tensor and the template of the `size` attribute (None: from the tensor)."""
+    if isinstance(size, (list, tuple)):
+        if len(size) != nd:
+            raise ValueError(f"{api}: argument 'size' must have {nd} entries for a {nd + 2}-D input, got {len(size)}")
+        return sizes_input(api, "size", size)
+    spec = size.spec()
+    if spec.dtype.kind not in "iu" or spec.shape != (nd,):
+        raise ValueError(f"{api}: argument 'size' must be a 1-D int tensor of {nd} sizes for a {nd + 2}-D input, "
+                         f"got a {spec.dtype} tensor of shape {mu.shape_str(spec.shape)}")
+    return cast(size, "int64"), (None,) * nd
 
 
 def upsample(x: Tensor, size: Any = None, scale_factor: Any = None, mode: str = "nearest",

@@ -482,6 +482,8 @@ def _window_attrs(attrs: dict) -> dict:
 
 def _g_unfold(ctx, g):
     (x,) = ctx.inputs
+    if -1 in x.shape[2:]:  # a static program's input of sizes known only at run time: read them from x then
+        return (_FOLD_LIKE(g, x, **_window_attrs(ctx.attrs)),)
     return (_FOLD(g, output_size=tuple(x.shape[2:]), **_window_attrs(ctx.attrs)),)
 
 
@@ -509,6 +511,25 @@ _UNFOLD = defop("unfold", kernel=_unfold_kernel, meta=_unfold_meta, grad=_g_unfo
                 samples=lambda: [Sample((_f64(2, 3, h, w),), dict(a)) for h, w, a in _WINDOW_CASES])
 _FOLD = defop("fold", kernel=_fold_kernel, meta=_fold_meta, grad=_g_fold,
               attrs={"output_size": (1, 1), **_WINDOW_ATTRS}, samples=_fold_samples)
+
+
+# fold into the sizes of `like` (the unfolded input; its values are not read)
+def _fold_like_meta(x: TensorSpec, like: TensorSpec, *, kernel: tuple, stride: tuple, pads: tuple,
+                    dilation: tuple) -> TensorSpec:
+    return _fold_meta(x, output_size=tuple(like.shape[2:]), kernel=kernel, stride=stride, pads=pads,
+                      dilation=dilation)
+
+
+def _fold_like_kernel(xp, x, like, *, kernel, stride, pads, dilation):
+    return _fold_kernel(xp, x, output_size=tuple(like.shape[2:]), kernel=kernel, stride=stride, pads=pads,
+                        dilation=dilation)
+
+
+_FOLD_LIKE = defop("fold_like", kernel=_fold_like_kernel, meta=_fold_like_meta,
+                   grad=lambda ctx, g: (*_g_fold(ctx, g), None), attrs=dict(_WINDOW_ATTRS), inputs=("x", "like"),
+                   samples=lambda: [Sample((s.inputs[0], _f64(2, 3, *s.attrs["output_size"])),
+                                           {k: v for k, v in s.attrs.items() if k != "output_size"}, grad_inputs=(0,))
+                                    for s in _fold_samples()])
 
 
 # ---------------------------------------------------------------- public API
