@@ -132,6 +132,24 @@ def test_the_cache_limit_warning_carries_its_code():
     assert "SOT-L001" in REASONS
 
 
+def grows(x, past=None):
+    n = 0 if past is None else past.shape[0]  # a cache length read as a number: translated per length
+    return x * n if n > 0 else x
+
+
+def test_the_cache_limit_warning_names_the_value_that_keeps_changing():
+    """The first entry (past None) fails its `is None` guard on every later call, but the value that keeps
+    changing is the cache's length: each translation guards one, so the warning counts them together."""
+    jit = jit_of(grows, cache_size_limit=4)
+    x = rand(2)
+    with pytest.warns(CacheSizeLimitWarning) as caught:
+        for past in (None, *(rand(n) for n in range(1, 6))):
+            assert_same_result(jit(x, past), grows(x, past))
+    (message,) = [str(w.message) for w in caught if "SOT-L001" in str(w.message)]
+    assert "the guard that failed most is `f_locals['past'] is a tensor of shape" in message
+    assert "translations guard a value of it" in message
+
+
 def test_the_registry_is_well_formed():
     assert all(re.fullmatch(r"SOT-[A-Z]\d{3}", c) and r.code == c for c, r in REASONS.items())
     assert all(r.summary and r.hint and r.kind for r in REASONS.values())

@@ -438,12 +438,7 @@ class CodeCache(CacheBase):
             if self.eager:  # (a thread that missed together with another gave up already)
                 return
             fails = dict.copy(self._fails)  # (other threads' misses may add to it meanwhile)
-            if fails:
-                g, n = max(fails.items(), key=lambda kv: kv[1])
-                worst = (f"the guard that failed most is `{g}` ({n} misses; last got "
-                         f"{self._last_actual[g]})")
-            else:
-                worst = "no guard failed"
+            worst = _worst_read(fails, self._last_actual) if fails else "no guard failed"
             message = (f"sot [SOT-L001]: {self._where()} needed more than cache_size_limit="
                        f"{self.cache_size_limit} translations; {worst}.")
             if self.on_limit == "error":  # every further miss raises again: nothing is given up
@@ -504,3 +499,17 @@ def _by_source(guards: Iterable[Guard]) -> dict[str, list[Guard]]:
 def _exclusive_entries(a: dict[str, list[Guard]], b: dict[str, list[Guard]]) -> bool:
     """True when no frame can pass the guards of both entries."""
     return any(exclusive(x, y) for src, gs in a.items() for x in gs for y in b.get(src, ()))
+
+
+def _worst_read(fails: dict[Guard, int], last_actual: dict[Guard, str]) -> str:
+    """The read whose guards failed most, counted over all entries: each translation guards its own value
+    of it (a cache length, 3, 4, 5...), so one guard per entry fails, while a value that changed once
+    (`x is None`, then a list) fails in the first entry only and must not be named over it."""
+    by_read: collections.Counter[tuple[str, str]] = collections.Counter()
+    for g, n in fails.items():
+        by_read[g.source, g.kind] += n
+    (source, kind), n = by_read.most_common(1)[0]
+    guards = [g for g in fails if (g.source, g.kind) == (source, kind)]
+    latest = guards[-1]  # (the failures in insertion order: the last guard of it that failed first)
+    values = f"; {len(guards)} translations guard a value of it" if len(guards) > 1 else ""
+    return f"the guard that failed most is `{latest}` ({n} misses{values}; last got {last_actual[latest]})"
