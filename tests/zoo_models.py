@@ -410,7 +410,8 @@ class MobileNetV3(nn.Layer):
         self.conv = ConvBNLayer(in_c=3, out_c=_make_divisible(self.inplanes * self.scale), filter_size=3, stride=2,
                                 padding=1, num_groups=1, if_act=True, act="hardswish")
         self.blocks = nn.Sequential(*[
-            ResidualUnit(in_c=_make_divisible(self.inplanes * self.scale if i == 0 else self.cfg[i - 1][2] * self.scale),
+            ResidualUnit(in_c=_make_divisible(self.inplanes * self.scale if i == 0 else
+                                              self.cfg[i - 1][2] * self.scale),
                          mid_c=_make_divisible(self.scale * exp), out_c=_make_divisible(self.scale * c),
                          filter_size=k, stride=s, use_se=se, act=act)
             for i, (k, exp, c, se, act, s) in enumerate(self.cfg)])

@@ -19,8 +19,8 @@ from .creation import _shape_arg
 from .math import add, cast, log1p, multiply, neg
 from .registry import Sample, TensorSpec, defop
 
-__all__ = ["rand", "randn", "rand_like", "randn_like", "standard_normal", "normal", "uniform", "randint", "randint_like",
-           "randperm", "bernoulli", "multinomial", "poisson", "standard_gamma", "binomial"]
+__all__ = ["rand", "randn", "rand_like", "randn_like", "standard_normal", "normal", "uniform", "randint",
+           "randint_like", "randperm", "bernoulli", "multinomial", "poisson", "standard_gamma", "binomial"]
 
 _F32 = np.dtype("float32")
 _I64 = np.dtype("int64")

@@ -172,8 +172,8 @@ _MAX_FOLDED = 64  # elements: shape arithmetic and small constants, never a mode
 
 def fold_constants(op: OpDef, args: list, attrs: dict, outs: list[Variable]) -> None:
     """Give the outputs of `op` their values where they are known at build time: the shape of a Variable
-    whose dims are all known, a constant (assign_value), and a pure op (not random, no side effect) of inputs whose values are
-    known, computed by its eager kernel. Model code that reads such a value as numbers
+    whose dims are all known, a constant (assign_value), and a pure op (not random, no side effect) of inputs
+    whose values are known, computed by its eager kernel. Model code that reads such a value as numbers
     (`F.interpolate(x, size=paddle.shape(y)[2:])`) then builds, as it runs eagerly; the op is still
     recorded, so the program computes the same value at run time."""
     if op.name == "shape":
