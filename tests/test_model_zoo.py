@@ -22,6 +22,14 @@ from sot_helpers import jit_of, translators
 STEPS = 3
 
 
+@pytest.fixture(autouse=True)
+def _forget_translations():
+    """Each test starts from empty caches: the models' forward code is shared by the tests, and their
+    translations would otherwise add up towards the cache limit in whatever order the tests run."""
+    yield
+    sot.reset()
+
+
 def _pair(cls, *args, **kwargs):
     """The same model twice from one seed: eager, and under to_static (its forward translated)."""
     paddle.seed(0)

@@ -134,6 +134,11 @@ def redirects(x):
     return x
 
 
+def prints_an_array(x):
+    print(x.numpy().round(1))
+    return x + 1
+
+
 def frees_its_input(x):
     x.stop_gradient = False
     return x * 2
@@ -157,6 +162,7 @@ CASES = [
     (sets_a_module_attribute, lambda: (rand(2),), "SOT-S001", "`SCRATCH.mark` sets the attribute 'mark' of scratch"),
     (redirects, lambda: (rand(2),), "SOT-S001", "`setattr(sys, self._stream, self._new_target)` sets the "
                                                  "attribute 'stdout' of sys"),
+    (prints_an_array, lambda: (rand(2),), "SOT-B003", "`print(x.numpy().round(1))` prints a numpy.ndarray object"),
     (frees_its_input, lambda: (rand(2),), "SOT-S001", "`x.stop_gradient` sets the stop_gradient of a tensor"),
     (deep, lambda: (rand(2), 40), "SOT-B003", "`deep(x + 1, n - 1)` recurses into deep deeper than"),
     (defines_a_class, lambda: (rand(2),), "SOT-U001", "`class Local` uses a class statement"),

@@ -381,7 +381,7 @@ def _printed(ex: "OpcodeExecutor", var: Variable, within: tuple[int, ...]) -> Va
     if id(var) not in within and isinstance(var, DictVariable) and var.kind is dict and all(
             type(k) in CONSTANT_TYPES for k in var.items):
         return DictVariable({k: _printed(ex, v, (*within, id(var))) for k, v in var.items.items()})
-    ex.unsupported(f"prints a {type(var).__name__}, which sot cannot defer (its text may not be the graph's values)",
+    ex.unsupported(f"prints {shown(var)}, which sot cannot defer (its text may not be the graph's values)",
                    "SOT-B003")
 
 
