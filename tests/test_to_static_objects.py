@@ -453,3 +453,18 @@ def test_a_frozen_dataclass_is_made_in_the_graph_and_stays_frozen():
     assert [b.code for b in report.breaks] == ["SOT-B003"]  # the write, not the construction
     with pytest.raises(dataclasses.FrozenInstanceError):
         report.result[1].scale = 1.0
+
+
+def test_a_class_attribute_read_through_a_new_object_can_become_a_dynamic_number():
+    """`self.scale` found on the class of an object made in the function, changed between calls, becomes a
+    graph input read through the class (it was read through the object, which generated code cannot load)."""
+    x = _x()
+    jit = jit_of(uses_a_box, fallback=False)
+    old_scale = Box.scale
+    try:
+        for scale in (2.0, 5.0, 7.0, 9.0):
+            Box.scale = scale
+            assert_same_result(jit(x), uses_a_box(x))
+    finally:
+        Box.scale = old_scale
+    assert sum(t.translations for t in translators(jit)) == 2  # the first value, then the number as an input

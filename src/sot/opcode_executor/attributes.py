@@ -21,7 +21,7 @@ from sot.pyversion import Instruction
 from .containers import CONTAINER_METHODS
 from .dims import run_time_shape
 from .dispatch import FrameRaises, handles
-from .trackers import ExpressionTracker, GetAttrTracker, GetItemTracker, TypeTracker
+from .trackers import ExpressionTracker, GetAttrTracker, GetItemTracker
 from .variables import (BoundMethodVariable, ConstantVariable, ContainerMethodVariable, ExceptionVariable,
                         FunctionVariable, InstanceVariable, ListVariable, NamedTupleVariable, NewObjectVariable,
                         ObjectVariable, PartialVariable, SuperVariable, TensorMethodVariable, TensorVariable,
@@ -126,9 +126,9 @@ class AttributeMixin:
             return self.wrap(getattr(value, name), GetAttrTracker(obj.tracker, name))
         k, attr = found
         if start_after is None:  # `type(x).name`: the class attribute Python's lookup finds now, wherever it is
-            where = GetAttrTracker(TypeTracker(obj.tracker), name)
+            where = GetAttrTracker(obj.tracker.type_tracker(), name)
         else:  # super(): in the MRO from a given class on
-            where = GetAttrTracker(GetItemTracker(GetAttrTracker(TypeTracker(obj.tracker), "__mro__"), k), name)
+            where = GetAttrTracker(GetItemTracker(GetAttrTracker(obj.tracker.type_tracker(), "__mro__"), k), name)
         if isinstance(attr, RESOLVED_ON_THE_TYPE):
             self._guard_not_overridden(obj, name, first, k, start_after is None and not hasattr(attr, "__set__"))
         if isinstance(attr, property):
@@ -142,7 +142,7 @@ class AttributeMixin:
             return self.wrap(attr.__func__, where)
         if isinstance(attr, classmethod):
             function = self.wrap(attr.__func__, GetAttrTracker(where, "__func__"))
-            cls = ObjectVariable(type(value), TypeTracker(obj.tracker) if obj.tracker.source is not None else None)
+            cls = ObjectVariable(type(value), obj.tracker.type_tracker())
             return BoundMethodVariable(function, cls)  # `cls.ATTR` in its body is read, and guarded, on type(obj)
         if start_after is not None:
             self.unsupported(f"reads {name!r} through super(), a {type(attr).__name__} sot cannot translate yet")
@@ -180,7 +180,7 @@ class AttributeMixin:
         between (from `first`) still lack it. For a non-data descriptor, the object's own `__dict__` must lack
         it too (a method patched onto an instance after the first call is what eager code calls; special
         methods are looked up on the type only)."""
-        src, type_src = obj.tracker.source, obj.tracker.type_source()
+        src, type_src = obj.tracker.source, obj.tracker.type_tracker().source
         if not instance and type_src is not None:
             for j in range(first, k):
                 self.guard_lacks(type_src.attr("__mro__").item(j).attr("__dict__"), name)

@@ -27,7 +27,7 @@ from sot.guards.source import expression
 
 from .attributes import RESOLVED_ON_THE_TYPE
 from .dispatch import FrameRaises
-from .trackers import ExpressionTracker, GetAttrTracker, TypeTracker
+from .trackers import ExpressionTracker, GetAttrTracker
 from .variables import (BoundMethodVariable, ConstantVariable, NamedTupleVariable, NewObjectVariable, ObjectVariable,
                         Variable, is_namedtuple_class)
 from .wording import shown
@@ -102,7 +102,7 @@ class ObjectMixin:
         if found and isinstance(attr, RESOLVED_ON_THE_TYPE):
             return self._class_attr(obj, name)  # a method, a property: found on the class, guarded there
         if found and not hasattr(type(attr), "__get__"):  # a plain class attribute, read (and guarded) on the class
-            return self.wrap(attr, GetAttrTracker(TypeTracker(obj.tracker), name))
+            return self.wrap(attr, GetAttrTracker(obj.tracker.type_tracker(), name))
         if found:
             self.unsupported(f"reads {name!r} of {shown(obj)}, a {type(attr).__name__} sot cannot read on an object "
                              "it made")
@@ -140,7 +140,7 @@ class ObjectMixin:
             self.unsupported(f"calls hasattr() on {shown(obj)}, which its class's __getattr__ decides")
         mro = type(obj.value).__mro__
         holder = next((j for j, klass in enumerate(mro) if name in klass.__dict__), None)
-        where = obj.tracker.type_source()
+        where = obj.tracker.type_tracker().source
         if holder is None:
             self._guard_class_lacks(obj, name)
         elif where is not None:
@@ -168,11 +168,11 @@ class ObjectMixin:
 
     def _class_attr_function(self, obj: NewObjectVariable, name: str, fn: Any, part: str) -> Variable:
         """A function stored on the class (a property's `fset`), read through the class's source."""
-        return self.wrap(fn, GetAttrTracker(GetAttrTracker(TypeTracker(obj.tracker), name), part))
+        return self.wrap(fn, GetAttrTracker(GetAttrTracker(obj.tracker.type_tracker(), name), part))
 
     def _guard_class_lacks(self, obj: NewObjectVariable, name: str) -> None:
         """The classes of `obj` still lack `name` on the next call (its own attributes are the simulation's)."""
-        where = obj.tracker.type_source()
+        where = obj.tracker.type_tracker().source
         if where is None:
             return
         for j in range(len(type(obj.value).__mro__)):

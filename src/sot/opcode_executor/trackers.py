@@ -33,9 +33,9 @@ class Tracker:
         """Instructions that push the tracked value in generated code."""
         raise NotImplementedError(f"{type(self).__name__} values cannot be reloaded")
 
-    def type_source(self) -> Source | None:
-        """Where the guard function finds the tracked value's type (None: nowhere)."""
-        return None if self.source is None else self.source.type()
+    def type_tracker(self) -> "Tracker":
+        """Where the tracked value's type is found (its methods and class attributes are read there)."""
+        return TypeTracker(self)
 
 
 class LocalTracker(Tracker):
@@ -137,7 +137,7 @@ class TypeTracker(Tracker):
 
     def __init__(self, base: Tracker):
         self.base = base
-        self.source = base.type_source()
+        self.source = None if base.source is None else base.source.type()
 
 
 class ExpressionTracker(Tracker):
@@ -185,11 +185,12 @@ class DummyTracker(Tracker):
 
 class NewObjectTracker(Tracker):
     """An object the simulation constructed (`Box(x)`): no source of its own, but its class came from
-    one, so what is looked up on its type (its methods, class attributes) is guarded through the class."""
+    one, so what is looked up on its type (its methods, class attributes) is guarded, and reloaded (a
+    class attribute that became a dynamic number), through the class."""
 
     def __init__(self, cls: Tracker):
         self.cls = cls
 
-    def type_source(self) -> Source | None:
-        """The source of the class the object was made from."""
-        return self.cls.source
+    def type_tracker(self) -> Tracker:
+        """The tracker of the class the object was made from."""
+        return self.cls
