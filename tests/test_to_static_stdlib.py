@@ -440,6 +440,17 @@ def test_classmethods_of_c_classes_hit_the_cache_again():
     assert same_again(jit, f, x) == 1  # `dict.fromkeys` is a new object on every read
 
 
+def _assert_logs_like_eager(f):
+    """`f(x, log)` compiled gives eager's result and log, in one translation without a break."""
+    x = rand(2, 3)
+    want_log, got_log = [], []
+    want = f(x, want_log)
+    jit = jit_of(f)
+    assert_same_result(jit(x, got_log), want)
+    assert got_log == want_log
+    assert events(jit) == [] and jit.sot_translator.translations == 1
+
+
 def test_lazy_iterators_run_generators_no_further_than_eager():
     def f(x, log):
         def gen(tag):
@@ -456,13 +467,7 @@ def test_lazy_iterators_run_generators_no_further_than_eager():
         log.append("end")
         return first, kept, window, pair, longest, zipped
 
-    x = rand(2, 3)
-    want_log, got_log = [], []
-    want = f(x, want_log)
-    jit = jit_of(f)
-    assert_same_result(jit(x, got_log), want)
-    assert got_log == want_log
-    assert events(jit) == [] and jit.sot_translator.translations == 1
+    _assert_logs_like_eager(f)
 
 
 def test_chain_and_accumulate_run_generators_no_further_than_eager():
@@ -481,13 +486,7 @@ def test_chain_and_accumulate_run_generators_no_further_than_eager():
         log.append("after")
         return item, first
 
-    x = rand(2, 3)
-    want_log, got_log = [], []
-    want = f(x, want_log)
-    jit = jit_of(f)
-    assert_same_result(jit(x, got_log), want)
-    assert got_log == want_log
-    assert events(jit) == [] and jit.sot_translator.translations == 1
+    _assert_logs_like_eager(f)
 
 
 def test_callable_of_functions_made_in_the_frame_and_of_methods():
