@@ -50,10 +50,8 @@ class AttributeMixin:
             return BoundMethodVariable(ContainerMethodVariable(name, python_type(base)), base)
         if isinstance(base, SuperVariable):
             return self._class_attr(base.receiver, name, start_after=base.cls)
-        if isinstance(base, NewObjectVariable):
-            return self.new_object_attr(base, name)
-        if isinstance(base, NamedTupleVariable):
-            return self.namedtuple_attr(base, name)
+        if isinstance(base, (NewObjectVariable, NamedTupleVariable)):
+            return self.made_object_attr(base, name)
         if isinstance(base, InstanceVariable):
             written = self.translation.effects.attr(base.value, name)
             return written if written is not None else self._class_attr(base, name)

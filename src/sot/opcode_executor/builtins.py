@@ -25,7 +25,7 @@ from sot.dynamic.shapes import specialise
 from .dispatch import FrameRaises
 from .folding import Builtin, bind, fold, fold_numpy, folded, is_numpy_foldable, real
 from .stdlib import is_callable, stdlib_of
-from .trackers import TypeTracker
+from .trackers import NewObjectTracker, TypeTracker
 from .variables import (CONSTANT_TYPES, ITERATOR_TYPES, ConstantVariable, DictVariable, DictViewVariable,
                         EnumerateVariable, ExceptionVariable, FilterVariable, InstanceVariable, IteratorVariable,
                         ListVariable, NamedTupleVariable, NewObjectVariable, NumberVariable, ObjectVariable,
@@ -285,7 +285,10 @@ def _tuple_new(ex: "OpcodeExecutor", args: list[Variable], kwargs: dict[str, Var
     if not isinstance(cls, ObjectVariable) or not (cls.value is tuple or is_namedtuple_class(cls.value)):
         ex.unsupported("calls tuple.__new__ for a class that is not a namedtuple's")
     items = ex.elements(args[1]) if len(args) == 2 else []
-    return TupleVariable(items) if cls.value is tuple else NamedTupleVariable(items, cls.value, cls.tracker)
+    if cls.value is tuple:
+        return TupleVariable(items)
+    blank = cls.value._make([None] * len(cls.value._fields))  # (its type for lookups: see NamedTupleVariable)
+    return NamedTupleVariable(items, cls.value, blank, NewObjectTracker(cls.tracker))
 
 
 def _hasattr(ex: "OpcodeExecutor", args: list[Variable], kwargs: dict[str, Variable]) -> Variable:

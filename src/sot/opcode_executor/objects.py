@@ -15,7 +15,7 @@ frozen dataclass's, whose `__init__` sets its fields through `object.__setattr__
 instance would run it), a base written in C, abstract methods, and tensors and layers. A break inside
 `__init__` makes the whole construction run for real. A namedtuple class is constructed by inlining
 its generated `__new__`, whose `tuple.__new__` makes a NamedTupleVariable (see builtins); its fields
-are read by name (`namedtuple_attr`), its methods and class attributes through its class.
+are read by name and the rest of its attributes as an object's the frame made (`made_object_attr`).
 """
 from __future__ import annotations
 
@@ -28,8 +28,8 @@ from sot.guards.source import expression
 from .attributes import RESOLVED_ON_THE_TYPE
 from .dispatch import FrameRaises
 from .trackers import ExpressionTracker, GetAttrTracker
-from .variables import (BoundMethodVariable, ConstantVariable, NamedTupleVariable, NewObjectVariable, ObjectVariable,
-                        Variable, is_namedtuple_class)
+from .variables import (ConstantVariable, NamedTupleVariable, NewObjectVariable, ObjectVariable, Variable,
+                        is_namedtuple_class)
 from .wording import shown
 
 __all__ = ["ObjectMixin", "why_not_constructible"]
@@ -94,15 +94,19 @@ class ObjectMixin:
             self.unsupported(f"constructs a {cls.value.__qualname__} object whose __init__ returns {shown(result)}")
         return obj
 
-    def new_object_attr(self, obj: NewObjectVariable, name: str) -> Variable:
-        """`obj.name` on an object the simulation made: what it set, else Python's lookup on its class."""
+    def made_object_attr(self, obj: NewObjectVariable | NamedTupleVariable, name: str) -> Variable:
+        """`obj.name` on an object the simulation made, or a namedtuple: what it set (a field), else Python's
+        lookup on its class."""
         found, attr = _class_lookup(type(obj.value), name)
-        if name in obj.attrs and not hasattr(type(attr), "__set__"):
+        if isinstance(obj, NamedTupleVariable) and name in obj.kind._fields and type(attr).__name__ == "_tuplegetter":
+            return obj.items[obj.kind._fields.index(name)]
+        if isinstance(obj, NewObjectVariable) and name in obj.attrs and not hasattr(type(attr), "__set__"):
             return obj.attrs[name]
         if found and isinstance(attr, RESOLVED_ON_THE_TYPE):
             return self._class_attr(obj, name)  # a method, a property: found on the class, guarded there
-        if found and not hasattr(type(attr), "__get__"):  # a plain class attribute, read (and guarded) on the class
-            return self.wrap(attr, GetAttrTracker(obj.tracker.type_tracker(), name))
+        if found and not hasattr(type(attr), "__get__"):  # a plain class attribute, read (and guarded) on the
+            where = obj.tracker if obj.tracker.source is not None else obj.tracker.type_tracker()  # object or class
+            return self.wrap(attr, GetAttrTracker(where, name))
         if found:
             self.unsupported(f"reads {name!r} of {shown(obj)}, a {type(attr).__name__} sot cannot read on an object "
                              "it made")
@@ -111,26 +115,6 @@ class ObjectMixin:
         self._guard_class_lacks(obj, name)
         raise FrameRaises.of(self.current.opname, self.where(),
                              AttributeError(f"{type(obj.value).__name__!r} object has no attribute {name!r}"))
-
-    def namedtuple_attr(self, var: NamedTupleVariable, name: str) -> Variable:
-        """`var.name` on a namedtuple: a field's item, else Python's lookup on its class, through the class's source."""
-        kind = var.kind
-        found, attr = _class_lookup(kind, name)
-        if name in kind._fields and found and type(attr).__name__ == "_tuplegetter":
-            return var.items[kind._fields.index(name)]
-        where = GetAttrTracker(var.cls, name)
-        if isinstance(attr, types.FunctionType):
-            return BoundMethodVariable(self.wrap(attr, where), var)
-        if isinstance(attr, classmethod):
-            return BoundMethodVariable(self.wrap(attr.__func__, GetAttrTracker(where, "__func__")), ObjectVariable(
-                kind, var.cls))
-        if isinstance(attr, staticmethod):
-            return self.wrap(attr.__func__, GetAttrTracker(where, "__func__"))
-        if isinstance(attr, property) and attr.fget is not None:
-            return self.call(self.wrap(attr.fget, GetAttrTracker(where, "fget")), [var], {})
-        if found and not hasattr(type(attr), "__get__"):
-            return self.wrap(attr, where)
-        self.unsupported(f"reads {name!r} of {shown(var)}, which sot cannot translate yet")
 
     def new_object_has_attr(self, obj: NewObjectVariable, name: str) -> bool:
         """hasattr(obj, name) on an object the simulation made: the class's part guarded through its source."""
@@ -158,7 +142,8 @@ class ObjectMixin:
         if isinstance(attr, property):
             if attr.fset is None:
                 self.unsupported(f"sets the property {name!r} of {shown(obj)}, which has no setter")
-            self.call(self._class_attr_function(obj, name, attr.fset, "fset"), [obj, value], {})
+            setter = self.wrap(attr.fset, GetAttrTracker(GetAttrTracker(obj.tracker.type_tracker(), name), "fset"))
+            self.call(setter, [obj, value], {})
             return
         if found and hasattr(type(attr), "__set__"):
             self.unsupported(f"sets {name!r} of {shown(obj)}, a {type(attr).__name__} sot cannot write on an object "
@@ -166,11 +151,7 @@ class ObjectMixin:
         self.touch(obj)
         obj.attrs[name] = value
 
-    def _class_attr_function(self, obj: NewObjectVariable, name: str, fn: Any, part: str) -> Variable:
-        """A function stored on the class (a property's `fset`), read through the class's source."""
-        return self.wrap(fn, GetAttrTracker(GetAttrTracker(obj.tracker.type_tracker(), name), part))
-
-    def _guard_class_lacks(self, obj: NewObjectVariable, name: str) -> None:
+    def _guard_class_lacks(self, obj: NewObjectVariable | NamedTupleVariable, name: str) -> None:
         """The classes of `obj` still lack `name` on the next call (its own attributes are the simulation's)."""
         where = obj.tracker.type_tracker().source
         if where is None:

@@ -194,12 +194,14 @@ class TupleVariable(Variable):
 
 class NamedTupleVariable(TupleVariable):
     """A namedtuple (of a class `is_namedtuple_class` accepts): a tuple whose fields are attributes too.
-    `cls` tracks its class, where methods and class attributes are read (and guarded)."""
+    `value`: the namedtuple read from the frame, or one of None fields standing for one made in the
+    simulation (whose tracker, a NewObjectTracker, finds its class): what the attribute lookup reads its
+    type from, as for the objects the frame makes (see `objects`)."""
 
-    def __init__(self, items: list[Variable], kind: type, cls: Tracker, tracker: Tracker | None = None):
+    def __init__(self, items: list[Variable], kind: type, value: tuple, tracker: Tracker | None = None):
         super().__init__(items, tracker)
         self.kind = kind
-        self.cls = cls
+        self.value = value
 
     def guards(self) -> list[Guard]:
         """type_is its class + len_eq on its source."""

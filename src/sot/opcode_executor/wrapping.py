@@ -35,7 +35,7 @@ from .dispatch import handles
 from .folding import is_numpy_foldable
 from .side_effects import WriteBack
 from .trackers import (ConstTracker, ConvertedTracker, DummyTracker, GetAttrTracker, GetItemTracker, GlobalTracker,
-                       Tracker, TypeTracker)
+                       Tracker)
 from .variables import (CONSTANT_TYPES, ITERATOR_TYPES, OBJECT_TYPES, BoundMethodVariable, ClassMethodOfCVariable,
                         ConstantVariable, DictVariable, DictViewVariable, ExceptionVariable, FunctionVariable,
                         InstanceVariable, ListVariable, NamedTupleVariable, NumberVariable, NumpyScalarVariable,
@@ -99,7 +99,7 @@ class WrappingMixin:
             var = TupleVariable([self.wrap(v, GetItemTracker(tracker, i)) for i, v in enumerate(value)], tracker)
         elif is_namedtuple_class(type(value)):
             var = NamedTupleVariable([self.wrap(v, GetItemTracker(tracker, i)) for i, v in enumerate(value)],
-                                     type(value), TypeTracker(tracker), tracker)
+                                     type(value), value, tracker)
         elif type(value) is list:  # its items are wrapped when read (see ListVariable)
             var = ListVariable([], tracker, (list(value), self.wrap))
         elif type(value) in (set, frozenset) and all(_is_constant(v) for v in value):
