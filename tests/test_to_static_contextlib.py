@@ -3,8 +3,8 @@
 A `@contextlib.contextmanager` function's generator is inlined: entering the `with` runs it to its
 `yield`, leaving resumes it to its end, and an exception leaving the block is thrown in at the
 `yield` (its `try`/`except`/`finally` run as in eager code; catching it suppresses it).
-`contextlib.suppress(...)` is simulated too, and `contextlib.nullcontext()` is made in the translation. Every test compares
-the compiled call with the same code run eagerly: result, the manager's own log, flags it sets and
+`contextlib.suppress(...)` is simulated too, and `contextlib.nullcontext()` is made in the translation.
+Every test compares the compiled call with the same code run eagerly: result, the manager's own log, flags it sets and
 restores, gradients; and counts the graphs (the block is in the one graph, nothing runs eagerly).
 A graph break inside the block makes the manager for real (breaks where it is made, entered and
 left) and compiles the rest; where the translation cannot follow the manager (one that misbehaves),

@@ -142,11 +142,11 @@ def template(ex: OpcodeExecutor, var: Variable, outputs: list[Symbol], passed: l
              exposed: frozenset[Symbol] = frozenset(), made: MadeObjects | None = None) -> Any:
     """The returned value's shape: an index into the SIR outputs per tensor, tuples, lists, dicts, constants.
     A dynamic number is an index into `passed`, the values the generated code loads for the runner (None:
-    it cannot load them, so the number's value is read: NumberNeeded keeps it static); so is a list, dict
-    or object from outside the frame, returned or stored as the very object eager code would (its own
-    writes are replayed into it; with `passed` None a list's or dict's copy of its items). A view of an input, or of a computed tensor in
-    `exposed` (see `exposed_tensors`), is made again from it after the graph (`View`). An object the frame
-    constructed is a `Made` of `made` (None: it cannot be rebuilt)."""
+    it cannot load them, so the number's value is read: NumberNeeded keeps it static); so is a list,
+    dict or object from outside the frame, returned or stored as the very object eager code would (its
+    own writes are replayed into it; with `passed` None a list's or dict's copy of its items). A view of an
+    input, or of a computed tensor in `exposed` (see `exposed_tensors`), is made again from it after the
+    graph (`View`). An object the frame constructed is a `Made` of `made` (None: it cannot be rebuilt)."""
     if passed is not None and (isinstance(var, NumberVariable) or (
             isinstance(var, (ListVariable, DictVariable, InstanceVariable)) and ex.reloadable(var))):
         if all(var is not p for p in passed):

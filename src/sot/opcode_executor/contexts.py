@@ -18,19 +18,19 @@ RERAISE) runs when the body raises an exception the simulation models (see `exce
   block runs eagerly (SOT-S001); the call making it is a runtime state call, a break already.
 - a `@contextlib.contextmanager` function called in the frame (or the fresh manager a function it
   decorates makes per call) and `contextlib.suppress(...)` (whose exit's `issubclass` on a tuple is
-  not simulated): no real manager is made (a LibraryContextVariable). (`nullcontext()` is an object
-  of a plain Python class, made in the translation as any: see `objects`.) The generator of a contextmanager is inlined and
-  stopped at its start; entering runs it to its first `yield` (what `as` binds), the normal exit
-  resumes it and expects it to return, the exceptional exit raises the exception at that `yield`
-  as contextlib's `gen.throw` does: the same exception leaving it is not suppressed, returning
-  suppresses it, another raised replaces it. Such a generator may yield inside `try` and `with`
-  (its frame is `managed`): its exit always resumes it, so no handler is left for a close to run.
-  What contextlib would raise (no yield, a second yield, a second entry) runs the frame eagerly,
-  which raises it. A break inside the block cannot hand the suspended generator on (the bound
+  not simulated): no real manager is made (a LibraryContextVariable). (`nullcontext()` is an object of
+  a plain Python class, made in the translation as any: see `objects`.) The generator of a
+  contextmanager is inlined and stopped at its start; entering runs it to its first `yield` (what `as`
+  binds), the normal exit resumes it and expects it to return, the exceptional exit raises the
+  exception at that `yield` as contextlib's `gen.throw` does: the same exception leaving it is not
+  suppressed, returning suppresses it, another raised replaces it. Such a generator may yield inside
+  `try` and `with` (its frame is `managed`): its exit always resumes it, so no handler is left for a
+  close to run. What contextlib would raise (no yield, a second yield, a second entry) runs the frame
+  eagerly, which raises it. A break inside the block cannot hand the suspended generator on (the bound
   `__exit__` on the stack cannot be rebuilt): the translator simulates the frame again with
-  `real_managers`, where the call making such a manager breaks (contextlib's code runs as it is),
-  and so do entering a real `@contextmanager` manager (BEFORE_WITH run for real, the block resumed
-  with its bound `__exit__`) and leaving it (`ContextlibForReal`).
+  `real_managers`, where the call making such a manager breaks (contextlib's code runs as it is), and
+  so do entering a real `@contextmanager` manager (BEFORE_WITH run for real, the block resumed with
+  its bound `__exit__`) and leaving it (`ContextlibForReal`).
 - anything else (a context manager written in C): the frame cannot be captured (`Unsupported`,
   SOT-B003).
 
