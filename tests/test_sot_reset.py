@@ -108,6 +108,21 @@ def test_reset_clears_the_report_of_the_function():
     assert mine and all(f.breaks == [] and f.graphs == [] and f.translate_seconds == 0.0 for f in mine)
 
 
+def test_the_report_keeps_apart_copies_of_one_function_that_compare_equal():
+    """Code objects compare by value: two copies of one function (a notebook cell run twice, or
+    `code.replace()`) are reported as two functions, each with its own cache and counts."""
+    gc.collect()  # (copies earlier tests dropped, in reference cycles, would be reported while they live)
+    kept, other = jit_of(breaks), jit_of(breaks)
+    one, two = kept.sot_translator.code, other.sot_translator.code
+    assert one == two and one is not two
+    x = rand(3)
+    kept(x), other(x)
+    other.sot_translator.reset()
+    mine = [f for f in sot.report().functions if f.qualname == "breaks" and f.file == __file__
+            and f.kind == "function"]
+    assert sorted((f.translations, len(f.cache.entries)) for f in mine) == [(0, 0), (1, 1)]
+
+
 class Net(paddle.nn.Layer):
     def __init__(self):
         super().__init__()
