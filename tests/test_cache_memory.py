@@ -144,3 +144,27 @@ def test_reports_still_count_the_graphs_of_entries_whose_layer_died():
     after = [f for f in sot.report().function("applies_once_reported") if f.file == __file__]
     assert [(g.entry, g.ops, g.runs) for f in after for g in f.graphs] == before and len(before) == 2
     assert sum(f.graph_count for f in after) == 2 and all(g.ops > 0 for f in after for g in f.graphs)
+
+
+def breaks_then_adds(x):
+    y = x * 2
+    if float(y.sum()) > 0:  # a graph break: a resume function, with a code cache of its own
+        y = y + 1
+    return y - 3
+
+
+def test_a_dropped_function_whose_code_was_made_at_run_time_is_freed_with_its_caches():
+    """Each copy of one source (exec'd code, a notebook cell run again) gets a code object of its own;
+    once its function is dropped, that code, its cache and its resume functions' go too."""
+    x = paddle.ones([3])
+    probes = []
+    for _ in range(2):
+        jit = jit_of(breaks_then_adds)
+        same(jit(x), breaks_then_adds(x))
+        made = translators(jit)
+        assert len(made) == 2  # the function and the resume function its break made
+        probes += [weakref.ref(t.code) for t in made] + [weakref.ref(t.cache) for t in made]
+        del jit, made
+    for _ in range(4):  # a code object's constants are not traced by the collector: one layer per collection
+        gc.collect()
+    assert [p() for p in probes] == [None] * len(probes)

@@ -156,7 +156,10 @@ class CodeCache(CacheBase):
                  on_limit: str = "eager"):
         if on_limit not in ("eager", "error"):
             raise ValueError(f"CodeCache: argument 'on_limit' must be 'eager' or 'error', got {on_limit!r}")
-        self.code = code
+        # weakly: the cache lives in the code's co_extra slot, which the cycle collector never visits, so
+        # a strong reference back would keep a dropped function's code (exec'd, a notebook cell run
+        # again) and everything cached for it alive for good
+        self._code = weakref.ref(code)
         self.cache_size_limit = cache_size_limit
         self.on_limit = on_limit
         self.eager = False
@@ -174,6 +177,11 @@ class CodeCache(CacheBase):
         self.dropped = 0  # entries dropped because such an object died
         self.owner_drops = 0  # of which because what a guarded parameter was read from died
         self._install()
+
+    @property
+    def code(self) -> types.CodeType | None:
+        """The code object this cache serves (None once it died, when the cache is about to go too)."""
+        return self._code()
 
     # ----- the hot path -----
 

@@ -299,14 +299,15 @@ def reset_caches(caches: Iterable[HookCache]) -> None:
     pending, done = list(caches), set()
     while pending:
         cache = pending.pop()
-        if id(cache) in done:
+        code = cache.code
+        if id(cache) in done or code is None:  # (None: its code died, the cache awaits the collector)
             continue
         done.add(id(cache))
         with cache.translating:
             pending += [child.cache for child in cache.children]
             cache.children.clear()
             cache.clear()
-            policy_of(cache.code).clear()
+            policy_of(code).clear()
             for translator in list(cache.translators):
                 translator._forget()
                 events.forgotten(translator)
