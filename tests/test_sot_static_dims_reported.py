@@ -103,7 +103,7 @@ def explain_batch(jit, fn, capsys, n=5):
 
 def report_of(jit):
     """The FunctionReport of `jit`'s code, in a Report of its own, from sot.report()."""
-    gc.collect()  # earlier copies of the function (equal code objects, which the report merges) are gone
+    gc.collect()  # earlier copies of the function (dropped, awaiting the collector) are not reported
     code = jit.sot_translator.code
     (mine,) = [f for f in sot.report().functions if f.qualname == code.co_qualname and f.file == code.co_filename]
     assert mine.translations == jit.sot_translator.translations
