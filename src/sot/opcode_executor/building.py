@@ -17,6 +17,7 @@ from sot.guards.source import expression
 from sot.pyversion import Instruction
 
 from .containers import call_container_method, set_of
+from .dims import check_slices
 from .dispatch import FrameRaises, handles
 from .trackers import ExpressionTracker
 from .variables import (ConstantVariable, DictVariable, InstanceVariable, ListVariable, ObjectVariable, SetVariable,
@@ -93,6 +94,7 @@ class BuildMixin:
         index = index_var if isinstance(index_var, TensorVariable) else self.python_value(index_var)
         if isinstance(base, TensorVariable):
             self._check_tensor_index(index)
+            check_slices(self, base, index)
         if isinstance(base, InstanceVariable) and type(base.value) is dict and is_enum_member(index_var):
             return self.keyed_by_member(base, index_var)
         if isinstance(base, InstanceVariable):

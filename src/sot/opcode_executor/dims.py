@@ -13,13 +13,17 @@ Everything else reads `DimVariable.value`, which raises `StaticDimNeeded`: the d
 from are specialised and the frame is simulated again. So are `-`, `//` and `%`: their result may
 be 0 or 1, and a -1 dim is assumed to be at least 2 (broadcasting treats size 1 apart, see
 `sot.dynamic.shapes`).
+
+For the same reason a slice of a dynamic dim that may keep fewer than 2 items (`x[1:]`, `x[:-1]`
+and `x[-1:]` of a size-2 dim keep 1) specialises the dims behind it (`check_slices`): its result
+would be a -1 dim of size 1, and a gradient broadcast along it would not be summed back.
 """
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
 import runtime
-from sot.dynamic.shapes import dims_behind
+from sot.dynamic.shapes import dims_behind, specialise
 
 from .variables import ConstantVariable, DimVariable, ListVariable, NumberVariable, TensorVariable, TupleVariable, \
     Variable
@@ -27,7 +31,7 @@ from .variables import ConstantVariable, DimVariable, ListVariable, NumberVariab
 if TYPE_CHECKING:
     from .executor import OpcodeExecutor
 
-__all__ = ["run_time_shape", "size_arithmetic", "call_arguments"]
+__all__ = ["run_time_shape", "size_arithmetic", "call_arguments", "check_slices"]
 
 # runtime functions (by name, in runtime.ops) whose argument at this position, or of this name, takes
 # a list of sizes that may be known only at run time (a Tensor method's positions count after self)
@@ -97,3 +101,44 @@ def call_arguments(ex: "OpcodeExecutor", fn: Any, args: list[Variable], kwargs: 
         position -= 1
     pos = [_sizes(ex, a) if i == position else ex.as_arg(a) for i, a in enumerate(args)]
     return pos, {k: _sizes(ex, v) if k == name else ex.as_arg(v) for k, v in kwargs.items()}
+
+
+def _may_keep_fewer_than_two(item: slice) -> bool:
+    """Whether slicing a dim of some size n >= 2 by `item` (ints or None) may keep fewer than 2 items.
+    Beyond the largest bound the kept count is linear in n, so the sizes up to past it, and the trend
+    one step on, tell every size."""
+    bounds = [abs(b) for b in (item.start, item.stop) if b is not None]
+    step = abs(item.step or 1)
+    last = (max(bounds, default=0) + 2) * step + 2
+    kept = [len(range(*item.indices(n))) for n in range(2, last + step + 1)]
+    return min(kept) < 2 or kept[-1] < kept[-1 - step]
+
+
+def check_slices(ex: "OpcodeExecutor", tensor: TensorVariable, index: Any) -> None:
+    """Before `tensor[index]` is recorded: specialise the dims behind each dynamic dim a slice of `index`
+    may leave with fewer than 2 items (see the module docstring)."""
+    items = index if type(index) is tuple else (index,)
+    if not any(type(i) is slice for i in items):
+        return
+    shape = tensor.meta.shape
+    for dim, item in _dims_indexed(items, len(shape)):
+        if type(item) is slice and shape[dim] == -1 and item.step != 0 and all(
+                b is None or type(b) is int for b in (item.start, item.stop, item.step)) \
+                and _may_keep_fewer_than_two(item):
+            specialise(tensor, ex.inputs, (dim,), f"sliced by {_shown(item)}, which may keep fewer than 2 items", "")
+
+
+def _dims_indexed(items: tuple, rank: int) -> list[tuple[int, Any]]:
+    """(dim, item) of each index item that takes a dim, as NumPy maps them: an int or slice takes one,
+    None none, an Ellipsis what the items after it leave."""
+    ellipsis = next((k for k, i in enumerate(items) if i is Ellipsis), len(items))
+    before, after = items[:ellipsis], items[ellipsis + 1:]
+    taken = [i for i in before if i is not None]
+    tail = [i for i in after if i is not None]
+    placed = list(enumerate(taken)) + [(rank - len(tail) + k, i) for k, i in enumerate(tail)]
+    return [(d, i) for d, i in placed if 0 <= d < rank]
+
+
+def _shown(item: slice) -> str:
+    parts = ["" if b is None else str(b) for b in (item.start, item.stop)]
+    return "[" + ":".join(parts + ([str(item.step)] if item.step is not None else [])) + "]"
