@@ -1,13 +1,19 @@
-"""Slices of dynamic dims: a -1 dim is assumed to hold at least 2 items, so a slice that may keep
-fewer (`x[1:]`, `x[:-1]`, `x[-1:]` of a size-2 dim keep 1) specialises the dims behind it, and a
-slice that keeps at least 2 of any size >= 2 (`x[-3:]`, `x[::-1]`) leaves them dynamic. Each
-result and gradient is eager's, the eager ones checked against NumPy."""
+"""Dynamic dims that an op may shrink to size 1. A -1 dim is assumed to hold at least 2 items, so a
+slice that may keep fewer (`x[1:]`, `x[:-1]`, `x[-1:]` of a size-2 dim keep 1) specialises the dims
+behind it, a slice that keeps at least 2 of any size >= 2 (`x[-3:]`, `x[::-1]`) leaves them dynamic,
+and `squeeze` of a computed tensor's dynamic dim specialises (a pool of a size-2 dim gives 1). Ops
+that still make a -1 dim of size 1 (split, an inferred reshape size, a pool) get gradients summed
+back over the dims that broadcast, found when the program runs. Each result and gradient is eager's,
+the eager ones checked against NumPy."""
+import contextlib
+
 import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 import runtime as paddle
+import runtime.nn.functional as F
 import sot
 from sot.opcode_executor.dims import _may_keep_fewer_than_two
 from sot_helpers import jit_of
@@ -81,3 +87,76 @@ def test_may_keep_fewer_than_two_agrees_with_every_size_up_to_a_hundred(start, s
     item = slice(start, stop, step)
     fewest = min(len(range(*item.indices(n))) for n in range(2, 101))
     assert _may_keep_fewer_than_two(item) is (fewest < 2)
+
+
+def split_product(x, w):
+    a, _ = paddle.split(x, 2, axis=0)  # a size-2 x splits into halves of 1, which broadcast against w
+    return (a * w).sum()
+
+
+def inferred_product(x, w):
+    return (x.reshape([-1, 2]) * w.unsqueeze(1)).sum()  # a size-2 x reshapes to [1, 2]
+
+
+def pooled_product(x, w):
+    return (F.max_pool2d(x, 2) * w).sum()  # a 2x2 x pools to 1x1
+
+
+@pytest.mark.parametrize("fn, sizes, reference", [
+    (split_product, [((4,), (2,)), ((6,), (3,)), ((8,), (4,)), ((2,), (5,))], lambda x, w: (x[:1] * w).sum()),
+    (inferred_product, [((8,), (4,)), ((12,), (6,)), ((16,), (8,)), ((2,), (5,))],
+     lambda x, w: (x.reshape(1, 2) * w[:, None]).sum()),
+    (pooled_product, [((1, 1, 4, 4), (2,)), ((1, 1, 6, 6), (3,)), ((1, 1, 8, 8), (4,)), ((1, 1, 2, 2), (5,))],
+     lambda x, w: (x.max() * w).sum()),
+])
+def test_gradients_broadcast_along_a_dynamic_dim_of_size_one_are_summed_back(fn, sizes, reference):
+    jit = jit_of(fn)
+    for x_shape, w_shape in sizes:  # the dims turn dynamic, then the last call's -1 dim has size 1
+        rng = np.random.default_rng(len(x_shape) * 100 + x_shape[-1])
+        x_np, w_np = rng.standard_normal(x_shape).astype("float32"), rng.standard_normal(w_shape).astype("float32")
+        results = []
+        for run in (fn, jit):
+            x = paddle.to_tensor(x_np, stop_gradient=False)
+            w = paddle.to_tensor(w_np, stop_gradient=False)
+            with sot.disable() if run is fn else contextlib.nullcontext():
+                out = run(x, w)
+            out.backward()
+            results.append([t.numpy() for t in (out, x.grad, w.grad)])
+        for g, e in zip(*reversed(results)):
+            np.testing.assert_array_equal(g, e)
+    assert jit.sot_translator.translations == 2  # the dims stayed dynamic
+    eager_out, _, eager_w_grad = results[0]
+    np.testing.assert_allclose(eager_out, reference(x_np, w_np), rtol=1e-5)  # eager's is NumPy's
+    np.testing.assert_allclose(eager_w_grad, np.full(5, eager_w_grad[0]), rtol=1e-6)  # w met one value 5 times
+
+
+def pooled_then_squeezed(x):
+    y = F.max_pool2d(x, 2).squeeze()  # [H/2, W/2]; of a 2x2 x, a 0-D tensor
+    return y.sum(0) if y.ndim else y * 1.0
+
+
+def test_squeeze_of_a_computed_dynamic_dim_specialises_it():
+    jit = jit_of(pooled_then_squeezed)
+    for h in (4, 6, 8, 2):
+        x_np = np.arange(h * h, dtype="float32").reshape(1, 1, h, h)
+        x = paddle.to_tensor(x_np)
+        with sot.disable():
+            want = pooled_then_squeezed(x)
+        pooled = x_np.reshape(h // 2, 2, h // 2, 2).max(axis=(1, 3))
+        np.testing.assert_array_equal(want.numpy(), pooled.sum(0) if h > 2 else pooled.reshape(()))
+        got = jit(x)
+        assert got.shape == want.shape
+        np.testing.assert_array_equal(got.numpy(), want.numpy())
+    assert "static, squeezed, which drops a dim only where its size is 1" in jit.sot_translator.shapes.describe()
+
+
+def squeezed_input(x):
+    return x.squeeze(0) * 2
+
+
+def test_squeeze_of_an_inputs_own_dynamic_dim_stays_dynamic():
+    jit = jit_of(squeezed_input)
+    for n in (3, 4, 5):  # the guard keeps dim 0 >= 2: squeeze never drops it
+        x = paddle.to_tensor(np.ones((n, 1), "float32"))
+        np.testing.assert_array_equal(jit(x).numpy(), np.ones((n, 1), "float32") * 2)
+    assert "f_locals['x'] dim 0 (rank 2): dynamic" in jit.sot_translator.shapes.describe()

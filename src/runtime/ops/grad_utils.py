@@ -10,10 +10,13 @@ __all__ = ["unbroadcast", "holomorphic"]
 
 
 def unbroadcast(g, like):
-    """Sum `g` over the dimensions that broadcasting added to `like` and cast to its dtype."""
+    """Sum `g` over the dimensions that broadcasting added to `like` and cast to its dtype (found when the
+    program runs where a static program's sizes are unknown)."""
     from . import math, reduction, shape  # noqa: PLC0415 - math and shape import this module
     gshape, tshape = list(g.shape), list(like.shape)
-    if gshape != tshape:
+    if -1 in gshape or -1 in tshape:  # a static program's size known at run time, maybe a 1 that broadcast
+        g = reduction.SUM_LIKE(g, like)
+    elif gshape != tshape:
         lead = len(gshape) - len(tshape)
         axes = list(range(lead)) + [lead + i for i, d in enumerate(tshape)
                                     if d == 1 and gshape[lead + i] != 1]

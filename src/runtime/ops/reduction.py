@@ -122,6 +122,28 @@ _SUM = defop("sum", kernel=_sum_kernel, meta=_sum_meta, grad=_g_sum,
              samples=_with_attrs(_reduce_samples, dtype=None))
 
 
+def _sum_like_meta(g: TensorSpec, like: TensorSpec) -> TensorSpec:
+    if len(like.shape) > len(g.shape):
+        raise ValueError(f"sum_like: 'like' {mu.shape_str(like.shape)} has more dimensions than 'g' "
+                         f"{mu.shape_str(g.shape)}")
+    return TensorSpec(tuple(like.shape), g.dtype)
+
+
+def _sum_like_kernel(xp, g, like):
+    lead = g.ndim - like.ndim
+    axes = tuple(range(lead)) + tuple(lead + i for i, d in enumerate(like.shape) if d == 1 and g.shape[lead + i] != 1)
+    return (g.sum(axes) if axes else g).reshape(like.shape)
+
+
+# g summed over the dims broadcasting added to `like` (its values are never read), found when the
+# program runs: the gradient of a broadcast in a static program whose sizes are unknown (-1) until
+# run time, where a -1 dim of `like` may be a size 1 that broadcast (grad_utils.unbroadcast)
+SUM_LIKE = defop("sum_like", kernel=_sum_like_kernel, meta=_sum_like_meta,
+                 grad=lambda ctx, gg: (expand_as(gg, ctx.inputs[0]), None), inputs=("g", "like"),
+                 samples=lambda: [Sample((_rng.normal(size=(2, 3, 4)), _rng.normal(size=(3, 1))), grad_inputs=(0,)),
+                                  Sample((_rng.normal(size=(3, 4)), _rng.normal(size=(3, 4))), grad_inputs=(0,))])
+
+
 @tensor_method
 def sum(x: Tensor, axis: Any = None, dtype: Any = None, keepdim: bool = False,  # noqa: A001
         name: str | None = None) -> Tensor:

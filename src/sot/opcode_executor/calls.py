@@ -33,7 +33,7 @@ from sot.opcode_executor.markers import is_to_static_wrapper
 from sot.pyversion import Instruction
 
 from .builtins import builtin_of
-from .dims import call_arguments
+from .dims import call_arguments, check_squeeze
 from .dispatch import InPlaceUpdate, Unsupported, handles
 from .stdlib import partial_call
 from .trackers import ExpressionTracker, GetAttrTracker
@@ -151,6 +151,7 @@ class CallMixin:
             if fn.value.__name__.endswith("_"):
                 raise InPlaceUpdate("CALL", self.where(),
                                     f"calls {fn.value.__name__}, which changes its argument in place")
+            check_squeeze(self, fn.value.__name__, args, kwargs)
             pos, kw = call_arguments(self, fn.value, args, kwargs)
             if not any(isinstance(a, (Symbol, Tensor)) for a in tree_leaves((pos, kw))):
                 self._creation_place(kw)
@@ -247,6 +248,7 @@ class CallMixin:
         method = getattr(Tensor, name, None)
         if breaks_on(method):
             self.unsupported(f"calls Tensor.{name}, which is on the block list (sot.graph_break_on)", "SOT-B004")
+        check_squeeze(self, name, [self_var, *args], kwargs)
         pos, kw = call_arguments(self, method, args, kwargs, method=True)
         with self.recording():
             return self.from_result(self.builder.call_method(

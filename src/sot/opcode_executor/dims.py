@@ -16,7 +16,8 @@ be 0 or 1, and a -1 dim is assumed to be at least 2 (broadcasting treats size 1 
 
 For the same reason a slice of a dynamic dim that may keep fewer than 2 items (`x[1:]`, `x[:-1]`
 and `x[-1:]` of a size-2 dim keep 1) specialises the dims behind it (`check_slices`): its result
-would be a -1 dim of size 1, and a gradient broadcast along it would not be summed back.
+would be a -1 dim of size 1, which `squeeze` would drop where the translation kept it. `squeeze` of
+a dynamic dim (`check_squeeze`) specialises too: whether it drops the dim depends on the size.
 """
 from __future__ import annotations
 
@@ -31,7 +32,7 @@ from .variables import ConstantVariable, DimVariable, ListVariable, NumberVariab
 if TYPE_CHECKING:
     from .executor import OpcodeExecutor
 
-__all__ = ["run_time_shape", "size_arithmetic", "call_arguments", "check_slices"]
+__all__ = ["run_time_shape", "size_arithmetic", "call_arguments", "check_slices", "check_squeeze"]
 
 # runtime functions (by name, in runtime.ops) whose argument at this position, or of this name, takes
 # a list of sizes that may be known only at run time (a Tensor method's positions count after self)
@@ -142,3 +143,20 @@ def _dims_indexed(items: tuple, rank: int) -> list[tuple[int, Any]]:
 def _shown(item: slice) -> str:
     parts = ["" if b is None else str(b) for b in (item.start, item.stop)]
     return "[" + ":".join(parts + ([str(item.step)] if item.step is not None else [])) + "]"
+
+
+def check_squeeze(ex: "OpcodeExecutor", name: str, args: list[Variable], kwargs: dict[str, Variable]) -> None:
+    """Before a recorded `squeeze(x, axis=None)` (`name`: the runtime function's or Tensor method's,
+    `args[0]`: x): specialise the dynamic dims it may drop, which it drops only where their size is 1.
+    An input's own dynamic dims are guarded >= 2; a computed tensor's may be 1 (a pool of a size-2 dim)."""
+    if name not in ("squeeze", "squeeze_") or not args or not isinstance(args[0], TensorVariable) or any(
+            v.symbol is args[0].symbol for v in ex.inputs):
+        return
+    shape = args[0].meta.shape
+    axis_var = args[1] if len(args) > 1 else kwargs.get("axis")
+    axis = None if axis_var is None else ex.python_value(axis_var)
+    axes = range(len(shape)) if axis is None else [axis] if type(axis) is int else list(axis)
+    dims = [a % len(shape) for a in axes if type(a) is int and -len(shape) <= a < len(shape)]
+    if any(shape[d] == -1 for d in dims):
+        specialise(args[0], ex.inputs, [d for d in dims if shape[d] == -1],
+                   "squeezed, which drops a dim only where its size is 1", "")
