@@ -17,7 +17,8 @@ of its own.
 
 `x.shape` gives a dynamic dim as a `DimVariable` (`sot.opcode_executor.dims`): a size the graph
 computes at run time, which shape arguments (`x.reshape([B, -1])`, `paddle.zeros([B, n])`) take
-as it is, and `+`/`*` keep. A translation that needs its value as a Python int (a condition,
+as it is, and `+`/`*`/`-` keep; two sizes of one dim's (`sot.opcode_executor.size_forms`) differ by
+an int known while translating. A translation that needs its value as a Python int (a condition,
 `range`, a print, `len(x)`, `x.size`) raises `StaticDimNeeded`; the translator keeps those dims
 static for this code object, with the reason (`ShapePolicy.static`), and simulates again: never
 a result computed from a wrong size. A dim of a tensor computed in the frame cannot be traced

@@ -28,7 +28,7 @@ __all__ = ["VIEW_OPS", "unrenamable"]
 # registry ops whose eager kernel may return a view of an input (tests/test_to_static_in_place_fresh.py
 # checks every op's kernel on the registry's samples against this list)
 VIEW_OPS = frozenset({"reshape", "reshape_as", "reshape_sizes", "squeeze", "unsqueeze", "flatten", "transpose",
-                      "split", "split_sizes", "unbind", "flip", "einsum"})
+                      "split", "split_sizes", "unbind", "flip", "einsum", "sum_like"})
 # Tensor methods / runtime functions whose eager result shares its argument's memory although their
 # static replay copies (`detach` is an `assign` op there)
 _ALIASING_CALLS = frozenset({"detach"})

@@ -17,11 +17,12 @@ from sot.guards.source import expression
 from sot.pyversion import Instruction
 
 from .containers import call_container_method, set_of
-from .dims import check_slices
+from .dims import DimSliceVariable, check_slices, slice_by_sizes
 from .dispatch import FrameRaises, handles
 from .trackers import ExpressionTracker
-from .variables import (ConstantVariable, DictVariable, InstanceVariable, ListVariable, ObjectVariable, SetVariable,
-                        TensorVariable, TupleVariable, Variable, is_enum_member, known_value, plain_sequence)
+from .variables import (ConstantVariable, DictVariable, DimVariable, InstanceVariable, ListVariable, ObjectVariable,
+                        SetVariable, TensorVariable, TupleVariable, Variable, is_enum_member, known_value,
+                        plain_sequence)
 from .wording import shown
 
 __all__ = ["BuildMixin"]
@@ -77,20 +78,27 @@ class BuildMixin:
 
     @handles("BUILD_SLICE")
     def _build_slice(self, ins: Instruction) -> None:
-        self.stack.append(ConstantVariable(slice(*(self.python_value(v) for v in self.pop(ins.arg)))))
+        self.stack.append(self._slice(*self.pop(ins.arg)))
+
+    def _slice(self, *parts: Variable) -> Variable:
+        """A slice of constants, or one bounded by sizes known at run time (see dims.slice_by_sizes)."""
+        if any(isinstance(p, DimVariable) for p in parts):
+            return DimSliceVariable(*parts, *[ConstantVariable(None)] * (3 - len(parts)))
+        return ConstantVariable(slice(*(self.python_value(v) for v in parts)))
 
     @handles("BINARY_SUBSCR", "BINARY_SLICE")
     def _subscript(self, ins: Instruction) -> None:
-        if ins.opname == "BINARY_SLICE":
-            start, end = self.pop(2)
-            index: Variable = ConstantVariable(slice(self.python_value(start), self.python_value(end)))
-        else:
-            index = self.stack.pop()
+        index = self._slice(*self.pop(2)) if ins.opname == "BINARY_SLICE" else self.stack.pop()
         self.stack.append(self.subscript(self.stack.pop(), index))
 
     def subscript(self, base: Variable, index_var: Variable) -> Variable:
         """`base[index_var]` (BINARY_SUBSCR, or `operator.getitem`)."""
         opname = self.current.opname
+        if isinstance(base, TensorVariable) and (isinstance(index_var, DimSliceVariable) or (
+                type(index_var) is TupleVariable and any(isinstance(i, DimSliceVariable) for i in index_var.items))):
+            sliced = slice_by_sizes(self, base, index_var)
+            if sliced is not None:
+                return sliced
         index = index_var if isinstance(index_var, TensorVariable) else self.python_value(index_var)
         if isinstance(base, TensorVariable):
             self._check_tensor_index(index)

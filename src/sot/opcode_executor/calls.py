@@ -33,7 +33,8 @@ from sot.opcode_executor.markers import is_to_static_wrapper
 from sot.pyversion import Instruction
 
 from .builtins import builtin_of
-from .dims import call_arguments, check_squeeze
+from .dims import arange_over_sizes, call_arguments, check_squeeze
+from .size_forms import record_forms
 from .dispatch import InPlaceUpdate, Unsupported, handles
 from .stdlib import partial_call
 from .trackers import ExpressionTracker, GetAttrTracker
@@ -151,13 +152,19 @@ class CallMixin:
             if fn.value.__name__.endswith("_"):
                 raise InPlaceUpdate("CALL", self.where(),
                                     f"calls {fn.value.__name__}, which changes its argument in place")
+            if fn.value is runtime.arange:
+                ranged = arange_over_sizes(self, args, kwargs)
+                if ranged is not None:
+                    return ranged
             check_squeeze(self, fn.value.__name__, args, kwargs)
             pos, kw = call_arguments(self, fn.value, args, kwargs)
             if not any(isinstance(a, (Symbol, Tensor)) for a in tree_leaves((pos, kw))):
                 self._creation_place(kw)
             with self.recording():
-                return self.from_result(self.builder.call_api(fn.value, pos, kw,
-                                                              allow_dynamic_shape=allows_dynamic_shape(fn.value)))
+                result = self.from_result(self.builder.call_api(fn.value, pos, kw,
+                                                                allow_dynamic_shape=allows_dynamic_shape(fn.value)))
+            record_forms(self, fn.value.__name__, args, kwargs, result)
+            return result
         if isinstance(fn, ObjectVariable) and is_to_static_wrapper(fn.value):  # inline what it wraps
             return self.call(self.wrap(fn.value.__wrapped__, GetAttrTracker(fn.tracker, "__wrapped__")), args, kwargs,
                              direct)
@@ -251,8 +258,10 @@ class CallMixin:
         check_squeeze(self, name, [self_var, *args], kwargs)
         pos, kw = call_arguments(self, method, args, kwargs, method=True)
         with self.recording():
-            return self.from_result(self.builder.call_method(
+            result = self.from_result(self.builder.call_method(
                 name, self_sym, pos, kw, allow_dynamic_shape=allows_dynamic_shape(method) or name.startswith("__")))
+        record_forms(self, name, [self_var, *args], kwargs, result)
+        return result
 
     def _device_move(self, name: str, self_var: Variable, args: list[Variable], kwargs: dict) -> Variable:
         """`t.cpu()` where no GPU can exist is `t` itself (runtime returns the tensor unchanged), guarded on

@@ -9,10 +9,17 @@ way. Passed as an item of the sizes argument of reshape/view, expand/broadcast_t
 or zeros/ones/full/empty, the size's tensor is the argument (runtime records a `*_sizes` op whose
 shape the Program reads at run time, and meta functions give -1 there).
 
+Each size carries its form (`size_forms`): which run-time size it is, plus an int. `- n` of a
+size gives one too, and `-` of two sizes of one form's base is the int their offsets differ by.
+Such forms give static lengths where sizes known only at run time cancel: `paddle.arange(past,
+past + n)` records `arange(n) + past` (`arange_over_sizes`), and `x[k - n:]` of a dim of size `k`
+keeps its last `n` items, `x[:k - n]` all but them (`slice_by_sizes`): a KV cache's positions
+and causal mask stay static while the cache's length is dynamic.
+
 Everything else reads `DimVariable.value`, which raises `StaticDimNeeded`: the dims it comes
-from are specialised and the frame is simulated again. So are `-`, `//` and `%`: their result may
-be 0 or 1, and a -1 dim is assumed to be at least 2 (broadcasting treats size 1 apart, see
-`sot.dynamic.shapes`).
+from are specialised and the frame is simulated again. So are `//` and `%`, and a size that may
+be below 2 (after `-`) passed as a shape argument: a -1 dim is assumed to be at least 2
+(broadcasting treats size 1 apart, see `sot.dynamic.shapes`).
 
 For the same reason a slice of a dynamic dim that may keep fewer than 2 items (`x[1:]`, `x[:-1]`
 and `x[-1:]` of a size-2 dim keep 1) specialises the dims behind it (`check_slices`): its result
@@ -32,7 +39,8 @@ from .variables import ConstantVariable, DimVariable, ListVariable, NumberVariab
 if TYPE_CHECKING:
     from .executor import OpcodeExecutor
 
-__all__ = ["run_time_shape", "size_arithmetic", "call_arguments", "check_slices", "check_squeeze"]
+__all__ = ["run_time_shape", "size_arithmetic", "call_arguments", "check_slices", "check_squeeze", "DimSliceVariable",
+           "slice_by_sizes", "arange_over_sizes"]
 
 # runtime functions (by name, in runtime.ops) whose argument at this position, or of this name, takes
 # a list of sizes that may be known only at run time (a Tensor method's positions count after self)
@@ -40,53 +48,63 @@ _SIZES_ARGUMENTS = {"reshape": (1, "shape"), "view": (1, "shape_or_dtype"), "exp
                     "broadcast_to": (1, "shape"), "tile": (1, "repeat_times"), "split": (1, "num_or_sections"),
                     "zeros": (0, "shape"), "ones": (0, "shape"), "full": (0, "shape"), "empty": (0, "shape")}
 _SIZES_MODULES = ("runtime.ops.shape", "runtime.ops.creation")
-# BINARY_OP operators that keep a size at least 2 (what a -1 dim is assumed to be), with the smallest
-# constant that may meet it, and the Tensor dunder that computes it (both commute on ints)
-_SIZE_OPERATORS = {"+": (0, "__add__"), "*": (1, "__mul__")}
 
 
 def run_time_shape(ex: "OpcodeExecutor", tensor: TensorVariable) -> ListVariable | None:
-    """`tensor.shape` with its dynamic dims as DimVariables computed by the graph; None where no
-    dynamic input dim is behind them (sizes made by a value-dependent op: nothing to specialise)."""
+    """`tensor.shape` with its dynamic dims as DimVariables computed by the graph, each with its form
+    (`size_forms`); None where no dynamic input dim is behind them (sizes made by a value-dependent
+    op: nothing to specialise)."""
     shape = tensor.meta.shape
     if not dims_behind(tensor, ex.inputs, None):
         return None
     read_at = ex.where()
+    forms = ex.translation.size_forms
     with ex.recording():
         sizes = ex.builder.call_api(runtime.shape, [tensor.symbol])
         items: list[Variable] = [
             ConstantVariable(d) if d != -1 else
             DimVariable(ex.builder.call_method("__getitem__", sizes, [i]), dims_behind(tensor, ex.inputs, (i,)),
-                        read_at)
+                        read_at, forms.of(tensor.symbol, i))
             for i, d in enumerate(shape)]
     return ListVariable(items)
 
 
-def _size_operand(var: Variable, smallest: int) -> bool:
-    return isinstance(var, DimVariable) or (isinstance(var, ConstantVariable) and not isinstance(
-        var, NumberVariable) and type(var.value) is int and var.value >= smallest)
+def _int_constant(var: Variable) -> bool:
+    return isinstance(var, ConstantVariable) and not isinstance(var, (NumberVariable, DimVariable)) \
+        and type(var.value) is int
 
 
-def size_arithmetic(ex: "OpcodeExecutor", op: str, left: Variable, right: Variable) -> DimVariable | None:
-    """`left op right` with a DimVariable among them, as a DimVariable the graph computes; None where
-    the result needs the value (the caller folds it, which reads the value and specialises)."""
-    if op not in _SIZE_OPERATORS:
+def size_arithmetic(ex: "OpcodeExecutor", op: str, left: Variable, right: Variable) -> Variable | None:
+    """`left op right` with a DimVariable among them: `+` and `*` of sizes and non-negative ints, and
+    `-` of an int, as a DimVariable the graph computes (its form: the same base, offset moved, where
+    an int is added or taken away; a fresh base otherwise); `-` of two sizes of one base, the int
+    their offsets differ by. None where the result needs the value (the caller folds it, which reads
+    the value and specialises). A size below 2 (after `-`) is not a shape argument (`_sizes`)."""
+    if op not in ("+", "*", "-"):
         return None
-    smallest, dunder = _SIZE_OPERATORS[op]
-    if not (_size_operand(left, smallest) and _size_operand(right, smallest)):
+    if op == "-" and isinstance(left, DimVariable) and isinstance(right, DimVariable):
+        return ConstantVariable(left.form[1] - right.form[1]) if left.form[0] is right.form[0] else None
+    if op == "-" and not (isinstance(left, DimVariable) and _int_constant(right)):
         return None
-    size, other = (left, right) if isinstance(left, DimVariable) else (right, left)
+    sizes = [v for v in (left, right) if isinstance(v, DimVariable)]
+    ints = [v.value for v in (left, right) if _int_constant(v)]
+    if len(sizes) + len(ints) != 2 or (op == "+" and any(i < 0 for i in ints)) or (op == "*" and any(i < 1 for i in ints)):
+        return None
+    size = sizes[0]
+    other = sizes[1].symbol if len(sizes) == 2 else ints[0]
     with ex.recording():
-        symbol = ex.builder.call_method(dunder, size.symbol, [other.symbol if isinstance(other, DimVariable)
-                                                              else other.value])
-    dims = tuple(dict.fromkeys(size.dims + (other.dims if isinstance(other, DimVariable) else ())))
-    return DimVariable(symbol, dims, size.read_at)
+        symbol = ex.builder.call_method({"+": "__add__", "*": "__mul__", "-": "__sub__"}[op], size.symbol, [other])
+    base, offset = size.form
+    form = (base, offset + ints[0]) if op == "+" and ints else (base, offset - ints[0]) if op == "-" else None
+    dims = tuple(dict.fromkeys(size.dims + (sizes[1].dims if len(sizes) == 2 else ())))
+    return DimVariable(symbol, dims, size.read_at, form)
 
 
 def _sizes(ex: "OpcodeExecutor", var: Variable) -> Any:
     """A list/tuple of sizes as a recorded call's argument: a DimVariable item as its tensor."""
     if isinstance(var, TupleVariable) and any(isinstance(v, DimVariable) for v in var.items):
-        items = [v.symbol if isinstance(v, DimVariable) else ex.as_arg(v) for v in var.items]
+        # (a size that may be below 2, after `-`, is read: its dims are specialised)
+        items = [v.symbol if isinstance(v, DimVariable) and v.lower >= 2 else ex.as_arg(v) for v in var.items]
         return items if isinstance(var, ListVariable) else tuple(items)
     return ex.as_arg(var)
 
@@ -160,3 +178,112 @@ def check_squeeze(ex: "OpcodeExecutor", name: str, args: list[Variable], kwargs:
     if any(shape[d] == -1 for d in dims):
         specialise(args[0], ex.inputs, [d for d in dims if shape[d] == -1],
                    "squeezed, which drops a dim only where its size is 1", "")
+
+
+class DimSliceVariable(ConstantVariable):
+    """A slice with a DimVariable among its bounds (BUILD_SLICE): `slice_by_sizes` resolves it against
+    the sliced dim's form; anything else reads `value`, whose sizes' values specialise their dims."""
+
+    def __init__(self, start: Variable, stop: Variable, step: Variable):
+        Variable.__init__(self)
+        self.parts = (start, stop, step)
+
+    @property
+    def value(self) -> slice:
+        return slice(*(p.value for p in self.parts))
+
+    def _describe(self) -> str:
+        return ":".join("" if isinstance(p, ConstantVariable) and p.value is None else repr(p) for p in self.parts)
+
+
+def _bound_offset(part: Variable, base: object) -> int | None | bool:
+    """A slice bound against a dim whose form has `base`: its offset (a size of that base), None (no
+    bound), or False (anything else)."""
+    if isinstance(part, DimVariable):
+        return part.form[1] if part.form[0] is base else False
+    return None if isinstance(part, ConstantVariable) and part.value is None else False
+
+
+def _resolve(item: DimSliceVariable, form: tuple[object, int] | None) -> tuple[slice, int | None] | None:
+    """`item` on a dim of size `form` as a static slice and the length it keeps where static (None:
+    the dim keeps a size of the form's base); None where the bounds do not cancel against it."""
+    start, stop, step = item.parts
+    if form is None or not (isinstance(step, ConstantVariable) and step.value in (None, 1)):
+        return None
+    base, size = form
+    low, high = _bound_offset(start, base), _bound_offset(stop, base)
+    if low is False or high is False or (low is None and high is None) or (low is not None and low < 0) \
+            or (high is not None and high < 0):  # (a bound below its base's size could be negative)
+        return None
+    high = size if high is None else min(high, size)
+    if low is None:  # x[:k - n]: all but the last size - high items, at least the base's size (>= 2)
+        return slice(None, high - size or None), None
+    kept = max(high - low, 0)  # x[k - n:] and x[k - a:k - b]: a length the base cancels from
+    return (slice(low - size, high - size or None) if kept else slice(0, 0)), kept
+
+
+def slice_by_sizes(ex: "OpcodeExecutor", tensor: TensorVariable, index: Variable) -> Variable | None:
+    """`tensor[index]` where slices of `index` have sizes of the sliced dims' forms as bounds: recorded
+    with static slices counted from the end, a length the sizes cancel to made static by a reshape
+    (`0` keeps a dim); None where a bound does not cancel (the caller reads it: specialised)."""
+    items = tuple(index.items) if type(index) is TupleVariable else (index,)
+    if not all(isinstance(i, (DimSliceVariable, ConstantVariable)) and not isinstance(i, DimVariable)
+               for i in items):
+        return None
+    plain = [i if isinstance(i, DimSliceVariable) else i.value for i in items]
+    shape = tensor.meta.shape
+    if any(type(i) not in (int, slice, type(None), type(Ellipsis), DimSliceVariable) for i in plain):
+        return None
+    forms = ex.translation.size_forms
+    position = {id(i): k for k, i in enumerate(plain)}
+    resolved, lengths = list(plain), {}
+    for dim, item in _dims_indexed(tuple(plain), len(shape)):
+        if isinstance(item, DimSliceVariable):
+            done = _resolve(item, forms.of(tensor.symbol, dim) if shape[dim] == -1 else None)
+            if done is None:
+                return None
+            resolved[position[id(item)]], lengths[dim] = done
+    with ex.recording():
+        out = ex.builder.call_method("__getitem__", ex.as_arg(tensor), [tuple(resolved) if type(index) is TupleVariable
+                                                                         else resolved[0]])
+        fixed = _output_dims(tuple(resolved), len(shape), lengths)
+        if any(n is not None for n in fixed):
+            out = ex.builder.call_api(runtime.reshape, [out, [0 if n is None else n for n in fixed]])
+    return ex.from_result(out)
+
+
+def _output_dims(index: tuple, rank: int, lengths: dict[int, int | None]) -> list[int | None]:
+    """Per dim of `x[index]` (ints, slices, None, Ellipsis), the static length `lengths` gives its
+    input dim, else None."""
+    ellipsis = next((k for k, i in enumerate(index) if i is Ellipsis), None)
+    if ellipsis is not None:
+        taking = sum(i is not Ellipsis and i is not None for i in index)
+        index = index[:ellipsis] + (slice(None),) * (rank - taking) + index[ellipsis + 1:]
+    out, dim = [], 0
+    for item in index:
+        if item is None:
+            out.append(None)
+        elif type(item) is int:
+            dim += 1
+        else:
+            out.append(lengths.get(dim))
+            dim += 1
+    return out + [None] * (rank - dim)
+
+
+def arange_over_sizes(ex: "OpcodeExecutor", args: list[Variable], kwargs: dict[str, Variable]) -> Variable | None:
+    """`paddle.arange(start, end)` with `end - start` a known int of sizes of one base (a KV cache's
+    `arange(past, past + n)`): `arange(end - start) + start`, of a static length; None otherwise."""
+    names = ("start", "end", "step", "dtype")
+    bound = dict(zip(names, args)) | kwargs
+    start, end = bound.get("start"), bound.get("end")
+    step, dtype = bound.get("step"), bound.get("dtype")
+    if not (isinstance(start, DimVariable) and isinstance(end, DimVariable) and start.form[0] is end.form[0]) or \
+            set(bound) - set(names) or (step is not None and not (_int_constant(step) and step.value == 1)):
+        return None
+    dt = "int64" if dtype is None or (isinstance(dtype, ConstantVariable) and dtype.value is None) else ex.as_arg(dtype)
+    with ex.recording():
+        count = ex.builder.call_api(runtime.arange, [], {"start": 0, "end": max(end.form[1] - start.form[1], 0),
+                                                          "dtype": dt})
+        first = ex.builder.call_api(runtime.cast, [start.symbol, dt])
+        return ex.from_result(ex.builder.call_method("__add__", count, [first]))

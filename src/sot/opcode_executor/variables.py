@@ -108,17 +108,26 @@ class NumberVariable(ConstantVariable):
 
 
 class DimVariable(ConstantVariable):
-    """A size known only at run time: a dynamic dim read from `x.shape`, or `+`/`*` of such sizes
+    """A size known only at run time: a dynamic dim read from `x.shape`, or `+`/`*`/`-` of such sizes
     (`sot.opcode_executor.dims`). `symbol` is the 0-D int tensor the graph computes for it, which a
     shape argument (`reshape([B, -1])`) takes as it is; anything that reads `value` (a condition,
     `range`, a print, an operator with a tensor) raises StaticDimNeeded for the input dims `dims`
-    it comes from, so the translation specialises them and simulates again."""
+    it comes from, so the translation specialises them and simulates again. `form` (base, offset)
+    says which size it is exactly: the run-time size `base` stands for, plus `offset` (see
+    `size_forms`); two sizes of one base differ by a known int."""
 
-    def __init__(self, symbol: Any, dims: tuple[tuple[str, int, int], ...], read_at: str):
+    def __init__(self, symbol: Any, dims: tuple[tuple[str, int, int], ...], read_at: str,
+                 form: tuple[object, int] | None = None):
         Variable.__init__(self)
         self.symbol = symbol
         self.dims = dims
         self.read_at = read_at  # file:line of the `.shape` read it comes from
+        self.form = form if form is not None else (object(), 0)
+
+    @property
+    def lower(self) -> int:
+        """The least it can be: a base is a dynamic dim, at least 2 (see sot.dynamic.shapes)."""
+        return 2 + self.form[1]
 
     @property
     def value(self) -> Any:

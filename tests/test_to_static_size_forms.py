@@ -1,0 +1,149 @@
+"""Sizes known only at run time that cancel: a KV cache's length is dynamic, yet `arange(past,
+past + n)`, `k_len - past_len` and a causal mask's `mask[k_len - q_len:]` have static lengths, so
+greedy generation translates three times (the prompt, the first cached step, then every step with
+the cache's length dynamic) instead of once per token. Sizes of different origins never cancel:
+their difference is read, which specialises them. Every result is eager's, eager's checked
+against NumPy."""
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import runtime as paddle
+import sot
+import zoo_models as zoo
+from sot_helpers import assert_same_result, jit_of
+
+
+def positions(past, ids):
+    start = past.shape[-2]
+    return paddle.arange(start, start + ids.shape[-1], dtype="int64") * 2
+
+
+def causal_rows(past, new):
+    k = paddle.concat([past, new], axis=0)
+    q_len, k_len = new.shape[0], k.shape[0]
+    mask = paddle.tril(paddle.ones([k_len, k_len], dtype="bool"))[k_len - q_len:, :]
+    return paddle.where(mask, paddle.ones([q_len, k_len]), paddle.zeros([q_len, k_len])), k_len - past.shape[0]
+
+
+def unrelated_difference(a, b):
+    return a.sum() * (a.shape[0] - b.shape[0])  # two inputs' sizes: nothing says how they differ
+
+
+def shrunk_shape(x):
+    return paddle.zeros([x.shape[0] - 1]) + 1  # a size that may be 1: read, and specialised
+
+
+def _tensor(shape, seed=0):
+    return paddle.to_tensor(np.random.default_rng(seed).standard_normal(shape).astype("float32"))
+
+
+def test_arange_from_a_run_time_size_has_a_static_length():
+    jit = jit_of(positions)
+    ids = paddle.to_tensor(np.zeros((1, 2), "int64"))
+    for n in (3, 4, 5, 6, 7):
+        past = _tensor((1, 2, n, 4))
+        with sot.disable():
+            want = positions(past, ids)
+        np.testing.assert_array_equal(want.numpy(), np.arange(n, n + 2) * 2)
+        assert_same_result(jit(past, ids), want)
+    assert jit.sot_translator.translations == 2  # the first size, then the cache's length dynamic
+    assert jit.sot_translator.shapes.kept_static() == []
+
+
+def test_a_causal_mask_sliced_by_run_time_sizes_keeps_its_static_rows():
+    jit = jit_of(causal_rows)
+    new = _tensor((2, 3), 1)
+    for n in (3, 4, 5, 6):
+        past = _tensor((n, 3))
+        with sot.disable():
+            want = causal_rows(past, new)
+        k = n + 2
+        np.testing.assert_array_equal(want[0].numpy(), np.tril(np.ones((k, k)))[k - 2:].astype("float32"))
+        assert want[1] == 2
+        got = jit(past, new)
+        assert_same_result(got, want)
+    assert jit.sot_translator.translations == 2
+    assert jit.sot_translator.shapes.kept_static() == []  # `k_len - past_len` was the int 2, never read
+
+
+def test_sizes_of_different_inputs_do_not_cancel():
+    jit = jit_of(unrelated_difference)
+    for n, m in ((3, 2), (4, 2), (5, 3), (6, 6)):
+        a, b = _tensor((n,)), _tensor((m,))
+        with sot.disable():
+            want = unrelated_difference(a, b)
+        np.testing.assert_allclose(want.numpy(), a.numpy().sum() * (n - m), rtol=1e-6)
+        assert_same_result(jit(a, b), want)
+    assert "f_locals['a'] dim 0 (rank 1): static" in jit.sot_translator.shapes.describe()
+
+
+def test_a_size_that_may_be_one_is_not_a_shape_argument():
+    jit = jit_of(shrunk_shape)
+    for n in (3, 4, 2):
+        x = _tensor((n,))
+        with sot.disable():
+            want = shrunk_shape(x)
+        np.testing.assert_array_equal(want.numpy(), np.ones(n - 1, "float32"))
+        assert_same_result(jit(x), want)
+    assert "f_locals['x'] dim 0 (rank 1): static" in jit.sot_translator.shapes.describe()
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.sampled_from([None, 0, 1, 2, 3, 5]), st.sampled_from([None, 0, 1, 2, 3, 5]))
+def test_slices_bounded_by_sizes_of_the_sliced_dim_match_eager(from_end, to_end):
+    """`k[K - a:K - b]` (either bound left out where None) of a tensor whose length K is dynamic."""
+    def sliced(past, new):
+        k = paddle.concat([past, new], axis=0)
+        size = k.shape[0]
+        start = None if from_end is None else size - from_end
+        stop = None if to_end is None else size - to_end
+        return k[start:stop] * 2
+
+    jit = jit_of(sliced)
+    for n in (3, 4, 5, 2):
+        past, new = _tensor((n, 2), n), _tensor((2, 2), 9)
+        with sot.disable():
+            want = sliced(past, new)
+        whole = np.concatenate([past.numpy(), new.numpy()])
+        k = len(whole)
+        np.testing.assert_array_equal(want.numpy(), whole[None if from_end is None else k - from_end:
+                                                          None if to_end is None else k - to_end] * 2)
+        assert_same_result(jit(past, new), want)
+    # K is past's size + 2: a bound K - a with a <= 2 is at least past's size, never negative, and
+    # cancels against K; a larger `a` is read, and past's size specialised
+    cancels = all(end is None or end <= 2 for end in (from_end, to_end))
+    assert (jit.sot_translator.translations == 2) is cancels
+
+
+def test_greedy_generation_with_a_kv_cache_translates_three_times_for_twelve_tokens():
+    paddle.seed(0)
+    model = zoo.GPTLMHeadModel(max_positions=32)
+    model.eval()
+    ids = paddle.to_tensor(np.array([[1, 2, 3]], dtype="int64"))
+    with sot.disable():
+        want = zoo.greedy_generate(model, ids, max_new_tokens=12)
+    jit = sot.to_static(model)
+    got = zoo.greedy_generate(jit, ids, max_new_tokens=12)
+    np.testing.assert_array_equal(got.numpy(), want.numpy())
+    translator = jit.forward.sot_translator
+    assert (translator.translations, translator.cache.eager, translator.fallbacks) == (3, False, [])
+    assert translator.shapes.kept_static() == []
+    assert "f_locals['past_key_values'][0][0] dim 2 (rank 4): dynamic" in translator.shapes.describe()
+
+
+@pytest.mark.parametrize("dtype", [None, "int32"])
+def test_arange_over_sizes_keeps_the_dtype_asked_for(dtype):
+    def ranged(x):
+        n = x.shape[0]
+        return paddle.arange(n, n + 3, dtype=dtype) if dtype else paddle.arange(n, n + 3)
+
+    jit = jit_of(ranged)
+    for n in (3, 4, 5):
+        x = _tensor((n,))
+        with sot.disable():
+            want = ranged(x)
+        assert want.dtype == paddle.int64 if dtype is None else paddle.int32
+        assert_same_result(jit(x), want)
+    assert jit.sot_translator.translations == 2
