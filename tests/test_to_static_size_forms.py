@@ -79,6 +79,23 @@ def test_sizes_of_different_inputs_do_not_cancel():
     assert "f_locals['a'] dim 0 (rank 1): static" in jit.sot_translator.shapes.describe()
 
 
+def doubled_length(a):
+    k = paddle.concat([a, a, paddle.ones([2])])  # twice a's size plus 2: not a's size plus an int
+    return k[k.shape[0] - a.shape[0]:] * 2
+
+
+def test_a_concat_of_two_run_time_sizes_does_not_cancel_against_one():
+    jit = jit_of(doubled_length)
+    for n in (3, 4, 5, 2):
+        a = _tensor((n,))
+        with sot.disable():
+            want = doubled_length(a)
+        whole = np.concatenate([a.numpy(), a.numpy(), np.ones(2, "float32")])
+        np.testing.assert_array_equal(want.numpy(), whole[n + 2:] * 2)
+        assert_same_result(jit(a), want)
+    assert "f_locals['a'] dim 0 (rank 1): static" in jit.sot_translator.shapes.describe()
+
+
 def test_a_size_that_may_be_one_is_not_a_shape_argument():
     jit = jit_of(shrunk_shape)
     for n in (3, 4, 2):
