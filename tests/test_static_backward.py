@@ -292,6 +292,23 @@ def test_tile_and_split_with_run_time_sizes_run_and_differentiate(static_mode):
         np.testing.assert_allclose(gx, xe.grad.numpy(), rtol=1e-12)
 
 
+def test_arange_to_a_run_time_size_runs_for_each_batch(static_mode):
+    main = static.Program()
+    with static.program_guard(main, static.Program()):
+        x = _data("x", [None, 3])
+        rows = paddle.arange(paddle.shape(x)[0])
+        odd = paddle.arange(1, paddle.shape(x)[0], 2, dtype="float64")
+        out = x * paddle.cast(rows, "float64").unsqueeze(1)
+    assert "arange_sizes" in {op.type for op in main.global_block().ops}
+    assert rows.shape == [-1] and rows.dtype == paddle.int64
+    for n in (2, 5):
+        xv = np.random.default_rng(n).normal(size=(n, 3))
+        got_rows, got_odd, got = _run(main, {"x": xv}, [rows, odd, out])
+        np.testing.assert_array_equal(got_rows, np.arange(n))
+        np.testing.assert_array_equal(got_odd, np.arange(1, n, 2, dtype="float64"))
+        np.testing.assert_allclose(got, xv * np.arange(n)[:, None], rtol=1e-12)
+
+
 def test_a_run_time_size_must_be_one_integer(static_mode):
     with static.program_guard(static.Program(), static.Program()):
         x = _data("x", [None, 6])

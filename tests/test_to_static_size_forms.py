@@ -1,9 +1,9 @@
 """Sizes known only at run time that cancel: a KV cache's length is dynamic, yet `arange(past,
 past + n)`, `k_len - past_len` and a causal mask's `mask[k_len - q_len:]` have static lengths, so
 greedy generation translates three times (the prompt, the first cached step, then every step with
-the cache's length dynamic) instead of once per token. Sizes of different origins never cancel:
-their difference is read, which specialises them. Every result is eager's, eager's checked
-against NumPy."""
+the cache's length dynamic) instead of once per token. `arange(seq_len)` has the dynamic length
+itself. Sizes of different origins never cancel: their difference is read, which specialises them.
+Every result is eager's, eager's checked against NumPy."""
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -148,6 +148,37 @@ def test_greedy_generation_with_a_kv_cache_translates_three_times_for_twelve_tok
     assert (translator.translations, translator.cache.eager, translator.fallbacks) == (3, False, [])
     assert translator.shapes.kept_static() == []
     assert "f_locals['past_key_values'][0][0] dim 2 (rank 4): dynamic" in translator.shapes.describe()
+
+
+def with_positions(x):
+    return x + paddle.arange(x.shape[1]).unsqueeze(0).astype("float32")  # a transformer's position ids
+
+
+def without_the_first(x):
+    return paddle.arange(1, x.shape[0], dtype="float32")  # n - 1 items: 1 of a size-2 x
+
+
+def test_arange_to_a_run_time_size_has_that_size():
+    jit = jit_of(with_positions)
+    for n in (3, 4, 5, 6):
+        x = _tensor((2, n))
+        with sot.disable():
+            want = with_positions(x)
+        np.testing.assert_allclose(want.numpy(), x.numpy() + np.arange(n, dtype="float32"))
+        assert_same_result(jit(x), want)
+    assert jit.sot_translator.translations == 2
+    assert "f_locals['x'] dim 1 (rank 2): dynamic" in jit.sot_translator.shapes.describe()
+
+
+def test_arange_that_may_keep_one_item_specialises():
+    jit = jit_of(without_the_first)
+    for n in (3, 4, 2):
+        x = _tensor((n,))
+        with sot.disable():
+            want = without_the_first(x)
+        np.testing.assert_array_equal(want.numpy(), np.arange(1, n, dtype="float32"))
+        assert_same_result(jit(x), want)
+    assert "f_locals['x'] dim 0 (rank 1): static" in jit.sot_translator.shapes.describe()
 
 
 @pytest.mark.parametrize("dtype", [None, "int32"])

@@ -3,7 +3,8 @@
 Creation ops have no tensor inputs (except *_like, which read only shape and dtype), so
 the static graph can record them as ops (Paddle's fill_constant and friends); a shape holding a
 size known only at run time (a static Variable) makes full/zeros/ones/empty record `full_sizes`,
-whose input is those sizes (see `shape.sizes_input`).
+whose input is those sizes (see `shape.sizes_input`), and an `end` of arange known only at run time
+records `arange_sizes`, whose input is that end.
 """
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from .. import dtypes as _dt
 from ..tensor import Tensor, as_tensor, tensor_method
 from . import meta_utils as mu
 from .registry import Sample, TensorSpec, defop, get_op
-from .shape import expand, fill_sizes, flatten, reshape, run_time_sizes, sizes_input
+from .shape import expand, fill_sizes, flatten, reshape, run_time_size, run_time_sizes, sizes_input
 
 __all__ = ["full", "zeros", "ones", "empty", "full_like", "zeros_like", "ones_like", "empty_like",
            "arange", "linspace", "eye", "assign", "clone", "numel", "shape", "diag", "tril", "triu",
@@ -144,8 +145,33 @@ _ARANGE = defop("arange", kernel=lambda xp, *, start, end, step, dtype: xp.arang
                                  Sample((), {"start": 0.5, "end": 2.0, "step": 0.25, "dtype": np.dtype("float32")})])
 
 
+def _arange_sizes_meta(sizes: TensorSpec, *, start: Any, end: Any, step: Any, dtype: np.dtype) -> TensorSpec:
+    if end is None:  # the end is the run-time size in `sizes`
+        if step == 0:
+            raise ValueError("arange: argument 'step' must not be 0")
+        return TensorSpec((-1,), dtype)
+    return _arange_meta(start=start, end=end, step=step, dtype=dtype)
+
+
+# arange whose end (None in the template) a static program knows only when it runs: the `*_sizes`
+# convention (`shape.sizes_input`), `sizes` holding that end
+_ARANGE_SIZES = defop("arange_sizes", kernel=lambda xp, sizes, *, start, end, step, dtype: xp.arange(
+                          start, fill_sizes((end,), sizes)[0], step, dtype=dtype),
+                      meta=_arange_sizes_meta, inputs=("sizes",),
+                      attrs={"start": 0, "end": None, "step": 1, "dtype": np.dtype("int64")},
+                      samples=lambda: [Sample((np.zeros(0, np.int64),), {"start": 1, "end": 6, "step": 2,
+                                                                          "dtype": np.dtype("int64")})])
+
+
 def arange(start: Any = 0, end: Any = None, step: Any = 1, dtype: Any = None, name: str | None = None) -> Tensor:
     """Values in [start, end) spaced by step; int64 for int arguments, else float32."""
+    if end is None and run_time_size(start):
+        start, end = 0, start
+    if run_time_size(end) and not isinstance(start, Tensor) and not isinstance(step, Tensor):
+        sizes, _ = sizes_input("arange", "end", [end])
+        is_int = all(isinstance(v, (int, np.integer)) for v in (start, step))
+        default = np.dtype("int64") if is_int else _dt.default_float()
+        return _ARANGE_SIZES(sizes, start=start, end=None, step=step, dtype=_dtype_arg(dtype, default))
     vals = [v.item() if isinstance(v, Tensor) else v for v in (start, end, step)]
     start, end, step = vals
     if end is None:

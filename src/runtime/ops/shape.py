@@ -56,7 +56,7 @@ def _ints(op: str, arg: str, value: Any) -> tuple[int, ...]:
     return tuple(out)
 
 
-def _run_time_size(v: Any) -> bool:
+def run_time_size(v: Any) -> bool:
     """Whether `v` is a static Variable whose value the program knows only when it runs. One known at
     build time (`paddle.shape(x)[0]` of an x whose dims are all known) is its int, as eagerly: the
     result keeps a known size (PaddleClas's `cls_token.expand((paddle.shape(x)[0], -1, -1))`)."""
@@ -65,7 +65,7 @@ def _run_time_size(v: Any) -> bool:
 
 def run_time_sizes(value: Any) -> bool:
     """Whether a list/tuple of sizes holds a size the program knows only when it runs."""
-    return isinstance(value, (list, tuple)) and any(_run_time_size(v) for v in value)
+    return isinstance(value, (list, tuple)) and any(run_time_size(v) for v in value)
 
 
 def sizes_input(op: str, arg: str, value: Any) -> tuple[Tensor, tuple]:
@@ -74,7 +74,7 @@ def sizes_input(op: str, arg: str, value: Any) -> tuple[Tensor, tuple]:
     from .math import cast  # noqa: PLC0415 - math imports this module
     template, run_time = [], []
     for i, v in enumerate(value):
-        if _run_time_size(v):
+        if run_time_size(v):
             spec = v.spec()
             if spec.dtype.kind not in "iu" or spec.shape not in ((), (1,)):
                 raise TypeError(f"{op}: argument '{arg}' must hold ints or 1-element int tensors, got a "

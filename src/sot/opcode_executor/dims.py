@@ -196,12 +196,16 @@ class DimSliceVariable(ConstantVariable):
         return ":".join("" if isinstance(p, ConstantVariable) and p.value is None else repr(p) for p in self.parts)
 
 
+def _is_none(var: Variable) -> bool:
+    return isinstance(var, ConstantVariable) and not isinstance(var, (DimVariable, NumberVariable)) and var.value is None
+
+
 def _bound_offset(part: Variable, base: object) -> int | None | bool:
     """A slice bound against a dim whose form has `base`: its offset (a size of that base), None (no
     bound), or False (anything else)."""
     if isinstance(part, DimVariable):
         return part.form[1] if part.form[0] is base else False
-    return None if isinstance(part, ConstantVariable) and part.value is None else False
+    return None if _is_none(part) else False
 
 
 def _resolve(item: DimSliceVariable, form: tuple[object, int] | None) -> tuple[slice, int | None] | None:
@@ -272,18 +276,34 @@ def _output_dims(index: tuple, rank: int, lengths: dict[int, int | None]) -> lis
 
 
 def arange_over_sizes(ex: "OpcodeExecutor", args: list[Variable], kwargs: dict[str, Variable]) -> Variable | None:
-    """`paddle.arange(start, end)` with `end - start` a known int of sizes of one base (a KV cache's
-    `arange(past, past + n)`): `arange(end - start) + start`, of a static length; None otherwise."""
+    """`paddle.arange` bounded by sizes known only at run time: `arange(past, past + n)` (both of one
+    base: a KV cache's positions) is `arange(n) + past`, of a static length; `arange(seq_len)` or
+    `arange(s, seq_len)` (an int start no larger than the size's offset, so at least 2 items) records
+    runtime's `arange_sizes`, of the size's length, whose form it tells. None otherwise (the bounds
+    are read, which specialises their dims)."""
     names = ("start", "end", "step", "dtype")
     bound = dict(zip(names, args)) | kwargs
-    start, end = bound.get("start"), bound.get("end")
-    step, dtype = bound.get("step"), bound.get("dtype")
-    if not (isinstance(start, DimVariable) and isinstance(end, DimVariable) and start.form[0] is end.form[0]) or \
-            set(bound) - set(names) or (step is not None and not (_int_constant(step) and step.value == 1)):
+    if set(bound) - set(names):
         return None
-    dt = "int64" if dtype is None or (isinstance(dtype, ConstantVariable) and dtype.value is None) else ex.as_arg(dtype)
+    start, end, step, dtype = (bound.get(k) for k in names)
+    if isinstance(start, DimVariable) and (end is None or _is_none(end)):
+        start, end = None, start
+    if not isinstance(end, DimVariable) or (step is not None and not (_int_constant(step) and step.value == 1)):
+        return None
+    dt = "int64" if dtype is None or _is_none(dtype) else ex.as_arg(dtype)
+    if isinstance(start, DimVariable):
+        if start.form[0] is not end.form[0]:
+            return None
+        with ex.recording():
+            count = ex.builder.call_api(runtime.arange, [], {"start": 0, "end": max(end.form[1] - start.form[1], 0),
+                                                              "dtype": dt})
+            first = ex.builder.call_api(runtime.cast, [start.symbol, dt])
+            return ex.from_result(ex.builder.call_method("__add__", count, [first]))
+    first = 0 if start is None else start.value if _int_constant(start) else None
+    base, offset = end.form
+    if first is None or offset - first < 0:
+        return None
     with ex.recording():
-        count = ex.builder.call_api(runtime.arange, [], {"start": 0, "end": max(end.form[1] - start.form[1], 0),
-                                                          "dtype": dt})
-        first = ex.builder.call_api(runtime.cast, [start.symbol, dt])
-        return ex.from_result(ex.builder.call_method("__add__", count, [first]))
+        ranged = ex.from_result(ex.builder.call_api(runtime.arange, [first, end.symbol], {"dtype": dt}))
+    ex.translation.size_forms.tell(ranged.symbol, 0, (base, offset - first))
+    return ranged
