@@ -36,6 +36,7 @@ STEPS = {
     "pool_rows": "t = F.avg_pool1d(t.T.unsqueeze(0), 2)[0].T",
     "plus_positions": "t = t + paddle.arange(t.shape[0], t.shape[0] + 1, dtype='float32')",
     "times_ones": "t = t * paddle.ones([t.shape[0], 1])",
+    "times_rows": "t = t * paddle.arange(t.shape[0], dtype='float32').unsqueeze(-1)",
 }
 SIZES = (5, 6, 2, 3, 7, 1, 4)
 
