@@ -39,15 +39,19 @@ def _tensor(shape, seed=0):
     return paddle.to_tensor(np.random.default_rng(seed).standard_normal(shape).astype("float32"))
 
 
+def _agrees(fn, jit, args, expected):
+    """Eager's result is `expected` (NumPy's), and the compiled one is eager's."""
+    with sot.disable():
+        want = fn(*args)
+    np.testing.assert_allclose(want.numpy(), expected, rtol=1e-6)
+    assert_same_result(jit(*args), want)
+
+
 def test_arange_from_a_run_time_size_has_a_static_length():
     jit = jit_of(positions)
     ids = paddle.to_tensor(np.zeros((1, 2), "int64"))
     for n in (3, 4, 5, 6, 7):
-        past = _tensor((1, 2, n, 4))
-        with sot.disable():
-            want = positions(past, ids)
-        np.testing.assert_array_equal(want.numpy(), np.arange(n, n + 2) * 2)
-        assert_same_result(jit(past, ids), want)
+        _agrees(positions, jit, (_tensor((1, 2, n, 4)), ids), np.arange(n, n + 2) * 2)
     assert jit.sot_translator.translations == 2  # the first size, then the cache's length dynamic
     assert jit.sot_translator.shapes.kept_static() == []
 
@@ -72,10 +76,7 @@ def test_sizes_of_different_inputs_do_not_cancel():
     jit = jit_of(unrelated_difference)
     for n, m in ((3, 2), (4, 2), (5, 3), (6, 6)):
         a, b = _tensor((n,)), _tensor((m,))
-        with sot.disable():
-            want = unrelated_difference(a, b)
-        np.testing.assert_allclose(want.numpy(), a.numpy().sum() * (n - m), rtol=1e-6)
-        assert_same_result(jit(a, b), want)
+        _agrees(unrelated_difference, jit, (a, b), a.numpy().sum() * (n - m))
     assert "f_locals['a'] dim 0 (rank 1): static" in jit.sot_translator.shapes.describe()
 
 
@@ -88,22 +89,14 @@ def test_a_concat_of_two_run_time_sizes_does_not_cancel_against_one():
     jit = jit_of(doubled_length)
     for n in (3, 4, 5, 2):
         a = _tensor((n,))
-        with sot.disable():
-            want = doubled_length(a)
-        whole = np.concatenate([a.numpy(), a.numpy(), np.ones(2, "float32")])
-        np.testing.assert_array_equal(want.numpy(), whole[n + 2:] * 2)
-        assert_same_result(jit(a), want)
+        _agrees(doubled_length, jit, (a,), np.concatenate([a.numpy(), a.numpy(), np.ones(2, "float32")])[n + 2:] * 2)
     assert "f_locals['a'] dim 0 (rank 1): static" in jit.sot_translator.shapes.describe()
 
 
 def test_a_size_that_may_be_one_is_not_a_shape_argument():
     jit = jit_of(shrunk_shape)
     for n in (3, 4, 2):
-        x = _tensor((n,))
-        with sot.disable():
-            want = shrunk_shape(x)
-        np.testing.assert_array_equal(want.numpy(), np.ones(n - 1, "float32"))
-        assert_same_result(jit(x), want)
+        _agrees(shrunk_shape, jit, (_tensor((n,)),), np.ones(n - 1, "float32"))
     assert "f_locals['x'] dim 0 (rank 1): static" in jit.sot_translator.shapes.describe()
 
 
@@ -162,10 +155,7 @@ def test_arange_to_a_run_time_size_has_that_size():
     jit = jit_of(with_positions)
     for n in (3, 4, 5, 6):
         x = _tensor((2, n))
-        with sot.disable():
-            want = with_positions(x)
-        np.testing.assert_allclose(want.numpy(), x.numpy() + np.arange(n, dtype="float32"))
-        assert_same_result(jit(x), want)
+        _agrees(with_positions, jit, (x,), x.numpy() + np.arange(n, dtype="float32"))
     assert jit.sot_translator.translations == 2
     assert "f_locals['x'] dim 1 (rank 2): dynamic" in jit.sot_translator.shapes.describe()
 
@@ -173,11 +163,7 @@ def test_arange_to_a_run_time_size_has_that_size():
 def test_arange_that_may_keep_one_item_specialises():
     jit = jit_of(without_the_first)
     for n in (3, 4, 2):
-        x = _tensor((n,))
-        with sot.disable():
-            want = without_the_first(x)
-        np.testing.assert_array_equal(want.numpy(), np.arange(1, n, dtype="float32"))
-        assert_same_result(jit(x), want)
+        _agrees(without_the_first, jit, (_tensor((n,)),), np.arange(1, n, dtype="float32"))
     assert "f_locals['x'] dim 0 (rank 1): static" in jit.sot_translator.shapes.describe()
 
 
