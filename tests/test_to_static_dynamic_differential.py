@@ -37,6 +37,10 @@ STEPS = {
     "plus_positions": "t = t + paddle.arange(t.shape[0], t.shape[0] + 1, dtype='float32')",
     "times_ones": "t = t * paddle.ones([t.shape[0], 1])",
     "times_rows": "t = t * paddle.arange(t.shape[0], dtype='float32').unsqueeze(-1)",
+    "gram": "t = paddle.matmul(t, t, transpose_y=True) if t.ndim == 2 else t",
+    "rows_by_size": "t = t.reshape([t.shape[0], -1])",
+    "length_difference": "t = t * (t.shape[0] - t.T.shape[-1] + 1)",
+    "last_mask_row": "t = t * paddle.tril(paddle.ones([t.shape[0], t.shape[0]]))[t.shape[0] - 1:, :].sum()",
 }
 SIZES = (5, 6, 2, 3, 7, 1, 4)
 

@@ -2,14 +2,19 @@
 past + n)`, `k_len - past_len` and a causal mask's `mask[k_len - q_len:]` have static lengths, so
 greedy generation translates three times (the prompt, the first cached step, then every step with
 the cache's length dynamic) instead of once per token. `arange(seq_len)` has the dynamic length
-itself. Sizes of different origins never cancel: their difference is read, which specialises them.
-Every result is eager's, eager's checked against NumPy."""
+itself. Sizes pass through the ops a transformer uses (embedding, linear, split, reshape,
+transpose, matmul, broadcasts, reductions, indexing), so attention over a dynamic sequence length
+translates twice for any number of lengths. Sizes of different origins never cancel: their
+difference is read, which specialises them. Every result is eager's, eager's checked against NumPy."""
+import contextlib
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import runtime as paddle
+import runtime.nn.functional as F
 import sot
 import zoo_models as zoo
 from sot_helpers import assert_same_result, jit_of
@@ -165,6 +170,63 @@ def test_arange_that_may_keep_one_item_specialises():
     for n in (3, 4, 2):
         _agrees(without_the_first, jit, (_tensor((n,)),), np.arange(1, n, dtype="float32"))
     assert "f_locals['x'] dim 0 (rank 1): static" in jit.sot_translator.shapes.describe()
+
+
+def heads(x, w):
+    """Self-attention's size bookkeeping: q and k of x [B, T, 8] through one projection, split, reshape
+    and transpose; their lengths are one size, and the merged heads reshape back with a static -1."""
+    B, T, _ = x.shape
+    q, k = paddle.matmul(x, w).split(2, axis=-1)
+    q = q.reshape([B, T, 2, 4]).transpose([0, 2, 1, 3])
+    k = k.reshape([B, T, 2, 4]).transpose([0, 2, 1, 3])
+    scores = paddle.matmul(q, k, transpose_y=True) * (q.shape[2] - k.shape[2] + 1)
+    mask = paddle.tril(paddle.ones([k.shape[2], k.shape[2]]))[k.shape[2] - q.shape[2]:, :]
+    out = paddle.matmul(F.softmax(scores + mask.unsqueeze(0).unsqueeze(0), axis=-1), q)
+    return out.transpose([0, 2, 1, 3]).reshape([B, T, -1]).sum(axis=-1, keepdim=True)
+
+
+def test_sizes_pass_through_attentions_ops():
+    jit = jit_of(heads)
+    w = _tensor((8, 16), 3)
+    for n in (3, 4, 5, 6, 2):
+        x = _tensor((2, n, 8), n)
+        xn, wn = x.numpy().astype("float64"), w.numpy().astype("float64")
+        q, k = np.split(xn @ wn, 2, axis=-1)
+        q, k = (t.reshape(2, n, 2, 4).transpose(0, 2, 1, 3) for t in (q, k))
+        s = q @ k.transpose(0, 1, 3, 2) + np.tril(np.ones((n, n)))
+        p = np.exp(s - s.max(-1, keepdims=True))
+        expected = ((p / p.sum(-1, keepdims=True)) @ q).transpose(0, 2, 1, 3).reshape(2, n, 8).sum(-1, keepdims=True)
+        with sot.disable():
+            want = heads(x, w)
+        np.testing.assert_allclose(want.numpy(), expected, rtol=1e-4, atol=1e-5)
+        assert_same_result(jit(x, w), want)
+    assert jit.sot_translator.translations == 2
+    assert jit.sot_translator.shapes.kept_static() == []
+    (entry,) = [e for e in jit.sot_translator.cache.entries if "[2, -1, 8]" in str(e.payload)]
+    assert "float32[2, -1, 8]" in str(entry.payload).split("reshape")[-1]  # the merged heads' -1 inferred
+
+
+def test_a_gpt_forward_and_its_gradients_over_five_sequence_lengths_translate_twice():
+    paddle.seed(0)
+    eager = zoo.GPTLMHeadModel(max_positions=32)
+    paddle.seed(0)
+    model = zoo.GPTLMHeadModel(max_positions=32)
+    jit = sot.to_static(model)
+    for n in (5, 6, 7, 8, 9):
+        ids = paddle.to_tensor(np.random.default_rng(n).integers(0, 17, (2, n)))
+        losses = []
+        for layer, run in ((eager, eager), (model, jit)):
+            with sot.disable() if run is eager else contextlib.nullcontext():
+                logits = run(ids)
+            loss = F.cross_entropy(logits[:, :-1].reshape([-1, 17]), ids[:, 1:].reshape([-1]))
+            loss.backward()
+            losses.append((loss.numpy(), [p.grad.numpy() for p in layer.parameters()]))
+            layer.clear_gradients()
+        (got, got_grads), (want, want_grads) = losses[1], losses[0]
+        np.testing.assert_allclose(got, want, rtol=1e-5)
+        for g, e in zip(got_grads, want_grads):
+            np.testing.assert_allclose(g, e, rtol=1e-4, atol=1e-6)
+    assert jit.forward.sot_translator.translations == 2
 
 
 @pytest.mark.parametrize("dtype", [None, "int32"])

@@ -33,7 +33,7 @@ from sot.opcode_executor.markers import is_to_static_wrapper
 from sot.pyversion import Instruction
 
 from .builtins import builtin_of
-from .dims import arange_over_sizes, call_arguments, check_squeeze
+from .dims import arange_over_sizes, call_arguments, check_squeeze, reshape_sizes
 from .size_forms import record_forms
 from .dispatch import InPlaceUpdate, Unsupported, handles
 from .stdlib import partial_call
@@ -156,6 +156,8 @@ class CallMixin:
                 ranged = arange_over_sizes(self, args, kwargs)
                 if ranged is not None:
                     return ranged
+            if fn.value is runtime.reshape and len(args) > 1:
+                args = [args[0], reshape_sizes(self, args[0], args[1]), *args[2:]]
             check_squeeze(self, fn.value.__name__, args, kwargs)
             pos, kw = call_arguments(self, fn.value, args, kwargs)
             if not any(isinstance(a, (Symbol, Tensor)) for a in tree_leaves((pos, kw))):
@@ -163,7 +165,7 @@ class CallMixin:
             with self.recording():
                 result = self.from_result(self.builder.call_api(fn.value, pos, kw,
                                                                 allow_dynamic_shape=allows_dynamic_shape(fn.value)))
-            record_forms(self, fn.value.__name__, args, kwargs, result)
+            record_forms(self, fn.value, fn.value.__name__, args, kwargs, result)
             return result
         if isinstance(fn, ObjectVariable) and is_to_static_wrapper(fn.value):  # inline what it wraps
             return self.call(self.wrap(fn.value.__wrapped__, GetAttrTracker(fn.tracker, "__wrapped__")), args, kwargs,
@@ -255,12 +257,14 @@ class CallMixin:
         method = getattr(Tensor, name, None)
         if breaks_on(method):
             self.unsupported(f"calls Tensor.{name}, which is on the block list (sot.graph_break_on)", "SOT-B004")
+        if name in ("reshape", "view") and args:
+            args = [reshape_sizes(self, self_var, args[0]), *args[1:]]
         check_squeeze(self, name, [self_var, *args], kwargs)
         pos, kw = call_arguments(self, method, args, kwargs, method=True)
         with self.recording():
             result = self.from_result(self.builder.call_method(
                 name, self_sym, pos, kw, allow_dynamic_shape=allows_dynamic_shape(method) or name.startswith("__")))
-        record_forms(self, name, [self_var, *args], kwargs, result)
+        record_forms(self, method, name, [self_var, *args], kwargs, result)
         return result
 
     def _device_move(self, name: str, self_var: Variable, args: list[Variable], kwargs: dict) -> Variable:

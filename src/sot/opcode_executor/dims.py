@@ -28,6 +28,7 @@ a dynamic dim (`check_squeeze`) specialises too: whether it drops the dim depend
 """
 from __future__ import annotations
 
+import math
 from typing import TYPE_CHECKING, Any
 
 import runtime
@@ -40,7 +41,7 @@ if TYPE_CHECKING:
     from .executor import OpcodeExecutor
 
 __all__ = ["run_time_shape", "size_arithmetic", "call_arguments", "check_slices", "check_squeeze", "DimSliceVariable",
-           "slice_by_sizes", "arange_over_sizes"]
+           "slice_by_sizes", "arange_over_sizes", "reshape_sizes"]
 
 # runtime functions (by name, in runtime.ops) whose argument at this position, or of this name, takes
 # a list of sizes that may be known only at run time (a Tensor method's positions count after self)
@@ -307,3 +308,28 @@ def arange_over_sizes(ex: "OpcodeExecutor", args: list[Variable], kwargs: dict[s
         ranged = ex.from_result(ex.builder.call_api(runtime.arange, [first, end.symbol], {"dtype": dt}))
     ex.translation.size_forms.tell(ranged.symbol, 0, (base, offset - first))
     return ranged
+
+
+def reshape_sizes(ex: "OpcodeExecutor", x: Variable, sizes: Variable) -> Variable:
+    """The sizes of `x.reshape(sizes)` with a `-1` to infer made static where the sizes known only at run
+    time cancel: `x` [B, T, 2, 8] with T dynamic reshaped to [B, T, -1] has 16 there whatever T is.
+    Cancelling: the dynamic dims of x and the DimVariables among `sizes` are the same forms, once each
+    (their run-time sizes divide out of both element counts). `sizes` itself otherwise."""
+    if not (isinstance(x, TensorVariable) and isinstance(sizes, TupleVariable) and -1 in x.meta.shape):
+        return sizes
+    items = sizes.items
+    plain = [i for i in items if not isinstance(i, DimVariable)]
+    if not all(_int_constant(i) for i in plain) or [i.value for i in plain].count(-1) != 1 or \
+            any(i.value == 0 for i in plain):
+        return sizes
+    forms = ex.translation.size_forms
+    have = sorted((id(f[0]), f[1]) for f in (forms.of(x.symbol, d) for d, n in enumerate(x.meta.shape) if n == -1))
+    given = sorted((id(i.form[0]), i.form[1]) for i in items if isinstance(i, DimVariable))
+    if have != given:
+        return sizes
+    static_in = math.prod(n for n in x.meta.shape if n != -1)
+    static_out = math.prod(i.value for i in plain if i.value != -1)
+    if static_out == 0 or static_in % static_out:
+        return sizes
+    made = [ConstantVariable(static_in // static_out) if _int_constant(i) and i.value == -1 else i for i in items]
+    return ListVariable(made) if isinstance(sizes, ListVariable) else TupleVariable(made)

@@ -19,6 +19,7 @@ from sot.pyversion.instruction import BINARY_OPERATORS as _BINARY_OPERATORS
 
 from .aliasing import held_outside, shares_memory
 from .dims import size_arithmetic
+from .size_forms import record_forms
 from .dispatch import FrameRaises, InPlaceUpdate, handles
 from .trackers import ComputedTracker, ConstTracker, ExpressionTracker
 from .variables import (BoundMethodVariable, ConstantVariable, DictVariable, DimVariable, FunctionVariable,
@@ -188,6 +189,7 @@ class OperatorMixin:
             args = [self.as_arg(other)]
         with self.recording():
             result = self.from_result(self.builder.call_method(dunder, tensor.symbol, args))
+        record_forms(self, None, dunder, [tensor] if other is None else [tensor, other], {}, result)
         return result
 
     def _computed_number(self, operands: list[Variable], fold: Callable, opname: str, arg: int | None = None,
