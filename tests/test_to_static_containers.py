@@ -302,3 +302,74 @@ def test_an_ordered_dict_live_at_a_break():
     for sign in (1.0, -1.0):
         x = paddle.to_tensor(np.array([1.0, 2.0], "float32") * sign)
         assert_same_result(jit_of(ordered_dict_at_a_break)(x), ordered_dict_at_a_break(x))
+
+
+def losses_by_kind(feats):
+    losses = collections.defaultdict(float)  # a missing key starts at float() == 0.0
+    for name, value in feats.items():
+        losses[name.split("_")[0]] += value.mean()
+    return dict(losses)
+
+
+def grouped_by_parity(x):
+    groups = collections.defaultdict(list)
+    for i in range(4):
+        groups[i % 2].append(x * i)
+    return groups, [paddle.add_n(groups[k]) for k in sorted(groups)]
+
+
+def test_a_defaultdict_made_in_the_function_is_captured_in_one_graph():
+    x = paddle.to_tensor(np.array([1.0, 3.0], "float32"))
+    feats = {"cls_a": x, "cls_b": x * 2, "box_a": x * 3}
+    want = losses_by_kind(feats)
+    np.testing.assert_allclose([want["cls"].numpy(), want["box"].numpy()], [6.0, 6.0])  # mean 2, 4 / mean 6
+    report = explained_like_eager(losses_by_kind, lambda: (feats,))
+    assert (report.graph_count, report.break_count) == (1, 0)
+
+
+def test_a_returned_defaultdict_keeps_its_factory_and_order():
+    x = paddle.to_tensor(np.array([1.0, 2.0], "float32"))
+    jit = jit_of(grouped_by_parity)
+    (got, sums), (want, want_sums) = jit(x), grouped_by_parity(x)
+    assert_same_result((got, sums), (want, want_sums))
+    np.testing.assert_array_equal(want_sums[1].numpy(), [4.0, 8.0])  # x * 1 + x * 3
+    assert got.default_factory is list and got["new"] == []  # still a defaultdict of lists
+    assert [t.fallbacks for t in translators(jit)] == [[]]
+
+
+def counted_across_a_break(x):
+    counts = collections.defaultdict(int)
+    counts["a"] += 1
+    if float(x.sum()) > 0:  # a break with the defaultdict live: made again, with its factory
+        counts["b"] += 2
+    counts["c"]
+    return counts, x + counts["a"]
+
+
+def test_a_defaultdict_live_at_a_break_keeps_its_factory():
+    for sign in (1.0, -1.0):
+        x = paddle.to_tensor(np.array([1.0, 2.0], "float32") * sign)
+        jit = jit_of(counted_across_a_break)
+        (got, y), (want, want_y) = jit(x), counted_across_a_break(x)
+        assert got == want and got.default_factory is int
+        assert_same_result(y, want_y)
+        # the resume function takes the defaultdict in and fills it, written back after its graph
+        assert [[b.code for b in t.breaks] for t in translators(jit)] == [["SOT-B002"], []]
+
+
+def without_a_factory(x):
+    d = collections.defaultdict(None, {"a": x})
+    return d["b"]
+
+
+def fills_a_given_defaultdict(d, x):
+    return d["a"] * x + d["missing"]  # eager stores float() under "missing" in the caller's dict
+
+
+def test_a_defaultdict_without_a_factory_raises_and_one_passed_in_is_filled_as_eagerly():
+    x = paddle.to_tensor(np.array([1.0, 2.0], "float32"))
+    with pytest.raises(KeyError, match="'b'"):
+        jit_of(without_a_factory)(x)
+    eager_d, jit_d = (collections.defaultdict(float, {"a": x * 2}) for _ in range(2))
+    assert_same_result(jit_of(fills_a_given_defaultdict)(jit_d, x), fills_a_given_defaultdict(eager_d, x))
+    assert dict(jit_d) == {"a": jit_d["a"], "missing": 0.0} and list(jit_d) == list(eager_d)

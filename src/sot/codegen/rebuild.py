@@ -13,7 +13,7 @@ aliases stay aliases. A value that cannot be rebuilt makes the break impossible:
 from __future__ import annotations
 
 import types
-from collections import OrderedDict
+from collections import OrderedDict, defaultdict
 from typing import Any, Callable
 
 from runtime.autograd import enable_grad, no_grad
@@ -150,17 +150,20 @@ class Rebuilder:
             if var.tracker.source is not None and getattr(var.tracker, "reloadable", False) and self.load(var):
                 return  # the very container the frame was given
             if isinstance(var, DictVariable):
-                if var.kind not in (dict, OrderedDict):
+                if var.kind not in (dict, OrderedDict, defaultdict):
                     self.fail(f"rebuilding a {var.kind.__name__}")
+                factory = self.materialise(var.factory) if var.kind is defaultdict else None
                 temps = [(k, self.materialise(v)) for k, v in var.items.items()]
-                if var.kind is OrderedDict:
-                    self.callable_const(OrderedDict)
+                if var.kind is not dict:
+                    self.callable_const(var.kind)
+                if factory is not None:
+                    self.emit("LOAD_FAST", argval=factory)
                 for key, temp in temps:
                     self.emit("LOAD_CONST", argval=key)
                     self.emit("LOAD_FAST", argval=temp)
                 self.emit("BUILD_MAP", arg=len(temps), argval=len(temps))
-                if var.kind is OrderedDict:
-                    self.call(1)
+                if var.kind is not dict:
+                    self.call(1 if factory is None else 2)
             else:
                 temps = [self.materialise(v) for v in var.items]
                 if isinstance(var, NamedTupleVariable):

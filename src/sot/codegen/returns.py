@@ -11,7 +11,7 @@ the same without walking the template per call), and `runner` is the function th
 """
 from __future__ import annotations
 
-from collections import OrderedDict
+from collections import OrderedDict, defaultdict
 from dataclasses import dataclass
 from typing import Any, Callable
 
@@ -167,8 +167,10 @@ def template(ex: OpcodeExecutor, var: Variable, outputs: list[Symbol], passed: l
         if isinstance(var, NamedTupleVariable):  # (its generated __new__ only stores the fields)
             return var.kind(*items)
         return items if isinstance(var, ListVariable) else tuple(items)
-    if isinstance(var, DictVariable) and var.kind in (dict, OrderedDict):  # (made again from a dict of its items)
+    if isinstance(var, DictVariable) and var.kind in (dict, OrderedDict, defaultdict):  # (made again from its items)
         items = {k: template(ex, v, outputs, passed, exposed, made) for k, v in var.items.items()}
+        if var.kind is defaultdict:  # (its factory: an object its guards pin, as eager's holds it)
+            return defaultdict(ex.python_value(var.factory), items)
         return items if var.kind is dict else OrderedDict(items)
     if isinstance(var, NewObjectVariable) and made is not None:
         return made.index(ex, var, outputs, passed, exposed)
@@ -285,8 +287,10 @@ def fill(node: Any, values: tuple, inputs: tuple, passed: tuple = ()) -> Any:
         return type(node)._make(fill(n, values, inputs, passed) for n in node)
     if isinstance(node, (tuple, list)):
         return type(node)(fill(n, values, inputs, passed) for n in node)
-    if isinstance(node, dict):  # (a dict, or an OrderedDict: see `template`)
+    if isinstance(node, dict):  # (a dict, an OrderedDict or a defaultdict: see `template`)
         items = {k: fill(n, values, inputs, passed) for k, n in node.items()}
+        if isinstance(node, defaultdict):
+            return defaultdict(node.default_factory, items)
         return items if type(node) is dict else type(node)(items)
     return node
 

@@ -7,6 +7,7 @@ indexing a container known at translation time is folded. f-strings are folded o
 """
 from __future__ import annotations
 
+import collections
 import enum
 from typing import Any, Callable
 
@@ -116,6 +117,9 @@ class BuildMixin:
             try:
                 return base.items[index]
             except (IndexError, KeyError) as e:
+                if isinstance(base, DictVariable) and base.kind is collections.defaultdict and \
+                        base.factory is not None and not _is_none(base.factory):
+                    return self._default_item(base, index)
                 if hasattr(getattr(base, "kind", dict), "__missing__"):  # a subclass's __missing__ runs eagerly
                     raise FrameRaises(opname, self.where(), f"raises {type(e).__name__}: {e}") from None
                 raise FrameRaises.of(opname, self.where(), e) from None
@@ -154,6 +158,13 @@ class BuildMixin:
         if table.tracker.source is None or member.tracker.source is None:
             self.unsupported(f"looks an enum member up in {shown(table)}, which sot cannot find again on the next "
                              "call")
+
+    def _default_item(self, d: DictVariable, key: Any) -> Variable:
+        """`d[key]` of a defaultdict without it: `d.default_factory()` stored under it, as `__missing__` does."""
+        value = self.call(d.factory, [], {})
+        self.write_into(d)
+        d.items[key] = value
+        return value
 
     def _check_tensor_index(self, index: Any) -> None:
         """Indexing a tensor by a tensor, a list or an array (advanced indexing) is not recorded: a bool
@@ -210,8 +221,10 @@ class BuildMixin:
     def write_into(self, container: Variable) -> None:
         """A mutation of `container`: one from outside the frame is written back after the graph."""
         if container.tracker.source is not None:
+            # (a defaultdict is refilled by dict's own clear and update, as a dict is; other subclasses may
+            # redefine them)
             if not self.reloadable(container) or isinstance(container, SetVariable) or (
-                    isinstance(container, DictVariable) and container.kind is not dict):
+                    isinstance(container, DictVariable) and container.kind not in (dict, collections.defaultdict)):
                 self.unsupported(f"changes {shown(container)} from outside the function", "SOT-S001")
             self.record_write()
             self.translation.effects.refill(container)
@@ -246,3 +259,7 @@ class BuildMixin:
     @handles("BUILD_STRING")
     def _build_string(self, ins: Instruction) -> None:
         self.stack.append(ConstantVariable("".join(self.python_value(v) for v in self.pop(ins.arg))))
+
+
+def _is_none(var: Variable) -> bool:
+    return type(var) is ConstantVariable and var.value is None

@@ -123,6 +123,19 @@ def _to_dict(kind: type) -> Builtin:
     return call
 
 
+def _defaultdict(ex: "OpcodeExecutor", args: list[Variable], kwargs: dict[str, Variable]) -> Variable:
+    """collections.defaultdict(factory, mapping or pairs, **kwargs): a dict whose missing keys get
+    `factory()` (see BuildMixin.subscript)."""
+    factory = args[0] if args else ConstantVariable(None)
+    if isinstance(factory, ConstantVariable) and factory.value is not None:
+        ex.raises("first argument must be callable or None")
+    if len(args) > 2:
+        ex.raises("defaultdict() called with more than two positional arguments")
+    made = DictVariable({}, kind=collections.defaultdict, factory=factory)
+    ex.container_method("update", made, *args[1:], **kwargs)
+    return made
+
+
 def _to_set(kind: type) -> Builtin:
     """set(...) / frozenset(...) of an iterable of constants, made by the real constructor (eager's order)."""
     def call(ex: "OpcodeExecutor", args: list[Variable], kwargs: dict[str, Variable]) -> Variable:
@@ -403,6 +416,7 @@ BUILTINS: dict[Any, Builtin] = {
     len: _len, enumerate: _enumerate, zip: _zip, map: _map, filter: _filter,
     list: _to_sequence(list), tuple: _to_sequence(tuple), set: _to_set(set), frozenset: _to_set(frozenset),
     dict: _to_dict(dict), collections.OrderedDict: _to_dict(collections.OrderedDict),
+    collections.defaultdict: _defaultdict,
     reversed: _reversed, isinstance: _isinstance,
     iter: _iter, next: _next,
     type: _type, getattr: _getattr, setattr: _setattr, hasattr: _hasattr, super: _super, callable: _callable, sum: _sum,

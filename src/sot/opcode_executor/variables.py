@@ -307,12 +307,15 @@ class ListVariable(TupleVariable):
 
 
 class DictVariable(Variable):
-    """A dict with constant keys and Variable values: built during simulation, or read from the frame."""
+    """A dict with constant keys and Variable values: built during simulation, or read from the frame.
+    A `collections.defaultdict` has its `factory` (a Variable: what a missing key's value is made by)."""
 
-    def __init__(self, items: dict[Any, Variable], tracker: Tracker | None = None, kind: type = dict):
+    def __init__(self, items: dict[Any, Variable], tracker: Tracker | None = None, kind: type = dict,
+                 factory: Variable | None = None):
         super().__init__(tracker)
         self.items = dict(items)
         self.kind = kind
+        self.factory = factory
         self.entry_keys = tuple(self.items)  # the frame's own writes are simulated, not assumed
         self.aliases: list[Source] = []
 

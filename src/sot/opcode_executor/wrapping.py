@@ -107,7 +107,9 @@ class WrappingMixin:
         # (not with a NaN key: a guard's `d[float('nan')]` would find no item, and miss on every call)
         elif isinstance(value, dict) and all(type(k) in CONSTANT_TYPES and k == k for k in value):
             items = {k: self.wrap(v, GetItemTracker(tracker, k)) for k, v in value.items()}
-            var = DictVariable(items, tracker, type(value))
+            factory = self.wrap(value.default_factory, GetAttrTracker(tracker, "default_factory")) \
+                if isinstance(value, collections.defaultdict) else None
+            var = DictVariable(items, tracker, type(value), factory)
         elif isinstance(value, types.FunctionType):
             var = FunctionVariable(value, tracker, global_tracker=self._globals_of(value, tracker))
         elif isinstance(value, types.MethodType) and (isinstance(value.__func__, types.FunctionType)
@@ -296,6 +298,8 @@ class WrappingMixin:
                 return items
             if var.kind in _REMADE_FROM_ITEMS:  # (an OrderedDict compares, and shows, unlike a dict)
                 return var.kind(items)
+            if var.kind is collections.defaultdict:
+                return collections.defaultdict(self.python_value(var.factory), items)
             self.unsupported(f"needs the Python value of a {var.kind.__name__}, which sot cannot make from its items")
         if isinstance(var, SetVariable):  # the very set: a copy could iterate in another order
             return var.items
