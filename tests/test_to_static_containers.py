@@ -373,3 +373,16 @@ def test_a_defaultdict_without_a_factory_raises_and_one_passed_in_is_filled_as_e
     eager_d, jit_d = (collections.defaultdict(float, {"a": x * 2}) for _ in range(2))
     assert_same_result(jit_of(fills_a_given_defaultdict)(jit_d, x), fills_a_given_defaultdict(eager_d, x))
     assert dict(jit_d) == {"a": jit_d["a"], "missing": 0.0} and list(jit_d) == list(eager_d)
+
+
+def missing_of(d, x):
+    return x * 2, d["missing"]
+
+
+def test_a_defaultdict_passed_in_is_guarded_on_its_factory():
+    jit, x = jit_of(missing_of), paddle.to_tensor(np.array([1.0], "float32"))
+    for factory, made in ((float, 0.0), (int, 0), (list, []), (float, 0.0)):
+        d = collections.defaultdict(factory, {"a": 1})
+        value = jit(d, x)[1]
+        assert type(value) is factory and value == made and d == {"a": 1, "missing": made}
+    assert jit.sot_translator.translations == 3
