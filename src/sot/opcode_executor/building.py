@@ -22,8 +22,8 @@ from .dims import DimSliceVariable, check_slices, slice_by_sizes
 from .dispatch import FrameRaises, handles
 from .trackers import ExpressionTracker
 from .variables import (ConstantVariable, DictVariable, DimVariable, InstanceVariable, ListVariable, ObjectVariable,
-                        SetVariable, TensorVariable, TupleVariable, Variable, is_enum_member, known_value,
-                        plain_sequence)
+                        SetVariable, TensorVariable, TupleVariable, Variable, is_enum_member, is_none,
+                        known_value, plain_sequence)
 from .wording import shown
 
 __all__ = ["BuildMixin"]
@@ -118,7 +118,7 @@ class BuildMixin:
                 return base.items[index]
             except (IndexError, KeyError) as e:
                 if isinstance(base, DictVariable) and base.kind is collections.defaultdict and \
-                        base.factory is not None and not _is_none(base.factory):
+                        base.factory is not None and not is_none(base.factory):
                     return self._default_item(base, index)
                 if hasattr(getattr(base, "kind", dict), "__missing__"):  # a subclass's __missing__ runs eagerly
                     raise FrameRaises(opname, self.where(), f"raises {type(e).__name__}: {e}") from None
@@ -259,7 +259,3 @@ class BuildMixin:
     @handles("BUILD_STRING")
     def _build_string(self, ins: Instruction) -> None:
         self.stack.append(ConstantVariable("".join(self.python_value(v) for v in self.pop(ins.arg))))
-
-
-def _is_none(var: Variable) -> bool:
-    return type(var) is ConstantVariable and var.value is None

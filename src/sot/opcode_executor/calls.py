@@ -33,9 +33,9 @@ from sot.opcode_executor.markers import is_to_static_wrapper
 from sot.pyversion import Instruction
 
 from .builtins import builtin_of
-from .dims import arange_over_sizes, call_arguments, check_squeeze, reshape_sizes
-from .size_forms import record_forms
+from .dims import arange_over_sizes, call_arguments, sized_arguments
 from .dispatch import InPlaceUpdate, Unsupported, handles
+from .size_forms import record_forms
 from .stdlib import partial_call
 from .trackers import ExpressionTracker, GetAttrTracker
 from .variables import (NULL, BoundMethodVariable, ContainerMethodVariable, DictVariable, FunctionVariable,
@@ -156,9 +156,7 @@ class CallMixin:
                 ranged = arange_over_sizes(self, args, kwargs)
                 if ranged is not None:
                     return ranged
-            if fn.value is runtime.reshape and len(args) > 1:
-                args = [args[0], reshape_sizes(self, args[0], args[1]), *args[2:]]
-            check_squeeze(self, fn.value.__name__, args, kwargs)
+            args = sized_arguments(self, fn.value.__name__, args, kwargs)
             pos, kw = call_arguments(self, fn.value, args, kwargs)
             if not any(isinstance(a, (Symbol, Tensor)) for a in tree_leaves((pos, kw))):
                 self._creation_place(kw)
@@ -257,9 +255,7 @@ class CallMixin:
         method = getattr(Tensor, name, None)
         if breaks_on(method):
             self.unsupported(f"calls Tensor.{name}, which is on the block list (sot.graph_break_on)", "SOT-B004")
-        if name in ("reshape", "view") and args:
-            args = [reshape_sizes(self, self_var, args[0]), *args[1:]]
-        check_squeeze(self, name, [self_var, *args], kwargs)
+        args = sized_arguments(self, name, [self_var, *args], kwargs)[1:]
         pos, kw = call_arguments(self, method, args, kwargs, method=True)
         with self.recording():
             result = self.from_result(self.builder.call_method(

@@ -24,7 +24,7 @@ be below 2 (after `-`) passed as a shape argument: a -1 dim is assumed to be at 
 For the same reason a slice of a dynamic dim that may keep fewer than 2 items (`x[1:]`, `x[:-1]`
 and `x[-1:]` of a size-2 dim keep 1) specialises the dims behind it (`check_slices`): its result
 would be a -1 dim of size 1, which `squeeze` would drop where the translation kept it. `squeeze` of
-a dynamic dim (`check_squeeze`) specialises too: whether it drops the dim depends on the size.
+a computed dynamic dim (`sized_arguments`) specialises too: whether it drops the dim depends on the size.
 """
 from __future__ import annotations
 
@@ -35,13 +35,13 @@ import runtime
 from sot.dynamic.shapes import dims_behind, specialise
 
 from .variables import ConstantVariable, DimVariable, ListVariable, NumberVariable, TensorVariable, TupleVariable, \
-    Variable
+    Variable, is_none
 
 if TYPE_CHECKING:
     from .executor import OpcodeExecutor
 
-__all__ = ["run_time_shape", "size_arithmetic", "call_arguments", "check_slices", "check_squeeze", "DimSliceVariable",
-           "slice_by_sizes", "arange_over_sizes", "reshape_sizes"]
+__all__ = ["run_time_shape", "size_arithmetic", "call_arguments", "sized_arguments", "check_slices", "DimSliceVariable",
+           "slice_by_sizes", "arange_over_sizes"]
 
 # runtime functions (by name, in runtime.ops) whose argument at this position, or of this name, takes
 # a list of sizes that may be known only at run time (a Tensor method's positions count after self)
@@ -89,7 +89,8 @@ def size_arithmetic(ex: "OpcodeExecutor", op: str, left: Variable, right: Variab
         return None
     sizes = [v for v in (left, right) if isinstance(v, DimVariable)]
     ints = [v.value for v in (left, right) if _int_constant(v)]
-    if len(sizes) + len(ints) != 2 or (op == "+" and any(i < 0 for i in ints)) or (op == "*" and any(i < 1 for i in ints)):
+    smallest = {"+": 0, "*": 1, "-": None}[op]  # (an int that keeps a size at least 2: see `_sizes` for `-`)
+    if len(sizes) + len(ints) != 2 or (smallest is not None and any(i < smallest for i in ints)):
         return None
     size = sizes[0]
     other = sizes[1].symbol if len(sizes) == 2 else ints[0]
@@ -164,7 +165,17 @@ def _shown(item: slice) -> str:
     return "[" + ":".join(parts + ([str(item.step)] if item.step is not None else [])) + "]"
 
 
-def check_squeeze(ex: "OpcodeExecutor", name: str, args: list[Variable], kwargs: dict[str, Variable]) -> None:
+def sized_arguments(ex: "OpcodeExecutor", name: str, args: list[Variable], kwargs: dict[str, Variable]) -> list:
+    """The arguments (a Tensor method's with self first) of a call of runtime op `name` about to be
+    recorded, after what run-time sizes ask of it: a reshape's `-1` that sizes cancel from made static
+    (`_reshape_sizes`), the dims a squeeze may drop specialised (`_check_squeeze`)."""
+    if name in ("reshape", "view") and len(args) > 1:
+        args = [args[0], _reshape_sizes(ex, args[0], args[1]), *args[2:]]
+    _check_squeeze(ex, name, args, kwargs)
+    return args
+
+
+def _check_squeeze(ex: "OpcodeExecutor", name: str, args: list[Variable], kwargs: dict[str, Variable]) -> None:
     """Before a recorded `squeeze(x, axis=None)` (`name`: the runtime function's or Tensor method's,
     `args[0]`: x): specialise the dynamic dims it may drop, which it drops only where their size is 1.
     An input's own dynamic dims are guarded >= 2; a computed tensor's may be 1 (a pool of a size-2 dim)."""
@@ -197,16 +208,12 @@ class DimSliceVariable(ConstantVariable):
         return ":".join("" if isinstance(p, ConstantVariable) and p.value is None else repr(p) for p in self.parts)
 
 
-def _is_none(var: Variable) -> bool:
-    return isinstance(var, ConstantVariable) and not isinstance(var, (DimVariable, NumberVariable)) and var.value is None
-
-
 def _bound_offset(part: Variable, base: object) -> int | None | bool:
     """A slice bound against a dim whose form has `base`: its offset (a size of that base), None (no
     bound), or False (anything else)."""
     if isinstance(part, DimVariable):
         return part.form[1] if part.form[0] is base else False
-    return None if _is_none(part) else False
+    return None if is_none(part) else False
 
 
 def _resolve(item: DimSliceVariable, form: tuple[object, int] | None) -> tuple[slice, int | None] | None:
@@ -287,11 +294,11 @@ def arange_over_sizes(ex: "OpcodeExecutor", args: list[Variable], kwargs: dict[s
     if set(bound) - set(names):
         return None
     start, end, step, dtype = (bound.get(k) for k in names)
-    if isinstance(start, DimVariable) and (end is None or _is_none(end)):
+    if isinstance(start, DimVariable) and (end is None or is_none(end)):
         start, end = None, start
     if not isinstance(end, DimVariable) or (step is not None and not (_int_constant(step) and step.value == 1)):
         return None
-    dt = "int64" if dtype is None or _is_none(dtype) else ex.as_arg(dtype)
+    dt = "int64" if dtype is None or is_none(dtype) else ex.as_arg(dtype)
     if isinstance(start, DimVariable):
         if start.form[0] is not end.form[0]:
             return None
@@ -310,7 +317,7 @@ def arange_over_sizes(ex: "OpcodeExecutor", args: list[Variable], kwargs: dict[s
     return ranged
 
 
-def reshape_sizes(ex: "OpcodeExecutor", x: Variable, sizes: Variable) -> Variable:
+def _reshape_sizes(ex: "OpcodeExecutor", x: Variable, sizes: Variable) -> Variable:
     """The sizes of `x.reshape(sizes)` with a `-1` to infer made static where the sizes known only at run
     time cancel: `x` [B, T, 2, 8] with T dynamic reshaped to [B, T, -1] has 16 there whatever T is.
     Cancelling: the dynamic dims of x and the DimVariables among `sizes` are the same forms, once each

@@ -26,7 +26,7 @@ from .trackers import DummyTracker, GetItemTracker, NewObjectTracker, Tracker
 __all__ = ["Variable", "ConstantVariable", "TensorVariable", "TupleVariable", "ListVariable", "DictVariable",
            "IteratorVariable", "DictViewVariable", "LazyIteratorVariable", "GeneratorVariable", "ZipVariable",
            "EnumerateVariable", "SetVariable", "ExceptionVariable", "NumberVariable", "NumpyScalarVariable",
-           "DimVariable", "ObjectVariable", "FunctionVariable", "BoundMethodVariable", "CellVariable",
+           "DimVariable", "is_none", "ObjectVariable", "FunctionVariable", "BoundMethodVariable", "CellVariable",
            "InstanceVariable", "NewObjectVariable", "SuperVariable", "TensorMethodVariable", "ContainerMethodVariable",
            "NULL", "SUSPENDED", "CONSTANT_TYPES", "ITERATOR_TYPES", "OBJECT_TYPES", "python_type", "PartialVariable",
            "ChainVariable", "AccumulateVariable", "ClassMethodOfCVariable", "known_value", "is_enum_member",
@@ -78,6 +78,11 @@ class ConstantVariable(Variable):
 
     def _describe(self) -> str:
         return repr(self.value)
+
+
+def is_none(var: Variable) -> bool:
+    """Whether `var` is the constant None (not a size or number whose value is unknown)."""
+    return type(var) is ConstantVariable and var.value is None
 
 
 class NumberVariable(ConstantVariable):
