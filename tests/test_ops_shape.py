@@ -103,6 +103,16 @@ def test_transpose_gradient():
 
 
 # ---------------------------------------------------------------- expand / broadcast / tile
+@pytest.mark.parametrize("reshaped", [lambda t: t.unsqueeze(0), lambda t: t.reshape([1, 0, 3]),
+                                      lambda t: t.flatten(), lambda t: t.squeeze(0)])
+def test_the_gradient_of_a_reshape_of_an_empty_tensor_keeps_its_zero_dim(reshaped):
+    """A 0 in the shape the gradient goes back to is a size, not `reshape`'s "keep this dim"."""
+    x = paddle.to_tensor(np.ones((1, 4, 3), "float32"), stop_gradient=False)
+    y = reshaped(x[:, :0])  # [1, 0, 3] before the reshape
+    (y.sum() + (y * 2).sum()).backward()
+    np.testing.assert_array_equal(x.grad.numpy(), np.zeros((1, 4, 3), "float32"))
+
+
 def test_expand_broadcast_tile():
     a = A(3, 1)
     x = T(a)

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 import runtime as paddle
 import runtime.nn.functional as F
 import sot
-from sot.opcode_executor.dims import _may_keep_fewer_than_two
+from sot.opcode_executor.dims import _least_size_keeping_two
 from sot_helpers import jit_of
 
 
@@ -48,9 +48,11 @@ def test_a_slice_that_may_keep_one_item_of_a_dynamic_dim_gives_eagers_result_and
     x, w = rng.standard_normal(2).astype("float32"), rng.standard_normal(5).astype("float32")
     np.testing.assert_allclose(want[1], np.r_[0.0, w.sum()], rtol=1e-6)  # eager's gradient is NumPy's
     np.testing.assert_allclose(want[2], np.full(5, x[1]), rtol=1e-6)
-    described = jit.sot_translator.shapes.describe()
-    assert "f_locals['x'] dim 0 (rank 1): static, sliced by [1:], which may keep fewer than 2 items" in described
+    described = jit.sot_translator.shapes.describe().splitlines()
+    assert "f_locals['x'] dim 0 (rank 1): dynamic for sizes of at least 3, sliced by [1:], which keeps fewer than " \
+           "2 items of a smaller size" in described  # x of size 2 got a translation of its own
     assert "f_locals['w'] dim 0 (rank 1): dynamic" in described
+    assert jit.sot_translator.translations == 3  # sizes 4, then 5 and 6 (dynamic, at least 3), then 2
 
 
 def test_a_slice_that_keeps_two_items_of_any_size_leaves_the_dim_dynamic():
@@ -64,18 +66,23 @@ def test_a_slice_that_keeps_two_items_of_any_size_leaves_the_dim_dynamic():
     assert "f_locals['x'] dim 0 (rank 1): dynamic" in jit.sot_translator.shapes.describe()
 
 
-@pytest.mark.parametrize("sliced, index, dynamic", [
-    (lambda x: x[:, 1:] * 2, (slice(None), slice(1, None)), False),
-    (lambda x: x[..., :-1] * 2, (Ellipsis, slice(None, -1)), False),
-    (lambda x: x[:, None, -4:] * 2, (slice(None), None, slice(-4, None)), True),
-    (lambda x: x[..., ::-1] * 2, (Ellipsis, slice(None, None, -1)), True),
+@pytest.mark.parametrize("sliced, index, kept", [
+    (lambda x: x[:, 1:] * 2, (slice(None), slice(1, None)), "dynamic for sizes of at least 3"),
+    (lambda x: x[..., :-1] * 2, (Ellipsis, slice(None, -1)), "dynamic for sizes of at least 3"),
+    (lambda x: x[:, ::3] * 2, (slice(None), slice(None, None, 3)), "dynamic for sizes of at least 4"),
+    (lambda x: x[:, -1:] * 2, (slice(None), slice(-1, None)), "static"),  # one item of any size
+    (lambda x: x[:, None, -4:] * 2, (slice(None), None, slice(-4, None)), "dynamic"),
+    (lambda x: x[..., ::-1] * 2, (Ellipsis, slice(None, None, -1)), "dynamic"),
 ])
-def test_the_slice_of_each_dim_is_found_past_none_and_ellipsis(sliced, index, dynamic):
+def test_the_slice_of_each_dim_is_found_past_none_and_ellipsis(sliced, index, kept):
     jit = jit_of(sliced)
-    for n in (4, 5, 6):
+    for n in (5, 6, 7, 2, 3):
         x = paddle.to_tensor(np.arange(3.0 * n, dtype="float32").reshape(3, n))
         np.testing.assert_array_equal(jit(x).numpy(), x.numpy()[index] * 2)
-    assert ("f_locals['x'] dim 1 (rank 2): dynamic" in jit.sot_translator.shapes.describe()) is dynamic
+    (line,) = [line for line in jit.sot_translator.shapes.describe().splitlines()
+               if line.startswith("f_locals['x'] dim 1 (rank 2): ")]
+    said = line.removeprefix("f_locals['x'] dim 1 (rank 2): ")
+    assert said == kept if kept == "dynamic" else said.startswith(kept)
     assert jit.sot_translator.breaks == []
 
 
@@ -83,12 +90,11 @@ bounds = st.one_of(st.none(), st.integers(-7, 7))
 
 
 @given(bounds, bounds, st.one_of(st.none(), st.integers(-3, 3).filter(bool)))
-def test_may_keep_fewer_than_two_agrees_with_every_size_up_to_a_hundred(start, stop, step):
+def test_the_least_size_keeping_two_items_agrees_with_every_size_up_to_two_hundred(start, stop, step):
     item = slice(start, stop, step)
-    fewest = min(len(range(*item.indices(n))) for n in range(2, 101))
-    assert _may_keep_fewer_than_two(item) is (fewest < 2)
-
-
+    kept = {n: len(range(*item.indices(n))) for n in range(2, 201)}
+    fine_from = [n for n in kept if all(kept[m] >= 2 for m in range(n, 201))]
+    assert _least_size_keeping_two(item) == (fine_from[0] if fine_from else None)
 def split_product(x, w):
     a, _ = paddle.split(x, 2, axis=0)  # a size-2 x splits into halves of 1, which broadcast against w
     return (a * w).sum()

@@ -243,3 +243,37 @@ def test_arange_over_sizes_keeps_the_dtype_asked_for(dtype):
         assert want.dtype == paddle.int64 if dtype is None else paddle.int32
         assert_same_result(jit(x), want)
     assert jit.sot_translator.translations == 2
+
+
+def shifted_loss(model, ids):
+    logits = model(ids)
+    return F.cross_entropy(logits[:, :-1].reshape([-1, 17]), ids[:, 1:].reshape([-1]))
+
+
+def test_a_language_model_step_with_its_shifted_loss_stays_dynamic_for_lengths_of_at_least_three():
+    """`logits[:, :-1]` keeps one item of a length of 2: the length stays dynamic for lengths of at least
+    3 (guarded so), and a length of 2 gets a translation of its own."""
+    paddle.seed(0)
+    model = zoo.GPTLMHeadModel(max_positions=32)
+    jit = jit_of(shifted_loss)
+    for n in (5, 6, 7, 8, 9, 2, 3):
+        ids = paddle.to_tensor(np.random.default_rng(n).integers(0, 17, (2, n)))
+        with sot.disable():
+            want = shifted_loss(model, ids)
+        assert_same_result(jit(model, ids), want)
+    assert jit.sot_translator.translations == 3  # 5, then 6 (dynamic from 3 on), then 2
+    dynamic = [e for e in jit.sot_translator.cache.entries if any(">= 3" in str(g) for g in e.guards)]
+    assert len(dynamic) == 1 and any("f_locals['ids']._data.shape[1] >= 3" in str(g) for g in dynamic[0].guards)
+
+
+def squeezed_product(x):
+    return (x * 2).squeeze()  # x [n, 1]: dim 0 is x's, guarded at least 2, so squeeze never drops it
+
+
+def test_squeeze_of_a_dim_whose_size_is_an_inputs_stays_dynamic():
+    jit = jit_of(squeezed_product)
+    for n in (3, 4, 5):
+        x = _tensor((n, 1))
+        _agrees(squeezed_product, jit, (x,), x.numpy().squeeze(-1) * 2)
+    assert jit.sot_translator.translations == 2
+    assert "f_locals['x'] dim 0 (rank 2): dynamic" in jit.sot_translator.shapes.describe().splitlines()

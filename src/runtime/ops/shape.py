@@ -98,10 +98,11 @@ def _numel(shape) -> int:
 
 
 def reshape_like(g: Tensor, like: Tensor) -> Tensor:
-    """g reshaped to the shape of `like`: in a static program with more than one unknown (-1)
-    dimension the target shape is taken from `like` at run time (reshape_as)."""
+    """g reshaped to the shape of `like`. Where that shape holds a 0 (which `reshape` reads as "keep
+    this dim"), or, in a static program, more than one unknown (-1) dimension, it is taken from `like`
+    when the kernel runs (reshape_as)."""
     shape = like.shape
-    return reshape(g, shape) if shape.count(-1) <= 1 else _RESHAPE_AS(g, like)
+    return reshape(g, shape) if 0 not in shape and shape.count(-1) <= 1 else _RESHAPE_AS(g, like)
 
 
 def _g_reshape_back(ctx, g):

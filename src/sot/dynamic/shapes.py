@@ -13,7 +13,10 @@ that alone changed value dynamic too (`sot.dynamic.numbers`, kept in `ShapePolic
 Sizes 0 and 1 are never dynamic (a dynamic dim is guarded `>= 2`): broadcasting treats size 1
 apart, and a Program built for a dim of unknown size assumes no broadcasting along it (the
 gradient of `a * b` would not be summed back to a size-1 dim). A size-1 call gets a translation
-of its own.
+of its own. A translation that needs a dim larger for what it derives from it to be at least 2
+too (`x[:, :-1]` of a dim of at least 3) raises its least size (`StaticDimNeeded` with `minimum`):
+the dim stays dynamic, guarded `>= minimum`, and calls of smaller sizes get translations of their
+own.
 
 `x.shape` gives a dynamic dim as a `DimVariable` (`sot.opcode_executor.dims`): a size the graph
 computes at run time, which shape arguments (`x.reshape([B, -1])`, `paddle.zeros([B, n])`) take
@@ -68,12 +71,15 @@ class StaticDimNeeded(Exception):
     rule needed the sizes, `why` says which); `needed_at` is set by the simulation to the instruction
     whose value it was, when the read's value was needed later (`n = x.shape[0]`, then `if n > 4`)."""
 
-    def __init__(self, dims: tuple[tuple[str, int, int], ...], why: str, read_at: str = ""):
+    def __init__(self, dims: tuple[tuple[str, int, int], ...], why: str, read_at: str = "",
+                 minimum: int | None = None):
         self.dims = dims
         self.why = why
         self.read_at = read_at
         self.needed_at = ""
-        super().__init__(f"{why}: {', '.join(f'{s} dim {d}' for s, _, d in dims)} must stay static")
+        self.minimum = minimum  # (set: the dims may stay dynamic, for sizes of at least this)
+        need = "must stay static" if minimum is None else f"must be at least {minimum} to stay dynamic"
+        super().__init__(f"{why}: {', '.join(f'{s} dim {d}' for s, _, d in dims)} {need}")
 
     def needed(self, where: str) -> None:
         """Note the innermost instruction simulated when the value was needed (the first one told)."""
@@ -210,6 +216,7 @@ class ShapePolicy:
         self.dynamic: dict[tuple[str, int], set[int]] = {}
         self.static: dict[tuple[str, int], dict[int, str]] = {}
         self._kept: dict[tuple[str, int, int], KeptStatic] = {}  # what reports say of each dim kept static
+        self.least: dict[tuple[str, int, int], tuple[int, str]] = {}  # a dim's least dynamic size above 2, why
         self.numbers = NumberPolicy()  # the Python numbers left dynamic (sot.dynamic.numbers)
         self._seen: Any = None  # the last miss taken into account (a retry sees it again)
 
@@ -219,7 +226,12 @@ class ShapePolicy:
         key = (source, len(shape))
         marked_dynamic, marked_static = _marks_of(t)
         free = (self.dynamic.get(key, set()) | marked_dynamic) - marked_static.keys() - self.static.get(key, {}).keys()
-        return tuple(sorted(d for d in free if shape[d] >= _MIN_DYNAMIC))
+        least = self.least_of(source, len(shape))
+        return tuple(sorted(d for d in free if shape[d] >= least.get(d, _MIN_DYNAMIC)))
+
+    def least_of(self, source: str, rank: int) -> dict[int, int]:
+        """dim -> the least size a translation leaves it dynamic for, where above 2."""
+        return {d: n for (s, r, d), (n, _) in self.least.items() if s == source and r == rank}
 
     def on_miss(self, frame: Any, cache: Any) -> Recompile | None:
         """Before a translation: if it follows a miss of `cache` (a CodeCache) on `frame`, make
@@ -245,7 +257,8 @@ class ShapePolicy:
             t = scope.value(src)  # a Tensor of rank `rank`: _dims_or_numbers_miss checked it
             source = src.text
             marked_static = _marks_of(t)[1]
-            eligible = {d for d in dims if t.shape[d] >= _MIN_DYNAMIC}
+            least = self.least_of(source, rank)
+            eligible = {d for d in dims if t.shape[d] >= least.get(d, _MIN_DYNAMIC)}
             for d in sorted(eligible & marked_static.keys()):
                 self._report((source, rank, d), _MARKED_STATIC, marked_static[d])
             new = eligible - marked_static.keys() - self.static.get((source, rank), {}).keys() \
@@ -263,10 +276,14 @@ class ShapePolicy:
 
     def keep_static(self, error: StaticDimNeeded | NumberNeeded, where: str = "") -> None:
         """The dims (or the number) `error` names stay static for this code object from now on, with its
-        reason; `where` (file:line the translation stopped at) is the line reports give a dim that was
-        not read as a Python int."""
+        reason (or, with `error.minimum`, dynamic only for sizes of at least that); `where` (file:line the
+        translation stopped at) is the line reports give a dim that was not read as a Python int."""
         if isinstance(error, NumberNeeded):
             self.numbers.keep_static(error)
+            return
+        if error.minimum is not None:  # dynamic still, for sizes of at least `minimum`
+            for dim in error.dims:
+                self.least[dim] = max(self.least.get(dim, (0, "")), (error.minimum, error.why))
             return
         for source, rank, dim in error.dims:
             self.static.setdefault((source, rank), {})[dim] = error.why
@@ -300,7 +317,9 @@ class ShapePolicy:
 
     def describe(self) -> str:
         """The decisions as text, one line per dim."""
-        lines = [f"{s} dim {d} (rank {r}): dynamic" for (s, r), ds in self.dynamic.items() for d in sorted(ds)]
+        lines = [f"{s} dim {d} (rank {r}): dynamic" + (f" for sizes of at least {self.least[s, r, d][0]}, "
+                                                       f"{self.least[s, r, d][1]}" if (s, r, d) in self.least else "")
+                 for (s, r), ds in self.dynamic.items() for d in sorted(ds)]
         lines += [f"{s} dim {d} (rank {r}): static, {why}" for (s, r), ds in self.static.items()
                   for d, why in sorted(ds.items())]
         return "\n".join(lines + self.numbers.describe())
@@ -346,11 +365,14 @@ def input_meta(code: Any, source: Source, t: Tensor) -> Meta:
     return meta._replace(shape=tuple(-1 if i in dims else d for i, d in enumerate(meta.shape))) if dims else meta
 
 
-def dynamic_tensor_guards(source: Source, t: Tensor, meta: Meta) -> list[Guard]:
-    """A tensor input's guards from the Meta the translation used: a -1 dim matches any size >= 2."""
+def dynamic_tensor_guards(source: Source, t: Tensor, meta: Meta, least: dict[int, int] | None = None) -> list[Guard]:
+    """A tensor input's guards from the Meta the translation used: a -1 dim matches any size >= 2, or
+    >= its `least` size where the translation needed more."""
     dims = tuple(i for i, d in enumerate(meta.shape) if d == -1)
-    return tensor_guards(source, t, dims) + [Guard(expression(f"{source}._data.shape[{i}] >= {_MIN_DYNAMIC}"),
-                                                   "value_eq", True) for i in dims]
+    least = least or {}
+    return tensor_guards(source, t, dims) + [
+        Guard(expression(f"{source}._data.shape[{i}] >= {least.get(i, _MIN_DYNAMIC)}"), "value_eq", True)
+        for i in dims]
 
 
 def _dynamic_input_dims(inputs: Iterable[Any]) -> tuple[tuple[str, int, int], ...]:

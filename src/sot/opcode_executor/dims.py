@@ -22,9 +22,12 @@ be below 2 (after `-`) passed as a shape argument: a -1 dim is assumed to be at 
 (broadcasting treats size 1 apart, see `sot.dynamic.shapes`).
 
 For the same reason a slice of a dynamic dim that may keep fewer than 2 items (`x[1:]`, `x[:-1]`
-and `x[-1:]` of a size-2 dim keep 1) specialises the dims behind it (`check_slices`): its result
-would be a -1 dim of size 1, which `squeeze` would drop where the translation kept it. `squeeze` of
-a computed dynamic dim (`sized_arguments`) specialises too: whether it drops the dim depends on the size.
+and `x[-1:]` of a size-2 dim keep 1; `check_slices`) needs the dim large enough not to: the input
+dim it is stays dynamic for sizes of at least 3 for `x[:-1]` (`require_size`), and one no size will
+do for (`x[-1:]`), or a size made in the frame, is specialised. Else its result would be a -1 dim of
+size 1, which `squeeze` would drop where the translation kept it: a `squeeze` (`sized_arguments`)
+needs its dynamic dims at least 2 the same way, so one of a size made in the frame (a pool of a
+size-2 dim gives 1) is specialised.
 """
 from __future__ import annotations
 
@@ -32,7 +35,7 @@ import math
 from typing import TYPE_CHECKING, Any
 
 import runtime
-from sot.dynamic.shapes import dims_behind, specialise
+from sot.dynamic.shapes import StaticDimNeeded, dims_behind, specialise
 
 from .variables import ConstantVariable, DimVariable, ListVariable, NumberVariable, TensorVariable, TupleVariable, \
     Variable, is_none
@@ -40,8 +43,8 @@ from .variables import ConstantVariable, DimVariable, ListVariable, NumberVariab
 if TYPE_CHECKING:
     from .executor import OpcodeExecutor
 
-__all__ = ["run_time_shape", "size_arithmetic", "call_arguments", "sized_arguments", "check_slices", "DimSliceVariable",
-           "slice_by_sizes", "arange_over_sizes"]
+__all__ = ["run_time_shape", "size_arithmetic", "call_arguments", "sized_arguments", "check_slices", "require_size",
+           "DimSliceVariable", "slice_by_sizes", "arange_over_sizes"]
 
 # runtime functions (by name, in runtime.ops) whose argument at this position, or of this name, takes
 # a list of sizes that may be known only at run time (a Tensor method's positions count after self)
@@ -124,29 +127,54 @@ def call_arguments(ex: "OpcodeExecutor", fn: Any, args: list[Variable], kwargs: 
     return pos, {k: _sizes(ex, v) if k == name else ex.as_arg(v) for k, v in kwargs.items()}
 
 
-def _may_keep_fewer_than_two(item: slice) -> bool:
-    """Whether slicing a dim of some size n >= 2 by `item` (ints or None) may keep fewer than 2 items.
-    Beyond the largest bound the kept count is linear in n, so the sizes up to past it, and the trend
-    one step on, tell every size."""
+def _least_size_keeping_two(item: slice) -> int | None:
+    """The least size n0 >= 2 such that slicing a dim of any size from n0 on by `item` (ints or None)
+    keeps at least 2 items; None where no such size is (`x[-1:]` keeps 1 of any). Beyond the largest
+    bound the kept count is linear in n, so the sizes up to past it, and the trend one step on, tell
+    every size."""
     bounds = [abs(b) for b in (item.start, item.stop) if b is not None]
     step = abs(item.step or 1)
     last = (max(bounds, default=0) + 2) * step + 2
-    kept = [len(range(*item.indices(n))) for n in range(2, last + step + 1)]
-    return min(kept) < 2 or kept[-1] < kept[-1 - step]
+    sizes = range(2, last + step + 1)
+    kept = [len(range(*item.indices(n))) for n in sizes]
+    if kept[-1] < 2 or kept[-1] < kept[-1 - step]:
+        return None
+    short = [n for n, k in zip(sizes, kept) if k < 2]
+    return short[-1] + 1 if short else 2
 
 
 def check_slices(ex: "OpcodeExecutor", tensor: TensorVariable, index: Any) -> None:
-    """Before `tensor[index]` is recorded: specialise the dims behind each dynamic dim a slice of `index`
-    may leave with fewer than 2 items (see the module docstring)."""
+    """Before `tensor[index]` is recorded: each dynamic dim a slice of `index` may leave with fewer than
+    2 items (see the module docstring) must be large enough not to (`require_size`)."""
     items = index if type(index) is tuple else (index,)
     if not any(type(i) is slice for i in items):
         return
     shape = tensor.meta.shape
     for dim, item in _dims_indexed(items, len(shape)):
         if type(item) is slice and shape[dim] == -1 and item.step != 0 and all(
-                b is None or type(b) is int for b in (item.start, item.stop, item.step)) \
-                and _may_keep_fewer_than_two(item):
-            specialise(tensor, ex.inputs, (dim,), f"sliced by {_shown(item)}, which may keep fewer than 2 items", "")
+                b is None or type(b) is int for b in (item.start, item.stop, item.step)):
+            least = _least_size_keeping_two(item)
+            if least != 2:
+                require_size(ex, tensor, dim, least, f"sliced by {_shown(item)}, which keeps fewer than 2 items of "
+                                                     "a smaller size")
+
+
+def require_size(ex: "OpcodeExecutor", tensor: TensorVariable, dim: int, least: int | None, why: str) -> None:
+    """Dynamic `dim` of `tensor` must be at least `least` (None: no size will do) for what the translation
+    makes of it: the input dim its size is (its form's base, `size_forms`) stays dynamic for sizes of at
+    least that, less the form's offset (StaticDimNeeded with `minimum`: simulated again), returning
+    where its guard already says so; a size made in the frame, or no size at all, is specialised."""
+    forms = ex.translation.size_forms
+    base, offset = forms.of(tensor.symbol, dim)
+    origin = forms.origin(base)
+    if least is None or origin is None:
+        specialise(tensor, ex.inputs, (dim,), why, "")
+        return
+    source, rank, d = origin
+    held = next((v.least.get(d, 2) for v in ex.inputs if v.tracker.source.text == source
+                 and len(v.meta.shape) == rank), 2)
+    if least - offset > held:
+        raise StaticDimNeeded((origin,), why, minimum=least - offset)
 
 
 def _dims_indexed(items: tuple, rank: int) -> list[tuple[int, Any]]:
@@ -177,19 +205,18 @@ def sized_arguments(ex: "OpcodeExecutor", name: str, args: list[Variable], kwarg
 
 def _check_squeeze(ex: "OpcodeExecutor", name: str, args: list[Variable], kwargs: dict[str, Variable]) -> None:
     """Before a recorded `squeeze(x, axis=None)` (`name`: the runtime function's or Tensor method's,
-    `args[0]`: x): specialise the dynamic dims it may drop, which it drops only where their size is 1.
-    An input's own dynamic dims are guarded >= 2; a computed tensor's may be 1 (a pool of a size-2 dim)."""
-    if name not in ("squeeze", "squeeze_") or not args or not isinstance(args[0], TensorVariable) or any(
-            v.symbol is args[0].symbol for v in ex.inputs):
+    `args[0]`: x): the dynamic dims it may drop, which it drops only where their size is 1, must be at
+    least 2 (`require_size`): so they are where an input dim's size is theirs, guarded; a size made in
+    the frame may be 1 (a pool of a size-2 dim), and is specialised."""
+    if name not in ("squeeze", "squeeze_") or not args or not isinstance(args[0], TensorVariable):
         return
     shape = args[0].meta.shape
     axis_var = args[1] if len(args) > 1 else kwargs.get("axis")
     axis = None if axis_var is None else ex.python_value(axis_var)
     axes = range(len(shape)) if axis is None else [axis] if type(axis) is int else list(axis)
-    dims = [a % len(shape) for a in axes if type(a) is int and -len(shape) <= a < len(shape)]
-    if any(shape[d] == -1 for d in dims):
-        specialise(args[0], ex.inputs, [d for d in dims if shape[d] == -1],
-                   "squeezed, which drops a dim only where its size is 1", "")
+    for d in sorted({a % len(shape) for a in axes if type(a) is int and -len(shape) <= a < len(shape)}):
+        if shape[d] == -1:
+            require_size(ex, args[0], d, 2, "squeezed, which drops a dim only where its size is 1")
 
 
 class DimSliceVariable(ConstantVariable):

@@ -98,7 +98,7 @@ class _Translation:
         self.cells: dict[int, tuple[Any, CellVariable]] = {}  # id of a real closure cell -> (it, its Variable)
         self.unknown_cells = False  # the translated frame's cells are unknown: any real cell may be one of them
         self.lacks: list[Guard] = []  # names the translation relied on being absent from a mapping
-        self.size_forms = SizeForms()  # which run-time size each dynamic dim of its tensors is
+        self.size_forms = SizeForms(self.inputs)  # which run-time size each dynamic dim of its tensors is
 
     def cell(self, cell: Any, make: Callable[[], CellVariable]) -> CellVariable:
         """The one Variable of a real closure cell (`make()` the first time it is met): closures sharing a

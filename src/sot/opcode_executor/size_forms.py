@@ -62,10 +62,18 @@ _SIZED = {"zeros": "shape", "ones": "shape", "full": "shape", "empty": "shape", 
 
 class SizeForms:
     """The forms of the translation's tensors' dynamic dims, by symbol (each symbol kept with its
-    entry: a rolled-back symbol's id is never another's)."""
+    entry: a rolled-back symbol's id is never another's), and the input dim each base is, where it
+    is one (`inputs`: the translation's input TensorVariables)."""
 
-    def __init__(self) -> None:
+    def __init__(self, inputs: list[TensorVariable]) -> None:
         self._dims: dict[int, tuple[Any, dict[int, Form]]] = {}
+        self._inputs = inputs
+        self._origins: dict[int, tuple[object, tuple[str, int, int]]] = {}
+
+    def origin(self, base: object) -> tuple[str, int, int] | None:
+        """(source, rank, dim) of the input dim whose size `base` is; None for a size made in the frame."""
+        entry = self._origins.get(id(base))
+        return entry[1] if entry is not None and entry[0] is base else None
 
     def known(self, symbol: Any, dim: int) -> Form | None:
         """The form of `dim` of `symbol` an op told, or an earlier question gave (None: neither)."""
@@ -78,6 +86,9 @@ class SizeForms:
         if form is None:
             form = (object(), 0)
             self.tell(symbol, dim, form)
+            own = next((v for v in self._inputs if v.symbol is symbol), None)
+            if own is not None:
+                self._origins[id(form[0])] = (form[0], (own.tracker.source.text, len(own.meta.shape), dim))
         return form
 
     def tell(self, symbol: Any, dim: int, form: Form) -> None:

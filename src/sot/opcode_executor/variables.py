@@ -171,6 +171,7 @@ class TensorVariable(Variable):
         self.passed = False
         self.detached: tuple[Any, Any] | None = None
         self.owner = None  # a bound tensor: the object (a Layer) it was read from (see guards.checks.Held)
+        self.least: dict[int, int] = {}  # an input: dim -> its least size above 2 where left dynamic
 
     @property
     def meta(self) -> Meta:
@@ -183,7 +184,7 @@ class TensorVariable(Variable):
         if src is None or self.value is None:
             return []
         if not self.bound:  # an input: from its symbol's Meta, -1 where the translation left a dim dynamic
-            return dynamic_tensor_guards(src, self.value, self.symbol.meta)
+            return dynamic_tensor_guards(src, self.value, self.symbol.meta, self.least)
         return [Guard(src, "id_is", Held(self.value, self.owner)), *tensor_guards(src, self.value)]
 
     def _describe(self) -> str:

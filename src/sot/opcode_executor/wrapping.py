@@ -172,6 +172,7 @@ class WrappingMixin:
         if tracker.reloadable:
             meta = input_meta(self.root_code(), tracker.source, value)  # -1 where the code's inputs vary (sot.dynamic.shapes)
             var = TensorVariable(self.builder.add_input(meta), tracker, value)
+            var.least = policy_of(self.root_code()).least_of(tracker.source.text, len(meta.shape))
             self.inputs.append(var)
             return var
         var = TensorVariable(value, tracker, value, bound=True)
