@@ -277,3 +277,17 @@ def test_squeeze_of_a_dim_whose_size_is_an_inputs_stays_dynamic():
         _agrees(squeezed_product, jit, (x,), x.numpy().squeeze(-1) * 2)
     assert jit.sot_translator.translations == 2
     assert "f_locals['x'] dim 0 (rank 2): dynamic" in jit.sot_translator.shapes.describe().splitlines()
+
+
+def last_rows_of_a_grown_cache(past, new):
+    k = paddle.concat([past, new], axis=0)
+    tail = k[k.shape[0] - 2:, :]  # [2, m]: its columns keep past's size
+    return tail * (tail.shape[1] - past.shape[1] + 1)
+
+
+def test_a_slice_by_sizes_keeps_the_sizes_of_the_dims_it_takes_whole():
+    jit = jit_of(last_rows_of_a_grown_cache)
+    for n, m in ((3, 4), (4, 5), (5, 6), (6, 3)):
+        past, new = _tensor((n, m), n), _tensor((2, m), m)
+        _agrees(last_rows_of_a_grown_cache, jit, (past, new), new.numpy())
+    assert jit.sot_translator.translations == 2 and jit.sot_translator.shapes.kept_static() == []

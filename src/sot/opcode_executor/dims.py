@@ -243,9 +243,9 @@ def _bound_offset(part: Variable, base: object) -> int | None | bool:
     return None if is_none(part) else False
 
 
-def _resolve(item: DimSliceVariable, form: tuple[object, int] | None) -> tuple[slice, int | None] | None:
-    """`item` on a dim of size `form` as a static slice and the length it keeps where static (None:
-    the dim keeps a size of the form's base); None where the bounds do not cancel against it."""
+def _resolve(item: DimSliceVariable, form: tuple[object, int] | None) -> tuple[slice, Any] | None:
+    """`item` on a dim of size `form` as a static slice, and what it keeps: a static length, or the
+    form of a size (`x[:k - n]`); None where the bounds do not cancel against the dim's size."""
     start, stop, step = item.parts
     if form is None or not (isinstance(step, ConstantVariable) and step.value in (None, 1)):
         return None
@@ -256,7 +256,7 @@ def _resolve(item: DimSliceVariable, form: tuple[object, int] | None) -> tuple[s
         return None
     high = size if high is None else min(high, size)
     if low is None:  # x[:k - n]: all but the last size - high items, at least the base's size (>= 2)
-        return slice(None, high - size or None), None
+        return slice(None, high - size or None), (base, high)
     kept = max(high - low, 0)  # x[k - n:] and x[k - a:k - b]: a length the base cancels from
     return (slice(low - size, high - size or None) if kept else slice(0, 0)), kept
 
@@ -264,7 +264,8 @@ def _resolve(item: DimSliceVariable, form: tuple[object, int] | None) -> tuple[s
 def slice_by_sizes(ex: "OpcodeExecutor", tensor: TensorVariable, index: Variable) -> Variable | None:
     """`tensor[index]` where slices of `index` have sizes of the sliced dims' forms as bounds: recorded
     with static slices counted from the end, a length the sizes cancel to made static by a reshape
-    (`0` keeps a dim); None where a bound does not cancel (the caller reads it: specialised)."""
+    (`0` keeps a dim), and the forms of the dims it keeps told; None where a bound does not cancel
+    (the caller reads it: specialised)."""
     items = tuple(index.items) if type(index) is TupleVariable else (index,)
     if not all(isinstance(i, (DimSliceVariable, ConstantVariable)) and not isinstance(i, DimVariable)
                for i in items):
@@ -275,25 +276,32 @@ def slice_by_sizes(ex: "OpcodeExecutor", tensor: TensorVariable, index: Variable
         return None
     forms = ex.translation.size_forms
     position = {id(i): k for k, i in enumerate(plain)}
-    resolved, lengths = list(plain), {}
+    resolved, kept = list(plain), {}
     for dim, item in _dims_indexed(tuple(plain), len(shape)):
         if isinstance(item, DimSliceVariable):
             done = _resolve(item, forms.of(tensor.symbol, dim) if shape[dim] == -1 else None)
             if done is None:
                 return None
-            resolved[position[id(item)]], lengths[dim] = done
+            resolved[position[id(item)]], kept[dim] = done
+    for dim, item in _dims_indexed(tuple(resolved), len(shape)):  # a dim taken whole keeps its size
+        if dim not in kept and shape[dim] == -1 and item == slice(None):
+            kept[dim] = forms.of(tensor.symbol, dim)
+    sources = _output_sources(tuple(resolved), len(shape))
+    static = [kept.get(d) if type(kept.get(d)) is int else None for d in sources]
     with ex.recording():
         out = ex.builder.call_method("__getitem__", ex.as_arg(tensor), [tuple(resolved) if type(index) is TupleVariable
                                                                          else resolved[0]])
-        fixed = _output_dims(tuple(resolved), len(shape), lengths)
-        if any(n is not None for n in fixed):
-            out = ex.builder.call_api(runtime.reshape, [out, [0 if n is None else n for n in fixed]])
-    return ex.from_result(out)
+        if any(n is not None for n in static):
+            out = ex.builder.call_api(runtime.reshape, [out, [0 if n is None else n for n in static]])
+    result = ex.from_result(out)
+    for i, d in enumerate(sources):
+        if type(kept.get(d)) is tuple and result.meta.shape[i] == -1:
+            forms.tell(result.symbol, i, kept[d])
+    return result
 
 
-def _output_dims(index: tuple, rank: int, lengths: dict[int, int | None]) -> list[int | None]:
-    """Per dim of `x[index]` (ints, slices, None, Ellipsis), the static length `lengths` gives its
-    input dim, else None."""
+def _output_sources(index: tuple, rank: int) -> list[int | None]:
+    """Per dim of `x[index]` (ints, slices, None, Ellipsis), the dim of x it comes from (None: a new one)."""
     ellipsis = next((k for k, i in enumerate(index) if i is Ellipsis), None)
     if ellipsis is not None:
         taking = sum(i is not Ellipsis and i is not None for i in index)
@@ -305,9 +313,9 @@ def _output_dims(index: tuple, rank: int, lengths: dict[int, int | None]) -> lis
         elif type(item) is int:
             dim += 1
         else:
-            out.append(lengths.get(dim))
+            out.append(dim)
             dim += 1
-    return out + [None] * (rank - dim)
+    return out + list(range(dim, rank))
 
 
 def arange_over_sizes(ex: "OpcodeExecutor", args: list[Variable], kwargs: dict[str, Variable]) -> Variable | None:

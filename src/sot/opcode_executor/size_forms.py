@@ -246,7 +246,9 @@ def _unsqueeze(forms: SizeForms, bound: dict, args: list, shape: tuple) -> dict[
 def _getitem(forms: SizeForms, bound: dict, args: list, shape: tuple) -> dict[int, Form]:
     """Basic indexing: a dim taken whole (`:`) keeps its form; None adds a dim; an int drops one."""
     x = _tensor(args[0])
-    index = args[1].value if isinstance(args[1], ConstantVariable) and not isinstance(args[1], DimVariable) else None
+    if type(args[1]) is not ConstantVariable:  # (an index of tensors or sizes: nothing told)
+        return {}
+    index = args[1].value
     items = index if type(index) is tuple else (index,)
     if any(type(i) not in (int, slice, type(None), type(Ellipsis)) for i in items):
         return {}
