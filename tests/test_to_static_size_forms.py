@@ -37,7 +37,7 @@ def unrelated_difference(a, b):
 
 
 def shrunk_shape(x):
-    return paddle.zeros([x.shape[0] - 1]) + 1  # a size that may be 1: read, and specialised
+    return paddle.zeros([x.shape[0] - 1]) + 1  # a size that is 1 of a size-2 x
 
 
 def _tensor(shape, seed=0):
@@ -98,11 +98,13 @@ def test_a_concat_of_two_run_time_sizes_does_not_cancel_against_one():
     assert "f_locals['a'] dim 0 (rank 1): static" in jit.sot_translator.shapes.describe()
 
 
-def test_a_size_that_may_be_one_is_not_a_shape_argument():
+def test_a_size_that_may_be_one_is_a_shape_argument_for_sizes_that_keep_it_at_least_two():
     jit = jit_of(shrunk_shape)
-    for n in (3, 4, 2):
+    for n in (3, 4, 5, 2):
         _agrees(shrunk_shape, jit, (_tensor((n,)),), np.ones(n - 1, "float32"))
-    assert "f_locals['x'] dim 0 (rank 1): static" in jit.sot_translator.shapes.describe()
+    assert jit.sot_translator.shapes.describe() == "f_locals['x'] dim 0 (rank 1): dynamic for sizes of at least " \
+                                                  "3, a size less 1 is a shape argument"
+    assert jit.sot_translator.translations == 3  # 3, then 4 and 5 (dynamic from 3 on), then 2
 
 
 @settings(max_examples=60, deadline=None)
@@ -165,11 +167,13 @@ def test_arange_to_a_run_time_size_has_that_size():
     assert "f_locals['x'] dim 1 (rank 2): dynamic" in jit.sot_translator.shapes.describe()
 
 
-def test_arange_that_may_keep_one_item_specialises():
+def test_arange_that_keeps_one_item_of_a_small_size_is_dynamic_for_larger_ones():
     jit = jit_of(without_the_first)
-    for n in (3, 4, 2):
+    for n in (3, 4, 5, 2):
         _agrees(without_the_first, jit, (_tensor((n,)),), np.arange(1, n, dtype="float32"))
-    assert "f_locals['x'] dim 0 (rank 1): static" in jit.sot_translator.shapes.describe()
+    assert jit.sot_translator.shapes.describe() == "f_locals['x'] dim 0 (rank 1): dynamic for sizes of at least " \
+                                                  "3, arange from 1 to a size"
+    assert jit.sot_translator.translations == 3
 
 
 def heads(x, w):

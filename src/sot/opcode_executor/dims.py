@@ -17,9 +17,10 @@ keeps its last `n` items, `x[:k - n]` all but them (`slice_by_sizes`): a KV cach
 and causal mask stay static while the cache's length is dynamic.
 
 Everything else reads `DimVariable.value`, which raises `StaticDimNeeded`: the dims it comes
-from are specialised and the frame is simulated again. So are `//` and `%`, and a size that may
-be below 2 (after `-`) passed as a shape argument: a -1 dim is assumed to be at least 2
-(broadcasting treats size 1 apart, see `sot.dynamic.shapes`).
+from are specialised and the frame is simulated again. So are `//` and `%`. A size that may be
+below 2 (after `-`) passed as a shape argument must be made at least 2 (`at_least`: the input dim
+it comes from stays dynamic for sizes large enough), or is read: a -1 dim is assumed to be at
+least 2 (broadcasting treats size 1 apart, see `sot.dynamic.shapes`).
 
 For the same reason a slice of a dynamic dim that may keep fewer than 2 items (`x[1:]`, `x[:-1]`
 and `x[-1:]` of a size-2 dim keep 1; `check_slices`) needs the dim large enough not to: the input
@@ -44,7 +45,7 @@ if TYPE_CHECKING:
     from .executor import OpcodeExecutor
 
 __all__ = ["run_time_shape", "size_arithmetic", "call_arguments", "sized_arguments", "check_slices", "require_size",
-           "DimSliceVariable", "slice_by_sizes", "arange_over_sizes"]
+           "at_least", "DimSliceVariable", "slice_by_sizes", "arange_over_sizes"]
 
 # runtime functions (by name, in runtime.ops) whose argument at this position, or of this name, takes
 # a list of sizes that may be known only at run time (a Tensor method's positions count after self)
@@ -108,8 +109,10 @@ def size_arithmetic(ex: "OpcodeExecutor", op: str, left: Variable, right: Variab
 def _sizes(ex: "OpcodeExecutor", var: Variable) -> Any:
     """A list/tuple of sizes as a recorded call's argument: a DimVariable item as its tensor."""
     if isinstance(var, TupleVariable) and any(isinstance(v, DimVariable) for v in var.items):
-        # (a size that may be below 2, after `-`, is read: its dims are specialised)
-        items = [v.symbol if isinstance(v, DimVariable) and v.lower >= 2 else ex.as_arg(v) for v in var.items]
+        # (a size that may be below 2, after `-`, must be made at least 2, or is read: specialised)
+        items = [v.symbol if isinstance(v, DimVariable) and (v.lower >= 2 or at_least(
+            ex, v.form, 2, f"a size less {2 - v.lower} is a shape argument")) else ex.as_arg(v)
+            for v in var.items]
         return items if isinstance(var, ListVariable) else tuple(items)
     return ex.as_arg(var)
 
@@ -161,20 +164,26 @@ def check_slices(ex: "OpcodeExecutor", tensor: TensorVariable, index: Any) -> No
 
 def require_size(ex: "OpcodeExecutor", tensor: TensorVariable, dim: int, least: int | None, why: str) -> None:
     """Dynamic `dim` of `tensor` must be at least `least` (None: no size will do) for what the translation
-    makes of it: the input dim its size is (its form's base, `size_forms`) stays dynamic for sizes of at
-    least that, less the form's offset (StaticDimNeeded with `minimum`: simulated again), returning
-    where its guard already says so; a size made in the frame, or no size at all, is specialised."""
-    forms = ex.translation.size_forms
-    base, offset = forms.of(tensor.symbol, dim)
-    origin = forms.origin(base)
-    if least is None or origin is None:
+    makes of it (`at_least`); a size made in the frame, or no size at all, is specialised."""
+    if least is None or not at_least(ex, ex.translation.size_forms.of(tensor.symbol, dim), least, why):
         specialise(tensor, ex.inputs, (dim,), why, "")
-        return
+
+
+def at_least(ex: "OpcodeExecutor", form: tuple[object, int], least: int, why: str) -> bool:
+    """Make the size of `form` at least `least`: the input dim its base is (`size_forms`) stays dynamic
+    for sizes of at least that, less the form's offset (StaticDimNeeded with `minimum`: simulated
+    again); True where its guard already says so, False where the base is no input dim's size."""
+    forms = ex.translation.size_forms
+    base, offset = form
+    origin = forms.origin(base)
+    if origin is None:
+        return False
     source, rank, d = origin
     held = next((v.least.get(d, 2) for v in ex.inputs if v.tracker.source.text == source
                  and len(v.meta.shape) == rank), 2)
     if least - offset > held:
         raise StaticDimNeeded((origin,), why, minimum=least - offset)
+    return True
 
 
 def _dims_indexed(items: tuple, rank: int) -> list[tuple[int, Any]]:
@@ -321,9 +330,9 @@ def _output_sources(index: tuple, rank: int) -> list[int | None]:
 def arange_over_sizes(ex: "OpcodeExecutor", args: list[Variable], kwargs: dict[str, Variable]) -> Variable | None:
     """`paddle.arange` bounded by sizes known only at run time: `arange(past, past + n)` (both of one
     base: a KV cache's positions) is `arange(n) + past`, of a static length; `arange(seq_len)` or
-    `arange(s, seq_len)` (an int start no larger than the size's offset, so at least 2 items) records
-    runtime's `arange_sizes`, of the size's length, whose form it tells. None otherwise (the bounds
-    are read, which specialises their dims)."""
+    `arange(s, seq_len)` (an int start: the size made at least s + 2, `at_least`) records runtime's
+    `arange_sizes`, of the size's length, whose form it tells. None otherwise (the bounds are read,
+    which specialises their dims)."""
     names = ("start", "end", "step", "dtype")
     bound = dict(zip(names, args)) | kwargs
     if set(bound) - set(names):
@@ -344,7 +353,8 @@ def arange_over_sizes(ex: "OpcodeExecutor", args: list[Variable], kwargs: dict[s
             return ex.from_result(ex.builder.call_method("__add__", count, [first]))
     first = 0 if start is None else start.value if _int_constant(start) else None
     base, offset = end.form
-    if first is None or offset - first < 0:
+    if first is None or (offset - first < 0 and not at_least(ex, (base, offset - first), 2,
+                                                             f"arange from {first} to a size")):
         return None
     with ex.recording():
         ranged = ex.from_result(ex.builder.call_api(runtime.arange, [first, end.symbol], {"dtype": dt}))
