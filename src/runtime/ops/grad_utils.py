@@ -14,7 +14,7 @@ def unbroadcast(g, like):
     program runs where a static program's sizes are unknown)."""
     from . import math, reduction, shape  # noqa: PLC0415 - math and shape import this module
     gshape, tshape = list(g.shape), list(like.shape)
-    if -1 in gshape or -1 in tshape:  # a static program's size known at run time, maybe a 1 that broadcast
+    if -1 in tshape:  # a static program's size of `like` known at run time: maybe a 1 that broadcast
         g = reduction.SUM_LIKE(g, like)
     elif gshape != tshape:
         lead = len(gshape) - len(tshape)
